@@ -1,0 +1,54 @@
+# privopt: the README's two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PYTEST_ARGS ?=
+
+.PHONY: demo test system-deps benchmarks clean help
+
+help:
+	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
+	@echo "make test        create/update $(VENV) with the test extras and run pytest"
+	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
+
+# GLPK and CBC come from the operating system.  Install them where we can
+# (root with apt-get), otherwise say how and carry on: their tests then skip
+# with a visible reason.
+system-deps:
+	@if command -v glpsol >/dev/null 2>&1 && command -v cbc >/dev/null 2>&1; then \
+	  echo "system solvers: glpsol and cbc found"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing glpk-utils and coinor-cbc with apt-get"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq glpk-utils coinor-cbc >/dev/null) \
+	    || echo "WARNING: apt-get could not install glpk-utils/coinor-cbc; their tests will skip"; \
+	else \
+	  echo "NOTE: GLPK/CBC not found and apt-get is not usable here."; \
+	  echo "      Install them yourself (Debian: sudo apt-get install glpk-utils coinor-cbc;"; \
+	  echo "      conda: conda install -c conda-forge glpk coin-or-cbc). Their tests will skip."; \
+	fi
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e ".[experiment]"
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e ".[test,scip]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@ $(VENV)/.demo-installed
+
+demo: system-deps $(VENV)/.demo-installed
+	$(PY) -m privopt demo
+
+test: system-deps $(VENV)/.test-installed
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+benchmarks: system-deps $(VENV)/.test-installed
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

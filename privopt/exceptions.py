@@ -1,0 +1,137 @@
+"""Exceptions and warnings raised by privopt.
+
+Every error privopt raises is a :class:`PrivoptError`.  Errors about the
+caller's input also subclass :class:`ValueError` or :class:`TypeError`, so code
+written against the standard library's conventions keeps working; errors about
+solvers and solves subclass :class:`RuntimeError`.
+
+Errors that come from a solve carry the :class:`~privopt.solvers.SolveReport`
+of that solve as ``error.report`` (``None`` when no solver ran).  A report is a
+diagnostic for whoever holds the data: its objective values depend on the
+data and the noise and are **not** part of any private release.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PrivoptError",
+    "ParameterError",
+    "ParameterTypeError",
+    "ModelError",
+    "NotTransformedError",
+    "SolverError",
+    "UnknownSolverError",
+    "SolverNotAvailableError",
+    "SolverOptionError",
+    "InfeasibleModelError",
+    "UnboundedModelError",
+    "NoSolutionError",
+    "SolverCrashedError",
+    "NotCertifiedError",
+    "PrivacyLeakWarning",
+    "UncertifiedReleaseWarning",
+    "NoiseDisclosureWarning",
+]
+
+
+class PrivoptError(Exception):
+    """Base class of every exception raised by privopt."""
+
+
+class ParameterError(PrivoptError, ValueError):
+    """A parameter has a value privopt cannot accept.
+
+    ``parameter`` names the offending argument, so that callers (and tests)
+    can see which one to fix without parsing the message.
+    """
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
+
+
+class ParameterTypeError(PrivoptError, TypeError):
+    """A parameter has a type privopt cannot accept."""
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
+
+
+class ModelError(ParameterError):
+    """The Pyomo model does not have the structure a mechanism needs."""
+
+
+class NotTransformedError(ModelError):
+    """A getter of the objective-perturbation transformation was called on a
+    model that has not been transformed."""
+
+
+class SolverError(PrivoptError, RuntimeError):
+    """Base class of errors that come from choosing or running a solver."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+class UnknownSolverError(SolverError, ValueError):
+    """The solver name is known neither to privopt nor to Pyomo."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message, report)
+        self.parameter = "solver"
+
+
+class SolverNotAvailableError(SolverError):
+    """The solver is known but not installed on this machine."""
+
+
+class SolverOptionError(SolverError, TypeError):
+    """Solver options of the wrong type or with values the solver rejects."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message, report)
+        self.parameter = "options"
+
+
+class InfeasibleModelError(SolverError):
+    """The solver proved the model infeasible."""
+
+
+class UnboundedModelError(SolverError):
+    """The solver proved the model unbounded (or infeasible-or-unbounded)."""
+
+
+class NoSolutionError(SolverError):
+    """The solver stopped (time or iteration limit, interrupt) without any
+    feasible solution."""
+
+
+class SolverCrashedError(SolverError):
+    """The solver process died or returned an error instead of a status."""
+
+
+class NotCertifiedError(SolverError):
+    """The solver returned a solution but did not prove it optimal within the
+    requested gap.
+
+    The privacy guarantees of objective perturbation hold only for the exact
+    minimizer, so privopt releases nothing in this case (unless the caller
+    chose the documented ``on_failure="return"`` policy).
+    """
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A quantity that should be public (a bound, a scale) was taken from the
+    private data; the release then leaks more than its stated epsilon."""
+
+
+class UncertifiedReleaseWarning(RuntimeWarning):
+    """An answer that the solver did not certify optimal was returned under
+    ``on_failure="return"``.  It is not covered by the privacy guarantee."""
+
+
+class NoiseDisclosureWarning(RuntimeWarning):
+    """The noise vector was returned to the caller.  Publishing it together
+    with the output voids the privacy guarantee."""

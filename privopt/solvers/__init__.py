@@ -1,0 +1,36 @@
+"""Solver dispatch: the one place in privopt that knows solvers.
+
+:func:`solve` sends any Pyomo model to a solver chosen by name, translates the
+uniform options (``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``,
+``seed``) to that solver's own option names, and returns a
+:class:`SolveReport` whose ``certified_optimal`` means the same for every
+solver.  :func:`available_solvers` lists what is installed.
+"""
+
+from ._dispatch import (
+    DEFAULT_ABS_GAP,
+    SolverInfo,
+    available_solvers,
+    get_spec,
+    is_certified,
+    problem_class,
+    solve,
+)
+from ._registry import ALIASES, REGISTRY, SolverSpec
+from ._report import SolutionStatus, SolveReport, TerminationCondition
+
+__all__ = [
+    "solve",
+    "SolveReport",
+    "SolverInfo",
+    "SolverSpec",
+    "TerminationCondition",
+    "SolutionStatus",
+    "available_solvers",
+    "get_spec",
+    "is_certified",
+    "problem_class",
+    "DEFAULT_ABS_GAP",
+    "REGISTRY",
+    "ALIASES",
+]

@@ -1,0 +1,529 @@
+"""``solve``: send a Pyomo model to a solver chosen by name and read back a
+:class:`SolveReport` that means the same thing for every solver."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import logging
+import functools
+import math
+import numbers
+import time
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+from pyomo.common.errors import ApplicationError
+from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.opt import SolverFactory as LegacyFactory
+from pyomo.opt import SolverStatus
+from pyomo.opt import TerminationCondition as LegacyTC
+
+from .._validation import check_int
+from ..exceptions import (
+    InfeasibleModelError,
+    NoSolutionError,
+    ParameterError,
+    ParameterTypeError,
+    SolverCrashedError,
+    SolverError,
+    SolverNotAvailableError,
+    SolverOptionError,
+    UnboundedModelError,
+    UnknownSolverError,
+)
+from ._registry import REGISTRY, SolverSpec, resolve_name
+from ._report import SolveReport
+
+__all__ = [
+    "solve",
+    "is_certified",
+    "problem_class",
+    "available_solvers",
+    "SolverInfo",
+    "get_spec",
+    "DEFAULT_ABS_GAP",
+]
+
+#: Absolute gap (objective units) within which incumbent and bound must agree
+#: for a solve to count as certified optimal, unless the caller says otherwise.
+DEFAULT_ABS_GAP = 1e-6
+
+
+# ----------------------------------------------------------------------------
+# Name resolution and availability
+# ----------------------------------------------------------------------------
+
+def _all_known_names() -> list[str]:
+    names = set(REGISTRY)
+    names.update(k for k in LegacyFactory._cls if not k.startswith("_"))
+    names.update(ContribFactory._cls)
+    return sorted(names)
+
+
+def get_spec(name) -> SolverSpec:
+    """The :class:`SolverSpec` for ``name``; unknown-to-privopt names that Pyomo
+    knows get a pass-through spec (options go to the solver unchanged)."""
+    if not isinstance(name, str):
+        raise ParameterTypeError(
+            f"solver must be a solver name (str), got {type(name).__name__}; e.g. solver='highs'.",
+            "solver",
+        )
+    key = resolve_name(name)
+    if key in REGISTRY:
+        return REGISTRY[key]
+    if key in ContribFactory._cls:
+        return SolverSpec(key, key, "contrib", (), f"see Pyomo's documentation for '{key}'")
+    if key in LegacyFactory._cls and not key.startswith("_"):
+        return SolverSpec(key, key, "legacy", (), f"see Pyomo's documentation for '{key}'")
+    close = difflib.get_close_matches(key, _all_known_names(), n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownSolverError(
+        f"Unknown solver {name!r}: neither privopt nor Pyomo knows it.{hint} "
+        "Run `privopt solvers` to list the solvers privopt supports."
+    )
+
+
+def _make_solver(spec: SolverSpec):
+    if spec.interface == "contrib":
+        return ContribFactory(spec.pyomo_name)
+    if spec.interface == "appsi":
+        from pyomo.contrib.appsi.solvers import Highs
+
+        return Highs()
+    return LegacyFactory(spec.pyomo_name)
+
+
+@functools.lru_cache(maxsize=None)
+def _availability(name: str) -> tuple[bool, str | None]:
+    spec = get_spec(name)
+    try:
+        solver = _make_solver(spec)
+        if spec.interface == "legacy":
+            ok = bool(solver.available(exception_flag=False))
+        else:
+            ok = bool(solver.available())
+        version = None
+        if ok:
+            v = solver.version()
+            version = ".".join(str(p) for p in v) if isinstance(v, tuple) else (str(v) if v else None)
+        return ok, version
+    except Exception:  # a broken install is "not available", never a crash here
+        return False, None
+
+
+@dataclass(frozen=True)
+class SolverInfo:
+    """One row of :func:`available_solvers`."""
+
+    name: str
+    available: bool
+    version: str | None
+    problem_classes: tuple
+    install_hint: str
+    interface: str
+
+
+def available_solvers(names=None) -> list[SolverInfo]:
+    """Every solver privopt knows (or ``names``), with availability and version."""
+    rows = []
+    for name in names or REGISTRY:
+        spec = get_spec(name)
+        ok, version = _availability(spec.name)
+        rows.append(SolverInfo(spec.name, ok, version, spec.problem_classes, spec.install_hint, spec.pyomo_name))
+    return rows
+
+
+# ----------------------------------------------------------------------------
+# Problem class
+# ----------------------------------------------------------------------------
+
+def problem_class(model) -> str:
+    """``"LP"``, ``"MILP"``, ``"QP"``, ``"MIQP"`` or ``"NLP"`` for the active parts of ``model``."""
+    discrete = any(
+        not v.is_continuous() and not v.fixed
+        for v in model.component_data_objects(pyo.Var, active=True, descend_into=True)
+    )
+    degree = 0
+    for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        d = obj.expr.polynomial_degree()
+        degree = max(degree, 99 if d is None else d)
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        d = con.body.polynomial_degree()
+        degree = max(degree, 99 if d is None else d)
+        if degree > 2:
+            break
+    if degree > 2:
+        return "NLP"
+    if degree == 2:
+        return "MIQP" if discrete else "QP"
+    return "MILP" if discrete else "LP"
+
+
+# ----------------------------------------------------------------------------
+# Certification
+# ----------------------------------------------------------------------------
+
+def is_certified(termination, objective, bound, *, mip_gap: float, abs_gap: float) -> bool:
+    """Certification rule (DESIGN.md section 6).
+
+    A solve is certified optimal iff the solver reports optimality
+    (``convergenceCriteriaSatisfied``), there is an incumbent, and -- when the
+    solver reports a bound -- incumbent and bound agree within
+    ``abs_gap + mip_gap * max(|objective|, |bound|)``.  The gap is measured
+    absolutely because a perturbed optimum can be near zero or negative, where
+    a relative gap means nothing.  With the default ``mip_gap = 0`` the rule is
+    purely absolute.  A solver that proves optimality but reports no bound
+    (pure LPs on some interfaces) is taken at its word.
+    """
+    if termination != TerminationCondition.convergenceCriteriaSatisfied or objective is None:
+        return False
+    if bound is None or (isinstance(bound, float) and math.isnan(bound)):
+        return True
+    if not math.isfinite(bound):
+        return False
+    tol = abs_gap + mip_gap * max(abs(objective), abs(bound))
+    return abs(objective - bound) <= tol + 1e-12 * max(1.0, abs(objective))
+
+
+# ----------------------------------------------------------------------------
+# The three Pyomo interfaces, normalized
+# ----------------------------------------------------------------------------
+
+_APPSI_TC = {
+    "optimal": TerminationCondition.convergenceCriteriaSatisfied,
+    "maxTimeLimit": TerminationCondition.maxTimeLimit,
+    "maxIterations": TerminationCondition.iterationLimit,
+    "objectiveLimit": TerminationCondition.objectiveLimit,
+    "minStepLength": TerminationCondition.minStepLength,
+    "unbounded": TerminationCondition.unbounded,
+    "infeasible": TerminationCondition.provenInfeasible,
+    "infeasibleOrUnbounded": TerminationCondition.infeasibleOrUnbounded,
+    "error": TerminationCondition.error,
+    "interrupted": TerminationCondition.interrupted,
+    "licensingProblems": TerminationCondition.licensingProblems,
+}
+
+_LEGACY_TC = {
+    LegacyTC.optimal: TerminationCondition.convergenceCriteriaSatisfied,
+    LegacyTC.globallyOptimal: TerminationCondition.convergenceCriteriaSatisfied,
+    LegacyTC.locallyOptimal: TerminationCondition.convergenceCriteriaSatisfied,
+    LegacyTC.maxTimeLimit: TerminationCondition.maxTimeLimit,
+    LegacyTC.maxIterations: TerminationCondition.iterationLimit,
+    LegacyTC.maxEvaluations: TerminationCondition.iterationLimit,
+    LegacyTC.minFunctionValue: TerminationCondition.objectiveLimit,
+    LegacyTC.minStepLength: TerminationCondition.minStepLength,
+    LegacyTC.unbounded: TerminationCondition.unbounded,
+    LegacyTC.infeasible: TerminationCondition.provenInfeasible,
+    LegacyTC.infeasibleOrUnbounded: TerminationCondition.infeasibleOrUnbounded,
+    LegacyTC.intermediateNonInteger: TerminationCondition.interrupted,
+    LegacyTC.userInterrupt: TerminationCondition.interrupted,
+    LegacyTC.resourceInterrupt: TerminationCondition.interrupted,
+    LegacyTC.licensingProblems: TerminationCondition.licensingProblems,
+    LegacyTC.error: TerminationCondition.error,
+    LegacyTC.solverFailure: TerminationCondition.error,
+    LegacyTC.internalSolverError: TerminationCondition.error,
+    LegacyTC.feasible: TerminationCondition.unknown,
+    LegacyTC.other: TerminationCondition.unknown,
+    LegacyTC.unknown: TerminationCondition.unknown,
+}
+
+
+_NO_SOLUTION_TC = (
+    TerminationCondition.provenInfeasible,
+    TerminationCondition.locallyInfeasible,
+    TerminationCondition.unbounded,
+    TerminationCondition.infeasibleOrUnbounded,
+    TerminationCondition.error,
+    TerminationCondition.licensingProblems,
+)
+
+
+def _num(x):
+    if x is None:
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _run_contrib(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
+    solver = ContribFactory(spec.pyomo_name)
+    kwargs = dict(
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        rel_gap=mip_gap,
+        abs_gap=abs_gap,
+        solver_options=dict(options),
+    )
+    if time_limit is not None:
+        kwargs["time_limit"] = float(time_limit)
+    if threads is not None:
+        kwargs["threads"] = int(threads)
+    res = solver.solve(model, **kwargs)
+    status = res.solution_status
+    has = status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if res.termination_condition in _NO_SOLUTION_TC:
+        # e.g. SCIP reports an "unbounded" point with objective -1e20
+        has, status = False, SolutionStatus.noSolution
+    if has:
+        res.solution_loader.load_vars()
+    return res.termination_condition, status, _num(res.incumbent_objective), _num(res.objective_bound), ""
+
+
+def _run_appsi(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
+    solver = _make_solver(spec)
+    solver.config.load_solution = False
+    if time_limit is not None:
+        solver.config.time_limit = float(time_limit)
+    solver.config.mip_gap = mip_gap
+    solver.highs_options = dict(options)
+    res = solver.solve(model)
+    tc = _APPSI_TC.get(res.termination_condition.name, TerminationCondition.unknown)
+    obj = _num(res.best_feasible_objective)
+    has = obj is not None
+    if has:
+        res.solution_loader.load_vars()
+    status = (
+        SolutionStatus.optimal if has and tc == TerminationCondition.convergenceCriteriaSatisfied
+        else SolutionStatus.feasible if has else SolutionStatus.noSolution
+    )
+    return tc, status, obj, _num(res.best_objective_bound), ""
+
+
+def _run_legacy(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
+    solver = LegacyFactory(spec.pyomo_name)
+    # Pyomo's own ``timelimit=`` keyword is not used: for glpk and cbc it is
+    # turned into the same solver option (glpk then rejects a float), and for
+    # other legacy plugins its meaning varies.  The translated option is the limit.
+    res = solver.solve(model, load_solutions=False, options=dict(options))
+    tc = _LEGACY_TC.get(res.solver.termination_condition, TerminationCondition.unknown)
+    if res.solver.status in (SolverStatus.error, SolverStatus.aborted) and tc == TerminationCondition.unknown:
+        tc = TerminationCondition.error
+    if res.solver.termination_condition == LegacyTC.intermediateNonInteger:
+        # CBC stopped (time limit) holding only a fractional LP point: no solution.
+        tc = TerminationCondition.maxTimeLimit if time_limit is not None else TerminationCondition.interrupted
+        n_solutions = 0
+    else:
+        n_solutions = len(res.solution) if hasattr(res, "solution") else 0
+    has = n_solutions > 0 and tc not in _NO_SOLUTION_TC
+    obj = bound = None
+    if has:
+        with _quiet_pyomo():  # Pyomo warns when loading a time-limited ("aborted") result
+            model.solutions.load_from(res)
+        sol = res.solution[0]
+        if sol.status.name in ("infeasible", "unbounded", "error"):
+            has = False
+    sense_min = True
+    for o in model.component_data_objects(pyo.Objective, active=True):
+        sense_min = o.sense == pyo.minimize
+        if has:
+            obj = _num(pyo.value(o))
+    lb, ub = _num(res.problem.lower_bound), _num(res.problem.upper_bound)
+    bound = lb if sense_min else ub
+    if bound is not None and not math.isfinite(bound):
+        bound = None if tc == TerminationCondition.convergenceCriteriaSatisfied else bound
+    status = (
+        SolutionStatus.optimal if has and tc == TerminationCondition.convergenceCriteriaSatisfied
+        else SolutionStatus.feasible if has else SolutionStatus.noSolution
+    )
+    msg = str(getattr(res.solver, "termination_message", "") or "")
+    return tc, status, obj, bound, msg
+
+
+@contextlib.contextmanager
+def _quiet_pyomo():
+    logger = logging.getLogger("pyomo.core")
+    old = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+_RUNNERS = {"contrib": _run_contrib, "appsi": _run_appsi, "legacy": _run_legacy}
+
+
+# ----------------------------------------------------------------------------
+# solve
+# ----------------------------------------------------------------------------
+
+def _check_options(options) -> dict:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise SolverOptionError(
+            f"options must be a dict of solver-specific options, got {type(options).__name__}; "
+            "e.g. options={'presolve': 'on'}."
+        )
+    for key, val in options.items():
+        if not isinstance(key, str):
+            raise SolverOptionError(f"options keys must be option names (str), got {key!r}.")
+        if not isinstance(val, (str, numbers.Real)) or isinstance(val, complex):
+            raise SolverOptionError(
+                f"option {key!r} must be a number, bool or string, got {type(val).__name__}."
+            )
+    return dict(options)
+
+
+def _check_limits(time_limit, mip_gap, abs_gap, threads, seed):
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
+            raise ParameterTypeError("time_limit must be a number of seconds or None.", "time_limit")
+        if not (time_limit > 0 and math.isfinite(time_limit)):
+            raise ParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}.", "time_limit")
+    for name, val in (("mip_gap", mip_gap), ("abs_gap", abs_gap)):
+        if isinstance(val, bool) or not isinstance(val, numbers.Real):
+            raise ParameterTypeError(f"{name} must be a number >= 0.", name)
+        if not (val >= 0 and math.isfinite(val)):
+            raise ParameterError(f"{name} must be a finite number >= 0, got {val!r}.", name)
+    check_int(threads, "threads", minimum=1, allow_none=True)
+    check_int(seed, "seed", minimum=0, allow_none=True)
+
+
+def _active_objectives(model):
+    return list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+
+
+def solve(
+    model,
+    solver: str = "highs",
+    *,
+    time_limit: float | None = None,
+    mip_gap: float = 0.0,
+    abs_gap: float = DEFAULT_ABS_GAP,
+    threads: int | None = None,
+    seed: int | None = None,
+    options: dict | None = None,
+    raise_on_no_solution: bool = True,
+) -> SolveReport:
+    """Solve a Pyomo model with the solver called ``solver``.
+
+    Parameters
+    ----------
+    model : pyomo Block
+        A model with exactly one active objective.
+    solver : str
+        ``"highs"`` (default, embedded via highspy), ``"appsi_highs"``,
+        ``"glpk"``, ``"cbc"``, ``"scip"``, ``"gurobi"``, ``"gurobi_persistent"``,
+        ``"cplex"``, or any other name Pyomo's solver factories know (its
+        options are then passed through unchanged and privopt does not
+        translate ``time_limit`` etc. for it).
+    time_limit : float, optional
+        Seconds; translated to the solver's own option.
+    mip_gap : float
+        Relative optimality gap the solver may stop at (default 0: prove
+        optimality).
+    abs_gap : float
+        Absolute gap the solver may stop at; also the tolerance of the
+        certification rule (:func:`is_certified`).
+    threads, seed : int, optional
+        Translated where the solver has such an option (GLPK has neither).
+    options : dict, optional
+        Solver-specific options, passed after (and so over) the translated ones.
+    raise_on_no_solution : bool
+        Raise (default) when the solve ends without a feasible point.
+
+    Returns
+    -------
+    SolveReport
+        The solution is loaded into ``model`` only when there is one.
+
+    Raises
+    ------
+    UnknownSolverError, SolverNotAvailableError, SolverOptionError
+        Before any solve.
+    InfeasibleModelError, UnboundedModelError, NoSolutionError, SolverCrashedError
+        After the solve; each carries the :class:`SolveReport` as ``.report``.
+    """
+    spec = get_spec(solver)
+    _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
+    user_options = _check_options(options)
+    objectives = _active_objectives(model)
+    if len(objectives) != 1:
+        raise ParameterError(
+            f"the model must have exactly one active objective, found {len(objectives)}; "
+            "deactivate the others with obj.deactivate().",
+            "model",
+        )
+    available, version = _availability(spec.name)
+    if not available:
+        raise SolverNotAvailableError(
+            f"Solver {spec.name!r} is not installed or not usable here. Install it: {spec.install_hint}"
+        )
+    if spec.problem_classes:
+        pclass = problem_class(model)
+        if pclass not in spec.problem_classes:
+            raise SolverOptionError(
+                f"Solver {spec.name!r} cannot solve a {pclass} (it handles "
+                f"{'/'.join(spec.problem_classes)}); choose another solver, e.g. "
+                f"{_suggest_for(pclass)}."
+            )
+    solver_options = spec.translate(
+        time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap, threads=threads, seed=seed
+    )
+    solver_options.update(user_options)
+
+    start = time.perf_counter()
+    message = ""
+    try:
+        tc, status, obj, bound, message = _RUNNERS[spec.interface](
+            spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
+            threads=threads, options=solver_options,
+        )
+    except (ApplicationError, RuntimeError, OSError, ValueError, KeyError, AttributeError) as exc:
+        wall = time.perf_counter() - start
+        report = _report(spec, version, TerminationCondition.error, SolutionStatus.noSolution,
+                         None, None, wall, time_limit, mip_gap, abs_gap, solver_options, repr(exc))
+        raise SolverCrashedError(
+            f"Solver {spec.name!r} failed instead of returning a status: {exc}", report
+        ) from exc
+    wall = time.perf_counter() - start
+    if (tc == TerminationCondition.unknown and time_limit is not None
+            and wall >= 0.95 * float(math.ceil(time_limit) if spec.integer_time_limit else time_limit)):
+        # Shell solvers (GLPK) report a time-limit stop as "feasible"/"other".
+        tc = TerminationCondition.maxTimeLimit
+    report = _report(spec, version, tc, status, obj, bound, wall, time_limit, mip_gap, abs_gap,
+                     solver_options, message)
+    if not raise_on_no_solution or report.has_solution:
+        return report
+    if tc == TerminationCondition.provenInfeasible or tc == TerminationCondition.locallyInfeasible:
+        raise InfeasibleModelError(f"The model is infeasible ({spec.name}).", report)
+    if tc in (TerminationCondition.unbounded, TerminationCondition.infeasibleOrUnbounded):
+        raise UnboundedModelError(
+            f"The model is unbounded or infeasible ({spec.name}: {tc.name}); check the bounds "
+            "of the decision variables.", report)
+    if tc in (TerminationCondition.error, TerminationCondition.licensingProblems):
+        raise SolverCrashedError(f"Solver {spec.name!r} ended with {tc.name}: {message}", report)
+    if tc == TerminationCondition.maxTimeLimit:
+        raise NoSolutionError(
+            f"Solver {spec.name!r} hit the time limit of {time_limit} s without finding any "
+            "feasible solution; raise time_limit.", report)
+    raise NoSolutionError(f"Solver {spec.name!r} stopped ({tc.name}) without a solution.", report)
+
+
+def _suggest_for(pclass: str) -> str:
+    for name, spec in REGISTRY.items():
+        if pclass in spec.problem_classes and _availability(name)[0]:
+            return repr(name)
+    return "one listed by `privopt solvers`"
+
+
+def _report(spec, version, tc, status, obj, bound, wall, time_limit, mip_gap, abs_gap, options, message):
+    certified = is_certified(tc, obj, bound, mip_gap=mip_gap, abs_gap=abs_gap) and status in (
+        SolutionStatus.optimal, SolutionStatus.feasible)
+    if obj is not None and bound is not None and math.isfinite(bound):
+        agap = abs(obj - bound)
+        rgap = agap / max(abs(obj), 1e-10)
+    else:
+        agap = rgap = None
+    return SolveReport(
+        solver=spec.name, interface=spec.pyomo_name, solver_version=version, termination=tc,
+        solution_status=status, certified_optimal=bool(certified), objective=obj, bound=bound,
+        abs_gap_achieved=agap, rel_gap_achieved=rgap, wall_time=wall, time_limit=time_limit,
+        mip_gap=float(mip_gap), abs_gap=float(abs_gap), options=dict(options), message=message,
+    )
