@@ -1,7 +1,30 @@
-"""privopt: differentially private optimization as a Pyomo plugin."""
+"""privopt: differentially private optimization as a Pyomo plugin.
+
+Pipeline: model (``privopt.models``) -> perturbation (the
+``privopt.objective_perturbation`` transformation) -> oracle
+(``privopt.solvers``, ``privopt.oracle``) -> output step
+(``privopt.mechanisms``) -> result and accounting (``PrivateResult``,
+``privopt.calibration``).
+"""
 
 from ._version import __version__
 from . import exceptions
 from .exceptions import PrivacyLeakWarning, PrivoptError
+from . import calibration, models, perturbation, solvers  # registers the transformation
+from .decorators import private
+from .mechanisms import opdisc
+from .result import PrivateResult
 
-__all__ = ["__version__", "exceptions", "PrivacyLeakWarning", "PrivoptError"]
+__all__ = [
+    "__version__",
+    "exceptions",
+    "PrivacyLeakWarning",
+    "PrivoptError",
+    "PrivateResult",
+    "calibration",
+    "models",
+    "perturbation",
+    "solvers",
+    "opdisc",
+    "private",
+]

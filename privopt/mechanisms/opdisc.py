@@ -1,0 +1,220 @@
+"""OPDisc: objective perturbation over a discrete parameter space
+[NRVW20, Algorithm 1]."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pyomo.environ as pyo
+
+from .._random import check_random_state
+from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
+from ..calibration import opdisc_sigma, opdisc_utility_bound
+from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterError
+from ..models._info import get_info
+from ..oracle import certified_solve, check_on_failure
+from ..perturbation import (
+    get_normalization,
+    grid_separation,
+    norm_levels,
+    resolve_grids,
+    snap_to_grid,
+    weights_of,
+)
+from ..result import PrivateResult
+from ..solvers import DEFAULT_ABS_GAP
+from ._checks import check_model_objective, check_solver_ready
+
+__all__ = ["opdisc"]
+
+
+def opdisc(
+    model,
+    weights=None,
+    *,
+    epsilon: float,
+    delta: float,
+    lipschitz: float | None = None,
+    norm_bound: float | None = None,
+    separation: float | None = None,
+    n_samples: int | None = None,
+    grid=None,
+    beta: float = 0.05,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    random_state=None,
+    on_failure: str = "raise",
+    solver_options: dict | None = None,
+    pi_encoding: str = "auto",
+    abs_gap: float = DEFAULT_ABS_GAP,
+    return_noise: bool = False,
+) -> PrivateResult:
+    r"""Release an (epsilon, delta)-DP minimizer of a loss over a discrete grid.
+
+    Algorithm 1 (OPDisc) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
+    Non-Convex Optimization*, ICML 2020 [NRVW20]:
+
+    1. sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau epsilon)
+       (:func:`privopt.calibration.opdisc_sigma`);
+    2. eta ~ N(0, sigma^2 I_{d+1});
+    3. output w_hat = argmin_{w in W_tau} L(D, w) - <eta, pi(w)>, with
+       pi(w) = (w, sqrt(D^2 - ||w||^2)) / D, solved exactly as a MILP by the
+       ``privopt.objective_perturbation`` transformation on a clone of ``model``
+       and certified by the solver.
+
+    W_tau is the grid of the weights (integer ranges of the variables, the
+    model's declared grid, or ``grid``) intersected with ||w||_2 <= D.  The
+    guarantee needs every per-example loss l_i to be G-Lipschitz in l2 on W_tau
+    (a loss with values in [0, 1] is 1/tau-Lipschitz there) and the oracle to be
+    exact (see :mod:`privopt.oracle` for the certification policy).
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel
+        Its one active objective, minimized, is the loss L(D, w) = sum_i l_i(w).
+        It is never modified: privopt transforms a clone.
+    weights : IndexedVar, list of Var, str, optional
+        The decision vector; default: the model's ``ModelInfo`` or ``model.w``.
+    epsilon, delta : float
+        Privacy parameters, epsilon > 0 and 0 < delta < 1 (e.g. 1/n^2).
+    lipschitz : float, optional
+        G; default: the model's info, or (loss range width)/tau when the
+        info states a loss range.
+    norm_bound : float, optional
+        D; default: the model's info.
+    separation : float, optional
+        tau; default: the model's info, else the grid's smallest gap.  A
+        value larger than the grid's smallest gap is an error (the grid would
+        not be tau-separated).
+    n_samples : int, optional
+        n, for the utility bound alpha; default: the model's info.
+    grid : sequence, optional
+        Values of the weights (one sequence or one per coordinate), for
+        variables declared continuous.
+    beta : float
+        Failure probability of the utility bound (Theorem 5).
+    solver, time_limit, threads, solver_options, abs_gap :
+        Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
+    random_state : None, int or numpy Generator
+        ``None`` (default) draws the noise from the operating system's secure
+        source.  A seed makes the run reproducible and is **not private** if
+        the seed is known.
+    on_failure : {"raise", "return"}
+        What to do when the solver does not certify the optimum
+        (:mod:`privopt.oracle`).
+    pi_encoding : {"auto", "piecewise", "binary"}
+        Encoding of s = sqrt(D^2 - ||w||^2) (see
+        :mod:`privopt.perturbation.objective_perturbation`).
+    return_noise : bool
+        Put eta in ``result.noise`` (for tests and teaching; warns, because
+        releasing it voids privacy).
+
+    Returns
+    -------
+    PrivateResult
+        ``weights``, ``epsilon``, ``delta``, ``parameters`` (``sigma``,
+        ``alpha``, ``beta``, ``lipschitz``, ``norm_bound``, ``separation``,
+        ``n_samples``, ``dim``, ``pi_encoding``), ``report``.
+    """
+    # --- validation, all before any solve -----------------------------------
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    beta = check_probability(beta, "beta")
+    on_failure = check_on_failure(on_failure)
+    if pi_encoding not in ("auto", "piecewise", "binary"):
+        raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
+    check_solver_ready(solver)
+    check_model_objective(model)
+    info = get_info(model)
+    w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    d = len(w_vars)
+    grids = resolve_grids(w_vars, grid, info.grid if info else None)
+    grid_tau = grid_separation(grids)
+
+    if separation is None:
+        separation = info.separation if info and info.separation else grid_tau
+    separation = check_positive(separation, "separation")
+    if not math.isfinite(separation):
+        raise ModelError("weights: every coordinate has a single value; there is nothing to choose.", "weights")
+    if separation > grid_tau * (1 + 1e-9):
+        raise ParameterError(
+            f"separation: the grid is not {separation:g}-separated (its smallest gap is "
+            f"{grid_tau:g}); use separation <= {grid_tau:g}.", "separation")
+
+    if norm_bound is None:
+        norm_bound = info.norm_bound if info else None
+    if norm_bound is None:
+        raise ParameterError("norm_bound: give D, the bound ||w||_2 <= D on the grid.", "norm_bound")
+    norm_bound = check_positive(norm_bound, "norm_bound")
+    levels = norm_levels(grids, norm_bound)  # raises if no grid point is inside the ball
+    D = levels.norm_bound
+
+    if lipschitz is None and info is not None:
+        if info.lipschitz is not None:
+            lipschitz = info.lipschitz
+        elif info.loss_range is not None:
+            lipschitz = (info.loss_range[1] - info.loss_range[0]) / separation
+    if lipschitz is None:
+        raise ParameterError(
+            "lipschitz: give G, the l2-Lipschitz constant of each per-example loss on the grid "
+            "(a loss with values in [0, 1] on a tau-separated grid has G = 1/tau).", "lipschitz")
+    lipschitz = check_positive(lipschitz, "lipschitz")
+
+    if n_samples is None and info is not None:
+        n_samples = info.n_samples
+    if n_samples is None:
+        raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+
+    # --- noise ----------------------------------------------------------------
+    sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation)
+    alpha = opdisc_utility_bound(epsilon, delta, lipschitz, D, separation, n_samples, d, beta)
+    rng = check_random_state(random_state)
+    eta = np.asarray(rng.normal(0.0, sigma, size=d + 1), dtype=float)
+
+    # --- oracle on a clone ------------------------------------------------------
+    private_model = model.clone()
+    private_w = [private_model.find_component(v) for v in w_vars]
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        private_model,
+        weights=private_w,
+        noise=eta,
+        normalize=True,
+        norm_bound=D,
+        grid=grids,
+        grid_encoding=None if grid is not None else (info.grid_encoding if info else None),
+        pi_encoding=pi_encoding,
+    )
+    report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
+                             options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
+                             what="the OPDisc objective")
+    w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
+
+    parameters = {
+        "sigma": sigma,
+        "alpha": alpha,
+        "beta": beta,
+        "lipschitz": lipschitz,
+        "norm_bound": D,
+        "separation": separation,
+        "n_samples": n_samples,
+        "dim": d,
+        "noise_distribution": f"N(0, sigma^2 I_{d + 1})",
+        "pi_encoding": get_normalization(private_model)["pi_encoding"],
+    }
+    if return_noise:
+        warnings.warn("result.noise holds the noise vector; publishing it voids privacy.",
+                      NoiseDisclosureWarning, stacklevel=2)
+    return PrivateResult(
+        weights=w_hat,
+        mechanism="opdisc",
+        epsilon=epsilon,
+        delta=delta,
+        parameters=parameters,
+        report=report,
+        certified=report.certified_optimal,
+        noise=eta if return_noise else None,
+    )

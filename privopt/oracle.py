@@ -1,0 +1,81 @@
+"""The oracle step: solve a perturbed model and check the certificate.
+
+The guarantees of objective perturbation ([NRVW20] Theorems for OPDisc and
+OPSamp, [NRW18] for RSPM) hold for the *exact* minimizer of the perturbed
+objective.  A solver that stops on a time limit or with a gap returns
+something else, and releasing it is not covered by the proofs (DESIGN.md
+section 6).  privopt's policy:
+
+* the solver is asked for relative gap 0 and absolute gap ``abs_gap``
+  (default 1e-6 objective units);
+* a solve is *certified* when the solver reports optimality and incumbent and
+  bound agree within ``abs_gap`` (:func:`privopt.solvers.is_certified`);
+  the residual risk is that another grid point is within 1e-6 of the optimum
+  of a perturbed objective with continuous noise, in which case the solver
+  may return either;
+* ``on_failure="raise"`` (default): an uncertified solve releases nothing and
+  raises :class:`~privopt.exceptions.NotCertifiedError` carrying the report;
+* ``on_failure="return"``: the uncertified answer is returned with
+  ``certified=False`` and an :class:`~privopt.exceptions.UncertifiedReleaseWarning`.
+  It is **not** differentially private by any theorem privopt knows; use it
+  for experiments that count and show such runs separately, never for release.
+
+No "robust" policy is offered.  [NRW18] make an oracle-efficient algorithm
+robust to oracle failure by a different algorithm (their robust variants
+re-randomize and bound the failure probability in delta); simply publishing a
+fallback when the solver fails would make the *event* of failure, which
+depends on the data, observable.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ._validation import check_choice
+from .exceptions import NotCertifiedError, UncertifiedReleaseWarning
+from .solvers import DEFAULT_ABS_GAP, solve
+
+__all__ = ["certified_solve", "ON_FAILURE", "check_on_failure"]
+
+ON_FAILURE = ("raise", "return")
+
+
+def check_on_failure(on_failure) -> str:
+    return check_choice(on_failure, "on_failure", ON_FAILURE)
+
+
+def certified_solve(
+    model,
+    solver: str = "highs",
+    *,
+    time_limit=None,
+    threads=None,
+    options=None,
+    abs_gap: float = DEFAULT_ABS_GAP,
+    on_failure: str = "raise",
+    what: str = "the perturbed model",
+):
+    """Solve ``model`` with gap 0 and apply the failure policy.
+
+    Returns the :class:`~privopt.solvers.SolveReport` (certified, or
+    uncertified under ``on_failure="return"``).  Errors from the solve
+    (infeasible, no solution, crash) propagate with their report.
+    """
+    report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
+                   threads=threads, options=options)
+    if report.certified_optimal:
+        return report
+    message = (
+        f"{report.solver} did not certify the optimum of {what} ({report.termination.name}, "
+        f"objective {report.objective}, bound {report.bound}); the privacy guarantee needs the "
+        "exact argmin, so nothing is released. Raise time_limit, try another solver, or see "
+        "on_failure."
+    )
+    if on_failure == "raise":
+        raise NotCertifiedError(message, report)
+    warnings.warn(
+        message.replace("nothing is released", "the answer is returned WITHOUT a privacy guarantee"),
+        UncertifiedReleaseWarning,
+        stacklevel=3,
+    )
+    return report

@@ -1,0 +1,67 @@
+"""What a private mechanism returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PrivateResult"]
+
+
+@dataclass(frozen=True)
+class PrivateResult:
+    """The output of a privopt mechanism and an account of what it spent.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        The private decision vector: the only part of the result covered by
+        the (epsilon, delta) guarantee.
+    mechanism : str
+        ``"opdisc"``, ``"opsamp"`` or ``"rspm"``.
+    epsilon, delta : float
+        The privacy spent, for the stated neighbouring relation (data sets
+        differing in one record) and under the stated assumptions (exact
+        oracle; the Lipschitz constant and bounds given are true and public).
+    parameters : mapping
+        Noise scales and derived quantities under fixed names (OPDisc:
+        ``sigma``, ``alpha``, ...).
+    report : SolveReport or tuple of SolveReport
+        Diagnostics of the solve(s).  They depend on the data and the noise
+        and are **not** private: keep them with the data curator.
+    certified : bool
+        True when every oracle call was certified optimal.  False only under
+        ``on_failure="return"``; such a result is not covered by the guarantee.
+    noise : numpy.ndarray or None
+        The noise vector, only when explicitly requested (``return_noise=True``);
+        releasing it voids privacy.
+    """
+
+    weights: np.ndarray
+    mechanism: str
+    epsilon: float
+    delta: float
+    parameters: Any = field(default_factory=dict)
+    report: Any = None
+    certified: bool = True
+    noise: np.ndarray | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
+        self.weights.setflags(write=False)
+        object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
+        if self.noise is not None:
+            noise = np.asarray(self.noise, dtype=float).copy()
+            noise.setflags(write=False)
+            object.__setattr__(self, "noise", noise)
+
+    def __repr__(self) -> str:
+        w = np.array2string(self.weights, precision=4, threshold=8)
+        extra = "" if self.certified else ", certified=False (NOT covered by the guarantee)"
+        return (
+            f"PrivateResult(mechanism={self.mechanism!r}, epsilon={self.epsilon:g}, "
+            f"delta={self.delta:g}, weights={w}{extra})"
+        )
