@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
+from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
 
 __all__ = ["opdisc_sigma", "opdisc_utility_bound"]
 
