@@ -1,0 +1,217 @@
+"""DP-SGD logistic regression with the RDP (moments) accountant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import check_choice, check_int, check_positive, check_real
+from ..exceptions import ParameterError
+from . import _accounting as acc
+from ._base import PrivateLinearClassifier, logistic_dloss
+
+__all__ = ["DPSGDLogisticRegression"]
+
+
+class DPSGDLogisticRegression(PrivateLinearClassifier):
+    r"""Logistic regression trained by DP-SGD, accounted with ``dp_accounting``.
+
+    Algorithm ([ACG+16], Algorithm 1; [BST14] for the convex case and the
+    averaging of iterates).  With the public feature map of
+    :mod:`privopt.baselines._base` (``||z|| <= 1``), ``w_0 = 0`` and
+    ``T = round(epochs * n / batch_size)`` steps (``epochs`` passes for
+    ``sampling="shuffle"``):
+
+    1. draw a batch ``B_t`` (see *Sampling*);
+    2. per-example gradients ``g_i = l'(y_i <w, z_i>) y_i z_i`` of the logistic
+       loss, clipped: ``g_i <- g_i / max(1, ||g_i|| / C)``;
+    3. ``g~ = (sum_{i in B_t} g_i + N(0, (z C)^2 I)) / b`` with ``b`` the
+       expected batch size (``batch_size``) under Poisson sampling and the
+       actual one under shuffling;
+    4. ``w <- w - eta (g~ + alpha w)``, then projection onto
+       ``{||w|| <= radius}`` if ``radius`` is set;
+    5. output the average of the iterates ``w_1..w_T``
+       (``averaging="uniform"``, as in [BST14]) or the last one
+       (``averaging="last"``).  Both are post-processing.
+
+    Sampling, and what the accountant assumes
+    -----------------------------------------
+    ``sampling="poisson"`` (default): each record joins each batch
+    independently with probability ``q = batch_size / n`` (variable batch
+    size).  This is the mechanism that the RDP accountant's
+    ``PoissonSampledDpEvent`` describes, under **add/remove-one** neighbours:
+    the release is accounted as
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), T)``
+    with ``dp_accounting.rdp.RdpAccountant`` ([Mir17]; the sampled-Gaussian RDP
+    of [MTZ19]), and ``n`` is treated as public in ``q``.
+
+    ``sampling="shuffle"``: each epoch cuts a fresh random permutation into
+    ``ceil(n / batch_size)`` fixed-size batches.  The Poisson analysis does
+    **not** cover fixed-size shuffled batches (the gap is real: Chua et al.,
+    "How private are DP-SGD implementations?", ICML 2024), so no amplification
+    is claimed: under **replace-one** neighbours each record enters one batch
+    per epoch, where it moves the clipped sum by at most 2C; the release is
+    accounted as ``SelfComposedDpEvent(GaussianDpEvent(z / 2), epochs)``.
+    This bound is rigorous but much larger, so shuffling needs far more
+    noise for the same epsilon.
+
+    Calibration: with ``noise_multiplier=None`` the smallest z (to 1e-6)
+    whose accounted epsilon at ``delta`` is <= ``epsilon`` is found by
+    ``dp_accounting.calibrate_dp_mechanism``
+    (:func:`~privopt.baselines._accounting.dpsgd_calibrate_noise_multiplier`).
+    A given ``noise_multiplier`` must meet the target, else ParameterError.
+
+    Hyperparameters chosen on the private data (see
+    :func:`~privopt.baselines.dpsgd_grid_search`) are not covered by this
+    guarantee.
+
+    Parameters
+    ----------
+    epsilon, delta : target privacy; ``delta`` must be > 0 (e.g. 1/n^2).
+    clip_norm : C, the per-example gradient clipping norm (gradients here have
+        norm <= 1, so C >= 1 never clips).
+    batch_size : expected (Poisson) or actual (shuffle) batch size.
+    learning_rate : eta.
+    epochs : passes over the data (T = round(epochs n / batch_size) steps).
+    sampling : "poisson" or "shuffle" (see above).
+    noise_multiplier : z, or None to calibrate it to (epsilon, delta).
+    alpha : L2 penalty added to every step (data independent).
+    radius : optional projection radius for w (None: no projection).
+    averaging : "uniform" (average of all iterates) or "last".
+    fit_intercept, bounds, data_norm : the public feature map (``_base``).
+    random_state : None (secure noise) or a seed (reproducible, not private).
+
+    Attributes
+    ----------
+    noise_multiplier_ : z used; the noise std on the clipped sum is z * C.
+    epsilon_spent_ : epsilon of the run at ``delta_`` by the RDP accountant
+        (<= epsilon).
+    delta_ : delta.
+    n_steps_ : T.  sampling_probability_ : q (Poisson) or batch_size/n.
+    dp_event_ : the ``dp_accounting`` event accounted (recompute
+        ``epsilon_spent_`` with ``RdpAccountant(neighboring_relation=
+        neighboring_relation_).compose(dp_event_).get_epsilon(delta_)``).
+    neighboring_relation_ : "add_or_remove_one" or "replace_one".
+    accountant_ : "rdp".
+
+    References
+    ----------
+    [ACG+16] Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang. Deep
+    learning with differential privacy. CCS 2016.
+    [BST14] Bassily, Smith, Thakurta. Private empirical risk minimization:
+    efficient algorithms and tight error bounds. FOCS 2014.
+    [Mir17] Mironov. Renyi differential privacy. CSF 2017.
+    [MTZ19] Mironov, Talwar, Zhang. Renyi differential privacy of the sampled
+    Gaussian mechanism. 2019.
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size=256,
+                 learning_rate=1.0, epochs=5, sampling="poisson", noise_multiplier=None,
+                 alpha=0.0, radius=None, averaging="uniform", fit_intercept=True,
+                 bounds=None, data_norm=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip_norm = clip_norm
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.epochs = epochs
+        self.sampling = sampling
+        self.noise_multiplier = noise_multiplier
+        self.alpha = alpha
+        self.radius = radius
+        self.averaging = averaging
+        self.fit_intercept = fit_intercept
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.random_state = random_state
+
+    def _check_params(self):
+        p = {
+            "clip_norm": check_positive(self.clip_norm, "clip_norm"),
+            "batch_size": check_int(self.batch_size, "batch_size", minimum=1),
+            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
+            "epochs": check_int(self.epochs, "epochs", minimum=1),
+            "sampling": check_choice(self.sampling, "sampling", {"poisson", "shuffle"}),
+            "noise_multiplier": check_positive(self.noise_multiplier, "noise_multiplier",
+                                               allow_none=True),
+            "alpha": check_real(self.alpha, "alpha"),
+            "radius": check_positive(self.radius, "radius", allow_none=True),
+            "averaging": check_choice(self.averaging, "averaging", {"uniform", "last"}),
+        }
+        if p["alpha"] < 0:
+            raise ParameterError(f"alpha must be >= 0, got {p['alpha']}.", "alpha")
+        return p
+
+    def _schedule(self, n, p):
+        if p["batch_size"] > n:
+            raise ParameterError(
+                f"batch_size ({p['batch_size']}) exceeds the number of records ({n}).",
+                "batch_size",
+            )
+        q = p["batch_size"] / n
+        if p["sampling"] == "poisson":
+            steps = max(1, int(round(p["epochs"] / q)))
+        else:
+            steps = p["epochs"] * int(math.ceil(n / p["batch_size"]))
+        return q, steps
+
+    def _fit_private(self, Z, y, rng, eps, delta, p):
+        n, d = Z.shape
+        q, steps = self._schedule(n, p)
+        sampling = p["sampling"]
+        epochs = p["epochs"] if sampling == "shuffle" else None
+        if p["noise_multiplier"] is None:
+            z = acc.dpsgd_calibrate_noise_multiplier(eps, delta, q, steps, sampling, epochs)
+        else:
+            z = p["noise_multiplier"]
+        spent = acc.dpsgd_epsilon(z, q, steps, delta, sampling, epochs)
+        if spent > eps:
+            raise ParameterError(
+                f"noise_multiplier={z} gives epsilon={spent:.4g} > epsilon={eps} at delta={delta} "
+                "for this schedule; raise it or leave it None to calibrate.",
+                "noise_multiplier",
+            )
+        C, lr, lam, radius = p["clip_norm"], p["learning_rate"], p["alpha"], p["radius"]
+        yz = Z * y[:, None]
+        w = np.zeros(d)
+        w_sum = np.zeros(d)
+        noise = rng.normal(0.0, z * C, size=(steps, d))
+
+        def batches():
+            if sampling == "poisson":
+                for _ in range(steps):
+                    yield np.flatnonzero(rng.random(n) < q), p["batch_size"]
+            else:
+                n_batches = int(math.ceil(n / p["batch_size"]))
+                for _ in range(p["epochs"]):
+                    for idx in np.array_split(rng.permutation(n), n_batches):
+                        yield idx, idx.size
+
+        for t, (idx, denom) in enumerate(batches()):
+            if idx.size:
+                rows = yz[idx]
+                g = logistic_dloss(rows @ w)[:, None] * rows
+                norms = np.linalg.norm(g, axis=1)
+                g *= (1.0 / np.maximum(1.0, norms / C))[:, None]
+                gsum = g.sum(axis=0)
+            else:
+                gsum = np.zeros(d)
+            w = w - lr * ((gsum + noise[t]) / denom + lam * w)
+            if radius is not None:
+                nrm = np.linalg.norm(w)
+                if nrm > radius:
+                    w *= radius / nrm
+            w_sum += w
+
+        self.noise_multiplier_ = float(z)
+        self.epsilon_spent_ = float(spent)
+        self.delta_ = float(delta)
+        self.n_steps_ = int(steps)
+        self.sampling_probability_ = float(q)
+        self.dp_event_ = acc.dpsgd_dp_event(z, q, steps, sampling, epochs)
+        self.neighboring_relation_ = (
+            "add_or_remove_one" if sampling == "poisson" else "replace_one"
+        )
+        self.accountant_ = "rdp"
+        return w_sum / steps if p["averaging"] == "uniform" else w

@@ -1,0 +1,84 @@
+"""Reference points that are NOT private: non-private logistic regression and
+the majority-class predictor."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_array_2d, check_binary_labels, check_int, check_positive
+from ._base import check_bool
+
+__all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
+
+
+class NonPrivateLogisticRegression(ClassifierMixin, BaseEstimator):
+    """Ordinary L2-regularised logistic regression -- **NOT PRIVATE**.
+
+    A reference point for the private baselines: scikit-learn's
+    ``LogisticRegression(C=C)`` on the raw features.  ``epsilon``, ``delta``
+    and ``random_state`` are accepted so that every baseline can be built the
+    same way, and are ignored; ``epsilon_spent_`` is ``inf``.
+    """
+
+    def __init__(self, epsilon=None, delta=None, *, C=1.0, fit_intercept=True, max_iter=1000,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        C = check_positive(self.C, "C")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        X = check_array_2d(X, "X")
+        classes, y_pm = check_binary_labels(y, X.shape[0])
+        self._lr = LogisticRegression(C=C, fit_intercept=fit_intercept,
+                                      max_iter=max_iter).fit(X, y_pm)
+        self.classes_ = classes
+        self.coef_ = self._lr.coef_.copy()
+        self.intercept_ = self._lr.intercept_.copy()
+        self.n_features_in_ = X.shape[1]
+        self.epsilon_spent_ = float("inf")
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "coef_")
+        return self._lr.decision_function(check_array_2d(X, "X"))
+
+    def predict(self, X):
+        """``classes_[1]`` where the decision function is >= 0."""
+        return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
+
+
+class MajorityClassClassifier(ClassifierMixin, BaseEstimator):
+    """Predicts the most frequent training label -- **NOT PRIVATE** (the
+    majority is a statistic of the data).  Ties go to ``classes_[1]``.
+    ``epsilon``, ``delta``, ``random_state`` are accepted and ignored."""
+
+    def __init__(self, epsilon=None, delta=None, *, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X = check_array_2d(X, "X")
+        classes, y_pm = check_binary_labels(y, X.shape[0])
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.majority_ = 1 if y_pm.sum() >= 0 else -1
+        self.epsilon_spent_ = float("inf")
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "majority_")
+        X = check_array_2d(X, "X")
+        return np.full(X.shape[0], float(self.majority_))
+
+    def predict(self, X):
+        return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])

@@ -1,0 +1,598 @@
+"""Tests of privopt.baselines: every noise scale against independently worked-out
+values, the sklearn interface, reproducibility, the secure default, accuracy at
+large epsilon, and parameter validation."""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import optimize, special, stats
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+
+import dp_accounting
+from dp_accounting import rdp
+
+from privopt import _random
+from privopt._random import SecureGenerator
+from privopt.baselines import (
+    DPAGDLogisticRegression,
+    DPSGDLogisticRegression,
+    MajorityClassClassifier,
+    NoisySGDClassifier,
+    NonPrivateLogisticRegression,
+    ObjectivePerturbationLogisticRegression,
+    OutputPerturbationLogisticRegression,
+    PRIVATE_BASELINES,
+    dpsgd_grid_search,
+)
+from privopt.baselines import _accounting as acc
+from privopt.baselines._base import FeatureMap
+from privopt.baselines.perturbation import sample_gamma_norm_noise
+from privopt.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+class ZeroNoise(SecureGenerator):
+    """A generator whose Gaussian and exponential draws are all 0 (so the
+    algorithms run noise-free and can be compared with a hand computation)."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return np.zeros(size) + loc
+
+    def exponential(self, scale=1.0, size=None):
+        return np.zeros(size)
+
+
+class NoExponential(SecureGenerator):
+    """Exponential draws are 0, Gaussian draws are real (b = 0 in [CMS11])."""
+
+    def exponential(self, scale=1.0, size=None):
+        return np.zeros(size)
+
+
+def balle_wang_delta(sigma, eps, sens=1.0):
+    """delta of the Gaussian mechanism at eps [BW18, Theorem 8], from scipy."""
+    a = sens / (2 * sigma)
+    b = eps * sigma / sens
+    return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b)
+
+
+def exact_gaussian_epsilon(sigma, delta, sens=1.0):
+    return optimize.brentq(lambda e: balle_wang_delta(sigma, e, sens) - delta, 1e-9, 500)
+
+
+@functools.lru_cache(maxsize=None)
+def _separable(n, d, seed, labels):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    s = X[:, 0] - X[:, 1]
+    keep = np.abs(s) > 0.15
+    X, s = X[keep], s[keep]
+    return X, np.where(s > 0, labels[1], labels[0])
+
+
+def separable(n=300, d=4, seed=0, labels=(0, 1)):
+    """Linearly separable data with a margin, features in [0, 1] (a fresh copy
+    of a cached draw, so that DP-SGD calibrations are shared across tests)."""
+    X, y = _separable(n, d, seed, tuple(labels))
+    return X.copy(), y.copy()
+
+
+FAST = {  # large-epsilon settings that keep each fit well under a second
+    DPSGDLogisticRegression: dict(epochs=3, batch_size=16, learning_rate=2.0),
+    DPAGDLogisticRegression: dict(splits=10),
+    NoisySGDClassifier: dict(radius=20.0),
+    ObjectivePerturbationLogisticRegression: dict(alpha=1e-3),
+    OutputPerturbationLogisticRegression: dict(alpha=1e-3),
+}
+PRIVATE = list(FAST)
+
+
+def make(cls, eps=1.0, **kw):
+    delta = 0.0 if cls in (ObjectivePerturbationLogisticRegression,
+                           OutputPerturbationLogisticRegression) else 1e-5
+    params = dict(FAST[cls], epsilon=eps, delta=delta, bounds=(0.0, 1.0))
+    params.update(kw)
+    return cls(**params)
+
+
+# ---------------------------------------------------------------------------
+# accounting: closed forms and independent computations
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-8), (1.0, 1e-5), (3.0, 4e-9), (10.0, 1e-3)])
+def test_zcdp_rho_solves_bun_steinke_conversion(eps, delta):
+    # independent: numeric root of eps = rho + 2 sqrt(rho ln(1/delta))
+    root = optimize.brentq(lambda r: r + 2 * math.sqrt(r * math.log(1 / delta)) - eps, 0, eps)
+    rho = acc.zcdp_rho_from_dp(eps, delta)
+    assert rho == pytest.approx(root, rel=1e-10)
+    assert acc.dp_epsilon_from_zcdp(rho, delta) == pytest.approx(eps, rel=1e-12)
+
+
+def test_zcdp_rho_hand_value():
+    # eps=1, delta=1e-5: L = 11.512925, (sqrt(12.512925) - sqrt(11.512925))^2
+    assert acc.zcdp_rho_from_dp(1.0, 1e-5) == pytest.approx(0.02081994, rel=1e-6)
+
+
+def test_gaussian_zcdp_closed_forms():
+    assert acc.gaussian_zcdp_rho(3.0, 3.0) == pytest.approx(0.5)
+    assert acc.gaussian_sigma_for_zcdp(3.0, 0.5) == pytest.approx(3.0)
+    assert acc.gaussian_sigma_for_zcdp(1.0, 2.0) == pytest.approx(0.5)
+    # noisy max: eps = sqrt(2 rho) -> scale Delta / eps
+    assert acc.noisy_max_exponential_scale(3.0, 0.5) == pytest.approx(3.0)
+    assert acc.noisy_max_exponential_scale(2.0, 0.02) == pytest.approx(10.0)
+
+
+def test_classical_gaussian_sigma_hand_value():
+    # sqrt(2 ln(1.25e5)) / 0.5
+    assert acc.classical_gaussian_sigma(0.5, 1e-5) == pytest.approx(9.689611, rel=1e-6)
+    assert acc.classical_gaussian_sigma(0.5, 1e-5, 2.0) == pytest.approx(2 * 9.689611, rel=1e-6)
+
+
+@pytest.mark.parametrize("eps,delta,sens", [(0.1, 1e-6, 1.0), (1.0, 1e-5, 2.0), (5.0, 4e-9, 1.0)])
+def test_analytic_gaussian_sigma_meets_exact_condition(eps, delta, sens):
+    sigma = acc.analytic_gaussian_sigma(eps, delta, sens)
+    assert balle_wang_delta(sigma, eps, sens) == pytest.approx(delta, rel=1e-5)
+    if eps < 1:
+        assert sigma < acc.classical_gaussian_sigma(eps, delta, sens)
+    assert acc.analytic_gaussian_epsilon(sigma, delta, sens) == pytest.approx(eps, rel=1e-6)
+
+
+def test_subsampling_amplification_round_trip_and_hand_value():
+    # q = 1/2, eps0 = ln 3 -> log(1 + (3 - 1)/2) = ln 2
+    e, d = acc.amplify_by_subsampling(math.log(3.0), 1e-6, 0.5)
+    assert e == pytest.approx(math.log(2.0)) and d == pytest.approx(5e-7)
+    e0, d0 = acc.deamplify_by_subsampling(0.3, 1e-8, 0.25)
+    assert acc.amplify_by_subsampling(e0, d0, 0.25) == pytest.approx((0.3, 1e-8))
+
+
+@pytest.mark.parametrize("eps,q,steps", [(0.1, 256 / 15682, 306), (1.0, 0.01, 500), (3.0, 0.05, 100)])
+def test_dpsgd_calibration_against_dp_accounting(eps, q, steps):
+    delta = 1e-6
+    z = acc.dpsgd_calibrate_noise_multiplier(eps, delta, q, steps)
+
+    def eps_of(zz):  # a fresh accountant, built here
+        a = rdp.RdpAccountant()
+        a.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(zz)), steps))
+        return a.get_epsilon(delta)
+
+    assert eps_of(z) <= eps
+    assert eps_of(z) == pytest.approx(eps, rel=1e-3)
+    assert eps_of(z * 0.99) > eps  # and it is (nearly) the smallest such z
+
+
+def test_dpsgd_full_batch_epsilon_between_exact_and_mironov_bound():
+    # q = 1: T Gaussian steps = one Gaussian with noise z / sqrt(T).
+    z, T, delta = 4.0, 50, 1e-5
+    ours = acc.dpsgd_epsilon(z, 1.0, T, delta)
+    exact = exact_gaussian_epsilon(z / math.sqrt(T), delta)
+    orders = np.array(rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
+    mironov = np.min(T * orders / (2 * z**2) + math.log(1 / delta) / (orders - 1))
+    assert exact <= ours <= mironov + 1e-12
+    assert ours < 1.25 * exact
+
+
+def test_dpsgd_shuffle_accounting_is_gaussian_with_sensitivity_two():
+    z, epochs, delta = 6.0, 4, 1e-5
+    ours = acc.dpsgd_epsilon(z, 0.01, 400, delta, "shuffle", epochs)
+    exact = exact_gaussian_epsilon(z / math.sqrt(epochs), delta, sens=2.0)
+    orders = np.array(rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
+    mironov = np.min(epochs * orders * 4 / (2 * z**2) + math.log(1 / delta) / (orders - 1))
+    assert exact <= ours <= mironov + 1e-12
+    # no amplification claimed: far larger than the Poisson epsilon of the same noise
+    assert ours > 3 * acc.dpsgd_epsilon(z, 0.01, 400, delta)
+
+
+def test_noisy_sgd_sigma_derivation():
+    n, m, eps, delta = 1000, 500, 0.5, 1e-6
+    sigma = acc.noisy_sgd_sigma(eps, delta, n, m)
+    eps0 = math.log(1 + (math.exp(eps) - 1) / 0.5)
+    # the single step (sensitivity 2) is exactly (eps0, 2 delta)-DP
+    assert balle_wang_delta(sigma, eps0, sens=2.0) == pytest.approx(2 * delta, rel=1e-5)
+    assert acc.noisy_sgd_epsilon(sigma, delta, n, m) == pytest.approx(eps, rel=1e-6)
+
+
+def test_expected_draws_coupon_collector():
+    n, m = 1000, 500
+    harmonic = lambda k: special.digamma(k + 1) + np.euler_gamma  # noqa: E731
+    assert acc.expected_draws_until_distinct(n, m) == pytest.approx(
+        n * (harmonic(n) - harmonic(n - m)), rel=1e-10)
+    assert acc.expected_draws_until_distinct(n, m) == pytest.approx(n * math.log(2), rel=2e-3)
+
+
+def test_cms11_objective_perturbation_hand_values():
+    # n=100, Lambda=0.01, c=1/4, eps=1: ratio 1/4 -> eps' = 1 - ln(1.5625)
+    eps_p, big_delta, beta = acc.objective_perturbation_parameters(1.0, 100, 0.01, 0.25)
+    assert eps_p == pytest.approx(0.5537129, rel=1e-6)
+    assert big_delta == 0.0 and beta == pytest.approx(eps_p / 2)
+    # n=100, Lambda=1e-3, eps=0.1: eps' < 0 -> Delta = 0.25/(100(e^0.025 - 1)) - 1e-3
+    eps_p, big_delta, beta = acc.objective_perturbation_parameters(0.1, 100, 1e-3, 0.25)
+    assert eps_p == pytest.approx(0.05) and beta == pytest.approx(0.025)
+    assert big_delta == pytest.approx(0.0977547, rel=1e-5)
+
+
+def test_cms11_output_perturbation_beta():
+    assert acc.output_perturbation_beta(1.0, 100, 0.01) == pytest.approx(0.5)
+    assert acc.output_perturbation_beta(0.2, 1000, 0.1) == pytest.approx(10.0)
+
+
+def test_gamma_norm_noise_distribution():
+    rng = np.random.default_rng(3)
+    d, beta = 5, 2.0
+    draws = np.array([sample_gamma_norm_noise(rng, d, beta) for _ in range(4000)])
+    norms = np.linalg.norm(draws, axis=1)
+    # ||b|| ~ Gamma(d, 1/beta): mean 2.5, sd sqrt(5)/2
+    assert norms.mean() == pytest.approx(d / beta, abs=4 * math.sqrt(d) / beta / math.sqrt(4000))
+    assert stats.kstest(norms, stats.gamma(d, scale=1 / beta).cdf).pvalue > 1e-3
+    assert np.all(np.abs(draws.mean(axis=0)) < 0.15)  # isotropic
+
+
+# ---------------------------------------------------------------------------
+# the estimators' reported privacy parameters
+# ---------------------------------------------------------------------------
+def test_dpsgd_reports_reproducible_accounting():
+    X, y = separable()
+    est = DPSGDLogisticRegression(epsilon=0.8, delta=1e-5, bounds=(0, 1), batch_size=40,
+                                  epochs=2, random_state=0).fit(X, y)
+    n = X.shape[0]
+    assert est.sampling_probability_ == pytest.approx(40 / n)
+    assert est.n_steps_ == round(2 * n / 40)
+    a = rdp.RdpAccountant()
+    a.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(40 / n, dp_accounting.GaussianDpEvent(
+            est.noise_multiplier_)), est.n_steps_))
+    assert a.get_epsilon(1e-5) == pytest.approx(est.epsilon_spent_, rel=1e-9)
+    assert est.epsilon_spent_ <= 0.8
+    b = rdp.RdpAccountant().compose(est.dp_event_)
+    assert b.get_epsilon(1e-5) == pytest.approx(est.epsilon_spent_, rel=1e-9)
+
+
+def test_dpsgd_shuffle_needs_more_noise():
+    X, y = separable()
+    kw = dict(epsilon=1.0, delta=1e-5, bounds=(0, 1), batch_size=40, epochs=2, random_state=0)
+    p = DPSGDLogisticRegression(sampling="poisson", **kw).fit(X, y)
+    s = DPSGDLogisticRegression(sampling="shuffle", **kw).fit(X, y)
+    assert s.neighboring_relation_ == "replace_one"
+    assert s.noise_multiplier_ > 2 * p.noise_multiplier_
+    assert s.epsilon_spent_ <= 1.0
+
+
+def test_dpsgd_rejects_noise_multiplier_below_target():
+    X, y = separable()
+    est = DPSGDLogisticRegression(epsilon=0.5, delta=1e-5, noise_multiplier=0.3, batch_size=32,
+                                  bounds=(0, 1))
+    with pytest.raises(ParameterError) as err:
+        est.fit(X, y)
+    assert err.value.parameter == "noise_multiplier"
+    assert not hasattr(est, "classes_") and not hasattr(est, "weights_")
+
+
+def test_dpsgd_step_clips_and_averages_as_stated():
+    # q = 1 (every record every step), one step, no noise: w_1 = -lr * sum clip(g_i) / n
+    X, y = separable(50)
+    C, lr = 0.05, 2.0
+    est = DPSGDLogisticRegression(epsilon=50.0, delta=1e-5, batch_size=X.shape[0], epochs=1,
+                                  clip_norm=C, learning_rate=lr, averaging="last",
+                                  bounds=(0, 1), random_state=ZeroNoise())
+    est.fit(X, y)
+    Z = est._feature_map.transform(X)
+    ypm = np.where(y == 1, 1.0, -1.0)
+    g = -0.5 * ypm[:, None] * Z  # logistic gradient at w = 0
+    g = g / np.maximum(1.0, np.linalg.norm(g, axis=1) / C)[:, None]
+    np.testing.assert_allclose(est.weights_, -lr * g.sum(axis=0) / X.shape[0], rtol=1e-12)
+
+
+def test_dpagd_budget_and_reproducible_accounting():
+    X, y = separable()
+    est = DPAGDLogisticRegression(epsilon=1.0, delta=1e-5, splits=10, bounds=(0, 1),
+                                  random_state=1).fit(X, y)
+    assert est.rho_ == pytest.approx(acc.zcdp_rho_from_dp(1.0, 1e-5))
+    assert est.rho_spent_ <= est.rho_
+    assert est.rho_spent_ == pytest.approx(sum(r for _, r in est.budget_log_), rel=1e-12)
+    assert est.epsilon_spent_ <= 1.0
+    kinds = [k for k, _ in est.budget_log_]
+    assert kinds.count("noisy_max") == est.n_noisy_max_
+    assert kinds.count("gradient") == est.n_gradient_measurements_
+    a = rdp.RdpAccountant()
+    for _, r in est.budget_log_:
+        a.compose(dp_accounting.ZCDpEvent(r))
+    assert a.get_epsilon(1e-5) <= est.epsilon_spent_ + 1e-12
+    eps0 = 1.0 / 20
+    assert est.rho_nmax_ == pytest.approx(eps0**2 / 2)
+    assert est.noisy_max_scale_ == pytest.approx(3.0 / eps0)
+
+
+def test_dpagd_initial_budgets_hand_values():
+    # eps0 = 1/120: rho_nmax = eps0^2/2; rho_ng = eps0^2 / (4 ln(1.25e5)) (sigma of the
+    # classical Gaussian mechanism at (eps0, 1e-5), sensitivity 3, turned into zCDP)
+    rho_nmax, rho_ng = DPAGDLogisticRegression.initial_budgets(1.0, 1e-5, 60, 3.0)
+    assert rho_nmax == pytest.approx(3.4722222e-5, rel=1e-7)
+    assert rho_ng == pytest.approx(1.4793e-6, rel=1e-4)
+
+
+def test_dpagd_applies_the_selected_step_and_charges_once():
+    # splits=3, eps=1, delta=1e-5 leaves budget for exactly one iteration
+    # (rho / (rho_ng + rho_nmax) = 1.44); noise-free, NoisyMax is the exact argmin.
+    X, y = separable(300, seed=4)
+    est = DPAGDLogisticRegression(epsilon=1.0, delta=1e-5, splits=3, bounds=(0, 1),
+                                  random_state=ZeroNoise()).fit(X, y)
+    rho_nmax, rho_ng = DPAGDLogisticRegression.initial_budgets(1.0, 1e-5, 3, 3.0)
+    assert est.n_iter_ == 1
+    assert est.rho_spent_ == pytest.approx(rho_ng + rho_nmax, rel=1e-12)  # gradient charged once
+    Z = est._feature_map.transform(X)
+    yz = Z * np.where(y == 1, 1.0, -1.0)[:, None]
+    g = (-0.5 * yz).sum(axis=0)  # exact gradient sum at 0 (norms < 3: no clipping)
+    d = g / np.linalg.norm(g)
+    grid = np.linspace(0, 2.0, 21)
+    scores = [np.minimum(np.logaddexp(0, -(yz @ (-a * d))), 3.0).sum() for a in grid]
+    best = grid[int(np.argmin(scores))]
+    assert best > 0
+    assert est.steps_ == [pytest.approx(best)]
+    np.testing.assert_allclose(est.weights_, -best * d, rtol=1e-10, atol=1e-12)
+
+
+def test_noisy_sgd_reports_and_uses_each_fresh_point_once(monkeypatch):
+    from privopt.baselines import noisy_sgd
+
+    X, y = separable(301)
+    calls = {"n": 0}
+    orig = noisy_sgd._DLOSS_SCALAR["hinge"]
+
+    def counting(m):
+        calls["n"] += 1
+        return orig(m)
+
+    monkeypatch.setitem(noisy_sgd._DLOSS_SCALAR, "hinge", counting)
+    est = NoisySGDClassifier(epsilon=2.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
+    n = X.shape[0]
+    m = math.ceil(n / 2)
+    assert calls["n"] == m == est.n_gradient_steps_
+    assert est.n_steps_ >= m
+    d = X.shape[1] + 1
+    assert est.noise_std_ == pytest.approx(acc.noisy_sgd_sigma(2.0, 1e-5, n, m))
+    assert est.learning_rate_ == pytest.approx(
+        10.0 / math.sqrt(acc.expected_draws_until_distinct(n, m) * (1 + d * est.noise_std_**2)))
+    assert est.epsilon_spent_ == pytest.approx(2.0, rel=1e-6)
+
+
+def test_noisy_sgd_index_draws_stop_at_half():
+    rng = np.random.default_rng(5)
+    idx, fresh = NoisySGDClassifier._draw_indices(rng, 101, 51)
+    assert np.unique(idx).size == 51 and np.unique(idx[:-1]).size == 50
+    assert fresh[-1] and fresh.sum() == 51
+    seen = set()
+    for i, f in zip(idx, fresh):
+        assert f == (i not in seen)
+        seen.add(i)
+
+
+def test_objective_perturbation_solves_the_stated_objective():
+    # b = 0 (exponential draws 0): the output is the regularised LR optimum;
+    # compare with scikit-learn on the same features: Lambda = 1 / (n C).
+    X, y = separable()
+    lam = 0.01
+    est = ObjectivePerturbationLogisticRegression(epsilon=5.0, alpha=lam, bounds=(0, 1),
+                                                  random_state=NoExponential()).fit(X, y)
+    assert est.Delta_ == 0.0
+    Z = est._feature_map.transform(X)
+    ref = LogisticRegression(C=1 / (Z.shape[0] * lam), fit_intercept=False, tol=1e-12,
+                             max_iter=10000).fit(Z, y)
+    np.testing.assert_allclose(est.weights_, ref.coef_.ravel(), rtol=1e-4, atol=1e-6)
+
+
+def test_objective_perturbation_delta_adjustment():
+    X, y = separable()
+    n = X.shape[0]
+    est = ObjectivePerturbationLogisticRegression(epsilon=0.1, alpha=1e-4, bounds=(0, 1),
+                                                  random_state=0).fit(X, y)
+    assert est.Delta_ == pytest.approx(0.25 / (n * math.expm1(0.1 / 4)) - 1e-4)
+    assert est.epsilon_prime_ == pytest.approx(0.05) and est.beta_ == pytest.approx(0.025)
+
+
+def test_output_perturbation_noise_scale():
+    X, y = separable()
+    lam, eps = 0.05, 2.0
+    base = OutputPerturbationLogisticRegression(epsilon=eps, alpha=lam, bounds=(0, 1),
+                                                random_state=NoExponential()).fit(X, y)
+    diffs = [np.linalg.norm(OutputPerturbationLogisticRegression(
+        epsilon=eps, alpha=lam, bounds=(0, 1), random_state=s).fit(X, y).weights_
+        - base.weights_) for s in range(200)]
+    n, d = X.shape[0], X.shape[1] + 1
+    beta = n * lam * eps / 2
+    assert base.beta_ == pytest.approx(beta)
+    assert np.mean(diffs) == pytest.approx(d / beta, rel=0.1)
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn interface, reproducibility, secure default, accuracy
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", PRIVATE + [NonPrivateLogisticRegression, MajorityClassClassifier])
+def test_clone_and_params(cls):
+    est = make(cls) if cls in FAST else cls(epsilon=1.0, delta=1e-5)
+    params = est.get_params()
+    assert {"epsilon", "delta", "random_state"} <= set(params)
+    c = clone(est)
+    assert c.get_params() == params and c is not est
+    c.set_params(epsilon=0.25)
+    assert c.get_params()["epsilon"] == 0.25 and est.get_params()["epsilon"] == params["epsilon"]
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_reproducible_under_seed_and_varies_across_seeds(cls):
+    X, y = separable()
+    a = make(cls, random_state=7).fit(X, y)
+    b = make(cls, random_state=7).fit(X, y)
+    c = make(cls, random_state=8).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_random_state_none_uses_secure_generator(cls, monkeypatch):
+    X, y = separable()
+    calls = {"n": 0}
+    real = _random.os.urandom
+
+    def counting(k):
+        calls["n"] += 1
+        return real(k)
+
+    monkeypatch.setattr(_random.os, "urandom", counting)
+    a = make(cls, random_state=None).fit(X, y)
+    assert calls["n"] > 0
+    b = make(cls, random_state=None).fit(X, y)
+    assert not np.array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_accuracy_on_separable_data_at_large_epsilon(cls):
+    X, y = separable(1500, seed=1)
+    Xt, yt = separable(1000, seed=2)
+    eps = 200.0 if cls is NoisySGDClassifier else 20.0
+    est = make(cls, eps=eps, random_state=0).fit(X, y)
+    assert est.score(Xt, yt) > 0.9
+
+
+@pytest.mark.parametrize("cls", PRIVATE + [NonPrivateLogisticRegression, MajorityClassClassifier])
+def test_any_two_labels(cls):
+    X, y = separable(labels=("no", "yes"))
+    est = (make(cls, eps=20.0, random_state=0) if cls in FAST else cls()).fit(X, y)
+    assert list(est.classes_) == ["no", "yes"]
+    assert set(np.unique(est.predict(X))) <= {"no", "yes"}
+    dec = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), np.where(dec >= 0, "yes", "no"))
+
+
+def test_reference_points_are_marked_not_private():
+    X, y = separable()
+    lr = NonPrivateLogisticRegression(C=100.0).fit(X, y)
+    assert lr.score(X, y) > 0.97 and lr.epsilon_spent_ == math.inf
+    y_maj = np.r_[np.ones(X.shape[0] - 100), np.zeros(100)]
+    maj = MajorityClassClassifier().fit(X, y_maj)
+    assert np.all(maj.predict(X) == 1.0) and maj.epsilon_spent_ == math.inf
+
+
+def test_feature_map_uses_public_bounds_and_row_clipping():
+    fmap = FeatureMap(np.array([0.0, -1.0]), np.array([2.0, 1.0]), 1.0, True)
+    X = np.array([[1.0, 0.0], [5.0, -3.0], [2.0, 1.0]])
+    x1 = fmap.scaled(X)
+    np.testing.assert_allclose(x1[0], [0.5, 0.5])
+    np.testing.assert_allclose(x1[1], [1.0, 0.0])  # clipped to the bounds
+    np.testing.assert_allclose(x1[2], [1, 1] / np.sqrt(2))  # row clipped to norm 1
+    assert np.all(np.linalg.norm(fmap.transform(X), axis=1) <= 1 + 1e-12)
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_coef_and_intercept_give_the_decision_function(cls):
+    X, y = separable()
+    est = make(cls, random_state=0, data_norm=1.2).fit(X, y)
+    x1 = est._feature_map.scaled(X)
+    np.testing.assert_allclose(est.decision_function(X), x1 @ est.coef_.ravel() + est.intercept_,
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_privacy_leak_warning_only_without_bounds(cls):
+    X, y = separable()
+    with pytest.warns(PrivacyLeakWarning):
+        make(cls, bounds=None, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        make(cls, random_state=0).fit(X, y)
+
+
+def test_grid_search_warns_and_picks_from_the_grid():
+    X, y = separable()
+    grid = {"clip_norm": [0.5, 1.0], "batch_size": [16], "learning_rate": [0.01, 2.0]}
+    with pytest.warns(PrivacyLeakWarning, match="not itself private"):
+        res = dpsgd_grid_search(X, y, epsilon=5.0, delta=1e-5, param_grid=grid, epochs=2,
+                                noise_multiplier=1.2, bounds=(0, 1), random_state=0)
+    assert len(res.results) == 4
+    assert res.best_params in [p for p, _ in res.results]
+    assert res.best_score == max(s for _, s in res.results)
+    assert res.best_params["learning_rate"] == 2.0  # lr 0.01 barely moves from w = 0
+    assert res.best_estimator.epsilon_spent_ <= 5.0
+
+
+# ---------------------------------------------------------------------------
+# parameter validation: named, typed, before any fitting, inputs untouched
+# ---------------------------------------------------------------------------
+BAD = [
+    (DPSGDLogisticRegression, "epsilon", -1.0, ParameterError),
+    (DPSGDLogisticRegression, "epsilon", "big", ParameterTypeError),
+    (DPSGDLogisticRegression, "delta", 0.0, ParameterError),
+    (DPSGDLogisticRegression, "delta", 1.5, ParameterError),
+    (DPSGDLogisticRegression, "clip_norm", 0.0, ParameterError),
+    (DPSGDLogisticRegression, "batch_size", 0, ParameterError),
+    (DPSGDLogisticRegression, "batch_size", 2.5, ParameterTypeError),
+    (DPSGDLogisticRegression, "sampling", "fixed", ParameterError),
+    (DPSGDLogisticRegression, "averaging", "tail", ParameterError),
+    (DPSGDLogisticRegression, "random_state", "seed", ParameterTypeError),
+    (DPSGDLogisticRegression, "bounds", (0.0,), ParameterTypeError),
+    (DPSGDLogisticRegression, "bounds", (1.0, 0.0), ParameterError),
+    (DPSGDLogisticRegression, "bounds", ([0, 0], [1, 1, 1]), ParameterError),
+    (DPSGDLogisticRegression, "noise_multiplier", -2.0, ParameterError),
+    (DPSGDLogisticRegression, "data_norm", -1.0, ParameterError),
+    (DPSGDLogisticRegression, "fit_intercept", "yes", ParameterTypeError),
+    (DPAGDLogisticRegression, "splits", 0, ParameterError),
+    (DPAGDLogisticRegression, "gamma", -0.1, ParameterError),
+    (DPAGDLogisticRegression, "grad_clip", 0.0, ParameterError),
+    (NoisySGDClassifier, "loss", "squared", ParameterError),
+    (NoisySGDClassifier, "radius", 0.0, ParameterError),
+    (ObjectivePerturbationLogisticRegression, "alpha", 0.0, ParameterError),
+    (ObjectivePerturbationLogisticRegression, "delta", -0.1, ParameterError),
+    (OutputPerturbationLogisticRegression, "epsilon", float("inf"), ParameterError),
+]
+
+
+@pytest.mark.parametrize("cls,name,value,exc", BAD)
+def test_parameter_errors_name_the_parameter_before_fitting(cls, name, value, exc):
+    X, y = separable()
+    X0, y0 = X.copy(), y.copy()
+    est = make(cls).set_params(**{name: value})
+    with pytest.raises(exc) as err:
+        est.fit(X, y)
+    assert err.value.parameter == name
+    assert not hasattr(est, "coef_") and not hasattr(est, "classes_")
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    # hyperparameters are checked before the data are even read
+    with pytest.raises(exc) as err:
+        est.fit(None, None)
+    assert err.value.parameter == name
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_fit_does_not_modify_inputs(cls):
+    X, y = separable()
+    X[0, 0] = 7.0  # outside the bounds: clipped inside fit only
+    X0, y0 = X.copy(), y.copy()
+    make(cls, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_data_errors_name_the_argument():
+    est = make(DPSGDLogisticRegression)
+    X, y = separable()
+    with pytest.raises(ParameterError) as err:
+        est.fit(X, np.zeros(X.shape[0]))
+    assert err.value.parameter == "y"
+    with pytest.raises(ParameterError) as err:
+        est.fit(X[:, 0], y)
+    assert err.value.parameter == "X"
+    with pytest.raises(ParameterError) as err:
+        make(DPSGDLogisticRegression, batch_size=10_000).fit(X, y)
+    assert err.value.parameter == "batch_size"
+
+
+def test_registry_lists_every_private_baseline():
+    assert set(PRIVATE_BASELINES.values()) == set(PRIVATE)
