@@ -9,6 +9,7 @@ import logging
 import functools
 import math
 import numbers
+import threading
 import time
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ __all__ = [
     "get_spec",
     "DEFAULT_ABS_GAP",
 ]
+
+_SOLVE_LOCK = threading.RLock()
 
 #: Absolute gap (objective units) within which incumbent and bound must agree
 #: for a solve to count as certified optimal, unless the caller says otherwise.
@@ -471,10 +474,15 @@ def solve(
     start = time.perf_counter()
     message = ""
     try:
-        tc, status, obj, bound, message = _RUNNERS[spec.interface](
-            spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
-            threads=threads, options=solver_options,
-        )
+        # Pyomo's solver interfaces redirect sys.stdout while they run, which is
+        # not thread-safe: solves in one process are serialized.  Run solves in
+        # parallel with processes (or a dask cluster), not threads.
+        with _SOLVE_LOCK:
+            start = time.perf_counter()
+            tc, status, obj, bound, message = _RUNNERS[spec.interface](
+                spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
+                threads=threads, options=solver_options,
+            )
     except (ApplicationError, RuntimeError, OSError, ValueError, KeyError, AttributeError) as exc:
         wall = time.perf_counter() - start
         report = _report(spec, version, TerminationCondition.error, SolutionStatus.noSolution,
