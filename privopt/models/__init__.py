@@ -1,8 +1,43 @@
 """Pyomo loss models with the metadata privopt's mechanisms read.
 
-See :mod:`privopt.models._info` for the interface every model follows.
+See :mod:`privopt.models._info` for the interface every model follows.  The
+catalogue:
+
+* :func:`zero_one_halfspace` -- 0/1 loss of a halfspace on a grid in a ball
+  (MILP, for OPDisc); :func:`rspm_halfspace` -- the same over {-1, 0, 1}^d
+  (for RSPM); :func:`predict_halfspace` applies their decision rule.
+* :func:`hinge_halfspace`, :func:`absolute_regression` (LPs) and
+  :func:`squared_regression` (QP): convex losses normalized to [0, 1] on a
+  box (for OPSamp).
+* :func:`discretize_features` / :class:`FeatureDiscretizer`: map real
+  features clipped to public bounds onto an integer grid.
 """
 
+from ._common import build_stats, get_weights
 from ._info import ModelInfo, attach_info, get_info, has_info
+from .convex import absolute_regression, hinge_halfspace, squared_regression
+from .discretize import FeatureDiscretizer, discretize_features
+from .halfspace import (
+    halfspace_decision_function,
+    predict_halfspace,
+    rspm_halfspace,
+    zero_one_halfspace,
+)
 
-__all__ = ["ModelInfo", "attach_info", "get_info", "has_info"]
+__all__ = [
+    "ModelInfo",
+    "attach_info",
+    "get_info",
+    "has_info",
+    "zero_one_halfspace",
+    "rspm_halfspace",
+    "predict_halfspace",
+    "halfspace_decision_function",
+    "hinge_halfspace",
+    "absolute_regression",
+    "squared_regression",
+    "discretize_features",
+    "FeatureDiscretizer",
+    "build_stats",
+    "get_weights",
+]

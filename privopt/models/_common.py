@@ -1,0 +1,363 @@
+"""Shared helpers of the model catalogue: argument checks, grids, exact
+lattices, row merging and fast construction of linear constraints.
+
+Nothing here is public API; the builders in :mod:`privopt.models.halfspace`
+and :mod:`privopt.models.convex` use it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+
+from .._validation import check_array_2d, check_positive
+from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
+
+__all__: list[str] = []
+
+#: Relative tolerance used to snap a squared norm bound or a lattice
+#: coordinate onto the exact integer it represents (sqrt(23)**2 is
+#: 22.999999999999996 in floating point; it means 23).
+SNAP_TOL = 1e-9
+
+#: A conservative bound on the integrality tolerance of the solvers privopt
+#: drives with their default settings (GLPK tol_int 1e-5; HiGHS, CBC, SCIP
+#: 1e-6).  A binary e_k may be as far as this from 0 or 1 in a returned
+#: "integral" solution, which moves a big-M constraint by M * INT_TOL.
+INT_TOL = 1e-5
+
+
+STATS_ATTR = "_privopt_build_stats"
+
+
+def build_stats(model) -> dict:
+    """Size statistics recorded while building a catalogue model (rows after
+    merging, dropped tie rows, chain cuts, objective constant, build time).
+
+    They are computed from the private data: diagnostics for whoever holds
+    the data, not part of any release (unlike the :class:`ModelInfo`).
+    """
+    return dict(getattr(model, STATS_ATTR, {}) or {})
+
+
+def get_weights(model) -> np.ndarray:
+    """The values of ``model.w`` (after a solve) as a vector; on discrete
+    models each value is snapped to the nearest value of its coordinate grid
+    (a solver returns integers only up to its integrality tolerance)."""
+    from ._info import get_info
+
+    info = get_info(model)
+    name = info.weights if info is not None else "w"
+    var = getattr(model, name, None)
+    if var is None:
+        raise ParameterError(f"the model has no component {name!r}.", "model")
+    keys = sorted(var.keys())
+    vals = np.array([np.nan if var[k].value is None else float(var[k].value) for k in keys])
+    if np.any(np.isnan(vals)):
+        raise ParameterError("model.w has no value; solve the model first.", "model")
+    if info is not None and info.grid is not None:
+        for j, g in enumerate(info.grid):
+            ga = np.asarray(g, dtype=float)
+            vals[j] = ga[np.argmin(np.abs(ga - vals[j]))]
+    return vals
+
+
+# ----------------------------------------------------------------------------
+# small argument checks
+# ----------------------------------------------------------------------------
+
+def check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).", name)
+    return bool(value)
+
+
+def check_name(value, name: str = "name") -> str:
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a string, got {type(value).__name__}.", name)
+    return value
+
+
+def check_X(X, name: str = "X") -> np.ndarray:
+    """Finite 2-D float copy of X with -0.0 normalized to 0.0 (so that
+    identical rows compare equal byte-wise)."""
+    arr = check_array_2d(X, name)
+    arr += 0.0
+    return arr
+
+
+def add_intercept(X: np.ndarray) -> np.ndarray:
+    return np.hstack([X, np.ones((X.shape[0], 1))])
+
+
+def check_target(y, n_rows: int, name: str = "y") -> np.ndarray:
+    """A finite 1-D float copy of a regression target with ``n_rows`` entries."""
+    try:
+        arr = np.array(y, dtype=float, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} must be a 1-D array of numbers: {exc}", name) from exc
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ParameterError(f"{name} must be 1-D, got shape {arr.shape}.", name)
+    if arr.shape[0] != n_rows:
+        raise ParameterError(
+            f"{name} has {arr.shape[0]} values but X has {n_rows} rows; they must match.", name
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(f"{name} contains NaN or infinite values; remove or impute them.", name)
+    return arr
+
+
+def per_feature_bound(value, d: int, name: str, data_abs_max: np.ndarray | None, *, what: str) -> np.ndarray:
+    """A public bound on |x_j| per feature: a scalar or a length-d sequence of
+    positive numbers.  ``None`` infers it from the data (``data_abs_max``) and
+    emits a :class:`PrivacyLeakWarning`."""
+    if value is None:
+        warnings.warn(
+            f"{name} was not given, so the bound on {what} is taken from the private data; "
+            f"the loss scale then depends on the data and the privacy guarantee does not "
+            f"hold as stated. Pass {name} from public knowledge of the feature ranges.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        out = np.asarray(data_abs_max, dtype=float).copy()
+        out[out <= 0] = 1.0  # an all-zero column: any positive bound is valid
+        return out
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        v = check_positive(value, name)
+        return np.full(d, v)
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} must be a positive number or a sequence of {d} of them.", name) from exc
+    if arr.shape != (d,):
+        raise ParameterError(f"{name} must be a number or have one entry per feature ({d}), got shape {arr.shape}.", name)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ParameterError(f"{name} must contain finite numbers > 0, got {arr.tolist()}.", name)
+    return arr
+
+
+# ----------------------------------------------------------------------------
+# exact lattices
+# ----------------------------------------------------------------------------
+
+def rational_step(values, *, max_den: int = 1000, max_values: int = 20000) -> Fraction | None:
+    """A step h (a Fraction) such that every value is an integer multiple of
+    h: 1 for integer-valued input, otherwise the largest such h when the
+    values are (within :data:`SNAP_TOL`) rationals with denominators <=
+    ``max_den``; ``None`` when there is none.  All-zero input gives 1."""
+    vals = np.unique(np.abs(np.asarray(values, dtype=float).ravel()))
+    vals = vals[vals > 0]
+    if vals.size == 0:
+        return Fraction(1)
+    if np.all(vals == np.round(vals)):
+        return Fraction(1)  # integer-valued: step 1 suffices for an exact margin
+    if vals.size > max_values:
+        return None
+    fracs = []
+    for v in vals:
+        f = Fraction(float(v)).limit_denominator(max_den)
+        if abs(float(f) - v) > SNAP_TOL * max(1.0, abs(v)):
+            return None
+        fracs.append(f)
+    lcm_den = 1
+    for f in fracs:
+        lcm_den = lcm_den * f.denominator // math.gcd(lcm_den, f.denominator)
+    g = 0
+    for f in fracs:
+        g = math.gcd(g, f.numerator * (lcm_den // f.denominator))
+    return Fraction(g, lcm_den)
+
+
+def is_integral(values) -> bool:
+    arr = np.asarray(values, dtype=float)
+    return bool(np.all(arr == np.round(arr)))
+
+
+# ----------------------------------------------------------------------------
+# grids
+# ----------------------------------------------------------------------------
+
+def _as_grid_values(seq, name: str) -> tuple:
+    try:
+        arr = np.array(seq, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} must contain numbers: {exc}", name) from exc
+    if arr.ndim != 1:
+        raise ParameterError(f"{name}: each coordinate's grid must be a 1-D sequence of values.", name)
+    if arr.size < 2:
+        raise ParameterError(f"{name}: a coordinate grid needs at least two values, got {arr.tolist()}.", name)
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(f"{name} contains NaN or infinite values.", name)
+    arr = np.sort(arr)
+    if np.any(np.diff(arr) <= 0):
+        raise ParameterError(f"{name} contains repeated values ({arr.tolist()}); give distinct values.", name)
+    if np.all(arr == np.round(arr)):
+        return tuple(int(v) for v in arr)
+    return tuple(float(v) for v in arr)
+
+
+def parse_grid(grid, d: int, name: str = "grid") -> tuple:
+    """Per-coordinate grids (one sorted tuple per coordinate).
+
+    ``None``: integers -B..B with B = floor(sqrt(d)) ([NRVW20], Section 5);
+    an int B >= 1: integers -B..B; a 1-D sequence: the same values for every
+    coordinate; a sequence of d sequences (or a (d, K) array): per coordinate.
+    Integral grids are returned as Python ints.
+    """
+    if grid is None:
+        b = math.isqrt(d)
+        return (tuple(range(-b, b + 1)),) * d
+    if isinstance(grid, bool):
+        raise ParameterTypeError(f"{name} must be None, an int B, or a sequence of values.", name)
+    if isinstance(grid, numbers.Integral):
+        b = int(grid)
+        if b < 1:
+            raise ParameterError(f"{name}=B means the integers -B..B and needs B >= 1, got {b}.", name)
+        return (tuple(range(-b, b + 1)),) * d
+    if isinstance(grid, numbers.Real):
+        raise ParameterTypeError(
+            f"{name} must be None, an int B (grid -B..B) or a sequence of values, got the float {grid!r}.", name
+        )
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
+        raise ParameterTypeError(f"{name} must be None, an int B, or a sequence of values, got {type(grid).__name__}.", name)
+    if len(grid) == 0:
+        raise ParameterError(f"{name} is empty.", name)
+    first = grid[0]
+    nested = hasattr(first, "__len__") and not isinstance(first, (str, bytes))
+    if not nested:
+        return (_as_grid_values(grid, name),) * d
+    if len(grid) != d:
+        raise ParameterError(
+            f"{name} has {len(grid)} per-coordinate grids but the model has {d} coordinates.", name
+        )
+    return tuple(_as_grid_values(g, f"{name}[{j}]") for j, g in enumerate(grid))
+
+
+def grid_unit(grid: tuple, name: str = "grid") -> Fraction:
+    """1 for integral grids, otherwise the rational step h with every grid
+    value an integer multiple of h (raises when there is none)."""
+    flat = [v for g in grid for v in g]
+    if all(isinstance(v, int) for v in flat):
+        return Fraction(1)
+    h = rational_step(flat, max_den=1000)
+    if h is None:
+        raise ParameterError(
+            f"{name} values are not multiples of a common rational step, so scores and "
+            "||w||^2 cannot be computed exactly; use a tau-grid such as np.arange(-1, 1.01, 0.25).",
+            name,
+        )
+    return h
+
+
+def grid_separation(grid: tuple) -> float:
+    """tau: the smallest gap between consecutive values of any coordinate grid
+    (two distinct points of the product set differ in some coordinate by at least it)."""
+    return float(min(min(np.diff(np.asarray(g, dtype=float))) for g in grid))
+
+
+def grid_units(grid: tuple, unit: Fraction) -> list[list[int]]:
+    """Grid values as exact integers in units of ``unit``."""
+    return [[int(round(Fraction(v).limit_denominator(10**9) / unit)) for v in g] for g in grid]
+
+
+def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None = None) -> int:
+    """floor(D^2 / unit^2), computed exactly: ``exact_sq`` when the caller knows
+    D^2 exactly (the default D = sqrt(d)); otherwise D**2 is snapped to a
+    nearby integer multiple of unit^2 within :data:`SNAP_TOL` (relative), so that
+    D = sqrt(23) gives 23 and not 22."""
+    if exact_sq is not None:
+        return int(math.floor(exact_sq / (unit * unit)))
+    q = float(norm_bound) ** 2 / float(unit * unit)
+    near = round(q)
+    if abs(q - near) <= SNAP_TOL * max(1.0, abs(q)):
+        return int(near)
+    return int(math.floor(q))
+
+
+# ----------------------------------------------------------------------------
+# merging
+# ----------------------------------------------------------------------------
+
+def column_codes(X: np.ndarray) -> np.ndarray:
+    """Integer codes of X's values, column by column (equal values, equal codes;
+    order preserved)."""
+    C = np.empty(X.shape, dtype=np.int64)
+    for j in range(X.shape[1]):
+        C[:, j] = np.asarray(np.unique(X[:, j], return_inverse=True)[1]).reshape(-1)
+    return C
+
+
+def unique_rows(X: np.ndarray):
+    """Distinct rows of X in lexicographic order, and the inverse map (X ==
+    Xu[inv]).  Same result as ``np.unique(X, axis=0, return_inverse=True)``
+    but much faster: rows are sorted by per-column integer codes with one
+    ``np.lexsort`` instead of an argsort of byte strings."""
+    n = X.shape[0]
+    C = column_codes(X)
+    order = np.lexsort(C.T[::-1])
+    Cs = C[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(Cs[1:] != Cs[:-1], axis=1)
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return X[order[new]], inv
+
+
+def one_coordinate_pairs(X: np.ndarray, j: int, codes: np.ndarray | None = None):
+    """Pairs (a, b) of rows of X (distinct rows) that agree on every
+    coordinate but j, consecutive when each such group is sorted by x_j, so
+    x_b = x_a + t e_j with t > 0."""
+    C = column_codes(X) if codes is None else codes
+    d = X.shape[1]
+    others = [c for c in range(d) if c != j]
+    keys = [C[:, j]] + [C[:, c] for c in reversed(others)]
+    order = np.lexsort(keys)
+    a, b = order[:-1], order[1:]
+    if others:
+        same = np.all(C[a][:, others] == C[b][:, others], axis=1)
+    else:
+        same = np.ones(a.size, dtype=bool)
+    same &= C[b, j] > C[a, j]
+    return a[same], b[same]
+
+
+# ----------------------------------------------------------------------------
+# fast construction
+# ----------------------------------------------------------------------------
+
+def linear_rows(X: np.ndarray, variables: list) -> list:
+    """For each row of X, the pair (coefficients, variables) of its nonzero
+    entries: the linear form <x, w> as plain Python lists."""
+    nz_rows, nz_cols = np.nonzero(X)
+    vals = X[nz_rows, nz_cols].tolist()
+    cols = nz_cols.tolist()
+    starts = np.searchsorted(nz_rows, np.arange(X.shape[0] + 1)).tolist()
+    out = []
+    for k in range(X.shape[0]):
+        a, b = starts[k], starts[k + 1]
+        out.append((vals[a:b], [variables[c] for c in cols[a:b]]))
+    return out
+
+
+def linexpr(coefs, variables, constant=0.0) -> LinearExpression:
+    """constant + sum_i coefs[i] * variables[i] as one LinearExpression (no
+    operator overloading: the fast path for building thousands of rows)."""
+    args = [MonomialTermExpression((c, v)) for c, v in zip(coefs, variables)]
+    if constant:
+        args.insert(0, constant)
+    return LinearExpression(args)
+
+
+def add_constraints(block, name: str, triples: list) -> None:
+    """Add ``block.<name>[k]`` for k in range(len(triples)) where triples[k]
+    is (lower, LinearExpression, upper) with None for a missing side."""
+    con = pyo.Constraint(range(len(triples)), rule=lambda m, k: triples[k])
+    block.add_component(name, con)

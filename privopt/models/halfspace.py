@@ -1,0 +1,629 @@
+"""The 0/1 loss of a linear classifier (halfspace) as a MILP.
+
+Two builders share one construction (DESIGN.md section 3):
+
+* :func:`zero_one_halfspace` -- w on a tau-separated grid inside the ball
+  ||w||_2 <= D, encoded by binaries ``r[j, k]``; the model OPDisc
+  ([NRVW20], Algorithm 1 and Section 5) perturbs.
+* :func:`rspm_halfspace` -- w in {-1, 0, 1}^d encoded as w_j = p_j - n_j,
+  the model of RSPM ([NRW18]; DESIGN.md section 5).
+
+and :func:`predict_halfspace` applies the decision rule both models encode.
+
+Decision rule and tie rule
+--------------------------
+Labels are mapped to {-1, +1} with ``classes[1] -> +1`` (the larger label,
+as :func:`privopt._validation.check_binary_labels` does).  The classifier
+predicts
+
+    +1  iff  <w, x> >= info.extra["threshold"]  (= theta),   else -1.
+
+theta sits half a lattice step below the requested threshold t (default 0):
+theta = t - mu/2.  When the features are integer-valued and the grid values
+are integer multiples of a rational step h_g (h_g = 1 for integral grids),
+every score <w, x> is an integer multiple of mu = h_g (mu = 1 on an
+integer grid), so on such data the rule is exactly
+
+    +1  iff  <w, x> >= t;   a score equal to t (e.g. w = 0, t = 0) predicts +1,
+
+and it is robust to floating-point rounding of the score by up to mu/2.  The
+MILP encodes exactly this rule with the exact margin mu: a row predicted +1
+has score >= t, a row predicted -1 has score <= t - mu.
+
+Real-valued features break the lattice: then the builders raise a
+:class:`~privopt.exceptions.ParameterError` pointing to
+:func:`privopt.models.discretize_features` (map features clipped to PUBLIC
+bounds onto an integer grid; DESIGN.md section 3), unless the caller states a
+``margin`` explicitly.  With an explicit margin mu the per-record loss is the
+margin loss
+
+    l(w; x, +1) = 1[<w, x> < t],     l(w; x, -1) = 1[<w, x> > t - mu],
+
+a [0, 1]-valued loss of each record alone (so OPDisc applies unchanged): a
+score in the band (t - mu, t) counts as an error for either label.  It is an
+upper bound on the 0/1 loss of the rule above (theta = t - mu/2) and equals it
+when no score falls in the band.  Because the band is wrong for both labels,
+a merged row holding both labels gets two binaries in this mode (one per
+label, weights P_k and N_k, tied by e_plus + e_minus >= 1, which is valid at
+every w and gives the LP relaxation back the min(P_k, N_k) that the exact mode
+has as a constant), and tie rows are kept.  mu must
+exceed 2 * 1e-5 * (1 + max_k M_k) so that a binary within the solvers'
+integrality tolerance (GLPK: 1e-5) cannot move a score across theta.  This is
+the approach of the authors' code, which tied theta to the solver's IntFeasTol;
+we recommend the exact integer lattice instead.
+
+The MILP (merged rows)
+----------------------
+Let x_1..x_m be the distinct rows of X, P_k / N_k the number of +1 / -1 labels
+on row k.  Row k contributes min(P_k, N_k) whatever w is, plus |P_k - N_k| when
+it is predicted as its minority label, so
+
+    L(D, w) = sum_i 1[pred(w, x_i) != y_i]
+            = sum_k min(P_k, N_k) + sum_{k: P_k != N_k} |P_k - N_k| e_k,
+
+with one binary e_k (minority prediction) and ONE big-M constraint per row:
+
+    majority +1:   <x_k, w> + M_k e_k >= t
+    majority -1:   <x_k, w> - M_k e_k <= t - mu.
+
+Rows with P_k = N_k are constant and dropped; rows whose prediction cannot
+depend on w inside W (e.g. x_k = 0) are folded into the constant.  (Explicit
+margin: each row has one such binary and row per label present, with weight
+P_k for the +1 side and N_k for the -1 side, no constant, and ``band[k]``:
+e_plus + e_minus >= 1 on rows with both labels.)  M_k is the
+tight bound on the violation over W: with s_max = min(box max of <x_k, w>,
+sqrt(D^2) ||x_k||_2) and s_min the symmetric lower bound (box:
+per-coordinate extreme grid values; ball: ||w||_2 <= D), M_k = t - s_min for
+a majority +1 row and M_k = s_max - t + mu for a majority -1 row; both are at
+most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value| (DESIGN.md
+section 3), and on the lattice s_max, s_min are rounded to it exactly.
+
+Chain (monotonicity) cuts.  With p_k = 1 - e_k (majority +1) or p_k = e_k
+(majority -1) the predicted-positive indicator, two distinct rows with
+x_b = x_a + delta e_j (delta > 0) satisfy <x_b, w> - <x_a, w> = delta w_j, hence
+
+    p_a - p_b <= sum_{g_k < 0} r[j, k]   and   p_b - p_a <= sum_{g_k > 0} r[j, k].
+
+The rows are grouped by all coordinates but j and sorted by x_j, and both cuts
+are added for each consecutive pair (each row takes part through the binary of
+its majority side).  They hold at every optimum (where e_k is
+exactly the minority-prediction indicator because its cost |P_k - N_k| is
+positive), so they do not change the optimum, also when the objective
+perturbation adds terms in w, r (never in e) -- but they cut off non-optimal
+feasible points.  With an explicit (non-lattice) margin the thresholds of the two
+row kinds differ, and the cut that could then be invalid (a majority -1 row below
+a majority +1 row in the direction of the cut) is omitted.
+
+Sources: [NRVW20] Neel, Roth, Vietri, Wu, ICML 2020, Section 5 (0/1 loss of
+halfspaces, OPDisc over {-B..B}^d with B = floor(sqrt(d)), ||w|| <= sqrt(d));
+[NRW18] Neel, Roth, Wu (RSPM over {-1, 0, 1}^d).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+import pyomo.environ as pyo
+
+from .._validation import check_binary_labels, check_positive, check_real
+from ..exceptions import ParameterError, ParameterTypeError
+from ._common import (
+    STATS_ATTR as _STATS_ATTR,
+    INT_TOL,
+    SNAP_TOL,
+    add_constraints,
+    add_intercept,
+    check_bool,
+    check_name,
+    check_X,
+    column_codes,
+    grid_separation,
+    grid_unit,
+    grid_units,
+    linear_rows,
+    linexpr,
+    norm_sq_units,
+    one_coordinate_pairs,
+    parse_grid,
+    is_integral,
+    unique_rows,
+)
+from ._info import ModelInfo, attach_info, get_info
+
+__all__ = [
+    "zero_one_halfspace",
+    "rspm_halfspace",
+    "predict_halfspace",
+    "halfspace_decision_function",
+]
+
+# ----------------------------------------------------------------------------
+# shared 0/1 construction
+# ----------------------------------------------------------------------------
+
+def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name):
+    Xa = check_X(X)
+    classes, y_pm = check_binary_labels(y, Xa.shape[0])
+    fit_intercept = check_bool(fit_intercept, "fit_intercept")
+    merge_rows = check_bool(merge_rows, "merge_rows")
+    chain_cuts = check_bool(chain_cuts, "chain_cuts")
+    threshold = check_real(threshold, "threshold")
+    margin = check_positive(margin, "margin", allow_none=True)
+    check_name(name)
+    if fit_intercept:
+        Xa = add_intercept(Xa)
+    return Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts
+
+
+def _score_lattice(X: np.ndarray, unit: Fraction, margin):
+    """(mu, exact): the margin and whether it is exact (scores on mu*Z)."""
+    if margin is not None:
+        return float(margin), False
+    if not is_integral(X):
+        raise ParameterError(
+            "X has non-integer features, so the scores <w, x> are not on a lattice and the "
+            "0/1 loss has no exact margin. Map the features onto an integer grid from PUBLIC "
+            "bounds first, e.g. X_int = privopt.models.discretize_features(X, bounds=(lo, hi), "
+            "levels=10), or state a margin explicitly (margin=1e-3; see the docstring).",
+            "X",
+        )
+    return float(unit), True
+
+
+def _merge(X, y_pm, merge_rows):
+    n = X.shape[0]
+    if merge_rows:
+        Xu, inv = unique_rows(X)
+        pos = np.bincount(inv, weights=(y_pm == 1), minlength=Xu.shape[0]).astype(np.int64)
+        neg = np.bincount(inv, weights=(y_pm == -1), minlength=Xu.shape[0]).astype(np.int64)
+    else:
+        Xu = X
+        pos = (y_pm == 1).astype(np.int64)
+        neg = (y_pm == -1).astype(np.int64)
+    assert int(pos.sum() + neg.sum()) == n
+    return Xu, pos, neg
+
+
+def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, neg_vars, pos_vars,
+                         chain_cuts, big_m_factor=1.0):
+    """Add ``e``, the big-M rows ``fit``, the chain cuts and the objective to
+    ``model`` (which already holds ``w``).  Returns the build statistics.
+
+    The loss is a sum of *terms* (row k, side sigma, weight c): c records of
+    row k are wrong unless the score is on side sigma (sigma = +1: score >= t;
+    sigma = -1: score <= t - mu).  Exact margin: one term per row, the
+    majority side with c = |P_k - N_k|, plus the constant min(P_k, N_k); tie
+    rows have no term.  Explicit margin: scores in the band (t - mu, t) are
+    wrong for both labels, so a row with both labels gets both terms (c = P_k
+    and c = N_k) and nothing is constant.  A term whose side holds for every w
+    in W is dropped; one whose side holds for none becomes constant.
+    """
+    w = [model.w[j] for j in range(Xu.shape[1])]
+    m_rows = Xu.shape[0]
+    rows_idx = np.arange(m_rows)
+    if exact:
+        sign = np.sign(pos - neg).astype(int)
+        ties = sign == 0
+        t_row, t_side, t_weight = rows_idx[~ties], sign[~ties], np.abs(pos - neg)[~ties]
+        constant = int(np.minimum(pos, neg).sum())
+        n_ties = int(ties.sum())
+    else:
+        has_p, has_n = pos > 0, neg > 0
+        t_row = np.concatenate([rows_idx[has_p], rows_idx[has_n]])
+        t_side = np.concatenate([np.ones(int(has_p.sum()), int), -np.ones(int(has_n.sum()), int)])
+        t_weight = np.concatenate([pos[has_p], neg[has_n]])
+        constant = 0
+        n_ties = 0
+
+    # score bounds over W: box (per-coordinate grid extremes) intersected with the ball
+    s_max = np.maximum(Xu * hi, Xu * lo).sum(axis=1)
+    s_min = np.minimum(Xu * hi, Xu * lo).sum(axis=1)
+    if ball is not None:
+        b = ball * np.sqrt((Xu * Xu).sum(axis=1)) * (1 + 1e-12)
+        s_max = np.minimum(s_max, b)
+        s_min = np.maximum(s_min, -b)
+    if exact:
+        s_max = np.floor(s_max / mu + SNAP_TOL) * mu
+        s_min = np.ceil(s_min / mu - SNAP_TOL) * mu
+        slack = np.zeros(m_rows)
+    else:
+        slack = 1e-9 * (1.0 + np.abs(s_max) + np.abs(s_min))
+    s_max, s_min, slack = s_max[t_row], s_min[t_row], slack[t_row]
+    # big-M of each term; <= 0 means its side holds whatever w is
+    m_plus = t_hi - s_min + slack
+    m_minus = s_max - (t_hi - mu) + slack
+    plus = t_side > 0
+    always = np.where(plus, m_plus <= 0, m_minus <= 0)
+    never = np.where(plus, s_max + slack < t_hi, s_min - slack > t_hi - mu)
+    constant += int(t_weight[never].sum())
+    keep = ~always & ~never
+    big_m = np.where(plus, m_plus, m_minus)[keep] * big_m_factor
+    k_row, k_side, k_weight = t_row[keep], t_side[keep], t_weight[keep]
+    m = k_row.size
+    if m and mu <= 2 * INT_TOL * (1.0 + float(big_m.max())):
+        raise ParameterError(
+            f"margin {mu:g} is too small for big-M values up to {float(big_m.max()):.3g}: a binary "
+            f"within the solvers' integrality tolerance ({INT_TOL:g}) could move a score across the "
+            "threshold. Use a larger margin, a coarser grid, or integer features.",
+            "margin",
+        )
+    model.e = pyo.Var(range(m), domain=pyo.Binary)
+    e = [model.e[k] for k in range(m)]
+    rows = linear_rows(Xu, w)
+    fit = []
+    for k, (r, sd, M) in enumerate(zip(k_row.tolist(), k_side.tolist(), big_m.tolist())):
+        coefs, vs = rows[r]
+        if sd > 0:
+            fit.append((t_hi, linexpr(coefs + [M], vs + [e[k]]), None))
+        else:
+            fit.append((None, linexpr(coefs + [-M], vs + [e[k]]), t_hi - mu))
+    add_constraints(model, "fit", fit)
+    n_band = 0
+    if not exact:
+        # A row with both labels: at least one side is violated at every w (t - mu < t), so
+        # e_plus + e_minus >= 1.  Implied for integral e, but without it the LP relaxation
+        # loses the min(P_k, N_k) that the exact mode has as a constant.
+        plus_of = np.full(m_rows, -1)
+        minus_of = np.full(m_rows, -1)
+        plus_of[k_row[k_side > 0]] = np.nonzero(k_side > 0)[0]
+        minus_of[k_row[k_side < 0]] = np.nonzero(k_side < 0)[0]
+        both = np.nonzero((plus_of >= 0) & (minus_of >= 0))[0]
+        n_band = int(both.size)
+        add_constraints(model, "band", [
+            (1, linexpr([1, 1], [e[int(plus_of[r])], e[int(minus_of[r])]]), None) for r in both.tolist()])
+
+    n_cuts = 0
+    if chain_cuts and m > 1:
+        # one indicator per row for the cuts: its majority side (ties: +1)
+        major = np.where(pos >= neg, 1, -1)[k_row] == k_side
+        rep = np.nonzero(major)[0]
+        if rep.size > 1:
+            cuts = _chain_cuts(Xu[k_row[rep]], k_side[rep], [e[k] for k in rep.tolist()],
+                               neg_vars, pos_vars, exact)
+            n_cuts = len(cuts)
+            add_constraints(model, "chain", cuts)
+    model.loss = pyo.Objective(expr=linexpr(k_weight.tolist(), e, constant), sense=pyo.minimize)
+    n_binary_rows = int(np.unique(k_row).size)
+    return {
+        "n_rows": int(m_rows),
+        "n_tie_rows_dropped": n_ties,
+        "n_constant_rows": int(m_rows - n_ties - n_binary_rows),
+        "n_binary_rows": n_binary_rows,
+        "n_binaries": int(m),
+        "n_chain_cuts": int(n_cuts),
+        "n_band_rows": n_band,
+        "objective_constant": constant,
+        "max_big_m": float(big_m.max()) if m else 0.0,
+    }
+
+
+def _chain_cuts(Xk, sk, e, neg_vars, pos_vars, exact):
+    """The monotonicity cuts of DESIGN.md section 3 on consecutive rows that
+    differ in exactly one coordinate (rows are distinct).  ``sk`` is the side
+    of each row's indicator binary ``e[k]``: p = 1 - e for +1, p = e for -1."""
+    m, d = Xk.shape
+    # p_k = alpha_k + beta_k e_k
+    alpha = np.where(sk > 0, 1, 0)
+    beta = np.where(sk > 0, -1, 1)
+    cuts = []
+    codes = column_codes(Xk)
+    for j in range(d):
+        if np.all(codes[:, j] == codes[0, j]):
+            continue
+        a, b = one_coordinate_pairs(Xk, j, codes)
+        a, b = a.tolist(), b.tolist()
+        nv, pv = neg_vars[j], pos_vars[j]
+        for ia, ib in zip(a, b):
+            # cut 1: p_a - p_b <= sum_{g<0} r_j   (valid unless a is -1-majority below a +1-majority b)
+            if exact or not (sk[ia] < 0 and sk[ib] > 0):
+                cuts.append((None,
+                             linexpr([int(beta[ia]), -int(beta[ib])] + [-1] * len(nv), [e[ia], e[ib]] + nv),
+                             int(alpha[ib] - alpha[ia])))
+            # cut 2: p_b - p_a <= sum_{g>0} r_j
+            if exact or not (sk[ib] < 0 and sk[ia] > 0):
+                cuts.append((None,
+                             linexpr([int(beta[ib]), -int(beta[ia])] + [-1] * len(pv), [e[ib], e[ia]] + pv),
+                             int(alpha[ia] - alpha[ib])))
+    return cuts
+
+
+def _threshold_info(threshold, mu, exact):
+    if exact:
+        t_hi = math.ceil(threshold / mu - SNAP_TOL) * mu
+    else:
+        t_hi = threshold
+    theta = t_hi - mu / 2
+    if exact:
+        rule = (f"+1 iff <w, x> >= {theta:g} (= threshold); scores are multiples of margin={mu:g}, "
+                f"so this is +1 iff <w, x> >= {t_hi:g}: a score equal to {t_hi:g} predicts +1")
+    else:
+        rule = (f"+1 iff <w, x> >= {theta:g} (= threshold); the model counts a record as correct "
+                f"only if its score is >= {t_hi:g} (label +1) or <= {t_hi - mu:g} (label -1)")
+    return t_hi, theta, rule
+
+
+def _classes_tuple(classes):
+    return tuple(c.item() if hasattr(c, "item") else c for c in classes)
+
+
+# ----------------------------------------------------------------------------
+# zero_one_halfspace
+# ----------------------------------------------------------------------------
+
+def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
+                       fit_intercept=False, threshold=0.0, margin=None, name="zero_one_halfspace",
+                       _big_m_factor=1.0):
+    """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
+
+    L(D, w) = sum_i 1[pred(w, x_i) != y_i] minimized over w in W_tau = {w :
+    w_j in grid[j], ||w||_2 <= D}: the oracle problem of OPDisc ([NRVW20],
+    Algorithm 1, with the 0/1 loss of Section 5).  The construction (merged
+    rows, one big-M row per distinct row, tie rows dropped, tight big-M,
+    chain cuts) and the decision/tie rule are described in the module
+    docstring (:mod:`privopt.models.halfspace`) and DESIGN.md section 3.
+
+    Parameters
+    ----------
+    X : array (n, d)
+        Features; must be integer-valued (or multiples of a common rational
+        step) unless ``margin`` is given.  Use :func:`discretize_features`
+        with public bounds for real-valued features.
+    y : array (n,)
+        Two classes, any labels; ``classes[1]`` (the larger) is +1.
+    grid : None, int, sequence or sequence of sequences
+        None: integers -B..B with B = floor(sqrt(d)) (the paper's choice);
+        int B: -B..B; a sequence of values (e.g. a tau-grid
+        ``np.arange(-1, 1.01, 0.5)``) for every coordinate; or one sequence
+        per coordinate.  Values must be multiples of a common rational step.
+    norm_bound : float, optional
+        D; default sqrt(d) (d counts the intercept column).  The model holds
+        ||w||_2^2 <= D^2 as sum_{j,k} g_k^2 r[j,k] <= D^2, written in integer
+        units of the grid step: on an integral grid the right-hand side is
+        floor(D^2) computed exactly (D = sqrt(23) gives 23, not the 22 that
+        floor(22.999999999999996) would give; D**2 within a relative 1e-9 of
+        an integer is snapped to it).
+    merge_rows : bool
+        Merge identical rows (default).  False builds the per-record model
+        (one binary and one big-M row per record) for comparison.
+    chain_cuts : bool
+        Add the monotonicity cuts (only with ``merge_rows=True``; ignored
+        otherwise, since the cuts need distinct rows).
+    fit_intercept : bool
+        Append a constant feature 1; its weight is the last coordinate
+        ``w[d]`` (on the same grid; D then defaults to sqrt(d + 1)).
+    threshold : float
+        t of the decision rule (default 0); see the module docstring.
+    margin : float, optional
+        None (default): the exact lattice margin (1 for integer X on an
+        integer grid).  A number: the stated margin for real-valued X.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Components: ``w[j]`` (Integer on integral grids, else Reals, bounded
+        by the grid extremes), ``r[j, k]`` (Binary, k indexes ``grid[j]``),
+        ``r_one[j]`` (sum_k r[j,k] = 1), ``w_link[j]`` (w_j - sum_k grid[j][k]
+        r[j,k] = 0), ``norm_ball`` (sum_{j,k} (g_k/u)^2 r[j,k] <= floor(D^2/u^2),
+        u = ``info.extra["grid_unit"]``), ``e[k]`` (Binary: row k predicted
+        as its minority label, one per kept row; with an explicit margin one
+        per kept (row, label) pair), ``fit[k]`` (its big-M row, the same k),
+        ``chain[c]`` (cuts), ``band[c]`` (explicit margin only) and the
+        objective ``loss``.  :func:`get_info` gives the :class:`ModelInfo`
+        (grid, separation tau, norm_bound D, loss_range (0, 1), lipschitz =
+        lipschitz_l1 = 1/tau, diameters, n_samples, grid_encoding "r", and
+        extra: threshold, margin, exact_margin, tie_rule, classes,
+        fit_intercept, grid_unit, norm_sq_units); :func:`build_stats` the
+        data-dependent sizes.
+    """
+    start = time.perf_counter()
+    Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
+        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
+    n, d = Xa.shape
+    grid_t = parse_grid(grid, d)
+    unit = grid_unit(grid_t)
+    if norm_bound is None:
+        D, exact_sq = math.sqrt(d), Fraction(d)
+    else:
+        D, exact_sq = check_positive(norm_bound, "norm_bound"), None
+    n_units = norm_sq_units(D, unit, exact_sq)
+    units = grid_units(grid_t, unit)
+    min_units = sum(min(u * u for u in g) for g in units)
+    if min_units > n_units:
+        raise ParameterError(
+            f"norm_bound={D:g} excludes every grid point (the smallest ||w||^2 on the grid is "
+            f"{float(min_units * unit * unit):g} > D^2); include 0 in the grid or raise norm_bound.",
+            "norm_bound",
+        )
+    mu, exact = _score_lattice(Xa, unit, margin)
+    t_hi, theta, rule = _threshold_info(threshold, mu, exact)
+
+    model = pyo.ConcreteModel(name=name)
+    integral = unit == 1
+    lo = np.array([g[0] for g in grid_t], dtype=float)
+    hi = np.array([g[-1] for g in grid_t], dtype=float)
+    model.w = pyo.Var(range(d), domain=pyo.Integers if integral else pyo.Reals,
+                      bounds=lambda m, j: (grid_t[j][0], grid_t[j][-1]))
+    r_index = [(j, k) for j in range(d) for k in range(len(grid_t[j]))]
+    model.r = pyo.Var(r_index, domain=pyo.Binary)
+    r = model.r
+    model.r_one = pyo.Constraint(range(d), rule=lambda m, j: (
+        1, linexpr([1] * len(grid_t[j]), [r[j, k] for k in range(len(grid_t[j]))]), 1))
+    model.w_link = pyo.Constraint(range(d), rule=lambda m, j: (
+        0, linexpr([1] + [-v for v in grid_t[j]], [model.w[j]] + [r[j, k] for k in range(len(grid_t[j]))]), 0))
+    model.norm_ball = pyo.Constraint(expr=(
+        None, linexpr([units[j][k] ** 2 for j, k in r_index], [r[j, k] for j, k in r_index]), n_units))
+    neg_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v < 0] for j in range(d)]
+    pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
+
+    Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
+    ball = math.sqrt(float(n_units * unit * unit))
+    stats = _build_zero_one_rows(
+        model, Xu, pos, neg, lo=lo, hi=hi, ball=ball, t_hi=t_hi, mu=mu, exact=exact,
+        neg_vars=neg_vars, pos_vars=pos_vars, chain_cuts=chain_cuts and merge_rows,
+        big_m_factor=_big_m_factor)
+
+    tau = grid_separation(grid_t)
+    ranges = hi - lo
+    info = ModelInfo(
+        weights="w",
+        grid=grid_t,
+        separation=tau,
+        norm_bound=float(D),
+        loss_range=(0.0, 1.0),
+        lipschitz=1.0 / tau,
+        lipschitz_l1=1.0 / tau,
+        linf_diameter=float(min(ranges.max(), 2 * ball)),
+        l2_diameter=float(min(np.sqrt((ranges ** 2).sum()), 2 * ball)),
+        n_samples=int(n),
+        grid_encoding="r",
+        extra={
+            "loss": "zero_one",
+            "threshold": float(theta),
+            "requested_threshold": float(threshold),
+            "margin": float(mu),
+            "exact_margin": bool(exact),
+            "tie_rule": rule,
+            "classes": _classes_tuple(classes),
+            "fit_intercept": fit_intercept,
+            "grid_unit": float(unit),
+            "norm_sq_units": int(n_units),
+            "norm_sq_bound": float(n_units * unit * unit),
+            "merge_rows": merge_rows,
+            "chain_cuts": bool(chain_cuts and merge_rows),
+        },
+    )
+    attach_info(model, info)
+    stats["build_time"] = time.perf_counter() - start
+    setattr(model, _STATS_ATTR, stats)
+    return model
+
+
+# ----------------------------------------------------------------------------
+# rspm_halfspace
+# ----------------------------------------------------------------------------
+
+def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=False, threshold=0.0,
+                   margin=None, name="rspm_halfspace"):
+    """The 0/1 loss of a halfspace over w in {-1, 0, 1}^d, for RSPM.
+
+    The oracle of RSPM ([NRW18]; DESIGN.md section 5) minimizes
+    err(w, D) + sum_j (xi_j h_w(e_j) + xi'_j h_w(-e_j)) over {-1, 0, 1}^d
+    with h_w(e_j) = 1 iff w_j = 1 and h_w(-e_j) = 1 iff w_j = -1.  This model
+    encodes w_j = p_j - n_j with binaries p_j + n_j <= 1 (so h_w(e_j) = p_j,
+    h_w(-e_j) = n_j and the perturbation sum_j xi_j p_j + xi'_j n_j is
+    linear) and the 0/1 loss err(w, D) with the same merged construction,
+    decision rule and tie rule as :func:`zero_one_halfspace` (module
+    docstring); the chain cuts use n_j and p_j in place of sum_{g<0} r[j,k]
+    and sum_{g>0} r[j,k].  RSPM has no norm constraint: ``info.norm_bound``
+    = sqrt(d) is the largest ||w||_2 on {-1, 0, 1}^d and purely informational.
+
+    Components: ``w[j]`` (Integer in [-1, 1]), ``p[j]``, ``n[j]`` (Binary),
+    ``pn_excl[j]`` (p_j + n_j <= 1), ``w_link[j]`` (w_j - p_j + n_j = 0),
+    ``e[k]``, ``fit[k]``, ``chain[c]``, objective ``loss``;
+    ``info.extra["separator_vars"] == ("p", "n")``.
+    """
+    start = time.perf_counter()
+    Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
+        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
+    n, d = Xa.shape
+    mu, exact = _score_lattice(Xa, Fraction(1), margin)
+    t_hi, theta, rule = _threshold_info(threshold, mu, exact)
+
+    model = pyo.ConcreteModel(name=name)
+    model.w = pyo.Var(range(d), domain=pyo.Integers, bounds=(-1, 1))
+    model.p = pyo.Var(range(d), domain=pyo.Binary)
+    model.n = pyo.Var(range(d), domain=pyo.Binary)
+    model.pn_excl = pyo.Constraint(range(d), rule=lambda m, j: (None, linexpr([1, 1], [m.p[j], m.n[j]]), 1))
+    model.w_link = pyo.Constraint(range(d), rule=lambda m, j: (
+        0, linexpr([1, -1, 1], [m.w[j], m.p[j], m.n[j]]), 0))
+    Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
+    stats = _build_zero_one_rows(
+        model, Xu, pos, neg, lo=-np.ones(d), hi=np.ones(d), ball=None, t_hi=t_hi, mu=mu, exact=exact,
+        neg_vars=[[model.n[j]] for j in range(d)], pos_vars=[[model.p[j]] for j in range(d)],
+        chain_cuts=chain_cuts and merge_rows)
+    info = ModelInfo(
+        weights="w",
+        grid=((-1, 0, 1),) * d,
+        separation=1.0,
+        norm_bound=math.sqrt(d),
+        loss_range=(0.0, 1.0),
+        lipschitz=1.0,
+        lipschitz_l1=1.0,
+        linf_diameter=2.0,
+        l2_diameter=2.0 * math.sqrt(d),
+        n_samples=int(n),
+        grid_encoding=None,
+        extra={
+            "loss": "zero_one",
+            "separator_vars": ("p", "n"),
+            "threshold": float(theta),
+            "requested_threshold": float(threshold),
+            "margin": float(mu),
+            "exact_margin": bool(exact),
+            "tie_rule": rule,
+            "classes": _classes_tuple(classes),
+            "fit_intercept": fit_intercept,
+            "merge_rows": merge_rows,
+            "chain_cuts": bool(chain_cuts and merge_rows),
+        },
+    )
+    attach_info(model, info)
+    stats["build_time"] = time.perf_counter() - start
+    setattr(model, _STATS_ATTR, stats)
+    return model
+
+
+# ----------------------------------------------------------------------------
+# prediction
+# ----------------------------------------------------------------------------
+
+def _info_of(info):
+    if isinstance(info, ModelInfo):
+        return info
+    got = get_info(info)
+    if got is None:
+        raise ParameterTypeError("info must be a ModelInfo or a model built by privopt.models.", "info")
+    return got
+
+
+def halfspace_decision_function(w, X, info) -> np.ndarray:
+    """<w, x> - theta for each row of X (theta = ``info.extra["threshold"]``;
+    the intercept column is appended when the model was built with
+    ``fit_intercept=True``).  A value >= 0 predicts ``classes[1]``."""
+    info = _info_of(info)
+    extra = info.extra
+    if "threshold" not in extra:
+        raise ParameterError("info does not describe a halfspace classifier (no extra['threshold']).", "info")
+    Xa = check_X(X)
+    if extra.get("fit_intercept"):
+        Xa = add_intercept(Xa)
+    try:
+        wa = np.asarray(w, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"w must be a vector of numbers: {exc}", "w") from exc
+    if wa.size != Xa.shape[1]:
+        raise ParameterError(
+            f"w has {wa.size} entries but the model has {Xa.shape[1]} coordinates"
+            + (" (including the intercept)" if extra.get("fit_intercept") else "") + ".", "w")
+    if not np.all(np.isfinite(wa)):
+        raise ParameterError("w contains NaN or infinite values.", "w")
+    return Xa @ wa - extra["threshold"]
+
+
+def predict_halfspace(w, X, info, *, pm: bool = False) -> np.ndarray:
+    """Apply the decision rule of a halfspace model: ``classes[1]`` iff
+    <w, x> >= ``info.extra["threshold"]``, else ``classes[0]`` (or +1/-1 when
+    ``pm=True``).  See the module docstring for the tie rule.  ``info`` is the
+    model's :class:`ModelInfo` (or the model itself)."""
+    info = _info_of(info)
+    positive = halfspace_decision_function(w, X, info) >= 0
+    if pm:
+        return np.where(positive, 1, -1)
+    classes = info.extra.get("classes", (-1, 1))
+    out = np.empty(positive.shape[0], dtype=np.asarray(classes).dtype)
+    out[positive] = classes[1]
+    out[~positive] = classes[0]
+    return out
