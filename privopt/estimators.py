@@ -1,0 +1,159 @@
+"""scikit-learn style estimators around privopt's mechanisms."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_array_2d, check_binary_labels, check_choice, check_delta, check_epsilon
+from .exceptions import ParameterError
+from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
+
+__all__ = ["PrivateHalfspaceClassifier"]
+
+_MECHANISMS = ("opdisc", "rspm")
+
+
+def _is_integral(X: np.ndarray) -> bool:
+    return bool(np.all(X == np.round(X)))
+
+
+class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
+    """A differentially private linear classifier trained on the 0/1 loss.
+
+    ``fit`` builds the 0/1-loss MILP of :func:`privopt.models.zero_one_halfspace`
+    (or :func:`~privopt.models.rspm_halfspace`) and runs OPDisc ([NRVW20],
+    Algorithm 1) or RSPM ([NRW18]) on it; the private weights are ``coef_``.
+
+    Features.  The MILP needs integer-valued scores, so real-valued features
+    are first mapped onto the integer grid {0, ..., levels} after clipping to
+    ``bounds`` (:func:`privopt.models.discretize_features`): a per-record map
+    that costs no privacy when the bounds are public.  ``bounds=None`` with
+    real-valued X infers the bounds from the data and emits a
+    :class:`~privopt.PrivacyLeakWarning`; integer-valued X with
+    ``bounds=None`` is used as it is.  The same map is applied in
+    ``predict``/``decision_function``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget.
+    delta : float or None
+        None means 1/n^2 for n training records, as in the paper.
+    mechanism : {"opdisc", "rspm"}
+    grid : None, int or sequence
+        Weight grid for OPDisc (None: {-B..B}, B = floor(sqrt(d)), the paper's
+        choice); RSPM always uses {-1, 0, 1}.
+    norm_bound : float or None
+        D for OPDisc (None: sqrt(d)).
+    bounds : (lower, upper) or None
+        PUBLIC feature bounds (two numbers or two length-d sequences).
+    levels : int or sequence of int
+        Grid steps per real-valued feature (default 4).
+    fit_intercept : bool
+        Add a constant feature whose weight is the intercept.
+    solver, time_limit : solver name and seconds per solve.
+    random_state : None, int or numpy Generator
+        None draws from the operating system's secure source; a seed gives
+        reproducible fits that are not private when the seed is known.
+    on_failure : {"raise", "return"}
+        Policy for a solve that is not certified optimal (:mod:`privopt.oracle`).
+
+    Attributes
+    ----------
+    coef_ : ndarray (d,)
+        Private weights on the (discretized) features.
+    intercept_ : float
+        The intercept weight minus the decision threshold.
+    classes_ : ndarray of the two labels (``classes_[1]`` is the positive class).
+    result_ : PrivateResult
+    model_info_ : ModelInfo of the model that was solved.
+    discretizer_ : FeatureDiscretizer or None
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, mechanism="opdisc", grid=None, norm_bound=None,
+                 bounds=None, levels=4, fit_intercept=False, solver="highs", time_limit=None,
+                 random_state=None, on_failure="raise"):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.grid = grid
+        self.norm_bound = norm_bound
+        self.bounds = bounds
+        self.levels = levels
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.time_limit = time_limit
+        self.random_state = random_state
+        self.on_failure = on_failure
+
+    # -- helpers -------------------------------------------------------------
+    def _transform(self, X, *, fitting: bool):
+        Xa = check_array_2d(X, "X")
+        if fitting:
+            if self.bounds is None and _is_integral(Xa):
+                self.discretizer_ = None
+            else:
+                self.discretizer_ = FeatureDiscretizer(bounds=self.bounds, levels=self.levels).fit(Xa)
+            self.n_features_in_ = Xa.shape[1]
+        elif Xa.shape[1] != self.n_features_in_:
+            raise ParameterError(
+                f"X has {Xa.shape[1]} features, but the classifier was fitted with {self.n_features_in_}.", "X")
+        return Xa if self.discretizer_ is None else self.discretizer_.transform(Xa)
+
+    # -- scikit-learn API ------------------------------------------------------
+    def fit(self, X, y):
+        """Fit on (X, y); all checks run before any solve."""
+        from .mechanisms import MECHANISMS
+
+        epsilon = check_epsilon(self.epsilon)
+        mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
+        if mechanism not in MECHANISMS:
+            raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
+        Xd = self._transform(X, fitting=True)
+        classes, _ = check_binary_labels(y, Xd.shape[0])
+        n = Xd.shape[0]
+        delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
+        if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
+            raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
+
+        if mechanism == "opdisc":
+            model = zero_one_halfspace(Xd, y, grid=self.grid, norm_bound=self.norm_bound,
+                                       fit_intercept=self.fit_intercept)
+            result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
+                                          time_limit=self.time_limit, random_state=self.random_state,
+                                          on_failure=self.on_failure)
+        else:
+            if self.grid is not None or self.norm_bound is not None:
+                raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
+                                     "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
+            model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept)
+            result = MECHANISMS["rspm"](model, epsilon=epsilon, delta=delta, solver=self.solver,
+                                        time_limit=self.time_limit, random_state=self.random_state,
+                                        on_failure=self.on_failure)
+        from .models import get_info
+
+        info = get_info(model)
+        self.model_info_ = info
+        self.result_ = result
+        self.classes_ = np.asarray(classes)
+        w = np.asarray(result.weights, dtype=float)
+        threshold = info.extra["threshold"]
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] - threshold)
+        else:
+            self.coef_, self.intercept_ = w.copy(), float(-threshold)
+        return self
+
+    def decision_function(self, X):
+        """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
+        check_is_fitted(self, "result_")
+        Xd = self._transform(X, fitting=False)
+        return halfspace_decision_function(self.result_.weights, Xd, self.model_info_)
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        return np.where(scores >= 0, self.classes_[1], self.classes_[0])

@@ -1,0 +1,120 @@
+"""PrivateHalfspaceClassifier: scikit-learn conventions, labels, public bounds, privacy leak warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from privopt import PrivacyLeakWarning
+from privopt.datasets import make_planted_halfspace
+from privopt.estimators import PrivateHalfspaceClassifier
+from privopt.exceptions import ParameterError, ParameterTypeError
+from privopt.models import predict_halfspace
+
+from .conftest import require_solver
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return make_planted_halfspace(400, 5, n_test=200, noise=0.05, random_state=1)
+
+
+def test_fit_predict_score_on_planted(planted):
+    require_solver("highs")
+    clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
+    assert clf.result_.certified and clf.result_.mechanism == "opdisc"
+    assert clf.result_.delta == pytest.approx(1 / 400**2)  # delta=None -> 1/n^2
+    acc = clf.score(planted.X_test, planted.y_test)
+    majority = max(np.mean(planted.y_test == 1), np.mean(planted.y_test == -1))
+    assert acc > majority + 0.1
+    # predict uses exactly the model's decision rule
+    np.testing.assert_array_equal(clf.predict(planted.X_test),
+                                  predict_halfspace(clf.result_.weights, planted.X_test, clf.model_info_))
+    scores = clf.decision_function(planted.X_test)
+    assert np.array_equal(clf.predict(planted.X_test) == clf.classes_[1], scores >= 0)
+
+
+def test_reproducible_under_seed_and_clone(planted):
+    require_solver("highs")
+    a = PrivateHalfspaceClassifier(epsilon=0.5, random_state=3).fit(planted.X_train, planted.y_train)
+    b = clone(a).fit(planted.X_train, planted.y_train)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert clone(a).get_params() == a.get_params()
+    assert not hasattr(clone(a), "coef_")
+
+
+def test_any_two_labels(planted):
+    require_solver("highs")
+    y = np.where(planted.y_train == 1, "rich", "poor")
+    clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, y)
+    assert list(clf.classes_) == ["poor", "rich"]
+    pred = clf.predict(planted.X_test)
+    assert set(pred) <= {"poor", "rich"}
+    ref = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
+    np.testing.assert_array_equal(pred == "rich", ref.predict(planted.X_test) == 1)
+
+
+def test_real_features_need_public_bounds(planted):
+    require_solver("highs")
+    rng = np.random.default_rng(0)
+    X = planted.X_train + rng.uniform(-0.2, 0.2, size=planted.X_train.shape)
+    X_before = X.copy()
+    with pytest.warns(PrivacyLeakWarning):
+        PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(X, planted.y_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = PrivateHalfspaceClassifier(epsilon=2.0, bounds=(-0.5, 1.5), levels=2, random_state=0)
+        clf.fit(X, planted.y_train)
+    np.testing.assert_array_equal(X, X_before)
+    assert clf.discretizer_ is not None
+    assert clf.score(planted.X_test, planted.y_test) > 0.6
+
+
+def test_integer_features_used_as_they_are(planted):
+    require_solver("highs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
+    assert clf.discretizer_ is None
+
+
+@pytest.mark.parametrize(
+    "params, exc, parameter",
+    [
+        ({"epsilon": 0}, ParameterError, "epsilon"),
+        ({"epsilon": "a"}, ParameterTypeError, "epsilon"),
+        ({"delta": 2.0}, ParameterError, "delta"),
+        ({"mechanism": "magic"}, ParameterError, "mechanism"),
+        ({"time_limit": -5}, ParameterError, "time_limit"),
+    ],
+)
+def test_bad_parameters(planted, params, exc, parameter):
+    with pytest.raises(exc) as err:
+        PrivateHalfspaceClassifier(**params).fit(planted.X_train, planted.y_train)
+    assert err.value.parameter == parameter
+
+
+@pytest.mark.parametrize(
+    "X, y, parameter",
+    [
+        (np.array([[0.0, np.nan], [1.0, 0.0]]), [0, 1], "X"),
+        (np.zeros((0, 2)), [], "X"),
+        (np.ones((3, 2)), [1, 1, 1], "y"),          # one class only
+        (np.ones((3, 2)), [0, 1], "y"),             # shape mismatch
+        (np.ones(3), [0, 1, 0], "X"),               # 1-D X
+    ],
+)
+def test_bad_data(X, y, parameter):
+    with pytest.raises(ParameterError) as err:
+        PrivateHalfspaceClassifier(epsilon=1.0).fit(X, y)
+    assert err.value.parameter == parameter
+
+
+def test_predict_checks_feature_count(planted):
+    require_solver("highs")
+    clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
+    with pytest.raises(ParameterError, match="features"):
+        clf.predict(planted.X_test[:, :3])
