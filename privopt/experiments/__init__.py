@@ -1,0 +1,65 @@
+"""Experiments: the paper's Adult experiment (runner, results file, figures)
+and its command line ``privopt experiment adult``."""
+
+from .adult import (
+    COLUMNS,
+    available_methods,
+    format_summary,
+    read_results,
+    run_adult_experiment,
+    run_experiment,
+    summarize,
+    task_seed,
+)
+
+__all__ = [
+    "COLUMNS",
+    "available_methods",
+    "format_summary",
+    "read_results",
+    "run_adult_experiment",
+    "run_experiment",
+    "summarize",
+    "task_seed",
+    "add_experiment_parser",
+    "main_adult",
+]
+
+
+def _csv(kind):
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        return [kind(t) for t in items]
+
+    return parse
+
+
+def add_experiment_parser(sub, func):
+    p = sub.add_parser("experiment", help="run a paper experiment (adult)")
+    p.add_argument("name", choices=["adult"])
+    p.add_argument("--methods", type=_csv(str), default=["opdisc", "rspm", "dpsgd"],
+                   help="comma-separated: opdisc, rspm, dpsgd, dpagd, noisy_sgd, objective_perturbation, "
+                        "output_perturbation, nonprivate_lr, majority")
+    p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0])
+    p.add_argument("--runs", type=int, default=15)
+    p.add_argument("--solver", default="highs")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+    p.add_argument("--scheduler", default=None, help="dask scheduler ADDRESS (default: local processes)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    p.add_argument("--out", default="results/adult")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-train", type=int, default=None, help="subsample the training set")
+    p.add_argument("--data-home", default=None)
+    p.set_defaults(func=func)
+    return p
+
+
+def main_adult(args) -> int:
+    rows = run_adult_experiment(
+        methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
+        time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
+        data_home=args.data_home, n_train=args.n_train, max_workers=args.workers)
+    print(format_summary(summarize(rows)))
+    print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
+          f"{args.out}/runtime_histogram.png")
+    return 0

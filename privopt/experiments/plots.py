@@ -1,0 +1,104 @@
+"""Figures of the Adult experiment: accuracy vs epsilon (mean and standard
+deviation of certified runs, as in [NRVW20] Figure 1) and run-time
+histograms (Figure 2).  Uncertified runs are drawn apart, never averaged in."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["plot_accuracy", "plot_runtimes"]
+
+#: Non-private reference points, drawn as horizontal lines.
+REFERENCE = ("nonprivate_lr", "majority")
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_accuracy(rows, path, title=""):
+    """Two panels (training, held-out): mean ± std over certified runs per method,
+    uncertified runs as crosses."""
+    plt = _plt()
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    methods = sorted({r["method"] for r in rows})
+    all_eps = sorted({r["epsilon"] for r in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, key, label in [(axes[0], "train_accuracy", "training"), (axes[1], "test_accuracy", "held-out")]:
+        for i, m in enumerate(methods):
+            c = colors[i % len(colors)]
+            rs = [r for r in rows if r["method"] == m]
+            if m in REFERENCE:
+                vals = [r[key] for r in rs if r["status"] == "ok"]
+                if vals:
+                    ax.axhline(np.mean(vals), color=c, ls="--", lw=1.2, label=f"{m} (not private)")
+                continue
+            eps = sorted({r["epsilon"] for r in rs})
+            mean, std, xs = [], [], []
+            for e in eps:
+                vals = [r[key] for r in rs if r["epsilon"] == e and r["status"] == "ok"]
+                if vals:
+                    xs.append(e)
+                    mean.append(np.mean(vals))
+                    std.append(np.std(vals))
+            n_unc = sum(r["status"] == "uncertified" for r in rs)
+            n_err = sum(r["status"] == "error" for r in rs)
+            note = "".join([f", {n_unc} uncertified" if n_unc else "", f", {n_err} failed" if n_err else ""])
+            if xs:
+                ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, color=c, label=f"{m}{note}")
+            unc = [r for r in rs if r["status"] == "uncertified" and not math.isnan(r[key])]
+            if unc:
+                ax.scatter([r["epsilon"] for r in unc], [r[key] for r in unc], marker="x", color=c,
+                           label=None if xs else f"{m}{note}")
+        ax.set_xscale("log")
+        ax.set_xticks(all_eps)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("epsilon")
+        ax.set_title(f"{label} accuracy")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("accuracy")
+    fig.text(0.5, 0.005, "mean ± std over certified runs; x = runs the solver did not certify "
+             "(not private, not averaged)", ha="center", fontsize=8)
+    axes[1].legend(fontsize=8, loc="lower right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_runtimes(rows, path, title=""):
+    """Histogram of seconds per run for each method (log scale)."""
+    plt = _plt()
+    methods = sorted({r["method"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    secs = [r["seconds"] for r in rows if r["seconds"] > 0]
+    if not secs:
+        plt.close(fig)
+        return path
+    bins = np.logspace(np.log10(max(min(secs), 1e-3)), np.log10(max(secs) * 1.01), 25)
+    for m in methods:
+        vals = [r["seconds"] for r in rows if r["method"] == m]
+        unc = sum(r["status"] == "uncertified" for r in rows if r["method"] == m)
+        ax.hist(vals, bins=bins, alpha=0.55, label=f"{m} (median {np.median(vals):.1f} s"
+                + (f", {unc} uncertified" if unc else "") + ")")
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds per run")
+    ax.set_ylabel("runs")
+    ax.legend(fontsize=8)
+    ax.set_title(title or "run times")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
