@@ -37,7 +37,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -q -e ".[test,scip]"
+	$(PIP) install -q -e ".[test,scip,gurobi]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@ $(VENV)/.demo-installed
 

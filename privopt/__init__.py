@@ -28,3 +28,12 @@ __all__ = [
     "opdisc",
     "private",
 ]
+
+
+def __getattr__(name):
+    # scikit-learn is an optional extra: import the estimator on first use.
+    if name == "PrivateHalfspaceClassifier":
+        from .estimators import PrivateHalfspaceClassifier
+
+        return PrivateHalfspaceClassifier
+    raise AttributeError(f"module 'privopt' has no attribute {name!r}")

@@ -36,7 +36,7 @@ from privopt.solvers.examples import infeasible_milp, market_split, small_milp, 
 
 from .conftest import MILP_SOLVERS, require_solver
 
-ALL_INSTALLABLE = MILP_SOLVERS + ["appsi_highs"]
+ALL_INSTALLABLE = MILP_SOLVERS + ["appsi_highs", "gurobi", "gurobi_persistent"]
 
 
 @pytest.mark.parametrize("name", ALL_INSTALLABLE)
@@ -171,7 +171,8 @@ def test_problem_class_and_capability():
     "name, expected",
     [
         ("glpk", {"tmlim": 3, "mipgap": 0.0}),  # GLPK: whole seconds, rounded up
-        ("cbc", {"sec": 2.5, "ratio": 0.0, "allow": 1e-6, "threads": 2, "randomCbcSeed": 7}),
+        ("cbc", {"sec": 2.5, "ratio": 0.0, "allow": 1e-6, "threads": 2, "randomCbcSeed": 7,
+                 "timeMode": "elapsed"}),
         ("appsi_highs", {"time_limit": 2.5, "mip_rel_gap": 0.0, "mip_abs_gap": 1e-6,
                          "threads": 2, "random_seed": 7}),
         ("cplex", {"timelimit": 2.5, "mipgap": 0.0, "mip_tolerances_absmipgap": 1e-6,

@@ -102,18 +102,23 @@ def _make_solver(spec: SolverSpec):
 def _availability(name: str) -> tuple[bool, str | None]:
     spec = get_spec(name)
     try:
-        solver = _make_solver(spec)
-        if spec.interface == "legacy":
-            ok = bool(solver.available(exception_flag=False))
-        else:
-            ok = bool(solver.available())
-        version = None
-        if ok:
-            v = solver.version()
-            version = ".".join(str(p) for p in v) if isinstance(v, tuple) else (str(v) if v else None)
-        return ok, version
+        with _quiet_pyomo("pyomo"):  # e.g. Pyomo's gurobi plugin warns while probing its licence
+            return _probe(spec)
     except Exception:  # a broken install is "not available", never a crash here
         return False, None
+
+
+def _probe(spec) -> tuple[bool, str | None]:
+    solver = _make_solver(spec)
+    if spec.interface == "legacy":
+        ok = bool(solver.available(exception_flag=False))
+    else:
+        ok = bool(solver.available())
+    version = None
+    if ok:
+        v = solver.version()
+        version = ".".join(str(p) for p in v) if isinstance(v, tuple) else (str(v) if v else None)
+    return ok, version
 
 
 @dataclass(frozen=True)
@@ -338,8 +343,8 @@ def _run_legacy(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
 
 
 @contextlib.contextmanager
-def _quiet_pyomo():
-    logger = logging.getLogger("pyomo.core")
+def _quiet_pyomo(name: str = "pyomo.core"):
+    logger = logging.getLogger(name)
     old = logger.level
     logger.setLevel(logging.ERROR)
     try:

@@ -84,6 +84,10 @@ REGISTRY: dict[str, SolverSpec] = {
         "apt-get install coinor-cbc (Debian/Ubuntu) or conda install -c conda-forge coin-or-cbc",
         time_limit="sec", rel_gap="ratio", abs_gap="allow", threads="threads",
         seed="randomCbcSeed",
+        # CBC's "sec" counts CPU seconds unless told otherwise; on a loaded
+        # machine that overruns the wall-clock limit.
+        extra_options={"timeMode": "elapsed"},
+        notes="time limit in wall-clock seconds (timeMode elapsed)",
     ),
     "scip": SolverSpec(
         "scip", "scip_direct", "contrib", ("LP", "MILP", "QP", "MIQP", "NLP"),

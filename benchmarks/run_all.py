@@ -1,0 +1,47 @@
+"""Run every benchmark script in this folder (``make benchmarks``).
+
+Each script writes its own table to benchmarks/results/ (CSV and Markdown).
+Pass ``--quick`` for short time limits (a smoke run, minutes instead of an hour).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: script -> (full arguments, quick arguments)
+SCRIPTS = {
+    "bench_zero_one_merging.py": (["--time-limit", "120"], ["--time-limit", "20", "--solvers", "highs"]),
+    "bench_adult_oracle.py": (["--solvers", "highs,cbc,glpk,scip", "--seeds", "5", "--time-limit", "600"],
+                              ["--solvers", "highs", "--seeds", "2", "--time-limit", "60"]),
+    "bench_opsamp_workers.py": ([], []),
+    "bench_audit.py": ([], []),
+}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in argv
+    failed = []
+    for script, (full, short) in SCRIPTS.items():
+        path = os.path.join(HERE, script)
+        if not os.path.exists(path):
+            continue
+        args = short if quick else full
+        print(f"\n=== {script} {' '.join(args)}", flush=True)
+        start = time.perf_counter()
+        rc = subprocess.call([sys.executable, path, *args])
+        print(f"=== {script}: exit {rc} after {time.perf_counter() - start:.0f} s", flush=True)
+        if rc != 0:
+            failed.append(script)
+    if failed:
+        print("failed:", ", ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
