@@ -12,7 +12,7 @@ from . import exceptions
 from .exceptions import PrivacyLeakWarning, PrivoptError
 from . import calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
-from .mechanisms import opdisc
+from .mechanisms import opdisc, opsamp, rspm
 from .result import PrivateResult
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
     "perturbation",
     "solvers",
     "opdisc",
+    "opsamp",
+    "rspm",
     "private",
 ]
 

@@ -89,7 +89,9 @@ def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool 
     """An integer (not a bool), optionally >= ``minimum``."""
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool):
+        raise ParameterTypeError(f"{name} must be an integer, got a bool ({value!r}).", name)
+    if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer() and math.isfinite(value):
             value = int(value)
         else:

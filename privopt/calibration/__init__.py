@@ -6,5 +6,7 @@ Optimization. ICML 2020 (arXiv:1909.01783).
 """
 
 from ._opdisc import opdisc_sigma, opdisc_utility_bound
+from ._opsamp import opsamp_parameters
+from ._rspm import rspm_noise_scale
 
-__all__ = ["opdisc_sigma", "opdisc_utility_bound"]
+__all__ = ["opdisc_sigma", "opdisc_utility_bound", "opsamp_parameters", "rspm_noise_scale"]

@@ -1,0 +1,152 @@
+"""Independent oracle calls on any :class:`concurrent.futures.Executor`.
+
+Mechanisms that call the oracle many times (OPSamp) draw every random
+quantity in the parent process and send each worker a serialized model and
+its own noise vector, so the answer does not depend on which executor ran the
+calls or in which order they finished.  This module knows executors, not
+mechanisms:
+
+* :func:`check_executor` accepts ``None`` (a local process pool, created
+  later), any :class:`~concurrent.futures.Executor` (process or thread pool,
+  ``dask.distributed.Client.get_executor()``, ...), or a ``dask.distributed``
+  ``Client`` itself (its ``get_executor()`` is used);
+* :func:`default_executor` sizes a :class:`~concurrent.futures.ProcessPoolExecutor`
+  to the CPUs this process may use, capped by the number of calls;
+* :func:`dumps_model` serializes a Pyomo model once (``pickle``, or
+  ``cloudpickle`` when the model holds lambdas, as models built with
+  ``rule=lambda ...`` do);
+* :func:`share` sends a large argument (the serialized model) to a dask
+  cluster once (``scatter``, broadcast) instead of once per call;
+* :func:`run_ordered` submits the calls (at most ``max_in_flight`` pending at
+  a time, so that m = 10^5 calls do not queue 10^5 copies of anything), shows
+  a tqdm bar over completed calls, returns the results in submission order and
+  stops early (cancelling what has not started) when a result is fatal or a
+  call raises.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+
+from ..exceptions import ModelError, ParameterTypeError
+
+__all__ = ["check_executor", "default_executor", "usable_cpus", "worker_count", "dumps_model", "share",
+           "run_ordered"]
+
+
+def check_executor(executor):
+    """``None``, an Executor, or something with ``get_executor()`` (a dask Client)."""
+    if executor is None or isinstance(executor, Executor):
+        return executor
+    get = getattr(executor, "get_executor", None)
+    if callable(get):
+        inner = get()
+        if isinstance(inner, Executor):
+            return inner
+    raise ParameterTypeError(
+        "executor must be None (a local process pool), a concurrent.futures.Executor (e.g. "
+        "ThreadPoolExecutor(2), ProcessPoolExecutor(4), dask_client.get_executor()) or a "
+        f"dask.distributed Client, got {type(executor).__name__}.", "executor")
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_executor(n_tasks: int) -> ProcessPoolExecutor:
+    """A local process pool with min(usable CPUs, n_tasks) workers."""
+    return ProcessPoolExecutor(max_workers=max(1, min(usable_cpus(), int(n_tasks))))
+
+
+def _dask_client(executor):
+    if type(executor).__module__.startswith("distributed"):
+        return getattr(executor, "_client", None)
+    return None
+
+
+def worker_count(executor) -> int:
+    """How many calls ``executor`` runs at once (best effort; CPUs here when unknown)."""
+    n = getattr(executor, "_max_workers", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    client = _dask_client(executor)
+    if client is not None:
+        try:
+            return max(1, int(sum(client.nthreads().values())))
+        except Exception:  # pragma: no cover - a client that cannot answer
+            pass
+    return usable_cpus()
+
+
+def share(executor, obj):
+    """The argument to pass to every call for ``obj``: on a dask executor, a
+    future of ``obj`` scattered once to every worker; otherwise ``obj``."""
+    client = _dask_client(executor)
+    if client is None:
+        return obj
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def dumps_model(model) -> bytes:
+    """Serialize a Pyomo model for the workers (loaded with :func:`pickle.loads`)."""
+    try:
+        return pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError) as first:
+        try:
+            import cloudpickle
+        except ImportError:
+            raise ModelError(
+                f"model: it cannot be pickled ({first}), which parallel oracle calls need. Models "
+                "built with rule=lambda ... need cloudpickle (pip install cloudpickle, included in "
+                "privopt[dask]); or define the rules as module-level functions.", "model") from first
+        try:
+            return cloudpickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # pragma: no cover - depends on the user's model
+            raise ModelError(f"model: it cannot be serialized for the workers: {exc}", "model") from exc
+
+
+def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fatal=None, max_in_flight=None):
+    """Run ``fn(*args)`` for each tuple of ``arg_tuples`` on ``executor``.
+
+    Returns ``(results, fatal_index)``: results in submission order (``None``
+    where a call never ran) and the index of the first result (in completion
+    order) for which ``is_fatal(result)`` held, or ``None``.  At a fatal
+    result or an exception every call not yet finished is cancelled (calls
+    already running finish in their worker); an exception is re-raised.
+    At most ``max_in_flight`` calls are pending at once (default: all).
+    """
+    from tqdm.auto import tqdm
+
+    n = len(arg_tuples)
+    window = n if max_in_flight is None else max(1, int(max_in_flight))
+    results = [None] * n
+    pending: dict = {}
+    fatal_index = None
+    submitted = 0
+    bar = tqdm(total=n, desc=desc, unit="call", disable=not progress)
+    try:
+        while submitted < n or pending:
+            while submitted < n and len(pending) < window:
+                pending[executor.submit(fn, *arg_tuples[submitted])] = submitted
+                submitted += 1
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=pending.__getitem__):
+                i = pending.pop(fut)
+                results[i] = fut.result()  # re-raises a worker's exception
+                bar.update(1)
+                if is_fatal is not None and is_fatal(results[i]):
+                    fatal_index = i
+                    break
+            if fatal_index is not None:
+                break
+    finally:
+        for fut in pending:
+            fut.cancel()
+        bar.close()
+    return results, fatal_index

@@ -1,0 +1,368 @@
+"""OPSamp: objective perturbation by sampling over a continuous parameter
+space [NRVW20, Algorithm 2], with its oracle calls on any executor."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from .._random import check_random_state
+from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability, check_real
+from ..calibration import opsamp_parameters
+from ..exceptions import (
+    ModelError,
+    NoiseDisclosureWarning,
+    NotCertifiedError,
+    ParameterError,
+    ParameterTypeError,
+    SolverError,
+    UncertifiedReleaseWarning,
+)
+from ..models._info import get_info
+from ..oracle import certified_solve, check_on_failure
+from ..perturbation import is_transformed, weights_of
+from ..result import PrivateResult
+from ..solvers import DEFAULT_ABS_GAP
+from ..solvers._dispatch import _check_limits, _check_options
+from ._checks import check_model_objective, check_solver_ready
+from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
+
+__all__ = ["opsamp"]
+
+
+@dataclass(frozen=True)
+class OracleAnswer:
+    """What one oracle call sends back: the weights (None without a
+    solution), the solve report and whether it was certified."""
+
+    values: tuple | None
+    report: object
+    certified: bool
+
+
+#: Pyomo's solver interfaces redirect sys.stdout / sys.stderr while they run
+#: (pyomo.common.tee), which breaks when two solves overlap in one process
+#: ("TeeStream: deadlock observed").  Solves in one process are therefore
+#: serialized: a thread pool (or an in-process dask cluster) gives the same
+#: answers as a process pool, but only processes solve in parallel.
+_SOLVE_LOCK = threading.Lock()
+
+
+def _new_solve_lock():  # a child forked while another thread held the lock
+    global _SOLVE_LOCK
+    _SOLVE_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_solve_lock)
+
+
+def _oracle_call(payload: bytes, weight_names: tuple, sigma, solver: str, solve_kwargs: dict) -> OracleAnswer:
+    """One OPSamp oracle call, run in a worker (top level, so picklable).
+
+    Loads a private copy of the model, applies the
+    ``privopt.objective_perturbation`` transformation with ``normalize=False``
+    (objective L(w) - <sigma, w>), solves it through
+    :func:`privopt.oracle.certified_solve` and returns the weights.  An
+    uncertified solve is returned with ``certified=False`` (the parent applies
+    the failure policy, so that its warning or error is raised where the
+    caller can see it); errors without a solution propagate.
+    """
+    import pickle
+
+    model = pickle.loads(payload)
+    w = [cuid.find_component_on(model) for cuid in weight_names]
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False)
+    try:
+        with _SOLVE_LOCK:
+            report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
+                                     **solve_kwargs)
+        certified = True
+    except NotCertifiedError as exc:
+        report, certified = exc.report, False
+    values = None
+    if report is not None and report.has_solution:
+        raw = [v.value for v in w]
+        if any(x is None for x in raw):
+            raise SolverError(f"{solver} returned a solution without values for the weights.", report)
+        values = tuple(float(x) for x in raw)
+    return OracleAnswer(values, report, certified)
+
+
+def _box_diameters(w_vars):
+    """(D_inf, D_2) of the box of the variables' declared bounds, or None."""
+    widths = []
+    for v in w_vars:
+        lb, ub = v.bounds
+        if lb is None or ub is None:
+            return None
+        widths.append(float(ub) - float(lb))
+    return max(widths), math.sqrt(sum(x * x for x in widths))
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}.", name)
+    return bool(value)
+
+
+def opsamp(
+    model,
+    weights=None,
+    *,
+    epsilon: float,
+    delta: float,
+    lipschitz: float | None = None,
+    linf_diameter: float | None = None,
+    l2_diameter: float | None = None,
+    n_samples: int | None = None,
+    n_oracle_calls: int | None = None,
+    beta: float = 0.05,
+    oracle_error: float = 0.0,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    executor=None,
+    random_state=None,
+    progress: bool = True,
+    on_failure: str = "raise",
+    solver_options: dict | None = None,
+    abs_gap: float = DEFAULT_ABS_GAP,
+    return_noise: bool = False,
+) -> PrivateResult:
+    r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
+
+    Algorithm 2 (OPSamp) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
+    Non-Convex Optimization*, ICML 2020 [NRVW20]; DESIGN.md section 4:
+
+    1. gamma, m, eta, lambda from :func:`privopt.calibration.opsamp_parameters`;
+    2. for k = 1..m: sigma_k ~ Exp(eta)^d (rate eta, mean 1/eta) and
+       w_k = argmin_{w in W} L(D, w) - <sigma_k, w>, each solved exactly on a
+       copy of ``model`` transformed by ``privopt.objective_perturbation``
+       with ``normalize=False`` and certified by the solver;
+    3. output (1/m) sum_k w_k + mu, mu ~ Lap(lambda/epsilon)^d.
+
+    Privacy needs each per-example loss to take values in an interval of
+    width 1 (e.g. [0, 1]) and to be G-Lipschitz in l1 on W, D_inf and D_2 to
+    bound W's diameters, and an oracle with additive error at most alpha on
+    the per-record objective (see ``oracle_error``).  It needs no convexity;
+    the utility bound does.
+
+    The oracle calls are independent and run on ``executor``.  All the noise
+    (the m vectors sigma_k, then mu) is drawn in this process from the one
+    generator given by ``random_state``, in that order; each worker receives
+    the serialized model and its sigma_k.  For a given ``random_state`` the
+    result is therefore the same on a process pool, a thread pool or a dask
+    cluster, whatever order the calls finish in (solvers are deterministic on
+    a given model).
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel
+        Its one active objective, minimized, is the loss L(D, w) = sum_i l_i(w).
+        It is never modified: each call solves its own copy.
+    weights : IndexedVar, list of Var, str, optional
+        The decision vector w (length d); default: the ModelInfo's or ``model.w``.
+    epsilon, delta : float
+        Privacy parameters, epsilon > 0, 0 < delta < 1.
+    lipschitz : float, optional
+        G, the l1-Lipschitz constant of each per-example loss; default: the
+        model's ``info.lipschitz_l1``, else its l2 constant ``info.lipschitz``
+        (also an l1 constant, since ||.||_2 <= ||.||_1).
+    linf_diameter, l2_diameter : float, optional
+        D_inf and D_2 of W; default: the model's info, else the box of the
+        weights' declared bounds, D_inf = max_j (ub_j - lb_j),
+        D_2 = sqrt(sum_j (ub_j - lb_j)^2) (public: the declared domain).
+    n_samples : int, optional
+        n; default: the model's info.
+    n_oracle_calls : int, optional
+        m.  ``None``: the paper's m, refused above 10,000 calls (the message
+        says what a smaller m costs).  Given: gamma = sqrt(ln(2d/delta)/(2m))
+        must be <= 1.
+    beta : float
+        Failure probability of the utility bound (enters eta).
+    oracle_error : float
+        alpha of the oracle O_alpha, per-record objective units.  privopt
+        certifies each call within ``abs_gap`` on L - <sigma, w>, i.e. within
+        abs_gap / n per record, so lambda uses
+        max(oracle_error, abs_gap / n) (reported as ``oracle_error``).
+    solver, time_limit, threads, solver_options, abs_gap :
+        Passed to :func:`privopt.oracle.certified_solve` for each call
+        (``time_limit`` is per call).
+    executor : concurrent.futures.Executor or dask Client, optional
+        Where the calls run.  ``None``: a local ``ProcessPoolExecutor`` with
+        min(usable CPUs, m) workers, shut down afterwards (scripts on
+        platforms that do not fork need the ``if __name__ == "__main__":``
+        guard).  A given executor is used and left running.
+    random_state : None, int or numpy Generator
+        ``None`` (default): the operating system's secure source.  A seed
+        makes the run reproducible and is **not private** if known.
+    progress : bool
+        Show a tqdm bar over completed calls.
+    on_failure : {"raise", "return"}
+        An uncertified call: ``"raise"`` stops, cancels the calls not started
+        and raises :class:`~privopt.exceptions.NotCertifiedError` (nothing is
+        released); ``"return"`` warns (UncertifiedReleaseWarning) and returns
+        a result with ``certified=False``, not covered by the guarantee.
+        A call that ends without any solution always raises.
+    return_noise : bool
+        Put the noise in ``result.noise``, an (m+1, d) array: rows 0..m-1 are
+        sigma_1..sigma_m, the last row is mu (warns: releasing it voids
+        privacy).
+
+    Returns
+    -------
+    PrivateResult
+        ``weights``; ``parameters`` with ``n_oracle_calls``, ``gamma``,
+        ``eta``, ``lambda``, ``laplace_scale``, ``alpha`` (utility bound, see
+        :func:`~privopt.calibration.opsamp_parameters`), its terms
+        ``alpha_oracle``, ``alpha_perturbation``, ``alpha_laplace``, ``beta``,
+        ``oracle_error``, ``lipschitz``, ``linf_diameter``, ``l2_diameter``,
+        ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
+        ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
+        ``report``: the tuple of the m SolveReports, in call order.
+    """
+    # --- validation, all before any noise is drawn or any solve ----------------
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    beta = check_probability(beta, "beta")
+    oracle_error = check_real(oracle_error, "oracle_error")
+    if oracle_error < 0:
+        raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
+    on_failure = check_on_failure(on_failure)
+    progress = _check_bool(progress, "progress")
+    return_noise = _check_bool(return_noise, "return_noise")
+    _check_limits(time_limit, 0.0, abs_gap, threads, None)
+    options = _check_options(solver_options)
+    solver = check_solver_ready(solver)
+    executor = check_executor(executor)
+    rng = check_random_state(random_state)
+    if n_oracle_calls is not None:
+        if isinstance(n_oracle_calls, bool):  # check_int would read True as 1
+            raise ParameterTypeError("n_oracle_calls must be an integer or None, got bool.", "n_oracle_calls")
+        n_oracle_calls = check_int(n_oracle_calls, "n_oracle_calls", minimum=1)
+
+    check_model_objective(model)
+    if is_transformed(model):
+        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
+                         "(privopt.perturbation.revert(model) undoes it).", "model")
+    info = get_info(model)
+    w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    d = len(w_vars)
+
+    if info is not None and info.loss_range is not None:
+        lo, hi = info.loss_range
+        if hi - lo > 1.0 + 1e-12:
+            raise ModelError(
+                f"model: its per-example losses range over [{lo:g}, {hi:g}]; OPSamp needs values in an "
+                "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "model")
+
+    if lipschitz is None and info is not None:
+        lipschitz = info.lipschitz_l1 if info.lipschitz_l1 is not None else info.lipschitz
+    if lipschitz is None:
+        raise ParameterError(
+            "lipschitz: give G, the l1-Lipschitz constant of each per-example loss on W.", "lipschitz")
+    lipschitz = check_positive(lipschitz, "lipschitz")
+
+    sources = []
+    box = None
+    for name in ("linf_diameter", "l2_diameter"):
+        value = linf_diameter if name == "linf_diameter" else l2_diameter
+        source = "argument"
+        if value is None and info is not None and getattr(info, name) is not None:
+            value, source = getattr(info, name), "model info"
+        if value is None:
+            box = box or _box_diameters(w_vars)
+            if box is None:
+                raise ParameterError(
+                    f"{name}: give it (the diameter of W), or give every weight finite bounds so "
+                    "that privopt can use the box of the declared bounds.", name)
+            value, source = (box[0] if name == "linf_diameter" else box[1]), "variable bounds"
+        sources.append(source)
+        if name == "linf_diameter":
+            linf_diameter = check_positive(value, name)
+        else:
+            l2_diameter = check_positive(value, name)
+
+    if n_samples is None and info is not None:
+        n_samples = info.n_samples
+    if n_samples is None:
+        raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+
+    effective_error = max(oracle_error, abs_gap / n_samples)
+    params = opsamp_parameters(epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, d,
+                               n_oracle_calls=n_oracle_calls, beta=beta, oracle_error=effective_error)
+    m = params.n_oracle_calls
+    payload = dumps_model(model)
+    weight_names = tuple(pyo.ComponentUID(v) for v in w_vars)
+
+    # --- noise: everything from the one generator, in the parent ----------------
+    sigmas = np.asarray(rng.exponential(scale=1.0 / params.eta, size=(m, d)), dtype=float).reshape(m, d)
+    mu = np.asarray(rng.laplace(0.0, params.laplace_scale, size=d), dtype=float).reshape(d)
+
+    # --- the m oracle calls -----------------------------------------------------
+    solve_kwargs = {"time_limit": time_limit, "threads": threads, "options": options, "abs_gap": abs_gap}
+    owned = executor is None
+    pool = default_executor(m) if owned else executor
+    try:
+        shared = share(pool, payload)
+        calls = [(shared, weight_names, sigmas[k].copy(), solver, solve_kwargs) for k in range(m)]
+        answers, fatal = run_ordered(
+            pool, _oracle_call, calls, progress=progress, desc="OPSamp oracle calls",
+            is_fatal=(lambda a: not a.certified) if on_failure == "raise" else None,
+            max_in_flight=max(32, 4 * worker_count(pool)))
+    finally:
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    if fatal is not None:
+        bad = answers[fatal]
+        raise NotCertifiedError(
+            f"{bad.report.solver} did not certify the optimum of OPSamp oracle call {fatal + 1} of {m} "
+            f"({bad.report.termination.name}, objective {bad.report.objective}, bound "
+            f"{bad.report.bound}); the privacy guarantee needs every call's argmin, so nothing is "
+            "released. Raise time_limit, try another solver, or see on_failure.", bad.report)
+    for k, a in enumerate(answers):
+        if a.values is None:  # pragma: no cover - solve() raises when there is no solution
+            raise SolverError(f"OPSamp oracle call {k + 1} returned no solution.", a.report)
+    uncertified = [k for k, a in enumerate(answers) if not a.certified]
+    if uncertified:
+        warnings.warn(
+            f"{len(uncertified)} of {m} OPSamp oracle calls were not certified optimal (first: call "
+            f"{uncertified[0] + 1}); the answer is returned WITHOUT a privacy guarantee.",
+            UncertifiedReleaseWarning, stacklevel=2)
+
+    w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
+    output = w_bar + mu
+
+    parameters = params.as_dict()
+    for key in ("epsilon", "delta"):
+        parameters.pop(key)
+    parameters.update({
+        "diameter_source": {"linf_diameter": sources[0], "l2_diameter": sources[1]},
+        "noise_distribution": f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu ~ Lap(lambda/epsilon)^{d}",
+        "n_uncertified": len(uncertified),
+        "abs_gap": abs_gap,
+        "solver": solver,
+    })
+    if return_noise:
+        warnings.warn("result.noise holds the noise (sigma_1..sigma_m, mu); publishing it voids privacy.",
+                      NoiseDisclosureWarning, stacklevel=2)
+    return PrivateResult(
+        weights=output,
+        mechanism="opsamp",
+        epsilon=epsilon,
+        delta=delta,
+        parameters=parameters,
+        report=tuple(a.report for a in answers),
+        certified=not uncertified,
+        noise=np.vstack([sigmas, mu[None, :]]) if return_noise else None,
+    )

@@ -1,0 +1,259 @@
+"""RSPM: Report Separator-Perturbed Noisy Max (Min) [NRW18] for halfspaces
+over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.modeling import unique_component_name
+
+from .._random import check_random_state
+from .._validation import check_delta, check_epsilon, check_positive
+from ..calibration import rspm_noise_scale
+from ..calibration._rspm import check_rspm_noise
+from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterTypeError
+from ..models._info import get_info
+from ..oracle import certified_solve, check_on_failure
+from ..result import PrivateResult
+from ..solvers import DEFAULT_ABS_GAP
+from ._checks import check_model_objective, check_solver_ready
+
+__all__ = ["rspm"]
+
+#: Name of the block rspm adds to its clone (encoding constraints).
+_ENCODING_BLOCK = "_privopt_rspm_encoding"
+
+
+def _scalars(comp) -> list:
+    """The scalar data of a Var component in index order."""
+    if not comp.is_indexed():
+        return [comp]
+    keys = list(comp.index_set()) if comp.index_set().isordered() else sorted(comp.keys())
+    return [comp[k] for k in keys]
+
+
+def _indexed_scalars(model, component, what: str) -> list:
+    """The scalar VarData of ``component`` (a name or a Var) in index order."""
+    name = component if isinstance(component, str) else getattr(component, "name", None)
+    if not isinstance(name, str):
+        raise ParameterTypeError(
+            "separator_vars must be a pair of Var components or names, e.g. ('p', 'n').", "separator_vars")
+    comp = model.find_component(name)
+    if comp is None or not isinstance(comp, pyo.Var):
+        raise ModelError(
+            f"model: it has no variable {name!r} ({what}); RSPM needs binaries p[j] = 1[w_j = 1] and "
+            "n[j] = 1[w_j = -1] -- build the model with privopt.models.rspm_halfspace, or pass "
+            "separator_vars=(p, n).", "separator_vars")
+    items = _scalars(comp)
+    for v in items:
+        if v.fixed:
+            raise ModelError(f"separator_vars: {v.name} is fixed; RSPM must be free to choose it.",
+                             "separator_vars")
+        if not v.is_binary():
+            raise ModelError(
+                f"separator_vars: {v.name} is not binary; the separator encoding needs binaries "
+                "p_j, n_j in {0, 1}.", "separator_vars")
+    return items
+
+
+def rspm(
+    model,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    noise: str = "laplace",
+    separator_vars=None,
+    weights=None,
+    sensitivity: float | None = None,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    random_state=None,
+    on_failure: str = "raise",
+    solver_options: dict | None = None,
+    abs_gap: float = DEFAULT_ABS_GAP,
+    return_noise: bool = False,
+) -> PrivateResult:
+    r"""Release an epsilon-DP halfspace w in {-1, 0, 1}^d by RSPM.
+
+    RSPM (Report Separator-Perturbed Noisy Max, written as a minimization) of
+    Neel, Roth, Wu, *How to use heuristics for differential privacy*
+    (arXiv:1811.07765) [NRW18], in the form compared with OPDisc in [NRVW20]
+    Section 5:
+
+    1. separator set U = {+e_1, ..., +e_d, -e_1, ..., -e_d} (m = 2d), with
+       h_w(+e_j) = 1 iff w_j = 1 and h_w(-e_j) = 1 iff w_j = -1 (DESIGN.md
+       section 5); every two distinct w differ on some u in U;
+    2. one noise draw per separator element: xi_u ~ Lap(b) i.i.d., with
+       b = 2 Delta m / epsilon = 4 d / epsilon for the 0/1 error count
+       (:func:`privopt.calibration.rspm_noise_scale`);
+    3. w_hat = argmin_{w in {-1,0,1}^d} err(w, D) + sum_u xi_u h_w(u).  With
+       w_j = p_j - n_j, binaries p_j + n_j <= 1, h_w(+e_j) = p_j and
+       h_w(-e_j) = n_j, so the perturbation sum_j xi_j p_j + xi'_j n_j is
+       linear.  It is injected by the ``privopt.objective_perturbation``
+       transformation (``weights=[p_1..p_d, n_1..n_d]``, ``noise=xi``,
+       ``scale=-1``, ``normalize=False``) on a clone of ``model``, and the
+       clone is solved exactly and certified (:mod:`privopt.oracle`);
+    4. output w_hat = p - n.
+
+    Guarantee: epsilon-DP (delta = 0) for data sets differing in one replaced
+    record, provided the oracle is exact and each record changes the loss of
+    every candidate by at most Delta.  **The constant b is privopt's own
+    derivation** (written out in :func:`privopt.calibration.rspm_noise_scale`):
+    the statement of [NRW18]'s theorem could not be obtained when this was
+    written, so no theorem of [NRW18] is cited for it.  The Gaussian variant
+    is not offered for the same reason (``noise="gaussian"`` raises).
+
+    Which of the two labellings of h_w is used does not matter: with the
+    halfspace rule +1 iff <w, x> >= theta and theta < 0 one gets
+    h_w(+e_j) = 1 - n_j, h_w(-e_j) = 1 - p_j instead, an affine relabelling
+    that gives the same output distribution because Lap(b) is symmetric.
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel
+        Built by :func:`privopt.models.rspm_halfspace` (its info names the
+        separator binaries: ``extra["separator_vars"] == ("p", "n")``), or any
+        model whose one active, minimized objective is a SUM of per-record
+        losses, with binaries p[j], n[j] and w[j] = p[j] - n[j].  Never
+        modified: privopt transforms a clone, on which it also adds (again)
+        the encoding constraints p_j + n_j <= 1 and w_j = p_j - n_j, so that
+        phi(w) = (p, n) is a function of w even if the user's model forgot them.
+    epsilon : float
+        > 0.
+    delta : float
+        In [0, 1).  Accepted for a uniform API (e.g. 1/n^2 as for OPDisc) but
+        not used: the Laplace variant is pure DP and the result records
+        ``delta = 0``; the value passed is kept as ``parameters["requested_delta"]``.
+    noise : {"laplace"}
+        Distribution of the separator noise.  ``"gaussian"`` raises (see above).
+    separator_vars : (Var or str, Var or str), optional
+        The binaries (p, n); default: the model's info, else an error.
+    weights : Var or str, optional
+        The decision vector w; default: the model's info ``weights`` or ``"w"``.
+    sensitivity : float, optional
+        Delta, the most one replaced record changes L(D, w) for any w;
+        default: the width of the model's ``info.loss_range`` (1 for the 0/1
+        loss); required when the model has no info.
+    solver, time_limit, threads, solver_options, abs_gap :
+        Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
+    random_state : None, int or numpy Generator
+        ``None`` (default) draws the noise from the operating system's secure
+        source.  A seed makes the run reproducible and is **not private** if
+        the seed is known.
+    on_failure : {"raise", "return"}
+        What to do when the solver does not certify the optimum.
+    return_noise : bool
+        Put xi (first the d draws for +e_j, then the d draws for -e_j) in
+        ``result.noise``; warns, because releasing it voids privacy.
+
+    Returns
+    -------
+    PrivateResult
+        ``weights`` (w_hat in {-1, 0, 1}^d), ``epsilon``, ``delta`` (0.0),
+        ``parameters`` (``noise_scale``, ``noise``, ``noise_distribution``,
+        ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
+        ``neighbouring``, ``requested_delta``, ``n_samples``, ``calibration``),
+        ``report``.
+    """
+    # --- validation, all before any noise is drawn or any solve starts ------
+    epsilon = check_epsilon(epsilon)
+    requested_delta = check_delta(delta, allow_zero=True)
+    noise = check_rspm_noise(noise)
+    on_failure = check_on_failure(on_failure)
+    if not isinstance(return_noise, bool):
+        raise ParameterTypeError("return_noise must be True or False.", "return_noise")
+    check_solver_ready(solver)
+    check_model_objective(model)
+    info = get_info(model)
+
+    if separator_vars is None and info is not None:
+        separator_vars = info.extra.get("separator_vars")
+    if separator_vars is None:
+        raise ModelError(
+            "model: it does not name its separator binaries (p, n). Build it with "
+            "privopt.models.rspm_halfspace, or pass separator_vars=(p, n).", "separator_vars")
+    if isinstance(separator_vars, str) or len(separator_vars) != 2:
+        raise ParameterTypeError("separator_vars must be a pair (p, n) of Vars or names.", "separator_vars")
+    p_vars = _indexed_scalars(model, separator_vars[0], "p[j] = 1[w_j = 1]")
+    n_vars = _indexed_scalars(model, separator_vars[1], "n[j] = 1[w_j = -1]")
+    d = len(p_vars)
+    if len(n_vars) != d:
+        raise ModelError(f"separator_vars: p has {d} entries but n has {len(n_vars)}.", "separator_vars")
+    if {id(v) for v in p_vars} & {id(v) for v in n_vars}:
+        raise ModelError("separator_vars: p and n share variables.", "separator_vars")
+
+    if weights is None:
+        weights = info.weights if info is not None else "w"
+    w_name = weights if isinstance(weights, str) else getattr(weights, "name", None)
+    w_comp = model.find_component(w_name) if isinstance(w_name, str) else None
+    if w_comp is None or not isinstance(w_comp, pyo.Var):
+        raise ModelError(f"weights: the model has no variable {w_name!r} (the decision vector w).", "weights")
+    w_vars = _scalars(w_comp)
+    if len(w_vars) != d:
+        raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {d}.",
+                         "weights")
+
+    if sensitivity is None and info is not None and info.loss_range is not None:
+        sensitivity = float(info.loss_range[1]) - float(info.loss_range[0])
+    if sensitivity is None:
+        raise ModelError(
+            "sensitivity: give Delta, the most one replaced record changes the loss of any w "
+            "(1 for a 0/1 error count).", "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+
+    m = 2 * d
+    b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)
+
+    # --- noise: one draw per separator element (+e_j then -e_j) -------------
+    rng = check_random_state(random_state)
+    xi = np.asarray(rng.laplace(0.0, b, size=m), dtype=float)
+
+    # --- oracle on a clone ------------------------------------------------------
+    private_model = model.clone()
+    p_c = [private_model.find_component(v) for v in p_vars]
+    n_c = [private_model.find_component(v) for v in n_vars]
+    w_c = [private_model.find_component(v) for v in w_vars]
+    enc = pyo.Block(concrete=True)
+    private_model.add_component(unique_component_name(private_model, _ENCODING_BLOCK), enc)
+    enc.exclusive = pyo.Constraint(range(d), rule=lambda blk, j: p_c[j] + n_c[j] <= 1)
+    enc.link = pyo.Constraint(range(d), rule=lambda blk, j: w_c[j] - p_c[j] + n_c[j] == 0)
+    # objective: L(w) - (-1) * <xi, (p, n)> = L(w) + sum_j xi_j p_j + xi_{d+j} n_j
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        private_model, weights=p_c + n_c, noise=xi, normalize=False, scale=-1.0)
+    report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
+                             options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
+                             what="the RSPM objective")
+    p_hat = np.array([round(pyo.value(v)) for v in p_c], dtype=int)
+    n_hat = np.array([round(pyo.value(v)) for v in n_c], dtype=int)
+    w_hat = (p_hat - n_hat).astype(float)
+
+    parameters = {
+        "noise_scale": b,
+        "noise": noise,
+        "noise_distribution": f"Laplace(0, {b:.6g}) i.i.d., one draw per separator element ({m} draws)",
+        "n_separators": m,
+        "separator_set": "{+e_j, -e_j : j = 1..d}",
+        "sensitivity": sensitivity,
+        "dim": d,
+        "neighbouring": "replace one record",
+        "requested_delta": requested_delta,
+        "n_samples": info.n_samples if info is not None else None,
+        "calibration": "b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
+                       "privopt.calibration.rspm_noise_scale)",
+    }
+    if return_noise:
+        warnings.warn("result.noise holds the noise vector; publishing it voids privacy.",
+                      NoiseDisclosureWarning, stacklevel=2)
+    return PrivateResult(
+        weights=w_hat,
+        mechanism="rspm",
+        epsilon=epsilon,
+        delta=0.0,
+        parameters=parameters,
+        report=report,
+        certified=report.certified_optimal,
+        noise=xi if return_noise else None,
+    )
