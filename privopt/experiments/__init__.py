@@ -50,6 +50,8 @@ def add_experiment_parser(sub, func):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-train", type=int, default=None, help="subsample the training set")
     p.add_argument("--data-home", default=None)
+    p.add_argument("--levels", type=int, default=4,
+                   help="grid steps of the numeric features for the MIP methods (public bounds [0, 1])")
     p.set_defaults(func=func)
     return p
 
@@ -58,7 +60,8 @@ def main_adult(args) -> int:
     rows = run_adult_experiment(
         methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
         time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
-        data_home=args.data_home, n_train=args.n_train, max_workers=args.workers)
+        data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
+        numeric_levels=args.levels)
     print(format_summary(summarize(rows)))
     print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
           f"{args.out}/runtime_histogram.png")
