@@ -10,7 +10,7 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 from ._version import __version__
 from . import exceptions
 from .exceptions import PrivacyLeakWarning, PrivoptError
-from . import calibration, models, perturbation, solvers  # registers the transformation
+from . import audit, calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import opdisc, opsamp, rspm
 from .result import PrivateResult
@@ -21,6 +21,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivoptError",
     "PrivateResult",
+    "audit",
     "calibration",
     "models",
     "perturbation",

@@ -27,7 +27,9 @@ def private(mechanism: str = "opdisc", **kwargs):
     ``decorated.builder``.
 
     The mechanism name and the privacy parameters are checked when decorating,
-    the rest when the mechanism runs (always before any solve).
+    the rest when the mechanism runs (always before any solve).  An int
+    ``random_state`` seeds one generator at decoration time: the sequence of
+    calls is reproducible and no two calls share noise.
     """
     mechanisms = _mechanisms()
     if not isinstance(mechanism, str):
@@ -41,6 +43,13 @@ def private(mechanism: str = "opdisc", **kwargs):
     if "delta" in kwargs and kwargs["delta"] is not None:
         check_delta(kwargs["delta"], allow_zero=(mechanism == "rspm"))
     run = mechanisms[mechanism]
+    if "random_state" in kwargs and kwargs["random_state"] is not None:
+        # An int seed becomes ONE generator here, so that successive calls of the
+        # decorated builder draw fresh (reproducible) noise instead of reusing the
+        # same noise on different data.
+        from ._random import check_random_state
+
+        kwargs["random_state"] = check_random_state(kwargs["random_state"])
 
     def decorator(builder):
         if not callable(builder):

@@ -83,8 +83,14 @@ class UnknownSolverError(SolverError, ValueError):
         self.parameter = "solver"
 
 
-class SolverNotAvailableError(SolverError):
-    """The solver is known but not installed on this machine."""
+class SolverNotAvailableError(SolverError, ValueError):
+    """The solver is known but not installed on this machine.  Also a
+    ValueError: the ``solver`` argument names something this machine cannot
+    run (install it, or choose another)."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message, report)
+        self.parameter = "solver"
 
 
 class SolverOptionError(SolverError, TypeError):

@@ -219,6 +219,12 @@ def test_decorator():
     direct = privopt.opdisc(build.builder(X, y), epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=2.0,
                             n_samples=6, random_state=3)
     np.testing.assert_array_equal(res.weights, direct.weights)
+    # an int seed becomes one generator: later calls draw fresh noise
+    noisy = privopt.private("opdisc", epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=2.0, n_samples=6,
+                            random_state=3, return_noise=True)(build.builder)
+    with pytest.warns(NoiseDisclosureWarning):
+        first, second = noisy(X, y), noisy(X, y)
+    assert not np.allclose(first.noise, second.noise)
     with pytest.raises(ParameterError):
         privopt.private("nope", epsilon=1.0)
     with pytest.raises(ParameterError):

@@ -12,12 +12,13 @@ import pyomo.environ as pyo
 from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import opdisc_sigma, opdisc_utility_bound
-from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterError
+from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterError, ParameterTypeError
 from ..models._info import get_info
 from ..oracle import certified_solve, check_on_failure
 from ..perturbation import (
     get_normalization,
     grid_separation,
+    is_transformed,
     norm_levels,
     resolve_grids,
     snap_to_grid,
@@ -25,7 +26,9 @@ from ..perturbation import (
 )
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
+from ..solvers._dispatch import _check_limits, _check_options
 from ._checks import check_model_objective, check_solver_ready
+from ._noise import draw_opdisc_noise
 
 __all__ = ["opdisc"]
 
@@ -126,8 +129,16 @@ def opdisc(
     on_failure = check_on_failure(on_failure)
     if pi_encoding not in ("auto", "piecewise", "binary"):
         raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
+    if not isinstance(return_noise, (bool, np.bool_)):
+        raise ParameterTypeError(f"return_noise must be True or False, got {type(return_noise).__name__}.",
+                                 "return_noise")
+    _check_limits(time_limit, 0.0, abs_gap, threads, None)
+    solver_options = _check_options(solver_options)
     check_solver_ready(solver)
     check_model_objective(model)
+    if is_transformed(model):
+        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
+                         "(privopt.perturbation.revert(model) undoes it).", "model")
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     d = len(w_vars)
@@ -173,7 +184,7 @@ def opdisc(
     sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation)
     alpha = opdisc_utility_bound(epsilon, delta, lipschitz, D, separation, n_samples, d, beta)
     rng = check_random_state(random_state)
-    eta = np.asarray(rng.normal(0.0, sigma, size=d + 1), dtype=float)
+    eta = draw_opdisc_noise(rng, sigma, d)
 
     # --- oracle on a clone ------------------------------------------------------
     private_model = model.clone()

@@ -31,6 +31,7 @@ from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
 from ..solvers._dispatch import _check_limits, _check_options
 from ._checks import check_model_objective, check_solver_ready
+from ._noise import draw_opsamp_noise
 from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
 
 __all__ = ["opsamp"]
@@ -305,8 +306,7 @@ def opsamp(
     weight_names = tuple(pyo.ComponentUID(v) for v in w_vars)
 
     # --- noise: everything from the one generator, in the parent ----------------
-    sigmas = np.asarray(rng.exponential(scale=1.0 / params.eta, size=(m, d)), dtype=float).reshape(m, d)
-    mu = np.asarray(rng.laplace(0.0, params.laplace_scale, size=d), dtype=float).reshape(d)
+    sigmas, mu = draw_opsamp_noise(rng, params.eta, params.laplace_scale, m, d)
 
     # --- the m oracle calls -----------------------------------------------------
     solve_kwargs = {"time_limit": time_limit, "threads": threads, "options": options, "abs_gap": abs_gap}

@@ -18,7 +18,10 @@ from ..models._info import get_info
 from ..oracle import certified_solve, check_on_failure
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
+from ..perturbation import is_transformed
+from ..solvers._dispatch import _check_limits, _check_options
 from ._checks import check_model_objective, check_solver_ready
+from ._noise import draw_rspm_noise
 
 __all__ = ["rspm"]
 
@@ -165,8 +168,13 @@ def rspm(
     on_failure = check_on_failure(on_failure)
     if not isinstance(return_noise, bool):
         raise ParameterTypeError("return_noise must be True or False.", "return_noise")
+    _check_limits(time_limit, 0.0, abs_gap, threads, None)
+    solver_options = _check_options(solver_options)
     check_solver_ready(solver)
     check_model_objective(model)
+    if is_transformed(model):
+        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
+                         "(privopt.perturbation.revert(model) undoes it).", "model")
     info = get_info(model)
 
     if separator_vars is None and info is not None:
@@ -209,7 +217,7 @@ def rspm(
 
     # --- noise: one draw per separator element (+e_j then -e_j) -------------
     rng = check_random_state(random_state)
-    xi = np.asarray(rng.laplace(0.0, b, size=m), dtype=float)
+    xi = draw_rspm_noise(rng, b, m)
 
     # --- oracle on a clone ------------------------------------------------------
     private_model = model.clone()

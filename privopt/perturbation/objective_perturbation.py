@@ -40,6 +40,7 @@ is deactivated, and :func:`revert` undoes the transformation.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pyomo.environ as pyo
@@ -106,6 +107,14 @@ def _passthrough(value):
     return value
 
 
+def _strict_bool(value):
+    # Pyomo's domain=bool would read normalize="False" as True
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"normalize must be True or False, got {type(value).__name__} ({value!r}).",
+                                 "normalize")
+    return bool(value)
+
+
 @TransformationFactory.register(
     "privopt.objective_perturbation",
     doc="Objective perturbation L(w) - scale*<eta, phi(w)> with phi = pi (normalized, "
@@ -143,7 +152,7 @@ class ObjectivePerturbation(Transformation):
     CONFIG.declare("weights", ConfigValue(default=None, domain=_passthrough,
                                           description="decision vector (IndexedVar, list of Vars or name)"))
     CONFIG.declare("noise", ConfigValue(default=None, domain=_noise_domain, description="noise vector eta"))
-    CONFIG.declare("normalize", ConfigValue(default=True, domain=bool,
+    CONFIG.declare("normalize", ConfigValue(default=True, domain=_strict_bool,
                                             description="inject pi(w) (True) or w (False)"))
     CONFIG.declare("norm_bound", ConfigValue(default=None, domain=_positive_or_none,
                                              description="D, the l2 bound on w"))
@@ -165,7 +174,8 @@ class ObjectivePerturbation(Transformation):
             inner = exc.__cause__ or exc.__context__
             if isinstance(inner, (ParameterError, ParameterTypeError)):
                 raise inner from None
-            raise ParameterError(str(exc)) from exc
+            key = re.search(r"configuration '([^']+)'", str(exc))
+            raise ParameterError(str(exc), key.group(1) if key else None) from exc
         if is_transformed(model):
             raise ModelError(
                 "model: it is already objective-perturbed; revert it first "
@@ -195,6 +205,16 @@ class ObjectivePerturbation(Transformation):
         name = unique_component_name(model, _MARKER)
         block = pyo.Block(concrete=True)
         model.add_component(name, block)
+        try:
+            self._build(model, block, original, weights, noise, config, info)
+        except BaseException:
+            # a failed transformation leaves the model as it was
+            model.del_component(block)
+            original.activate()
+            raise
+        return model
+
+    def _build(self, model, block, original, weights, noise, config, info):
         block._privopt_marker = True
         block._original_objective_name = original.name
         block._weight_names = [v.name for v in weights]
@@ -218,7 +238,6 @@ class ObjectivePerturbation(Transformation):
         block.perturbation = pyo.Expression(expr=sum(float(noise[i]) * phi[i] for i in range(len(phi))))
         original.deactivate()
         block.objective = pyo.Objective(expr=original.expr - scale * block.perturbation, sense=pyo.minimize)
-        return model
 
     # -- the exact encoding of pi(w) -----------------------------------------
     def _add_normalization(self, block, model, weights, config, info, norm_bound, noise):

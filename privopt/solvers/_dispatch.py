@@ -24,6 +24,7 @@ from pyomo.opt import TerminationCondition as LegacyTC
 from .._validation import check_int
 from ..exceptions import (
     InfeasibleModelError,
+    ModelError,
     NoSolutionError,
     ParameterError,
     ParameterTypeError,
@@ -451,6 +452,9 @@ def solve(
     spec = get_spec(solver)
     _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
     user_options = _check_options(options)
+    if not isinstance(model, pyo.Block):
+        raise ModelError(f"model must be a Pyomo model (e.g. a ConcreteModel), got {type(model).__name__}.",
+                         "model")
     objectives = _active_objectives(model)
     if len(objectives) != 1:
         raise ParameterError(

@@ -1,0 +1,56 @@
+r"""Empirical privacy audit: a statistical LOWER bound on a mechanism's epsilon.
+
+A differential-privacy proof can be wrong, and so can the code that
+implements it.  An audit runs the mechanism many times on two neighbouring
+data sets D, D' (one record replaced) and looks for an output event S whose
+probabilities violate P[M(D) in S] <= e^epsilon P[M(D') in S] + delta.
+With Clopper-Pearson bounds p1_lower <= P[M(D) in S] and
+p2_upper >= P[M(D') in S] (each at level alpha/2),
+
+    epsilon >= ln((p1_lower - delta) / p2_upper)
+
+with probability >= 1 - alpha, for the event chosen on a separate half of
+the runs (or with a Bonferroni correction over a fixed family of events);
+both directions (D, D') and (D', D) are tried.  See :mod:`privopt.audit._stats`.
+
+An audit can show that a mechanism is NOT private (a lower bound above the
+claimed epsilon), never that it is.  privopt's tests audit OPDisc, OPSamp and
+RSPM at their stated epsilon (no violation expected) and deliberately broken
+variants (violations expected): OPDisc without the normalization pi on the
+instance of DESIGN.md section 2, and noise scales divided by 10.
+
+Usage::
+
+    from privopt import audit
+    target = audit.OPDiscTarget(audit.design_instance(), epsilon=5.0, delta=0.1)
+    result = audit.audit(target, n_samples=100_000, random_state=0)
+    print(result.epsilon_lower_bound, result.violation, result.worst_event)
+
+Runs use the mechanism's own noise draw (:mod:`privopt.mechanisms._noise`)
+and calibration (:mod:`privopt.calibration`) with an exact argmin by
+enumeration over the tiny instance (``oracle="enumerate"``, fast), or the
+real mechanism with a solver (``oracle="solver"``); the two agree run by run
+on the same seeds.
+"""
+
+from ._instances import NeighbouringPair, design_instance, hinge_instance, opsamp_instance
+from ._run import ORACLES, audit, sample_outputs
+from ._stats import AuditResult, clopper_pearson, estimate_epsilon
+from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget
+
+__all__ = [
+    "audit",
+    "sample_outputs",
+    "estimate_epsilon",
+    "clopper_pearson",
+    "AuditResult",
+    "AuditTarget",
+    "OPDiscTarget",
+    "OPSampTarget",
+    "RSPMTarget",
+    "NeighbouringPair",
+    "design_instance",
+    "hinge_instance",
+    "opsamp_instance",
+    "ORACLES",
+]

@@ -1,0 +1,130 @@
+"""Tiny pairs of neighbouring data sets for the audit.
+
+Neighbouring means: the same number of records, one record replaced (the
+relation every privopt guarantee is stated for).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_array_2d, check_binary_labels, check_int
+from ..exceptions import ParameterError
+
+__all__ = ["NeighbouringPair", "design_instance", "hinge_instance", "opsamp_instance"]
+
+
+@dataclass(frozen=True)
+class NeighbouringPair:
+    """Two labelled data sets (X, y) and (X', y') that differ in one record.
+
+    ``name`` and ``description`` say what the pair is for.  The arrays are
+    copied and made read-only.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    X_prime: np.ndarray
+    y_prime: np.ndarray
+    name: str = "pair"
+    description: str = ""
+
+    def __post_init__(self):
+        X = check_array_2d(self.X, "X")
+        Xp = check_array_2d(self.X_prime, "X_prime")
+        y = np.array(self.y, copy=True)
+        yp = np.array(self.y_prime, copy=True)
+        check_binary_labels(y, X.shape[0], "y")
+        check_binary_labels(yp, Xp.shape[0], "y_prime")
+        if X.shape != Xp.shape:
+            raise ParameterError(f"X_prime has shape {Xp.shape}, X has {X.shape}: neighbours replace one "
+                                 "record, so both have the same shape.", "X_prime")
+        differ = np.any(X != Xp, axis=1) | (y != yp)
+        if int(differ.sum()) != 1:
+            raise ParameterError(
+                f"the two data sets differ in {int(differ.sum())} records; neighbours differ in exactly one "
+                "(replace one record).", "X_prime")
+        for arr in (X, Xp, y, yp):
+            arr.setflags(write=False)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "X_prime", Xp)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "y_prime", yp)
+
+    def data(self, which: int):
+        """(X, y) for ``which = 0`` (D) or ``1`` (D')."""
+        if which not in (0, 1):
+            raise ParameterError("which must be 0 (D) or 1 (D').", "which")
+        return (self.X, self.y) if which == 0 else (self.X_prime, self.y_prime)
+
+
+def design_instance() -> NeighbouringPair:
+    r"""The instance of DESIGN.md section 2 where normalization matters.
+
+    One feature, halfspace w in W = {-1, 0, 1} (``zero_one_halfspace`` with
+    d = 1: grid {-1, 0, 1}, D = 1, tau = 1, G = 1), prediction +1 iff w x >= 0.
+
+    D  = {(x=1, +1), (x=-1, +1), (x=0, -1)}:  L(-1), L(0), L(1) = 2, 1, 2
+    D' = {(x=1, +1), (x=1, -1),  (x=0, -1)}:  L'(-1), L'(0), L'(1) = 2, 2, 2
+
+    (the second record is replaced).  So L(-1) = L(1) = L(0) + 1 on D and the
+    neighbour raises L(0) by 1.  Without pi (objective L(w) - eta w), w = 0 is
+    the argmin on D iff |eta| <= 1 (positive probability) and on D' iff
+    eta = 0 (probability zero): no finite epsilon.  The third record (a
+    constant loss of 1) only gives both sets two classes.
+    """
+    X = np.array([[1.0], [-1.0], [0.0]])
+    y = np.array([1, 1, -1])
+    Xp = np.array([[1.0], [1.0], [0.0]])
+    yp = np.array([1, -1, -1])
+    return NeighbouringPair(X, y, Xp, yp, name="design_section_2",
+                            description="d=1, W={-1,0,1}: L=(2,1,2) on D, L'=(2,2,2) on D' (DESIGN.md section 2)")
+
+
+def hinge_instance(n_copies: int = 1000) -> NeighbouringPair:
+    r"""A one-feature pair for OPSamp with the hinge loss (use ``x_bound=2``).
+
+    D  = ``n_copies`` x (x=2, y=-1), ``n_copies`` x (x=2, y=+1), and (x=0, y=+1);
+    D' = the same with the last record replaced by (x=2, y=-1).
+
+    On the box [-1, 1] the normalized hinge loss
+    L(w) = sum_i max(0, 1 - y_i x_i w) / C (C = 3 for ``x_bound=2``, b = 1)
+    is piecewise linear with kinks at w = -1/2 and w = 1/2, so each oracle
+    answer of OPSamp is one of -1, -1/2, 1/2, 1.  With ``n_copies`` = 1000
+    (n = 2001) the exponential noise of OPSamp (epsilon = 1, delta = 0.01,
+    m = 8) makes the answer 1/2 or 1 with probabilities near 0.4 and 0.6, so
+    the oracle's answer really depends on the noise.
+    """
+    k = check_int(n_copies, "n_copies", minimum=1)
+    X = np.array([[2.0]] * (2 * k) + [[0.0]])
+    y = np.array([-1] * k + [1] * k + [1])
+    Xp = X.copy()
+    yp = y.copy()
+    Xp[-1, 0] = 2.0
+    yp[-1] = -1
+    return NeighbouringPair(X, y, Xp, yp, name=f"hinge_n{X.shape[0]}",
+                            description=f"d=1 hinge loss with kinks at +-1/2, n={X.shape[0]}; the last record "
+                                        "(0, +1) is replaced by (2, -1)")
+
+
+def opsamp_instance() -> NeighbouringPair:
+    r"""A three-record pair where OPSamp's oracle answers alone are not private
+    (use with ``x_bound=2`` and the box [-1, 1]).
+
+    D  = {(x=1, +1), (x=-1, +1), (x=0, -1)}: the hinge terms are linear on the
+    box and cancel, L(w) = 3 / C is constant, so every oracle answer of
+    argmin L(w) - sigma_k w with sigma_k >= 0 is w = 1;
+    D' = {(x=1, +1), (x=2, -1), (x=0, -1)} (the second record replaced): on
+    [-1/2, 1] L'(w) has slope 1/C > 0, so an answer is w = -1/2 whenever
+    sigma_k < 1/C, which has positive probability.  Without the Laplace step
+    the output (1/m) sum_k w_k is exactly 1 on D and sometimes below 1 on D'
+    (no finite epsilon); OPSamp's Laplace step must hide that.
+    """
+    X = np.array([[1.0], [-1.0], [0.0]])
+    y = np.array([1, 1, -1])
+    Xp = np.array([[1.0], [2.0], [0.0]])
+    yp = np.array([1, -1, -1])
+    return NeighbouringPair(X, y, Xp, yp, name="opsamp_kink",
+                            description="d=1 hinge: L constant on D, slope 1/C near w=1 on D' (one record replaced)")

@@ -1,0 +1,367 @@
+"""Mechanisms under audit: the real noise, an exact oracle by enumeration, and
+the real mechanism for cross-checks.
+
+An audit target holds a mechanism, its privacy parameters and a pair of
+neighbouring data sets, and can produce runs in two ways:
+
+* ``oracle="enumerate"``: the noise is drawn by the SAME function the
+  mechanism calls (:mod:`privopt.mechanisms._noise`) with the scale computed
+  by the SAME calibration function (:mod:`privopt.calibration`), and the
+  perturbed objective is minimized exactly by evaluating it at every candidate
+  point (vectorized over runs).  Thousands of runs per second.
+* ``oracle="solver"``: each run calls the real mechanism
+  (:func:`privopt.opdisc`, :func:`privopt.mechanisms.opsamp`,
+  :func:`privopt.mechanisms.rspm`) on the real Pyomo model, with a solver.
+
+Given the same per-run generators both paths give the same outputs (tested in
+``tests/test_audit.py``), so auditing the enumeration path audits the shipped
+mechanism.
+
+Deliberately broken variants, for checking that the audit finds violations:
+``noise_factor`` multiplies the noise scale (0.1 = "noise divided by 10");
+OPDisc ``normalize=False`` replaces pi(w) by w (DESIGN.md section 2: no
+finite epsilon on :func:`~privopt.audit.design_instance`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyomo.environ as pyo
+
+from .._validation import check_delta, check_epsilon, check_positive, check_real
+from ..calibration import opdisc_sigma, opsamp_parameters, rspm_noise_scale
+from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from ..mechanisms._noise import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
+from ..models import get_info, hinge_halfspace, predict_halfspace, rspm_halfspace, zero_one_halfspace
+from ..perturbation import norm_levels, pi_value, snap_to_grid
+from ..solvers import DEFAULT_ABS_GAP
+from ._instances import NeighbouringPair
+
+__all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget"]
+
+_PUBLIC_FIELDS = ("grid", "separation", "norm_bound", "loss_range", "lipschitz", "lipschitz_l1",
+                  "linf_diameter", "l2_diameter", "n_samples")
+
+
+def _check_pair(pair):
+    if not isinstance(pair, NeighbouringPair):
+        raise ParameterTypeError("pair must be a privopt.audit.NeighbouringPair.", "pair")
+    return pair
+
+
+def _same_public_info(models):
+    """The public parameters a mechanism reads from the model info must not
+    depend on the data: they must be equal on D and D'."""
+    a, b = (get_info(m) for m in models)
+    for name in _PUBLIC_FIELDS:
+        if getattr(a, name) != getattr(b, name):
+            raise ModelError(f"model info {name!r} differs between D and D' ({getattr(a, name)!r} vs "
+                             f"{getattr(b, name)!r}); a public parameter must not depend on the data.", "pair")
+    return a
+
+
+def _zero_one_losses(candidates, pair, info):
+    """0/1 loss of every candidate on D and on D' with the model's own rule."""
+    out = []
+    for which in (0, 1):
+        X, y = pair.data(which)
+        out.append(np.array([np.sum(predict_halfspace(w, X, info) != y) for w in candidates], dtype=float))
+    return out
+
+
+class AuditTarget:
+    """Base class: a mechanism on a pair of neighbouring data sets.
+
+    Subclasses set ``mechanism``, ``variant``, ``epsilon``, ``delta``,
+    ``pair``, ``models`` (the Pyomo models of D and D'), ``parameters`` and
+    implement :meth:`draw_noise`, :meth:`outputs_from_noise` and
+    :meth:`run_mechanism`.  ``support`` (discrete outputs) or ``bins``
+    (continuous outputs) tell the statistics how to form events.
+    """
+
+    mechanism = ""
+    variant = "as shipped"
+    support = None
+    bins = None
+
+    def draw_noise(self, rng, size=None):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def stack_noise(self, draws):
+        """Stack per-run noise (``size=None`` draws) into one batch."""
+        return np.stack(draws)
+
+    def outputs_from_noise(self, which: int, noise) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def run_mechanism(self, which: int, rng) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def is_shipped(self) -> bool:
+        return self.variant == "as shipped"
+
+    def describe(self) -> dict:
+        return {"mechanism": self.mechanism, "variant": self.variant, "instance": self.pair.name,
+                "claimed_epsilon": self.epsilon, "delta": self.delta, **self.parameters}
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(mechanism={self.mechanism!r}, variant={self.variant!r}, "
+                f"epsilon={self.epsilon:g}, delta={self.delta:g}, instance={self.pair.name!r})")
+
+
+def _check_factor(noise_factor):
+    return check_positive(noise_factor, "noise_factor")
+
+
+# ---------------------------------------------------------------------------
+# OPDisc
+# ---------------------------------------------------------------------------
+
+class OPDiscTarget(AuditTarget):
+    """OPDisc [NRVW20, Algorithm 1] on ``zero_one_halfspace`` models of the pair.
+
+    sigma = :func:`privopt.calibration.opdisc_sigma` (epsilon, delta, G, D,
+    tau) with G, D, tau read from the model info exactly as
+    :func:`privopt.opdisc` reads them; eta by
+    :func:`privopt.mechanisms._noise.draw_opdisc_noise`; the oracle minimizes
+    L(w) - <eta, pi(w)> over every grid point in the ball.
+
+    Variants: ``noise_factor`` multiplies sigma; ``normalize=False`` uses
+    L(w) - <eta_{1..d}, w> (pi replaced by w, the last noise coordinate
+    unused).
+    """
+
+    mechanism = "opdisc"
+
+    def __init__(self, pair, *, epsilon, delta, grid=None, norm_bound=None, normalize=True,
+                 noise_factor=1.0, solver="highs"):
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.noise_factor = _check_factor(noise_factor)
+        if not isinstance(normalize, bool):
+            raise ParameterTypeError("normalize must be True or False.", "normalize")
+        self.normalize = normalize
+        self.solver = solver
+        self.models = tuple(zero_one_halfspace(*pair.data(k), grid=grid, norm_bound=norm_bound) for k in (0, 1))
+        info = _same_public_info(self.models)
+        self.info = info
+        grids = [tuple(float(v) for v in g) for g in info.grid]
+        levels = norm_levels(grids, info.norm_bound)
+        self.grids = grids
+        self.norm_bound = levels.norm_bound
+        self.dim = len(grids)
+        sigma = opdisc_sigma(self.epsilon, self.delta, info.lipschitz, self.norm_bound, info.separation)
+        self.sigma = sigma * self.noise_factor
+        cands = []
+        for ks in itertools.product(*(range(len(g)) for g in grids)):
+            if sum(levels.coef[j][k] for j, k in enumerate(ks)) <= levels.bound:
+                cands.append([grids[j][k] for j, k in enumerate(ks)])
+        self.candidates = np.array(cands, dtype=float)
+        if normalize:
+            self.features = np.array([pi_value(w, self.norm_bound) for w in self.candidates])
+        else:
+            self.features = self.candidates.copy()
+        self.losses = _zero_one_losses(self.candidates, pair, info)
+        self.support = self.candidates
+        parts = []
+        if not normalize:
+            parts.append("no normalization (pi(w) replaced by w)")
+        if self.noise_factor != 1.0:
+            parts.append(f"noise scale x {self.noise_factor:g}")
+        self.variant = "; ".join(parts) if parts else "as shipped"
+        self.parameters = {"sigma": self.sigma, "calibrated_sigma": sigma, "lipschitz": info.lipschitz,
+                           "norm_bound": self.norm_bound, "separation": info.separation, "dim": self.dim,
+                           "n_candidates": len(self.candidates), "n_records": info.n_samples}
+
+    def draw_noise(self, rng, size=None):
+        return draw_opdisc_noise(rng, self.sigma, self.dim, size=size)
+
+    def outputs_from_noise(self, which, noise):
+        eta = np.asarray(noise, dtype=float)
+        k = self.features.shape[1]
+        values = self.losses[which][None, :] - eta[:, :k] @ self.features.T
+        return self.candidates[np.argmin(values, axis=1)]
+
+    def run_mechanism(self, which, rng):
+        from ..mechanisms import opdisc
+
+        model = self.models[which]
+        if self.normalize:
+            # sigma is proportional to 1/epsilon: epsilon / factor gives sigma * factor
+            res = opdisc(model, epsilon=self.epsilon / self.noise_factor, delta=self.delta,
+                         solver=self.solver, random_state=rng)
+            return np.asarray(res.weights, dtype=float)
+        from ..oracle import certified_solve
+
+        eta = self.draw_noise(rng)
+        clone = model.clone()
+        pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+            clone, weights=[clone.w[j] for j in range(self.dim)], noise=eta[: self.dim], normalize=False)
+        certified_solve(clone, self.solver, what="the unnormalized OPDisc objective")
+        return snap_to_grid([pyo.value(clone.w[j]) for j in range(self.dim)], self.grids)
+
+
+# ---------------------------------------------------------------------------
+# RSPM
+# ---------------------------------------------------------------------------
+
+class RSPMTarget(AuditTarget):
+    """RSPM [NRW18] on ``rspm_halfspace`` models of the pair.
+
+    b = :func:`privopt.calibration.rspm_noise_scale` (epsilon, delta, 2d,
+    "laplace", sensitivity = width of the loss range, as
+    :func:`~privopt.mechanisms.rspm` reads it); xi by
+    :func:`privopt.mechanisms._noise.draw_rspm_noise`; the oracle minimizes
+    err(w) + sum_j xi_j 1[w_j = 1] + xi_{d+j} 1[w_j = -1] over {-1, 0, 1}^d.
+    ``noise_factor`` multiplies b.
+    """
+
+    mechanism = "rspm"
+
+    def __init__(self, pair, *, epsilon, delta=0.0, noise_factor=1.0, solver="highs"):
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.requested_delta = check_delta(delta, allow_zero=True)
+        self.delta = 0.0  # the Laplace variant is pure DP
+        self.noise_factor = _check_factor(noise_factor)
+        self.solver = solver
+        self.models = tuple(rspm_halfspace(*pair.data(k)) for k in (0, 1))
+        info = _same_public_info(self.models)
+        self.info = info
+        d = len(info.grid)
+        self.dim = d
+        lo, hi = info.loss_range
+        sensitivity = float(hi) - float(lo)
+        b = rspm_noise_scale(self.epsilon, self.requested_delta, 2 * d, "laplace", sensitivity=sensitivity)
+        self.scale = b * self.noise_factor
+        self.candidates = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=d)))
+        self.features = np.hstack([(self.candidates == 1.0), (self.candidates == -1.0)]).astype(float)
+        self.losses = _zero_one_losses(self.candidates, pair, info)
+        self.support = self.candidates
+        self.variant = "as shipped" if self.noise_factor == 1.0 else f"noise scale x {self.noise_factor:g}"
+        self.parameters = {"noise_scale": self.scale, "calibrated_noise_scale": b, "sensitivity": sensitivity,
+                           "dim": d, "n_candidates": len(self.candidates), "n_records": info.n_samples}
+
+    def draw_noise(self, rng, size=None):
+        return draw_rspm_noise(rng, self.scale, 2 * self.dim, size=size)
+
+    def outputs_from_noise(self, which, noise):
+        xi = np.asarray(noise, dtype=float)
+        values = self.losses[which][None, :] + xi @ self.features.T
+        return self.candidates[np.argmin(values, axis=1)]
+
+    def run_mechanism(self, which, rng):
+        from ..mechanisms import rspm
+
+        res = rspm(self.models[which], epsilon=self.epsilon / self.noise_factor, delta=self.requested_delta,
+                   solver=self.solver, random_state=rng)
+        return np.asarray(res.weights, dtype=float)
+
+
+# ---------------------------------------------------------------------------
+# OPSamp
+# ---------------------------------------------------------------------------
+
+class OPSampTarget(AuditTarget):
+    """OPSamp [NRVW20, Algorithm 2] on ``hinge_halfspace`` models (d = 1).
+
+    Parameters from :func:`privopt.calibration.opsamp_parameters` with G,
+    D_inf, D_2 and n read from the model info and the oracle error
+    max(0, abs_gap / n) exactly as :func:`~privopt.mechanisms.opsamp` does;
+    (sigma_1..sigma_m, mu) by :func:`privopt.mechanisms._noise.draw_opsamp_noise`.
+    Each oracle answer is the exact argmin of the piecewise-linear objective
+    L(w) - sigma_k w over [-b, b]: it is attained at an end point or a kink
+    w = 1 / (y_i x_i) of a hinge term, and these are enumerated.  The output
+    (1/m) sum_k w_k + mu is continuous: the statistics bucket it.
+
+    ``x_bound`` is the public bound on |x| given to ``hinge_halfspace``
+    (2 for :func:`~privopt.audit.hinge_instance` and
+    :func:`~privopt.audit.opsamp_instance`).  ``noise_factor`` multiplies the
+    Laplace scale (a broken variant; 0 removes the Laplace step).
+    """
+
+    mechanism = "opsamp"
+
+    def __init__(self, pair, *, epsilon, delta, bound=1.0, x_bound=2.0, n_oracle_calls=None,
+                 noise_factor=1.0, solver="highs", bins=10):
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.noise_factor = check_real(noise_factor, "noise_factor")
+        if self.noise_factor < 0:
+            raise ParameterError("noise_factor must be >= 0 (0: no Laplace step).", "noise_factor")
+        self.solver = solver
+        self.models = tuple(hinge_halfspace(*pair.data(k), bound=bound, x_bound=x_bound) for k in (0, 1))
+        info = _same_public_info(self.models)
+        self.info = info
+        d = pair.X.shape[1]
+        if d != 1:
+            raise ParameterError("OPSampTarget enumerates the exact argmin in one dimension only (d = 1).", "pair")
+        self.dim = d
+        n = info.n_samples
+        G = info.lipschitz_l1 if info.lipschitz_l1 is not None else info.lipschitz
+        params = opsamp_parameters(self.epsilon, self.delta, G, info.linf_diameter, info.l2_diameter, n, d,
+                                   n_oracle_calls=n_oracle_calls, oracle_error=max(0.0, DEFAULT_ABS_GAP / n))
+        self.params = params
+        self.n_oracle_calls = n_oracle_calls  # None: the paper's m and gamma, as in opsamp()
+        self.n_calls = params.n_oracle_calls
+        self.laplace_scale = params.laplace_scale * self.noise_factor
+        b = float(info.extra["bound"])
+        C = float(info.extra["scale"])
+        beta = np.asarray(info.extra["x_bound"], dtype=float)
+        self.C = C
+        self.bound = b
+        points = {-b, b}
+        self.losses = []
+        for which in (0, 1):
+            X, y = pair.data(which)
+            yx = np.where(y == info.extra["classes"][1], 1.0, -1.0) * np.clip(X[:, 0], -beta[0], beta[0])
+            for v in yx:
+                if v != 0 and abs(1.0 / v) < b:
+                    points.add(1.0 / v)
+            self.losses.append(yx)
+        self.candidates = np.array(sorted(points))
+        # L(w) at every candidate, on D and D'
+        self.losses = [np.maximum(0.0, 1.0 - yx[None, :] * self.candidates[:, None]).sum(axis=1) / C
+                       for yx in self.losses]
+        self.bins = bins
+        self.variant = ("as shipped" if self.noise_factor == 1.0 else "no Laplace step" if self.noise_factor == 0
+                        else f"Laplace scale x {self.noise_factor:g}")
+        self.parameters = {"n_oracle_calls": self.n_calls, "gamma": params.gamma, "eta": params.eta,
+                           "laplace_scale": self.laplace_scale, "calibrated_laplace_scale": params.laplace_scale,
+                           "lipschitz": G, "n_candidates": len(self.candidates), "n_records": n}
+        self._executor = None
+
+    def draw_noise(self, rng, size=None):
+        return draw_opsamp_noise(rng, self.params.eta, self.laplace_scale, self.n_calls, self.dim, size=size)
+
+    def stack_noise(self, draws):
+        return np.stack([s for s, _ in draws]), np.stack([m for _, m in draws])
+
+    def outputs_from_noise(self, which, noise):
+        sigmas, mu = noise
+        s = np.asarray(sigmas, dtype=float)[..., 0]                      # (N, m)
+        values = self.losses[which][None, None, :] - s[..., None] * self.candidates[None, None, :]
+        answers = self.candidates[np.argmin(values, axis=2)]             # (N, m)
+        return (answers.mean(axis=1) + np.asarray(mu, dtype=float)[:, 0])[:, None]
+
+    def run_mechanism(self, which, rng):
+        from ..mechanisms import opsamp
+
+        if self.noise_factor != 1.0:
+            raise ParameterError("oracle='solver' runs the shipped OPSamp; its Laplace scale cannot be "
+                                 "changed. Use oracle='enumerate' for this variant.", "oracle")
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1)
+        res = opsamp(self.models[which], epsilon=self.epsilon, delta=self.delta, n_oracle_calls=self.n_oracle_calls,
+                     solver=self.solver, random_state=rng, executor=self._executor, progress=False)
+        return np.asarray(res.weights, dtype=float)
+
+    def __del__(self):
+        if getattr(self, "_executor", None) is not None:
+            self._executor.shutdown(wait=False)

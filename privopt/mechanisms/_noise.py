@@ -1,0 +1,52 @@
+"""The noise-drawing step of each mechanism, in one place.
+
+Each mechanism draws its noise by calling the function here, and so does the
+empirical privacy audit (:mod:`privopt.audit`), which replays the mechanism
+with an exact argmin by enumeration instead of a solver.  Keeping the draw in
+one function makes the audit test the code that runs, not a copy of it.
+
+``size=None`` draws the noise of ONE run, exactly as the mechanism uses it;
+``size=N`` draws the noise of N independent runs at once (a leading axis of
+length N), for the audit.  For a numpy Generator, one call with ``size=N``
+gives the same numbers as N consecutive calls with ``size=None`` for
+``draw_opdisc_noise`` and ``draw_rspm_noise`` (one distribution per call);
+``draw_opsamp_noise`` draws all sigma's before all mu's, so its batched
+numbers differ from N consecutive runs, with the same distribution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise"]
+
+
+def _shape(size, *tail):
+    # one run: exactly the size argument the mechanisms have always passed
+    # (an int for a vector), so that results for a given seed do not change
+    if size is None:
+        return tail[0] if len(tail) == 1 else tuple(tail)
+    return (int(size), *tail)
+
+
+def draw_opdisc_noise(rng, sigma: float, dim: int, size=None) -> np.ndarray:
+    """eta ~ N(0, sigma^2 I_{d+1}) of OPDisc [NRVW20, Algorithm 1]: shape
+    ``(dim + 1,)``, or ``(size, dim + 1)``."""
+    return np.asarray(rng.normal(0.0, sigma, size=_shape(size, dim + 1)), dtype=float)
+
+
+def draw_opsamp_noise(rng, eta: float, laplace_scale: float, n_calls: int, dim: int, size=None):
+    """The noise of OPSamp [NRVW20, Algorithm 2]: ``(sigmas, mu)`` with
+    sigma_k ~ Exp(RATE eta)^d for k = 1..m (mean 1/eta) and mu ~
+    Lap(laplace_scale)^d, drawn in that order from the one generator: shapes
+    ``(m, d)`` and ``(d,)``, or ``(size, m, d)`` and ``(size, d)``."""
+    sigmas = np.asarray(rng.exponential(scale=1.0 / eta, size=_shape(size, n_calls, dim)), dtype=float)
+    mu = np.asarray(rng.laplace(0.0, laplace_scale, size=_shape(size, dim)), dtype=float)
+    return sigmas.reshape(_shape(size, n_calls, dim)), mu.reshape(_shape(size, dim))
+
+
+def draw_rspm_noise(rng, scale: float, n_separators: int, size=None) -> np.ndarray:
+    """xi_u ~ Lap(scale) i.i.d., one per separator element, of RSPM [NRW18]:
+    shape ``(n_separators,)`` (first the d draws for +e_j, then the d for
+    -e_j), or ``(size, n_separators)``."""
+    return np.asarray(rng.laplace(0.0, scale, size=_shape(size, n_separators)), dtype=float)
