@@ -203,7 +203,6 @@ def test_margin_mode_merged_equals_per_record(seed):
     assert stats["n_binaries"] > stats["n_binary_rows"]  # mixed rows: one binary per label
     a, b = _solve(merged), _solve(per_record)
     assert a.objective == pytest.approx(b.objective, abs=1e-6)
-    info = get_info(merged)
     s = X @ get_weights(merged)
     assert int(((y == 1) & (s < 0)).sum() + ((y == -1) & (s > -0.05)).sum()) == round(a.objective)
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pyomo.environ as pyo
 
-from ..exceptions import ModelError, SolverNotAvailableError
+from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterTypeError, SolverNotAvailableError
 from ..solvers import get_spec
 from ..solvers._dispatch import _availability
 
-__all__ = ["check_solver_ready", "check_model_objective"]
+__all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed"]
 
 
 def check_solver_ready(solver) -> str:
@@ -35,3 +38,33 @@ def check_model_objective(model):
             "model: the objective is maximized; privopt perturbs a loss to be minimized. Negate "
             "the expression and declare sense=minimize.", "model")
     return objectives[0]
+
+
+def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, return_noise, on_failure):
+    """The checks every mechanism runs before it draws noise or clones the model.
+
+    Returns ``(solver_name, solver_options, on_failure)``; raises a privopt
+    error naming the parameter otherwise.
+    """
+    from ..oracle import check_on_failure
+    from ..perturbation import is_transformed
+    from ..solvers._dispatch import _check_limits, _check_options
+
+    on_failure = check_on_failure(on_failure)
+    if not isinstance(return_noise, (bool, np.bool_)):
+        raise ParameterTypeError(
+            f"return_noise must be True or False, got {type(return_noise).__name__}.", "return_noise")
+    _check_limits(time_limit, 0.0, abs_gap, threads, None)
+    options = _check_options(solver_options)
+    name = check_solver_ready(solver)
+    check_model_objective(model)
+    if is_transformed(model):
+        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
+                         "(privopt.perturbation.revert(model) undoes it).", "model")
+    return name, options, on_failure
+
+
+def warn_noise_disclosed(what: str = "the noise vector") -> None:
+    """The warning every mechanism gives when ``return_noise=True``."""
+    warnings.warn(f"result.noise holds {what}; publishing it voids privacy.", NoiseDisclosureWarning,
+                  stacklevel=3)

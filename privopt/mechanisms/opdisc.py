@@ -4,21 +4,18 @@
 from __future__ import annotations
 
 import math
-import warnings
 
-import numpy as np
 import pyomo.environ as pyo
 
 from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import opdisc_sigma, opdisc_utility_bound
-from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterError, ParameterTypeError
+from ..exceptions import ModelError, ParameterError
 from ..models._info import get_info
-from ..oracle import certified_solve, check_on_failure
+from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,
     grid_separation,
-    is_transformed,
     norm_levels,
     resolve_grids,
     snap_to_grid,
@@ -26,8 +23,7 @@ from ..perturbation import (
 )
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
-from ..solvers._dispatch import _check_limits, _check_options
-from ._checks import check_model_objective, check_solver_ready
+from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
 
 __all__ = ["opdisc"]
@@ -126,19 +122,11 @@ def opdisc(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     beta = check_probability(beta, "beta")
-    on_failure = check_on_failure(on_failure)
     if pi_encoding not in ("auto", "piecewise", "binary"):
         raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
-    if not isinstance(return_noise, (bool, np.bool_)):
-        raise ParameterTypeError(f"return_noise must be True or False, got {type(return_noise).__name__}.",
-                                 "return_noise")
-    _check_limits(time_limit, 0.0, abs_gap, threads, None)
-    solver_options = _check_options(solver_options)
-    check_solver_ready(solver)
-    check_model_objective(model)
-    if is_transformed(model):
-        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
-                         "(privopt.perturbation.revert(model) undoes it).", "model")
+    solver, solver_options, on_failure = check_run(
+        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     d = len(w_vars)
@@ -217,8 +205,7 @@ def opdisc(
         "pi_encoding": get_normalization(private_model)["pi_encoding"],
     }
     if return_noise:
-        warnings.warn("result.noise holds the noise vector; publishing it voids privacy.",
-                      NoiseDisclosureWarning, stacklevel=2)
+        warn_noise_disclosed("the noise vector")
     return PrivateResult(
         weights=w_hat,
         mechanism="opdisc",

@@ -17,7 +17,6 @@ from .._validation import check_delta, check_epsilon, check_int, check_positive,
 from ..calibration import opsamp_parameters
 from ..exceptions import (
     ModelError,
-    NoiseDisclosureWarning,
     NotCertifiedError,
     ParameterError,
     ParameterTypeError,
@@ -25,12 +24,11 @@ from ..exceptions import (
     UncertifiedReleaseWarning,
 )
 from ..models._info import get_info
-from ..oracle import certified_solve, check_on_failure
-from ..perturbation import is_transformed, weights_of
+from ..oracle import certified_solve
+from ..perturbation import weights_of
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
-from ..solvers._dispatch import _check_limits, _check_options
-from ._checks import check_model_objective, check_solver_ready
+from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
 from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
 
@@ -237,12 +235,10 @@ def opsamp(
     oracle_error = check_real(oracle_error, "oracle_error")
     if oracle_error < 0:
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
-    on_failure = check_on_failure(on_failure)
     progress = _check_bool(progress, "progress")
-    return_noise = _check_bool(return_noise, "return_noise")
-    _check_limits(time_limit, 0.0, abs_gap, threads, None)
-    options = _check_options(solver_options)
-    solver = check_solver_ready(solver)
+    solver, options, on_failure = check_run(
+        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
     executor = check_executor(executor)
     rng = check_random_state(random_state)
     if n_oracle_calls is not None:
@@ -250,10 +246,6 @@ def opsamp(
             raise ParameterTypeError("n_oracle_calls must be an integer or None, got bool.", "n_oracle_calls")
         n_oracle_calls = check_int(n_oracle_calls, "n_oracle_calls", minimum=1)
 
-    check_model_objective(model)
-    if is_transformed(model):
-        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
-                         "(privopt.perturbation.revert(model) undoes it).", "model")
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     d = len(w_vars)
@@ -354,8 +346,7 @@ def opsamp(
         "solver": solver,
     })
     if return_noise:
-        warnings.warn("result.noise holds the noise (sigma_1..sigma_m, mu); publishing it voids privacy.",
-                      NoiseDisclosureWarning, stacklevel=2)
+        warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
     return PrivateResult(
         weights=output,
         mechanism="opsamp",

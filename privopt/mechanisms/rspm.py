@@ -3,7 +3,6 @@ over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5."""
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pyomo.environ as pyo
@@ -13,14 +12,12 @@ from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_positive
 from ..calibration import rspm_noise_scale
 from ..calibration._rspm import check_rspm_noise
-from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterTypeError
+from ..exceptions import ModelError, ParameterTypeError
 from ..models._info import get_info
-from ..oracle import certified_solve, check_on_failure
+from ..oracle import certified_solve
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
-from ..perturbation import is_transformed
-from ..solvers._dispatch import _check_limits, _check_options
-from ._checks import check_model_objective, check_solver_ready
+from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_rspm_noise
 
 __all__ = ["rspm"]
@@ -165,16 +162,9 @@ def rspm(
     epsilon = check_epsilon(epsilon)
     requested_delta = check_delta(delta, allow_zero=True)
     noise = check_rspm_noise(noise)
-    on_failure = check_on_failure(on_failure)
-    if not isinstance(return_noise, bool):
-        raise ParameterTypeError("return_noise must be True or False.", "return_noise")
-    _check_limits(time_limit, 0.0, abs_gap, threads, None)
-    solver_options = _check_options(solver_options)
-    check_solver_ready(solver)
-    check_model_objective(model)
-    if is_transformed(model):
-        raise ModelError("model: it is already objective-perturbed; pass the original loss model "
-                         "(privopt.perturbation.revert(model) undoes it).", "model")
+    solver, solver_options, on_failure = check_run(
+        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
     info = get_info(model)
 
     if separator_vars is None and info is not None:
@@ -253,8 +243,7 @@ def rspm(
                        "privopt.calibration.rspm_noise_scale)",
     }
     if return_noise:
-        warnings.warn("result.noise holds the noise vector; publishing it voids privacy.",
-                      NoiseDisclosureWarning, stacklevel=2)
+        warn_noise_disclosed("the noise vector")
     return PrivateResult(
         weights=w_hat,
         mechanism="rspm",

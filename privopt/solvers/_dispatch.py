@@ -29,7 +29,6 @@ from ..exceptions import (
     ParameterError,
     ParameterTypeError,
     SolverCrashedError,
-    SolverError,
     SolverNotAvailableError,
     SolverOptionError,
     UnboundedModelError,
