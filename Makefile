@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: demo test system-deps benchmarks clean help
+.PHONY: demo test system-deps benchmarks notebooks clean help
 
 help:
 	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
 	@echo "make test        create/update $(VENV) with the test extras and run pytest"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
+	@echo "make notebooks   re-execute the teaching notebooks in place (refresh their outputs)"
 
 # GLPK and CBC come from the operating system.  Install them where we can
 # (root with apt-get), otherwise say how and carry on: their tests then skip
@@ -49,6 +50,9 @@ test: system-deps $(VENV)/.test-installed
 
 benchmarks: system-deps $(VENV)/.test-installed
 	$(PY) benchmarks/run_all.py
+
+notebooks: system-deps $(VENV)/.test-installed
+	$(PY) notebooks/execute.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -42,13 +42,13 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
               f"  {exc}\n"
               "Provide them by copying adult.data, adult.test and adult.names into DIR/adult/ and\n"
               "running `export PRIVOPT_DATA_HOME=DIR`.\n"
-              "RUNNING ON SYNTHETIC DATA INSTEAD (a planted halfspace over {0,1}^10 with 10% label noise).\n",
+              "RUNNING ON SYNTHETIC DATA INSTEAD (a planted halfspace over {0,1}^6 with 10% label noise).\n",
               file=sys.stderr)
-        data = make_planted_halfspace(n_train, 10, n_test=2000, noise=0.1, random_state=0)
+        data = make_planted_halfspace(n_train, 6, n_test=2000, noise=0.1, random_state=0)
         X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
         levels = None
         baseline_params = None
-        title = f"SYNTHETIC planted halfspace, n = {n_train}, d = 10"
+        title = f"SYNTHETIC planted halfspace, n = {n_train}, d = 6"
     print(f"{title}; methods {', '.join(methods)}; epsilons {', '.join(f'{e:g}' for e in epsilons)}; "
           f"{runs} runs each; time limit {time_limit:g} s per solve.\n")
     rows = run_experiment(X_train, y_train, X_test, y_test, methods=methods, epsilons=epsilons, runs=runs,

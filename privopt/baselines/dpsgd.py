@@ -107,7 +107,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size=256,
-                 learning_rate=1.0, epochs=5, sampling="poisson", noise_multiplier=None,
+                 learning_rate=1.0, epochs=20, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", fit_intercept=True,
                  bounds=None, data_norm=None, random_state=None):
         self.epsilon = epsilon

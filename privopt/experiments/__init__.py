@@ -3,6 +3,8 @@ and its command line ``privopt experiment adult``."""
 
 from .adult import (
     COLUMNS,
+    adult_baseline_params,
+    adult_levels,
     available_methods,
     format_summary,
     read_results,
@@ -14,6 +16,8 @@ from .adult import (
 
 __all__ = [
     "COLUMNS",
+    "adult_baseline_params",
+    "adult_levels",
     "available_methods",
     "format_summary",
     "read_results",

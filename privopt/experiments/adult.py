@@ -195,7 +195,7 @@ def run_experiment(
     ``baseline_params``: extra parameters for the baselines (e.g. a public
     ``data_norm``).
     """
-    from tqdm.auto import tqdm
+    from .._progress import progress_bar
 
     from .._validation import check_epsilon, check_int
 
@@ -228,7 +228,7 @@ def run_experiment(
         executor = own_executor
     try:
         futures = [executor.submit(_run_task, t, X_train, y_train, X_test, y_test) for t in tasks]
-        bar = tqdm(total=len(futures), desc="runs", disable=not progress, unit="run")
+        bar = progress_bar(len(futures), desc="runs", unit="run", disable=not progress)
         for fut in cf.as_completed(futures):
             row = fut.result()
             writer.writerow({k: row.get(k, "") for k in COLUMNS})

@@ -93,6 +93,9 @@ def plot_runtimes(rows, path, title=""):
         unc = sum(r["status"] == "uncertified" for r in rows if r["method"] == m)
         ax.hist(vals, bins=bins, alpha=0.55, label=f"{m} (median {np.median(vals):.1f} s"
                 + (f", {unc} uncertified" if unc else "") + ")")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xscale("log")
     ax.set_xlabel("seconds per run")
     ax.set_ylabel("runs")

@@ -121,7 +121,7 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
     already running finish in their worker); an exception is re-raised.
     At most ``max_in_flight`` calls are pending at once (default: all).
     """
-    from tqdm.auto import tqdm
+    from .._progress import progress_bar
 
     n = len(arg_tuples)
     window = n if max_in_flight is None else max(1, int(max_in_flight))
@@ -129,7 +129,7 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
     pending: dict = {}
     fatal_index = None
     submitted = 0
-    bar = tqdm(total=n, desc=desc, unit="call", disable=not progress)
+    bar = progress_bar(n, desc=desc, unit="call", disable=not progress)
     try:
         while submitted < n or pending:
             while submitted < n and len(pending) < window:
