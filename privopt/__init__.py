@@ -10,7 +10,7 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 from ._version import __version__
 from . import exceptions
 from .exceptions import PrivacyLeakWarning, PrivoptError
-from . import audit, calibration, models, perturbation, solvers  # registers the transformation
+from . import calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import opdisc, opsamp, rspm
 from .result import PrivateResult
@@ -39,4 +39,8 @@ def __getattr__(name):
         from .estimators import PrivateHalfspaceClassifier
 
         return PrivateHalfspaceClassifier
+    if name == "audit":  # scipy.stats is slow to import: load the audit on first use
+        import importlib
+
+        return importlib.import_module(".audit", __name__)
     raise AttributeError(f"module 'privopt' has no attribute {name!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from scipy import stats
+from scipy.special import gammaincinv
 
 from .._validation import (
     check_delta,
@@ -222,8 +222,8 @@ def opsamp_parameters(
 
     lam = _lambda(D_inf, gamma, eta, G, d, oracle_error)
     b = lam / epsilon
-    alpha_perturbation = D_inf * float(stats.gamma.ppf(1.0 - beta / 2.0, a=m * d, scale=1.0 / eta)) / (m * n)
-    alpha_laplace = G * float(stats.gamma.ppf(1.0 - beta / 2.0, a=d, scale=b))
+    alpha_perturbation = D_inf * float(gammaincinv(m * d, 1.0 - beta / 2.0) / eta) / (m * n)
+    alpha_laplace = G * float(gammaincinv(d, 1.0 - beta / 2.0) * b)
     return OPSampParameters(
         n_oracle_calls=m,
         gamma=gamma,
