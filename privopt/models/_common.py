@@ -16,15 +16,13 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
+# SNAP_TOL: relative tolerance used to snap a squared norm bound or a lattice coordinate onto
+# the exact integer it represents (sqrt(23)**2 is 22.999999999999996; it means 23).
+from .._lattice import SNAP_TOL, grid_separation, snapped_floor  # noqa: F401  (grid_separation re-exported)
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
 __all__: list[str] = []
-
-#: Relative tolerance used to snap a squared norm bound or a lattice
-#: coordinate onto the exact integer it represents (sqrt(23)**2 is
-#: 22.999999999999996 in floating point; it means 23).
-SNAP_TOL = 1e-9
 
 #: A conservative bound on the integrality tolerance of the solvers privopt
 #: drives with their default settings (GLPK tol_int 1e-5; HiGHS, CBC, SCIP
@@ -257,12 +255,6 @@ def grid_unit(grid: tuple, name: str = "grid") -> Fraction:
     return h
 
 
-def grid_separation(grid: tuple) -> float:
-    """tau: the smallest gap between consecutive values of any coordinate grid
-    (two distinct points of the product set differ in some coordinate by at least it)."""
-    return float(min(min(np.diff(np.asarray(g, dtype=float))) for g in grid))
-
-
 def grid_units(grid: tuple, unit: Fraction) -> list[list[int]]:
     """Grid values as exact integers in units of ``unit``."""
     return [[int(round(Fraction(v).limit_denominator(10**9) / unit)) for v in g] for g in grid]
@@ -275,11 +267,7 @@ def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None =
     D = sqrt(23) gives 23 and not 22."""
     if exact_sq is not None:
         return int(math.floor(exact_sq / (unit * unit)))
-    q = float(norm_bound) ** 2 / float(unit * unit)
-    near = round(q)
-    if abs(q - near) <= SNAP_TOL * max(1.0, abs(q)):
-        return int(near)
-    return int(math.floor(q))
+    return snapped_floor(float(norm_bound) ** 2 / float(unit * unit), SNAP_TOL)
 
 
 # ----------------------------------------------------------------------------

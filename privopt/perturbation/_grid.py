@@ -18,6 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
+from .._lattice import SNAP_TOL, grid_separation, snapped_floor
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
 MAX_GRID_SIZE = 10_000
 #: The largest number of distinct ||w||^2 values privopt encodes.
 MAX_LEVELS = 100_000
-_REL_TOL = 1e-9
+_REL_TOL = SNAP_TOL
 
 
 def grid_from_var(var) -> tuple:
@@ -127,15 +128,6 @@ def resolve_grids(weights, grid=None, info_grid=None) -> list[tuple]:
     return grids
 
 
-def grid_separation(grids) -> float:
-    """tau of the product grid: the smallest gap between two values of one
-    coordinate (two distinct points differ in at least one coordinate by at
-    least that much, and points differing in one coordinate by exactly that
-    much exist).  ``inf`` when every coordinate has a single value."""
-    gaps = [min(np.diff(g)) for g in grids if len(g) > 1]
-    return float(min(gaps)) if gaps else math.inf
-
-
 def _common_step(values) -> Fraction | None:
     """A step h (as an exact Fraction of the float values) such that every
     value is an integer multiple of h, or None.  Tries the values' own
@@ -195,10 +187,7 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
         h = float(step)
         unit = h * h
         coef = tuple(tuple(int(round(v / h)) ** 2 for v in g) for g in grids)
-        ratio = d2 / unit
-        n = math.floor(ratio)
-        if ratio - n > 1 - _REL_TOL * max(1.0, ratio):  # 22.999999999999996 -> 23
-            n += 1
+        n = snapped_floor(d2 / unit)  # 22.999999999999996 -> 23
         d_used = math.sqrt(n * unit) if abs(n * unit - d2) <= _REL_TOL * max(1.0, d2) else float(norm_bound)
         lo = sum(min(c) for c in coef)
         levels = tuple(range(lo, n + 1)) if lo <= n else ()
