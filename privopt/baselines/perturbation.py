@@ -86,7 +86,30 @@ def _warn_if_inexact(gnorm, tol):
         )
 
 
-class ObjectivePerturbationLogisticRegression(PrivateLinearClassifier):
+class _RegularizedLogisticRegression(PrivateLinearClassifier):
+    """Shared parameters of the two [CMS11] perturbation estimators: L2
+    regularization ``alpha`` (Lambda) and the tolerance ``tol`` of the exact
+    (Newton) minimization; both are pure epsilon-DP."""
+
+    _pure_dp = True
+
+    def __init__(self, epsilon=1.0, delta=0.0, *, alpha=0.01, tol=1e-8, fit_intercept=True,
+                 bounds=None, data_norm=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.random_state = random_state
+
+    def _check_params(self):
+        return {"alpha": check_positive(self.alpha, "alpha"),
+                "tol": check_positive(self.tol, "tol")}
+
+
+class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
     r"""L2-regularised logistic regression by objective perturbation
     ([CMS11], Algorithm 2; [KST12]).
 
@@ -128,22 +151,6 @@ class ObjectivePerturbationLogisticRegression(PrivateLinearClassifier):
     and high-dimensional regression. COLT 2012.
     """
 
-    _pure_dp = True
-
-    def __init__(self, epsilon=1.0, delta=0.0, *, alpha=0.01, tol=1e-8, fit_intercept=True,
-                 bounds=None, data_norm=None, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.alpha = alpha
-        self.tol = tol
-        self.fit_intercept = fit_intercept
-        self.bounds = bounds
-        self.data_norm = data_norm
-        self.random_state = random_state
-
-    def _check_params(self):
-        return {"alpha": check_positive(self.alpha, "alpha"),
-                "tol": check_positive(self.tol, "tol")}
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
@@ -163,7 +170,7 @@ class ObjectivePerturbationLogisticRegression(PrivateLinearClassifier):
         return w
 
 
-class OutputPerturbationLogisticRegression(PrivateLinearClassifier):
+class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     r"""L2-regularised logistic regression by output perturbation
     ([CMS11], Algorithm 1).
 
@@ -186,22 +193,6 @@ class OutputPerturbationLogisticRegression(PrivateLinearClassifier):
     risk minimization. JMLR 12:1069-1109, 2011.
     """
 
-    _pure_dp = True
-
-    def __init__(self, epsilon=1.0, delta=0.0, *, alpha=0.01, tol=1e-8, fit_intercept=True,
-                 bounds=None, data_norm=None, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.alpha = alpha
-        self.tol = tol
-        self.fit_intercept = fit_intercept
-        self.bounds = bounds
-        self.data_norm = data_norm
-        self.random_state = random_state
-
-    def _check_params(self):
-        return {"alpha": check_positive(self.alpha, "alpha"),
-                "tol": check_positive(self.tol, "tol")}
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
