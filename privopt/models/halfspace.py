@@ -345,6 +345,23 @@ def _threshold_info(threshold, mu, exact):
     return t_hi, theta, rule
 
 
+def _rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts) -> dict:
+    """The ModelInfo.extra entries both 0/1 builders share: the decision and
+    tie rule that prediction reads back, and how the model was built."""
+    return {
+        "loss": "zero_one",
+        "threshold": float(theta),
+        "requested_threshold": float(threshold),
+        "margin": float(mu),
+        "exact_margin": bool(exact),
+        "tie_rule": rule,
+        "classes": _classes_tuple(classes),
+        "fit_intercept": fit_intercept,
+        "merge_rows": merge_rows,
+        "chain_cuts": bool(chain_cuts and merge_rows),
+    }
+
+
 def _classes_tuple(classes):
     return tuple(c.item() if hasattr(c, "item") else c for c in classes)
 
@@ -480,19 +497,10 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         n_samples=int(n),
         grid_encoding="r",
         extra={
-            "loss": "zero_one",
-            "threshold": float(theta),
-            "requested_threshold": float(threshold),
-            "margin": float(mu),
-            "exact_margin": bool(exact),
-            "tie_rule": rule,
-            "classes": _classes_tuple(classes),
-            "fit_intercept": fit_intercept,
+            **_rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts),
             "grid_unit": float(unit),
             "norm_sq_units": int(n_units),
             "norm_sq_bound": float(n_units * unit * unit),
-            "merge_rows": merge_rows,
-            "chain_cuts": bool(chain_cuts and merge_rows),
         },
     )
     attach_info(model, info)
@@ -557,17 +565,8 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
         n_samples=int(n),
         grid_encoding=None,
         extra={
-            "loss": "zero_one",
+            **_rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts),
             "separator_vars": ("p", "n"),
-            "threshold": float(theta),
-            "requested_threshold": float(threshold),
-            "margin": float(mu),
-            "exact_margin": bool(exact),
-            "tie_rule": rule,
-            "classes": _classes_tuple(classes),
-            "fit_intercept": fit_intercept,
-            "merge_rows": merge_rows,
-            "chain_cuts": bool(chain_cuts and merge_rows),
         },
     )
     attach_info(model, info)
