@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
+from ._frozen import FrozenDict
 
 __all__ = ["PrivateResult"]
 
@@ -52,11 +53,19 @@ class PrivateResult:
     def __post_init__(self):
         object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
         self.weights.setflags(write=False)
-        object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
+        object.__setattr__(self, "parameters", FrozenDict(self.parameters))
         if self.noise is not None:
             noise = np.asarray(self.noise, dtype=float).copy()
             noise.setflags(write=False)
             object.__setattr__(self, "noise", noise)
+
+    def __setstate__(self, state):
+        # numpy arrays come back writeable from pickle: keep them read-only.
+        self.__dict__.update(state)
+        for name in ("weights", "noise"):
+            arr = state.get(name)
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
 
     def __repr__(self) -> str:
         w = np.array2string(self.weights, precision=4, threshold=8)

@@ -51,12 +51,12 @@ import itertools
 import math
 import numbers
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from .._frozen import FrozenDict
 from .._validation import check_choice, check_delta, check_int, check_probability, check_real
 from ..exceptions import ParameterError, ParameterTypeError
 
@@ -219,7 +219,7 @@ class AuditResult:
 
     def __post_init__(self):
         for name in ("histogram", "histogram_prime", "metadata"):
-            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+            object.__setattr__(self, name, FrozenDict(getattr(self, name)))
 
     @property
     def violation(self) -> bool:
