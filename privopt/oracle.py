@@ -35,13 +35,43 @@ from ._validation import check_choice
 from .exceptions import NotCertifiedError, UncertifiedReleaseWarning
 from .solvers import DEFAULT_ABS_GAP, solve
 
-__all__ = ["certified_solve", "ON_FAILURE", "check_on_failure"]
+__all__ = ["certified_solve", "not_certified_message", "ON_FAILURE", "check_on_failure"]
 
 ON_FAILURE = ("raise", "return")
 
 
 def check_on_failure(on_failure) -> str:
     return check_choice(on_failure, "on_failure", ON_FAILURE)
+
+
+def not_certified_message(report, *, what: str = "the perturbed model") -> str:
+    """One message whose first line says what happened and what to change.
+
+    When the solver proved optimality and the remaining gap is at rounding
+    level (within ``1e-6`` relative of the objective), more time cannot help:
+    the message says so and names ``abs_gap``.  Otherwise it names the gap,
+    the time spent and ``time_limit``.
+    """
+    obj, bound = report.objective, report.bound
+    gap = report.abs_gap_achieved
+    optimal = getattr(report.termination, "name", "") == "convergenceCriteriaSatisfied"
+    scale = max(1.0, abs(obj) if obj is not None else 1.0)
+    if optimal and gap is not None and gap <= 1e-6 * scale + 10 * report.abs_gap:
+        return (
+            f"Not certified: {report.solver} proved {what} optimal but its objective {obj!r} and "
+            f"bound {bound!r} differ by {gap:.3g}, above abs_gap={report.abs_gap:g}; this gap is at "
+            "the solver's rounding level, so a longer time limit cannot help: pass a larger "
+            f"abs_gap (e.g. abs_gap={max(10 * gap, 1e-6):.1g}) or use another solver.\n"
+            "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure)."
+        )
+    gap_text = f"gap {gap:.3g}" if gap is not None else "no bound reported"
+    return (
+        f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "
+        f"({gap_text}, {report.wall_time:.1f} s of time_limit={report.time_limit}); raise "
+        "time_limit, try another solver, or use fewer/coarser features.\n"
+        f"Objective {obj}, bound {bound}. The privacy guarantee needs the exact argmin, so "
+        "nothing is released (see on_failure)."
+    )
 
 
 def certified_solve(
@@ -65,12 +95,7 @@ def certified_solve(
                    threads=threads, options=options)
     if report.certified_optimal:
         return report
-    message = (
-        f"{report.solver} did not certify the optimum of {what} ({report.termination.name}, "
-        f"objective {report.objective}, bound {report.bound}); the privacy guarantee needs the "
-        "exact argmin, so nothing is released. Raise time_limit, try another solver, or see "
-        "on_failure."
-    )
+    message = not_certified_message(report, what=what)
     if on_failure == "raise":
         raise NotCertifiedError(message, report)
     warnings.warn(

@@ -173,8 +173,9 @@ def problem_class(model) -> str:
 # Certification
 # ----------------------------------------------------------------------------
 
-def is_certified(termination, objective, bound, *, mip_gap: float, abs_gap: float) -> bool:
-    """Certification rule (DESIGN.md section 6).
+def is_certified(termination, objective, bound, *, mip_gap: float, abs_gap: float,
+                 report_rtol: float = 0.0) -> bool:
+    """Certification rule (docs/estimators.md, "Certification tolerance").
 
     A solve is certified optimal iff the solver reports optimality
     (``convergenceCriteriaSatisfied``), there is an incumbent, and -- when the
@@ -184,6 +185,12 @@ def is_certified(termination, objective, bound, *, mip_gap: float, abs_gap: floa
     a relative gap means nothing.  With the default ``mip_gap = 0`` the rule is
     purely absolute.  A solver that proves optimality but reports no bound
     (pure LPs on some interfaces) is taken at its word.
+
+    ``report_rtol`` is the relative precision with which the solver *reports*
+    objective and bound (CBC: about 8 significant digits, ``1e-7``; HiGHS,
+    Gurobi, SCIP: full doubles, ``0``): ``report_rtol * max(|objective|,
+    |bound|)`` is added to the tolerance so that a gap made only of the
+    solver's rounding does not refuse a true optimum.
     """
     if termination != TerminationCondition.convergenceCriteriaSatisfied or objective is None:
         return False
@@ -191,7 +198,7 @@ def is_certified(termination, objective, bound, *, mip_gap: float, abs_gap: floa
         return True
     if not math.isfinite(bound):
         return False
-    tol = abs_gap + mip_gap * max(abs(objective), abs(bound))
+    tol = abs_gap + (mip_gap + report_rtol) * max(abs(objective), abs(bound))
     return abs(objective - bound) <= tol + 1e-12 * max(1.0, abs(objective))
 
 
@@ -530,7 +537,8 @@ def _suggest_for(pclass: str) -> str:
 
 
 def _report(spec, version, tc, status, obj, bound, wall, time_limit, mip_gap, abs_gap, options, message):
-    certified = is_certified(tc, obj, bound, mip_gap=mip_gap, abs_gap=abs_gap) and status in (
+    certified = is_certified(tc, obj, bound, mip_gap=mip_gap, abs_gap=abs_gap,
+                             report_rtol=spec.report_rtol) and status in (
         SolutionStatus.optimal, SolutionStatus.feasible)
     if obj is not None and bound is not None and math.isfinite(bound):
         agap = abs(obj - bound)
