@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array_2d, check_binary_labels, check_choice, check_delta, check_epsilon
+from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from ._validation import check_choice, check_delta, check_epsilon
 from .exceptions import ParameterError
 from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
 
@@ -21,7 +22,7 @@ def _is_integral(X: np.ndarray) -> bool:
     return bool(np.all(X == np.round(X)))
 
 
-class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
+class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """A differentially private linear classifier trained on the 0/1 loss.
 
     ``fit`` builds the 0/1-loss MILP of :func:`privopt.models.zero_one_halfspace`
@@ -55,7 +56,12 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
         Grid steps per real-valued feature (default 4).
     fit_intercept : bool
         Add a constant feature whose weight is the intercept.
-    solver, time_limit : solver name and seconds per solve.
+    solver : solver name.
+    time_limit : float
+        Seconds per solve (default 120: finite, so a fold that cannot be
+        certified fails with a :class:`~privopt.exceptions.NotCertifiedError`
+        whose first line says so, instead of hanging a cross-validation).
+        ``None`` means no limit.
     random_state : None, int or numpy Generator
         None draws from the operating system's secure source; a seed gives
         reproducible fits that are not private when the seed is known.
@@ -64,10 +70,17 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray (d,)
-        Private weights on the (discretized) features.
-    intercept_ : float
-        The intercept weight minus the decision threshold.
+    coef_ : ndarray of shape (1, d)
+        Private weights on the (discretized) features, shaped like
+        scikit-learn's binary linear classifiers.
+    intercept_ : ndarray of shape (1,)
+        As in scikit-learn: ``decision_function(X) = Xd @ coef_[0] +
+        intercept_[0]`` on the discretized features ``Xd``; it is the
+        intercept weight (0 without ``fit_intercept``) minus ``threshold_``.
+    threshold_ : float
+        The decision threshold theta of the 0/1-loss model (the rule is
+        ``<w, x> >= theta``), reported separately.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
     classes_ : ndarray of the two labels (``classes_[1]`` is the positive class).
     result_ : PrivateResult
     model_info_ : ModelInfo of the model that was solved.
@@ -75,7 +88,7 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="opdisc", grid=None, norm_bound=None,
-                 bounds=None, levels=4, fit_intercept=False, solver="highs", time_limit=None,
+                 bounds=None, levels=4, fit_intercept=False, solver="highs", time_limit=120.0,
                  random_state=None, on_failure="raise"):
         self.epsilon = epsilon
         self.delta = delta
@@ -91,17 +104,12 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
         self.on_failure = on_failure
 
     # -- helpers -------------------------------------------------------------
-    def _transform(self, X, *, fitting: bool):
-        Xa = check_array_2d(X, "X")
+    def _transform(self, Xa, *, fitting: bool):
         if fitting:
             if self.bounds is None and _is_integral(Xa):
                 self.discretizer_ = None
             else:
                 self.discretizer_ = FeatureDiscretizer(bounds=self.bounds, levels=self.levels).fit(Xa)
-            self.n_features_in_ = Xa.shape[1]
-        elif Xa.shape[1] != self.n_features_in_:
-            raise ParameterError(
-                f"X has {Xa.shape[1]} features, but the classifier was fitted with {self.n_features_in_}.", "X")
         return Xa if self.discretizer_ is None else self.discretizer_.transform(Xa)
 
     # -- scikit-learn API ------------------------------------------------------
@@ -113,8 +121,9 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         if mechanism not in MECHANISMS:
             raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
-        Xd = self._transform(X, fitting=True)
-        classes, _ = check_binary_labels(y, Xd.shape[0])
+        Xa, classes, y_pm = validate_fit(self, X, y)
+        Xd = self._transform(Xa, fitting=True)
+        y = np.where(y_pm == 1, 1, -1)
         n = Xd.shape[0]
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
         if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
@@ -142,16 +151,19 @@ class PrivateHalfspaceClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(classes)
         w = np.asarray(result.weights, dtype=float)
         threshold = info.extra["threshold"]
+        self.threshold_ = float(threshold)
         if self.fit_intercept:
-            self.coef_, self.intercept_ = w[:-1].copy(), float(w[-1] - threshold)
+            coef, intercept = w[:-1].copy(), float(w[-1] - threshold)
         else:
-            self.coef_, self.intercept_ = w.copy(), float(-threshold)
+            coef, intercept = w.copy(), float(-threshold)
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
         return self
 
     def decision_function(self, X):
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
         check_is_fitted(self, "result_")
-        Xd = self._transform(X, fitting=False)
+        Xd = self._transform(validate_predict(self, X), fitting=False)
         return halfspace_decision_function(self.result_.weights, Xd, self.model_info_)
 
     def predict(self, X):

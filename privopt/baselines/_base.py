@@ -33,9 +33,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._random import check_random_state
+from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (
-    check_array_2d,
-    check_binary_labels,
     check_delta,
     check_epsilon,
     check_positive,
@@ -126,7 +125,7 @@ class FeatureMap:
         return coef, intercept
 
 
-class PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
+class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Base of the private baselines: a linear classifier on the public
     feature map, with ``epsilon``, ``delta``, ``random_state``, ``bounds``,
     ``data_norm`` and ``fit_intercept``.
@@ -155,8 +154,7 @@ class PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
         return {}
 
     def _prepare(self, X, y, bounds, data_norm, fit_intercept):
-        X = check_array_2d(X, "X")
-        classes, y_pm = check_binary_labels(y, X.shape[0])
+        X, classes, y_pm = validate_fit(self, X, y)
         d = X.shape[1]
         if bounds is None:
             warnings.warn(
@@ -185,7 +183,6 @@ class PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
         w = self._fit_private(Z, y_pm, rng, eps, delta, params)
         self._feature_map = fmap
         self.classes_ = classes
-        self.n_features_in_ = Z.shape[1] - (1 if fit_intercept else 0)
         self.weights_ = np.asarray(w, dtype=float)
         coef, intercept = fmap.to_coef(self.weights_)
         self.coef_ = coef.reshape(1, -1)
@@ -198,21 +195,13 @@ class PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
         """Score of ``classes_[1]``: ``x1 @ coef_ + intercept_`` on the
         scaled features (module docstring)."""
         check_is_fitted(self, "weights_")
-        X = check_array_2d(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ParameterError(
-                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}.", "X"
-            )
+        X = validate_predict(self, X)
         return self._feature_map.transform(X) @ self.weights_
 
     def predict(self, X):
         """``classes_[1]`` where ``decision_function(X) >= 0``, else ``classes_[0]``."""
         return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = True
-        return tags
 
 
 def merge_rows(yz: np.ndarray):

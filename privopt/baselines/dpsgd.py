@@ -14,6 +14,15 @@ from ._base import PrivateLinearClassifier, logistic_dloss
 __all__ = ["DPSGDLogisticRegression"]
 
 
+def default_batch_size(n: int) -> int:
+    """The public default batch size: ``min(256, max(1, ceil(n / 10)))``.
+
+    Depends only on the number of records n (public under the
+    replace-one relation), never on their values.
+    """
+    return int(min(256, max(1, math.ceil(n / 10))))
+
+
 class DPSGDLogisticRegression(PrivateLinearClassifier):
     r"""Logistic regression trained by DP-SGD, accounted with ``dp_accounting``.
 
@@ -71,7 +80,11 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     epsilon, delta : target privacy; ``delta`` must be > 0 (e.g. 1/n^2).
     clip_norm : C, the per-example gradient clipping norm (gradients here have
         norm <= 1, so C >= 1 never clips).
-    batch_size : expected (Poisson) or actual (shuffle) batch size.
+    batch_size : expected (Poisson) or actual (shuffle) batch size, or
+        ``"auto"`` (default): ``min(256, max(1, ceil(n / 10)))`` from the
+        public number of records n (256, tuned on Adult, once n >= 2560;
+        otherwise a tenth of the data, so small data sets still get ~10
+        steps per epoch).  See docs/estimators.md, "Defaults at small n".
     learning_rate : eta.
     epochs : passes over the data (T = round(epochs n / batch_size) steps).
     sampling : "poisson" or "shuffle" (see above).
@@ -106,7 +119,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     Gaussian mechanism. 2019.
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size=256,
+    def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size="auto",
                  learning_rate=1.0, epochs=20, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", fit_intercept=True,
                  bounds=None, data_norm=None, random_state=None):
@@ -129,7 +142,8 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     def _check_params(self):
         p = {
             "clip_norm": check_positive(self.clip_norm, "clip_norm"),
-            "batch_size": check_int(self.batch_size, "batch_size", minimum=1),
+            "batch_size": (self.batch_size if isinstance(self.batch_size, str) and self.batch_size == "auto"
+                           else check_int(self.batch_size, "batch_size", minimum=1)),
             "learning_rate": check_positive(self.learning_rate, "learning_rate"),
             "epochs": check_int(self.epochs, "epochs", minimum=1),
             "sampling": check_choice(self.sampling, "sampling", {"poisson", "shuffle"}),
@@ -144,6 +158,8 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         return p
 
     def _schedule(self, n, p):
+        if p["batch_size"] == "auto":
+            p["batch_size"] = default_batch_size(n)
         if p["batch_size"] > n:
             raise ParameterError(
                 f"batch_size ({p['batch_size']}) exceeds the number of records ({n}).",

@@ -8,13 +8,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_array_2d, check_binary_labels, check_int, check_positive
+from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._validation import check_int, check_positive
 from ._base import check_bool
 
 __all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
 
 
-class NonPrivateLogisticRegression(ClassifierMixin, BaseEstimator):
+class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Ordinary L2-regularised logistic regression -- **NOT PRIVATE**.
 
     A reference point for the private baselines: scikit-learn's
@@ -22,6 +23,9 @@ class NonPrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     and ``random_state`` are accepted so that every baseline can be built the
     same way, and are ignored; ``epsilon_spent_`` is ``inf``.
     """
+
+    _poor_score = False
+    _deterministic = True
 
     def __init__(self, epsilon=None, delta=None, *, C=1.0, fit_intercept=True, max_iter=1000,
                  random_state=None):
@@ -36,30 +40,31 @@ class NonPrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         C = check_positive(self.C, "C")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        X = check_array_2d(X, "X")
-        classes, y_pm = check_binary_labels(y, X.shape[0])
+        X, classes, y_pm = validate_fit(self, X, y)
         self._lr = LogisticRegression(C=C, fit_intercept=fit_intercept,
                                       max_iter=max_iter).fit(X, y_pm)
+        self.n_iter_ = self._lr.n_iter_.copy()
         self.classes_ = classes
         self.coef_ = self._lr.coef_.copy()
         self.intercept_ = self._lr.intercept_.copy()
-        self.n_features_in_ = X.shape[1]
         self.epsilon_spent_ = float("inf")
         return self
 
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
-        return self._lr.decision_function(check_array_2d(X, "X"))
+        return self._lr.decision_function(validate_predict(self, X))
 
     def predict(self, X):
         """``classes_[1]`` where the decision function is >= 0."""
         return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
 
 
-class MajorityClassClassifier(ClassifierMixin, BaseEstimator):
+class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Predicts the most frequent training label -- **NOT PRIVATE** (the
     majority is a statistic of the data).  Ties go to ``classes_[1]``.
     ``epsilon``, ``delta``, ``random_state`` are accepted and ignored."""
+
+    _deterministic = True
 
     def __init__(self, epsilon=None, delta=None, *, random_state=None):
         self.epsilon = epsilon
@@ -67,8 +72,7 @@ class MajorityClassClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        X = check_array_2d(X, "X")
-        classes, y_pm = check_binary_labels(y, X.shape[0])
+        X, classes, y_pm = validate_fit(self, X, y)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.majority_ = 1 if y_pm.sum() >= 0 else -1
@@ -77,7 +81,7 @@ class MajorityClassClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         check_is_fitted(self, "majority_")
-        X = check_array_2d(X, "X")
+        X = validate_predict(self, X)
         return np.full(X.shape[0], float(self.majority_))
 
     def predict(self, X):

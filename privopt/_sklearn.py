@@ -1,0 +1,101 @@
+"""scikit-learn conventions shared by privopt's estimators.
+
+Validation goes through scikit-learn's own helpers (``validate_data``,
+``check_classification_targets``) so inputs are refused the way scikit-learn
+refuses them (sparse, complex, object, empty, continuous targets), and the
+tags declare what the estimators are (docs/estimators.md, "Tags"):
+
+* binary only (``classifier_tags.multi_class = False``);
+* ``poor_score = True`` for private estimators: the noise needed for privacy
+  may leave them below scikit-learn's accuracy thresholds on its tiny test sets;
+* ``non_deterministic = True`` unless ``random_state`` is an int (a seeded fit
+  is reproducible but not private when the seed is known).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .exceptions import ParameterError, ParameterTypeError
+
+__all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
+
+
+def _require_sklearn():
+    try:
+        import sklearn  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - covered by test_missing_extras
+        raise ImportError(
+            "privopt's estimators need scikit-learn: pip install privopt[learn]") from exc
+
+
+def validate_fit(est, X, y):
+    """``(X, classes, y_pm)``: X a float copy, y mapped to {-1, +1}.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_`` for DataFrames).
+    """
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.validation import (
+        _assert_all_finite,
+        check_consistent_length,
+        column_or_1d,
+        validate_data,
+    )
+
+    if y is None:
+        raise ParameterError(f"{type(est).__name__} requires y to be passed, but the target y is None.", "y")
+    try:
+        X = validate_data(est, X, accept_sparse=False, dtype=np.float64, copy=True, ensure_min_samples=1)
+    except ValueError as exc:
+        raise ParameterError(str(exc), "X") from exc
+    except TypeError as exc:
+        raise ParameterTypeError(str(exc), "X") from exc
+    try:
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if y.dtype.kind in "fc":
+            _assert_all_finite(y, input_name="y")
+        check_classification_targets(y)
+    except ValueError as exc:
+        raise ParameterError(str(exc), "y") from exc
+    classes = np.unique(y)
+    if classes.size != 2 or type_of_target(y) != "binary":
+        raise ParameterError(
+            "Only binary classification is supported. "
+            f"y must contain exactly two classes, found {classes.size} class(es) "
+            f"({classes[:5].tolist()}); privopt's classifiers are binary "
+            "(wrap in sklearn.multiclass.OneVsRestClassifier for more).", "y")
+    y_pm = np.where(y == classes[1], 1, -1).astype(int)
+    return X, classes, y_pm
+
+
+def validate_predict(est, X):
+    """A float copy of X checked against the fitted ``n_features_in_``."""
+    from sklearn.utils.validation import validate_data
+
+    try:
+        return validate_data(est, X, accept_sparse=False, dtype=np.float64, reset=False, copy=True)
+    except ValueError as exc:
+        raise ParameterError(str(exc), "X") from exc
+    except TypeError as exc:
+        raise ParameterTypeError(str(exc), "X") from exc
+
+
+class PrivoptClassifierMixin:
+    """Tags of privopt's binary classifiers (see module docstring)."""
+
+    #: Private estimators may score below scikit-learn's thresholds.
+    _poor_score = True
+    #: Non-private references draw no randomness.
+    _deterministic = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = self._poor_score
+        tags.input_tags.sparse = False
+        rs = getattr(self, "random_state", None)
+        tags.non_deterministic = not (self._deterministic or isinstance(rs, numbers.Integral))
+        return tags
