@@ -277,7 +277,6 @@ GOOD = dict(epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=2.0, n_samples=6)
         (None, {"norm_bound": None}, ParameterError, "norm_bound"),
         (None, {"norm_bound": 0.5, "grid": (1.0, 2.0)}, ParameterError, "norm_bound"),
         (None, {"separation": 2.0}, ParameterError, "separation"),
-        (None, {"n_samples": None}, ParameterError, "n_samples"),
         (None, {"n_samples": 0}, ParameterError, "n_samples"),
         (None, {"grid": (0.0, 0.0, 1.0)}, ParameterError, "grid"),
         (None, {"grid": (0.5, 1.0)}, ParameterError, "grid"),  # non-integer grid on an Integer var

@@ -89,7 +89,9 @@ def opdisc(
         value larger than the grid's smallest gap is an error (the grid would
         not be tau-separated).
     n_samples : int, optional
-        n, for the utility bound alpha; default: the model's info.
+        n, used ONLY for the utility bound alpha; default: the model's info.
+        Without it the private answer is still released (the noise does not
+        depend on n) and ``parameters["alpha"]`` is None.
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
         variables declared continuous.
@@ -164,13 +166,13 @@ def opdisc(
 
     if n_samples is None and info is not None:
         n_samples = info.n_samples
-    if n_samples is None:
-        raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    if n_samples is not None:
+        n_samples = check_int(n_samples, "n_samples", minimum=1)
 
     # --- noise ----------------------------------------------------------------
     sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation)
-    alpha = opdisc_utility_bound(epsilon, delta, lipschitz, D, separation, n_samples, d, beta)
+    alpha = (None if n_samples is None
+             else opdisc_utility_bound(epsilon, delta, lipschitz, D, separation, n_samples, d, beta))
     rng = check_random_state(random_state)
     eta = draw_opdisc_noise(rng, sigma, d)
 

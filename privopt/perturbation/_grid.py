@@ -222,6 +222,26 @@ def snap_to_grid(values, grids) -> np.ndarray:
     return out
 
 
+def _within(v, block) -> bool:
+    """Whether ``v`` lives in ``block`` or one of its sub-blocks."""
+    b = v.parent_block()
+    while b is not None:
+        if b is block:
+            return True
+        b = b.parent_block()
+    return False
+
+
+def _inactive_ancestor(v):
+    """The first deactivated block on the way from ``v`` to the top, or None."""
+    b = v.parent_block()
+    while b is not None:
+        if not b.active:
+            return b
+        b = b.parent_block()
+    return None
+
+
 def weights_of(model, weights=None, default_name: str = "w") -> list:
     """The scalar VarData of the decision vector, in index order.
 
@@ -259,11 +279,16 @@ def weights_of(model, weights=None, default_name: str = "w") -> list:
     for v in items:
         if not (hasattr(v, "is_variable_type") and v.is_variable_type()) or v.is_indexed():
             raise ParameterTypeError(f"weights must contain scalar Vars, got {v!r}.", "weights")
-        if v.model() is not model:
+        if not _within(v, model):
             mapped = model.find_component(v)
             if mapped is None:
                 raise ModelError(f"weights: {v.name} is not a variable of this model.", "weights")
             v = mapped
+        inactive = _inactive_ancestor(v)
+        if inactive is not None:
+            raise ModelError(
+                f"weights: {v.name} lies in the deactivated block {inactive.name!r}, so the solver "
+                "would never see it; activate the block or choose weights in an active one.", "weights")
         if v.fixed:
             raise ModelError(f"weights: {v.name} is fixed; unfix it or leave it out.", "weights")
         out.append(v)

@@ -212,7 +212,9 @@ class ObjectivePerturbation(Transformation):
             model.del_component(block)
             original.activate()
             raise
-        return model
+        # Pyomo's convention: apply_to returns None (in place), create_using
+        # returns the new model.
+        return None
 
     def _build(self, model, block, original, weights, noise, config, info):
         block._privopt_marker = True
