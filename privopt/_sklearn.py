@@ -23,14 +23,6 @@ from .exceptions import ParameterError, ParameterTypeError
 __all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
 
 
-def _require_sklearn():
-    try:
-        import sklearn  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - covered by test_missing_extras
-        raise ImportError(
-            "privopt's estimators need scikit-learn: pip install privopt[learn]") from exc
-
-
 def validate_fit(est, X, y):
     """``(X, classes, y_pm)``: X a float copy, y mapped to {-1, +1}.
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from ._optional import require
+
+require("sklearn")
+from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict

@@ -35,6 +35,8 @@ References
 
 from __future__ import annotations
 
+from .._optional import require
+
 import contextlib
 import functools
 import logging
@@ -142,7 +144,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     [BW18, Theorem 8], computed by ``dp_accounting.get_sigma_gaussian``.
     It is exact (no epsilon < 1 restriction) and never larger than
     :func:`classical_gaussian_sigma`."""
-    import dp_accounting
+    dp_accounting = require("dp_accounting")
 
     return sensitivity * float(dp_accounting.get_sigma_gaussian(epsilon, delta))
 
@@ -150,7 +152,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """The exact epsilon of the Gaussian mechanism [BW18]
     (``dp_accounting.get_epsilon_gaussian`` at noise ``sigma / Delta``)."""
-    import dp_accounting
+    dp_accounting = require("dp_accounting")
 
     return float(dp_accounting.get_epsilon_gaussian(sigma / sensitivity, delta))
 
@@ -200,7 +202,7 @@ def _quiet_rdp_orders():
 
 
 def _neighboring(sampling: str):
-    import dp_accounting
+    dp_accounting = require("dp_accounting")
 
     rel = dp_accounting.NeighboringRelation
     return rel.ADD_OR_REMOVE_ONE if sampling == "poisson" else rel.REPLACE_ONE
@@ -225,7 +227,7 @@ def dpsgd_dp_event(noise_multiplier: float, sampling_probability: float, steps: 
     divergence is jointly quasi-convex):
     ``SelfComposedDpEvent(GaussianDpEvent(z/2), epochs)``.
     """
-    import dp_accounting
+    dp_accounting = require("dp_accounting")
 
     if sampling == "poisson":
         return dp_accounting.SelfComposedDpEvent(
@@ -247,7 +249,7 @@ def dpsgd_epsilon(noise_multiplier: float, sampling_probability: float, steps: i
                   delta: float, sampling: str = "poisson", epochs: int | None = None) -> float:
     """epsilon of DP-SGD at ``delta`` by ``dp_accounting.rdp.RdpAccountant``
     (default orders) on :func:`dpsgd_dp_event`."""
-    from dp_accounting import rdp
+    rdp = require("dp_accounting.rdp")
 
     acc = rdp.RdpAccountant(neighboring_relation=_neighboring(sampling))
     with _quiet_rdp_orders():
@@ -264,8 +266,8 @@ def dpsgd_calibrate_noise_multiplier(epsilon: float, delta: float, sampling_prob
     ``dp_accounting.calibrate_dp_mechanism`` (Brent's method on the RDP
     accountant).  The result is re-checked, and nudged up if rounding left it
     a hair over the target."""
-    import dp_accounting
-    from dp_accounting import rdp
+    dp_accounting = require("dp_accounting")
+    rdp = require("dp_accounting.rdp")
 
     rel = _neighboring(sampling)
 

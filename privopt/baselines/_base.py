@@ -29,7 +29,10 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from .._optional import require
+
+require("sklearn")
+from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
 from .._random import check_random_state

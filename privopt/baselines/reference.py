@@ -4,7 +4,10 @@ the majority-class predictor."""
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from .._optional import require
+
+require("sklearn")
+from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 

@@ -15,7 +15,9 @@ REFERENCE = ("nonprivate_lr", "majority")
 
 
 def _plt():
-    import matplotlib
+    from .._optional import require
+
+    matplotlib = require("matplotlib")
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
