@@ -394,3 +394,26 @@ def test_experiment_runner_keeps_uncertified_runs_apart(tmp_path, monkeypatch):
     assert status == ["error", "ok", "uncertified"]
     for r in rows:
         assert (r["certified"] is True) == (r["status"] == "ok")
+
+
+def test_cross_val_score_shows_why_a_fold_failed(monkeypatch):
+    """Inside cross_val_score the first line of the error says what happened and what to change."""
+    require_solver("highs")
+    from sklearn.model_selection import cross_val_score
+
+    from privopt.estimators import PrivateHalfspaceClassifier
+
+    real = _dispatch._RUNNERS["contrib"]
+
+    def stopped(spec, model, **kw):
+        tc, status, obj, bound, msg = real(spec, model, **kw)
+        return TerminationCondition.maxTimeLimit, status, obj, (obj - 1.0 if obj is not None else None), msg
+
+    monkeypatch.setitem(_dispatch._RUNNERS, "contrib", stopped)
+    X, y = _X(), _y()
+    assert PrivateHalfspaceClassifier().time_limit == 120.0  # finite default
+    with pytest.raises(NotCertifiedError) as err:
+        cross_val_score(PrivateHalfspaceClassifier(random_state=0), X, y, cv=2, error_score="raise")
+    first = str(err.value).splitlines()[0]
+    assert first.startswith("Not certified") and "maxTimeLimit" in first and "gap 1" in first
+    assert "time_limit" in first
