@@ -41,9 +41,9 @@ def validate_fit(est, X, y):
     try:
         X = validate_data(est, X, accept_sparse=False, dtype=np.float64, copy=True, ensure_min_samples=1)
     except ValueError as exc:
-        raise ParameterError(str(exc), "X") from exc
+        raise ParameterError(f"X: {exc}", "X") from exc
     except TypeError as exc:
-        raise ParameterTypeError(str(exc), "X") from exc
+        raise ParameterTypeError(f"X: {exc}", "X") from exc
     try:
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
@@ -51,7 +51,7 @@ def validate_fit(est, X, y):
             _assert_all_finite(y, input_name="y")
         check_classification_targets(y)
     except ValueError as exc:
-        raise ParameterError(str(exc), "y") from exc
+        raise ParameterError(f"y: {exc}", "y") from exc
     classes = np.unique(y)
     if classes.size != 2 or type_of_target(y) != "binary":
         raise ParameterError(
@@ -70,9 +70,9 @@ def validate_predict(est, X):
     try:
         return validate_data(est, X, accept_sparse=False, dtype=np.float64, reset=False, copy=True)
     except ValueError as exc:
-        raise ParameterError(str(exc), "X") from exc
+        raise ParameterError(f"X: {exc}", "X") from exc
     except TypeError as exc:
-        raise ParameterTypeError(str(exc), "X") from exc
+        raise ParameterTypeError(f"X: {exc}", "X") from exc
 
 
 class PrivoptClassifierMixin:
