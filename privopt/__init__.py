@@ -9,7 +9,7 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 
 from ._version import __version__
 from . import exceptions
-from .exceptions import PrivacyLeakWarning, PrivoptError
+from .exceptions import PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
 from . import calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import opdisc, opsamp, rspm
@@ -19,6 +19,7 @@ __all__ = [
     "__version__",
     "exceptions",
     "PrivacyLeakWarning",
+    "UnprovenGuaranteeWarning",
     "PrivoptError",
     "PrivateResult",
     "audit",

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import check_choice, check_delta, check_epsilon
+from .calibration import OPDISC_CALIBRATIONS
 from .exceptions import ParameterError
 from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
 
@@ -53,6 +54,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         choice); RSPM always uses {-1, 0, 1}.
     norm_bound : float or None
         D for OPDisc (None: sqrt(d)).
+    calibration : {"proven", "paper"}
+        OPDisc's noise calibration (:func:`privopt.opdisc`): ``"proven"``
+        (default) is privopt's complete proof, ``"paper"`` Algorithm 1's
+        value, for reproducing [NRVW20].  RSPM has one calibration.
     bounds : (lower, upper) or None
         PUBLIC feature bounds (two numbers or two length-d sequences).
     levels : int or sequence of int
@@ -86,18 +91,21 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     n_features_in_, feature_names_in_ : as in scikit-learn.
     classes_ : ndarray of the two labels (``classes_[1]`` is the positive class).
     result_ : PrivateResult
+    neighbouring_ : str
+        ``"replace_one"``: the relation of the guarantee.
     model_info_ : ModelInfo of the model that was solved.
     discretizer_ : FeatureDiscretizer or None
     """
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="opdisc", grid=None, norm_bound=None,
-                 bounds=None, levels=4, fit_intercept=False, solver="highs", time_limit=120.0,
-                 random_state=None, on_failure="raise"):
+                 calibration="proven", bounds=None, levels=4, fit_intercept=False, solver="highs",
+                 time_limit=120.0, random_state=None, on_failure="raise"):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
         self.grid = grid
         self.norm_bound = norm_bound
+        self.calibration = calibration
         self.bounds = bounds
         self.levels = levels
         self.fit_intercept = fit_intercept
@@ -122,6 +130,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
+        calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
+        if mechanism == "rspm" and calibration != "proven":
+            raise ParameterError("calibration applies to mechanism='opdisc' only; leave it 'proven' "
+                                 "for RSPM.", "calibration")
         if mechanism not in MECHANISMS:
             raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
         Xa, classes, y_pm = validate_fit(self, X, y)
@@ -137,7 +149,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                        fit_intercept=self.fit_intercept)
             result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
                                           time_limit=self.time_limit, random_state=self.random_state,
-                                          on_failure=self.on_failure)
+                                          on_failure=self.on_failure, calibration=calibration)
         else:
             if self.grid is not None or self.norm_bound is not None:
                 raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
@@ -151,6 +163,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         info = get_info(model)
         self.model_info_ = info
         self.result_ = result
+        self.neighbouring_ = result.neighbouring
         self.classes_ = np.asarray(classes)
         w = np.asarray(result.weights, dtype=float)
         threshold = info.extra["threshold"]

@@ -31,6 +31,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "UncertifiedReleaseWarning",
     "NoiseDisclosureWarning",
+    "UnprovenGuaranteeWarning",
 ]
 
 
@@ -141,3 +142,10 @@ class UncertifiedReleaseWarning(RuntimeWarning):
 class NoiseDisclosureWarning(RuntimeWarning):
     """The noise vector was returned to the caller.  Publishing it together
     with the output voids the privacy guarantee."""
+
+
+class UnprovenGuaranteeWarning(RuntimeWarning):
+    """A noise scale was taken from a paper's formula (``calibration="paper"``)
+    at parameters where the paper's own argument does not cover it.  The
+    release is still made; ``parameters["provable_delta"]`` states the delta
+    that privopt can prove for it."""

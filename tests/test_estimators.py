@@ -37,6 +37,25 @@ def test_fit_predict_score_on_planted(planted):
     assert np.array_equal(clf.predict(planted.X_test) == clf.classes_[1], scores >= 0)
 
 
+def test_calibration_option_and_neighbour_relation(planted):
+    require_solver("highs")
+    from privopt import calibration
+
+    X, y = planted.X_train, planted.y_train
+    proven = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    paper = PrivateHalfspaceClassifier(epsilon=1.0, calibration="paper", random_state=0).fit(X, y)
+    rspm = PrivateHalfspaceClassifier(epsilon=1.0, mechanism="rspm", random_state=0).fit(X, y)
+    for est in (proven, paper, rspm):
+        assert est.neighbouring_ == "replace_one" == est.result_.neighbouring
+    p, q = proven.result_.parameters, paper.result_.parameters
+    assert (p["calibration"], q["calibration"]) == ("proven", "paper")
+    d, D = p["dim"], p["norm_bound"]
+    assert p["sigma"] == calibration.opdisc_sigma_proven(1.0, 1 / 400**2, p["lipschitz"], D, p["separation"], d)
+    assert q["sigma"] == calibration.opdisc_sigma_paper(1.0, 1 / 400**2, q["lipschitz"], D, q["separation"])
+    with pytest.raises(ParameterError, match="calibration"):
+        PrivateHalfspaceClassifier(mechanism="rspm", calibration="paper").fit(X, y)
+
+
 def test_reproducible_under_seed_and_clone(planted):
     require_solver("highs")
     a = PrivateHalfspaceClassifier(epsilon=0.5, random_state=3).fit(planted.X_train, planted.y_train)

@@ -22,6 +22,7 @@ from privopt.exceptions import (
     SolverNotAvailableError,
     UncertifiedReleaseWarning,
     UnknownSolverError,
+    UnprovenGuaranteeWarning,
 )
 from privopt.models import ModelInfo, attach_info
 from privopt.perturbation import pi_value
@@ -34,30 +35,111 @@ INT_GRID = (-2, -1, 0, 1, 2)
 
 # --- calibration against hand-computed values ----------------------------------
 
-def test_sigma_hand_values():
+def test_paper_sigma_hand_values():
     # delta = e^-4 -> sqrt(ln 1/delta) = 2; sigma = 7 * 1 * 2^2 * 2 / (0.5 * 2) = 56
-    assert calibration.opdisc_sigma(2.0, math.exp(-4), 1.0, 2.0, 0.5) == pytest.approx(56.0, rel=1e-12)
+    assert calibration.opdisc_sigma_paper(2.0, math.exp(-4), 1.0, 2.0, 0.5) == pytest.approx(56.0, rel=1e-12)
     # 7 * 2 * 9 * sqrt(ln 1e4) / (0.5 * 0.5) = 504 * 3.0348542587702925
-    assert calibration.opdisc_sigma(0.5, 1e-4, 2.0, 3.0, 0.5) == pytest.approx(1529.5665464202, rel=1e-9)
+    assert calibration.opdisc_sigma_paper(0.5, 1e-4, 2.0, 3.0, 0.5) == pytest.approx(1529.5665464202, rel=1e-9)
     # the paper's Adult setup: G = 1, D^2 = 23, tau = 1, delta = 1/n^2, n = 15682
     n = 15682
     expected = 7 * 23 * math.sqrt(2 * math.log(n))
-    assert calibration.opdisc_sigma(1.0, 1 / n**2, 1.0, math.sqrt(23), 1.0) == pytest.approx(expected, rel=1e-12)
+    assert calibration.opdisc_sigma_paper(1.0, 1 / n**2, 1.0, math.sqrt(23), 1.0) == pytest.approx(expected, rel=1e-12)
+    assert calibration.opdisc_sigma(1.0, 1 / n**2, 1.0, math.sqrt(23), 1.0, calibration="paper") == \
+        pytest.approx(expected, rel=1e-12)
+
+
+def test_shift_hand_value():
+    assert calibration.opdisc_shift(1.5, 2.0, 0.5) == pytest.approx(4 * 1.5 * 4 / 0.5)
+
+
+def _delta_monte_carlo(sigma, eps, c, d, n=2_000_000, seed=0):
+    """The (d+1)-dimensional expectation, sampled directly: eta ~ N(0, sigma^2 I),
+    worst-case privacy loss c ||eta|| / sigma^2 + c^2 / (2 sigma^2)."""
+    eta = np.random.default_rng(seed).normal(0.0, sigma, size=(n, d + 1))
+    loss = c * np.linalg.norm(eta, axis=1) / sigma**2 + c**2 / (2 * sigma**2)
+    vals = np.maximum(0.0, -np.expm1(eps - loss))
+    return vals.mean(), vals.std() / math.sqrt(n)
+
+
+@pytest.mark.parametrize("d,eps,delta", [(2, 1.0, 1e-3), (5, 0.5, 1e-2), (1, 3.0, 1e-3)])
+def test_proven_delta_matches_monte_carlo(d, eps, delta):
+    G, D, tau = 1.0, 2.0, 1.0
+    c = 4 * G * D**2 / tau
+    sigma = calibration.opdisc_sigma_proven(eps, delta, G, D, tau, d)
+    mean, se = _delta_monte_carlo(sigma, eps, c, d)
+    assert abs(mean - delta) < 5 * se + 1e-4 * delta
+    # and at a fixed sigma off the calibration
+    mean, se = _delta_monte_carlo(0.8 * sigma, eps, c, d, seed=1)
+    assert calibration.opdisc_delta(0.8 * sigma, eps, G, D, tau, d) == pytest.approx(mean, abs=5 * se)
+
+
+def test_proven_sigma_done_when_value_and_minimality():
+    # d = 2, eps = 1, delta = 1e-6, G = 1, D = 2, tau = 1: 79.9 against the paper's 104.1
+    sigma = calibration.opdisc_sigma(1.0, 1e-6, 1.0, 2.0, 1.0, 2)
+    assert sigma == pytest.approx(79.918, abs=0.01)
+    assert calibration.opdisc_sigma_paper(1.0, 1e-6, 1.0, 2.0, 1.0) == pytest.approx(104.074, abs=0.01)
+    assert calibration.opdisc_delta(sigma, 1.0, 1.0, 2.0, 1.0, 2) <= 1e-6
+    assert calibration.opdisc_delta(sigma * (1 - 1e-6), 1.0, 1.0, 2.0, 1.0, 2) > 1e-6
+
+
+@pytest.mark.parametrize("d,low,high", [(2, 0.71, 0.80), (10, 0.89, 0.98), (23, 1.09, 1.17), (50, 1.37, 1.45)])
+def test_proven_to_paper_ratio_by_dimension(d, low, high):
+    n = 12546
+    delta, D = 1.0 / n**2, math.sqrt(d)
+    for eps in (0.1, 0.5, 1.0, 2.0):
+        ratio = (calibration.opdisc_sigma_proven(eps, delta, 1.0, D, 1.0, d)
+                 / calibration.opdisc_sigma_paper(eps, delta, 1.0, D, 1.0))
+        assert low <= ratio <= high, (d, eps, ratio)
+
+
+def test_paper_sigma_provable_delta_exceeds_the_claim():
+    # At the paper's sigma, d = 23, eps = 1, delta = 1/12546^2 (6.4e-9), the delta privopt
+    # can prove is about 4.6e-6.
+    n = 12546
+    sigma = calibration.opdisc_sigma_paper(1.0, 1 / n**2, 1.0, math.sqrt(23), 1.0)
+    assert calibration.opdisc_delta(sigma, 1.0, 1.0, math.sqrt(23), 1.0, 23) == pytest.approx(4.55e-6, rel=0.01)
+
+
+def test_paper_argument_range():
+    # z = s eps - 1/(2s), s = 7 sqrt(L) / (4 eps); the argument needs P[N(0,1) > z] <= delta
+    assert calibration.opdisc_paper_argument_holds(1.0, 1e-6)
+    assert calibration.opdisc_paper_argument_holds(22.0, 1e-6)
+    assert not calibration.opdisc_paper_argument_holds(24.0, 1e-6)
+    L = math.log(1e6)
+    s = 7 * math.sqrt(L) / (4 * 24.0)
+    assert stats.norm.sf(24.0 * s - 1 / (2 * s)) > 1e-6
+    # the proven calibration covers any epsilon
+    sigma = calibration.opdisc_sigma_proven(50.0, 1e-6, 1.0, 1.0, 1.0, 3)
+    assert calibration.opdisc_delta(sigma, 50.0, 1.0, 1.0, 1.0, 3) <= 1e-6
+
+
+def test_proven_sigma_needs_dim():
+    with pytest.raises(ParameterError) as err:
+        calibration.opdisc_sigma(1.0, 1e-6, 1.0, 2.0, 1.0)
+    assert err.value.parameter == "dim"
+    with pytest.raises(ParameterError) as err:
+        calibration.opdisc_sigma(1.0, 1e-6, 1.0, 2.0, 1.0, 2, calibration="exact")
+    assert err.value.parameter == "calibration"
 
 
 def test_alpha_hand_value():
-    # ln(1/delta) = 2, ln(4/beta) = 2, d = 3: sqrt(2*4*2*2) = sqrt(32);
-    # alpha = 14 * 1 * 4 * sqrt(32) / (100 * 1 * 1) = 3.1678383797...
-    alpha = calibration.opdisc_utility_bound(1.0, math.exp(-2), 1.0, 2.0, 1.0, 100, 3, beta=4 * math.exp(-2))
+    # alpha = 2 sigma sqrt(2 (d+1) ln(4/beta)) / n; sigma = 1.5, d = 3, ln(4/beta) = 2, n = 100:
+    # 2 * 1.5 * sqrt(16) / 100 = 0.12
+    alpha = calibration.opdisc_utility_bound(1.5, 100, 3, beta=4 * math.exp(-2))
+    assert alpha == pytest.approx(0.12, rel=1e-12)
+    # with the paper's sigma it is Theorem 5's printed 14 G D^2 sqrt(2(d+1) ln(4/b) ln(1/d)) / (n tau eps)
+    sigma = calibration.opdisc_sigma_paper(1.0, math.exp(-2), 1.0, 2.0, 1.0)
+    alpha = calibration.opdisc_utility_bound(sigma, 100, 3, beta=4 * math.exp(-2))
     assert alpha == pytest.approx(14 * 4 * math.sqrt(32) / 100, rel=1e-12)
-    assert alpha == pytest.approx(3.16783838, rel=1e-8)
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
 def test_sigma_rejects_bad_epsilon(bad):
-    with pytest.raises(ParameterError) as err:
-        calibration.opdisc_sigma(bad, 0.1, 1, 1, 1)
-    assert err.value.parameter == "epsilon"
+    for fn in (calibration.opdisc_sigma_paper, calibration.opdisc_sigma_proven):
+        args = (bad, 0.1, 1, 1, 1) + ((2,) if fn is calibration.opdisc_sigma_proven else ())
+        with pytest.raises(ParameterError) as err:
+            fn(*args)
+        assert err.value.parameter == "epsilon"
 
 
 # --- end to end --------------------------------------------------------------------
@@ -100,16 +182,24 @@ def test_parameters_and_noise_scale():
     with pytest.warns(NoiseDisclosureWarning):
         res = privopt.opdisc(model, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(5),
                              n_samples=6, random_state=7, return_noise=True)
-    sigma = 7 * 1 * 5 * math.sqrt(math.log(1e3)) / 1.0
+    sigma = calibration.opdisc_sigma_proven(1.0, 1e-3, 1.0, math.sqrt(5), 1.0, 2)
+    assert res.parameters["calibration"] == "proven" and res.neighbouring == "replace_one"
     assert res.parameters["sigma"] == pytest.approx(sigma, rel=1e-12)
+    assert res.parameters["provable_delta"] <= 1e-3
     assert res.parameters["alpha"] == pytest.approx(
-        calibration.opdisc_utility_bound(1.0, 1e-3, 1.0, math.sqrt(5), 1.0, 6, 2), rel=1e-12)
+        calibration.opdisc_utility_bound(sigma, 6, 2), rel=1e-12)
     assert res.parameters["separation"] == 1.0 and res.parameters["dim"] == 2
     np.testing.assert_allclose(res.noise, np.random.default_rng(7).normal(0, sigma, size=3))
     # without the flag the noise is not in the result
     res2 = privopt.opdisc(model, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(5),
                           n_samples=6, random_state=7)
     assert res2.noise is None
+    paper = privopt.opdisc(model, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(5),
+                           n_samples=6, random_state=7, calibration="paper")
+    assert paper.parameters["calibration"] == "paper"
+    assert paper.parameters["sigma"] == pytest.approx(7 * 5 * math.sqrt(math.log(1e3)), rel=1e-12)
+    assert paper.parameters["provable_delta"] == pytest.approx(
+        calibration.opdisc_delta(paper.parameters["sigma"], 1.0, 1.0, math.sqrt(5), 1.0, 2), rel=1e-12)
     np.testing.assert_array_equal(res.weights, res2.weights)
     with pytest.raises(ValueError):
         res2.weights[0] = 5.0  # read-only
@@ -121,7 +211,7 @@ def test_output_distribution_matches_algorithm():
     require_solver("highs")
     X, y, model = _toy(d=2, seed=1)
     D, eps, delta = math.sqrt(5), 20.0, 0.1
-    sigma = calibration.opdisc_sigma(eps, delta, 1.0, D, 1.0)
+    sigma = calibration.opdisc_sigma(eps, delta, 1.0, D, 1.0, 2)
     points = [np.array(w, float) for w in np.array(np.meshgrid(INT_GRID, INT_GRID)).T.reshape(-1, 2)
               if w @ w <= 5]
     losses = np.array([zero_one_loss(w, X, y) for w in points])
@@ -347,3 +437,20 @@ def test_uncertified_return_policy_is_explicit():
                              n_samples=4, time_limit=1.0, random_state=0, on_failure="return")
     assert res.certified is False and "NOT covered" in repr(res)
     assert set(np.unique(res.weights)) <= {0.0, 1.0}
+
+
+def test_paper_calibration_warns_at_large_epsilon_and_proven_does_not():
+    require_solver("highs")
+    X, y, model = _toy()
+    kw = dict(delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(5), n_samples=6, random_state=3)
+    with pytest.warns(UnprovenGuaranteeWarning, match="provable_delta"):
+        res = privopt.opdisc(model, epsilon=40.0, calibration="paper", **kw)
+    assert res.parameters["provable_delta"] > 1e-3  # the delta privopt can prove is worse
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnprovenGuaranteeWarning)
+        res = privopt.opdisc(model, epsilon=40.0, **kw)
+        privopt.opdisc(model, epsilon=1.0, calibration="paper", **kw)
+    assert res.parameters["provable_delta"] <= 1e-3
+    with pytest.raises(ParameterError) as err:
+        privopt.opdisc(model, epsilon=1.0, calibration="proved", **kw)
+    assert err.value.parameter == "calibration"

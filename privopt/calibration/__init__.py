@@ -5,8 +5,28 @@ its source.  Mechanisms call these and nothing else to size their noise.
 Optimization. ICML 2020 (arXiv:1909.01783).
 """
 
-from ._opdisc import opdisc_sigma, opdisc_utility_bound
+from ._opdisc import (
+    OPDISC_CALIBRATIONS,
+    opdisc_delta,
+    opdisc_paper_argument_holds,
+    opdisc_shift,
+    opdisc_sigma,
+    opdisc_sigma_paper,
+    opdisc_sigma_proven,
+    opdisc_utility_bound,
+)
 from ._opsamp import opsamp_parameters
 from ._rspm import rspm_noise_scale
 
-__all__ = ["opdisc_sigma", "opdisc_utility_bound", "opsamp_parameters", "rspm_noise_scale"]
+__all__ = [
+    "OPDISC_CALIBRATIONS",
+    "opdisc_delta",
+    "opdisc_paper_argument_holds",
+    "opdisc_shift",
+    "opdisc_sigma",
+    "opdisc_sigma_paper",
+    "opdisc_sigma_proven",
+    "opdisc_utility_bound",
+    "opsamp_parameters",
+    "rspm_noise_scale",
+]

@@ -56,6 +56,9 @@ def add_experiment_parser(sub, func):
     p.add_argument("--data-home", default=None)
     p.add_argument("--levels", type=int, default=4,
                    help="grid steps of the numeric features for the MIP methods (public bounds [0, 1])")
+    p.add_argument("--calibration", choices=["proven", "paper"], default="proven",
+                   help="OPDisc noise: 'proven' (privopt's complete proof, default) or 'paper' "
+                        "(Algorithm 1's value, to reproduce the paper)")
     p.set_defaults(func=func)
     return p
 
@@ -65,7 +68,7 @@ def main_adult(args) -> int:
         methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
         time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
         data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
-        numeric_levels=args.levels)
+        numeric_levels=args.levels, calibration=args.calibration)
     print(format_summary(summarize(rows)))
     print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
           f"{args.out}/runtime_histogram.png")

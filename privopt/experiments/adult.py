@@ -6,7 +6,10 @@ set and scores it on training and held-out data.  Runs are independent and
 are executed through any ``concurrent.futures.Executor`` (local processes by
 default, a dask cluster with ``scheduler=ADDRESS``).  Each finished run is
 appended to ``results.csv`` at once, so an interrupted sweep resumes where it
-stopped.  delta = 1/n^2 for every method, as in the paper.
+stopped.  delta = 1/n^2 for every method, as in the paper.  Every method is
+accounted under replace-one neighbours.  OPDisc uses privopt's proven noise
+calibration unless ``calibration="paper"`` (Algorithm 1's value, to reproduce
+the paper); the calibration is part of each row and of the resume key.
 
 Randomness: every run gets its own seed derived from ``seed`` and the run's
 (method, epsilon, run) by :class:`numpy.random.SeedSequence`, so the sweep is
@@ -44,7 +47,7 @@ __all__ = [
 
 COLUMNS = [
     "method", "epsilon", "run", "train_accuracy", "test_accuracy", "seconds", "certified",
-    "status", "delta", "n_train", "n_test", "solver", "seed", "message",
+    "status", "delta", "n_train", "n_test", "solver", "seed", "calibration", "message",
 ]
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
@@ -85,6 +88,7 @@ class Task:
     time_limit: float | None
     levels: tuple | None
     baseline_params: tuple = ()
+    calibration: str = "proven"
 
 
 def _make_estimator(task: Task, n_features: int):
@@ -94,7 +98,8 @@ def _make_estimator(task: Task, n_features: int):
         return PrivateHalfspaceClassifier(
             epsilon=task.epsilon, delta=task.delta, mechanism=task.method, bounds=(0.0, 1.0),
             levels=list(task.levels) if task.levels is not None else 1, solver=task.solver,
-            time_limit=task.time_limit, random_state=task.seed, on_failure="return")
+            time_limit=task.time_limit, random_state=task.seed, on_failure="return",
+            calibration=task.calibration if task.method == "opdisc" else "proven")
     cls = _baselines()[task.method]
     params = cls().get_params()
     kwargs = {}
@@ -119,7 +124,7 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
     row = {"method": task.method, "epsilon": task.epsilon, "run": task.run, "delta": task.delta,
            "n_train": len(y_train), "n_test": len(y_test), "solver": task.solver, "seed": task.seed,
            "train_accuracy": math.nan, "test_accuracy": math.nan, "certified": "", "status": "ok",
-           "message": ""}
+           "calibration": _row_calibration(task.method, task.calibration), "message": ""}
     start = time.perf_counter()
     try:
         est = _make_estimator(task, X_train.shape[1])
@@ -165,8 +170,13 @@ def read_results(path) -> list[dict]:
     return rows
 
 
+def _row_calibration(method: str, calibration: str) -> str:
+    """The calibration recorded for a run: OPDisc's, or "" for methods that have one."""
+    return calibration if method == "opdisc" else ""
+
+
 def _done_keys(rows) -> set:
-    return {(r["method"], round(r["epsilon"], 9), r["run"]) for r in rows}
+    return {(r["method"], round(r["epsilon"], 9), r["run"], r.get("calibration") or "") for r in rows}
 
 
 def _make_executor(scheduler, max_workers):
@@ -184,7 +194,7 @@ def run_experiment(
     X_train, y_train, X_test, y_test, *,
     methods, epsilons, runs=15, solver="highs", time_limit=None, out="results", seed=0,
     scheduler=None, executor=None, max_workers=None, levels=None, baseline_params=None,
-    progress=True, figures=True, title="",
+    progress=True, figures=True, title="", calibration="proven",
 ) -> list[dict]:
     """Run every (method, epsilon, run) not yet in ``out/results.csv``.
 
@@ -193,11 +203,13 @@ def run_experiment(
     address) and the default local process pool.  ``levels``: grid steps per
     feature for the MIP methods (public feature bounds are (0, 1));
     ``baseline_params``: extra parameters for the baselines (e.g. a public
-    ``data_norm``).
+    ``data_norm``); ``calibration``: OPDisc's noise calibration, "proven"
+    (default) or "paper" (see :func:`privopt.opdisc`).
     """
     from .._progress import progress_bar
 
-    from .._validation import check_epsilon, check_int
+    from .._validation import check_choice, check_epsilon, check_int
+    from ..calibration import OPDISC_CALIBRATIONS
 
     known = available_methods()
     for m in methods:
@@ -205,6 +217,7 @@ def run_experiment(
             raise ValueError(f"unknown method {m!r}; choose from {', '.join(known)}")
     epsilons = [check_epsilon(e) for e in epsilons]
     runs = check_int(runs, "runs", minimum=1)
+    calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
     existing = read_results(path)
@@ -213,9 +226,9 @@ def run_experiment(
     delta = 1.0 / n**2
     extra = tuple(sorted((baseline_params or {}).items()))
     tasks = [Task(m, e, r, task_seed(seed, m, e, r), delta, solver, time_limit,
-                  tuple(levels) if levels is not None else None, extra)
+                  tuple(levels) if levels is not None else None, extra, calibration)
              for m in methods for e in epsilons for r in range(runs)
-             if (m, round(e, 9), r) not in done]
+             if (m, round(e, 9), r, _row_calibration(m, calibration)) not in done]
     new_file = not os.path.exists(path)
     fh = open(path, "a", newline="")
     writer = csv.DictWriter(fh, fieldnames=COLUMNS)
@@ -309,11 +322,12 @@ def adult_baseline_params(data) -> dict:
 def run_adult_experiment(
     *, methods=("opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
     time_limit=None, scheduler=None, out="results/adult", seed=0, data_home=None, n_train=None,
-    numeric_levels=4, progress=True, max_workers=None, figures=True,
+    numeric_levels=4, progress=True, max_workers=None, figures=True, calibration="proven",
 ) -> list[dict]:
-    """The paper's Adult experiment (DESIGN.md section 7): balanced n = 15682,
+    """The Adult experiment of [NRVW20] Section 5: balanced n = 15682,
     d = 23, a seeded 80/20 held-out split, delta = 1/n^2.  ``n_train``
-    subsamples the training set (for the demo)."""
+    subsamples the training set (for the demo); ``calibration="paper"`` runs
+    OPDisc with Algorithm 1's noise scale, as the paper did."""
     from ..datasets import load_adult
 
     data = load_adult(data_home, random_state=seed)
@@ -325,5 +339,5 @@ def run_adult_experiment(
         X_train, y_train, data.X_test, data.y_test, methods=list(methods), epsilons=epsilons, runs=runs,
         solver=solver, time_limit=time_limit, out=out, seed=seed, scheduler=scheduler,
         max_workers=max_workers, levels=levels, baseline_params=adult_baseline_params(data),
-        progress=progress, figures=figures,
+        progress=progress, figures=figures, calibration=calibration,
         title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]})")

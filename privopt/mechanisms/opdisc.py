@@ -4,13 +4,27 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pyomo.environ as pyo
 
 from .._random import check_random_state
-from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
-from ..calibration import opdisc_sigma, opdisc_utility_bound
-from ..exceptions import ModelError, ParameterError
+from .._validation import (
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_probability,
+)
+from ..calibration import (
+    OPDISC_CALIBRATIONS,
+    opdisc_delta,
+    opdisc_paper_argument_holds,
+    opdisc_sigma,
+    opdisc_utility_bound,
+)
+from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
 from ..models._info import get_info
 from ..oracle import certified_solve
 from ..perturbation import (
@@ -40,6 +54,7 @@ def opdisc(
     separation: float | None = None,
     n_samples: int | None = None,
     grid=None,
+    calibration: str = "proven",
     beta: float = 0.05,
     solver: str = "highs",
     time_limit: float | None = None,
@@ -56,8 +71,7 @@ def opdisc(
     Algorithm 1 (OPDisc) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
     Non-Convex Optimization*, ICML 2020 [NRVW20]:
 
-    1. sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau epsilon)
-       (:func:`privopt.calibration.opdisc_sigma`);
+    1. sigma from the calibration (below);
     2. eta ~ N(0, sigma^2 I_{d+1});
     3. output w_hat = argmin_{w in W_tau} L(D, w) - <eta, pi(w)>, with
        pi(w) = (w, sqrt(D^2 - ||w||^2)) / D, solved exactly as a MILP by the
@@ -69,6 +83,22 @@ def opdisc(
     guarantee needs every per-example loss l_i to be G-Lipschitz in l2 on W_tau
     (a loss with values in [0, 1] is 1/tau-Lipschitz there) and the oracle to be
     exact (see :mod:`privopt.oracle` for the certification policy).
+
+    Neighbouring data sets differ by replacing one record ([NRVW20],
+    Definition 2.5); the result says so (``result.neighbouring``).
+
+    Calibration.  The default, ``calibration="proven"``, takes the smallest
+    sigma for which privopt's complete proof gives (epsilon, delta)-DP:
+    delta(sigma) = E[max(0, 1 - exp(eps - X/s - 1/(2 s^2)))] <= delta with
+    X ~ chi_{d+1}, s = sigma / (4 G D^2 / tau)
+    (:func:`privopt.calibration.opdisc_sigma_proven`, derivation in
+    :func:`privopt.calibration.opdisc_delta`).  ``calibration="paper"`` uses
+    Algorithm 1's 7 G D^2 sqrt(ln(1/delta)) / (tau epsilon)
+    (:func:`privopt.calibration.opdisc_sigma_paper`), whose printed proof has
+    a gap; it is there to reproduce the paper, and the result reports the delta
+    privopt can prove for it in ``parameters["provable_delta"]``.  The proven
+    sigma is smaller than the paper's for small d (about 0.77x at d = 2) and
+    larger for large d (about 1.15x at d = 23, 1.4x at d = 50).
 
     Parameters
     ----------
@@ -95,6 +125,10 @@ def opdisc(
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
         variables declared continuous.
+    calibration : {"proven", "paper"}
+        How sigma is computed (see above).  ``"paper"`` warns
+        (:class:`~privopt.exceptions.UnprovenGuaranteeWarning`) where even the
+        paper's own argument does not cover epsilon.
     beta : float
         Failure probability of the utility bound (Theorem 5).
     solver, time_limit, threads, solver_options, abs_gap :
@@ -116,14 +150,16 @@ def opdisc(
     Returns
     -------
     PrivateResult
-        ``weights``, ``epsilon``, ``delta``, ``parameters`` (``sigma``,
-        ``alpha``, ``beta``, ``lipschitz``, ``norm_bound``, ``separation``,
-        ``n_samples``, ``dim``, ``pi_encoding``), ``report``.
+        ``weights``, ``epsilon``, ``delta``, ``neighbouring``, ``parameters``
+        (``calibration``, ``sigma``, ``provable_delta``, ``alpha``, ``beta``,
+        ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
+        ``pi_encoding``), ``report``.
     """
     # --- validation, all before any solve -----------------------------------
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     beta = check_probability(beta, "beta")
+    calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
     if pi_encoding not in ("auto", "piecewise", "binary"):
         raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
     solver, solver_options, on_failure = check_run(
@@ -170,9 +206,15 @@ def opdisc(
         n_samples = check_int(n_samples, "n_samples", minimum=1)
 
     # --- noise ----------------------------------------------------------------
-    sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation)
-    alpha = (None if n_samples is None
-             else opdisc_utility_bound(epsilon, delta, lipschitz, D, separation, n_samples, d, beta))
+    sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation, d, calibration=calibration)
+    provable_delta = opdisc_delta(sigma, epsilon, lipschitz, D, separation, d)
+    if calibration == "paper" and not opdisc_paper_argument_holds(epsilon, delta):
+        warnings.warn(
+            f"calibration='paper' at epsilon={epsilon:g}, delta={delta:g}: even the paper's own "
+            "tail argument does not cover this epsilon; the delta privopt can prove for this "
+            f"sigma is {provable_delta:.3g} (parameters['provable_delta']). Use "
+            "calibration='proven' for a guarantee.", UnprovenGuaranteeWarning, stacklevel=2)
+    alpha = None if n_samples is None else opdisc_utility_bound(sigma, n_samples, d, beta)
     rng = check_random_state(random_state)
     eta = draw_opdisc_noise(rng, sigma, d)
 
@@ -195,7 +237,9 @@ def opdisc(
     w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
 
     parameters = {
+        "calibration": calibration,
         "sigma": sigma,
+        "provable_delta": provable_delta,
         "alpha": alpha,
         "beta": beta,
         "lipschitz": lipschitz,
