@@ -24,9 +24,9 @@ class PrivateResult:
     mechanism : str
         ``"opdisc"``, ``"opsamp"`` or ``"rspm"``.
     epsilon, delta : float
-        The privacy spent, for the stated neighbouring relation (data sets
-        differing in one record) and under the stated assumptions (exact
-        oracle; the Lipschitz constant and bounds given are true and public).
+        The privacy spent, for the stated neighbouring relation and under the
+        stated assumptions (exact oracle; the Lipschitz constant and bounds
+        given are true and public).
     parameters : mapping
         Noise scales and derived quantities under fixed names (OPDisc:
         ``sigma``, ``alpha``, ...).
@@ -39,6 +39,10 @@ class PrivateResult:
     noise : numpy.ndarray or None
         The noise vector, only when explicitly requested (``return_noise=True``);
         releasing it voids privacy.
+    neighbouring : str
+        ``"replace_one"``: the guarantee compares data sets of the same size
+        that differ in one record ([NRVW20], Definition 2.5).  Every mechanism
+        and baseline in privopt uses this relation.
     """
 
     weights: np.ndarray
@@ -49,6 +53,7 @@ class PrivateResult:
     report: Any = None
     certified: bool = True
     noise: np.ndarray | None = None
+    neighbouring: str = "replace_one"
 
     def __post_init__(self):
         object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
@@ -72,5 +77,5 @@ class PrivateResult:
         extra = "" if self.certified else ", certified=False (NOT covered by the guarantee)"
         return (
             f"PrivateResult(mechanism={self.mechanism!r}, epsilon={self.epsilon:g}, "
-            f"delta={self.delta:g}, weights={w}{extra})"
+            f"delta={self.delta:g}, neighbouring={self.neighbouring!r}, weights={w}{extra})"
         )

@@ -183,6 +183,9 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         eps, delta, fit_intercept, data_norm, bounds, rng = self._check_common()
         params = self._check_params()
         fmap, Z, classes, y_pm = self._prepare(X, y, bounds, data_norm, fit_intercept)
+        # privopt's relation for every mechanism; a subclass that offers
+        # another (DP-SGD's neighbouring="add_remove") overrides it.
+        self.neighbouring_ = "replace_one"
         w = self._fit_private(Z, y_pm, rng, eps, delta, params)
         self._feature_map = fmap
         self.classes_ = classes

@@ -20,23 +20,26 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
 
     Privacy accounting
     ------------------
-    Neighbours: add/remove one record.  The total budget is the rho for which
-    rho-zCDP implies (epsilon, delta)-DP, by inverting
-    ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` [BS16, Prop. 1.3]:
-    ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2``
-    (:func:`~privopt.baselines._accounting.zcdp_rho_from_dp`).  Two mechanisms
+    Neighbours: replace one record (n public), privopt's relation for every
+    mechanism ([NRVW20], Definition 2.5).  [LK18] analyse add/remove; under
+    replace-one every sensitivity below doubles.  The total budget is the
+    largest rho for which rho-zCDP implies (epsilon, delta)-DP
+    (:func:`~privopt.baselines._accounting.zcdp_rho_from_dp`: the tighter of
+    [BS16, Prop. 1.3] and ``dp_accounting``'s RDP conversion).  Two mechanisms
     spend it:
 
     * noisy gradient with budget rho_ng: the sum over records of the
-      per-example logistic-loss gradients clipped to norm ``grad_clip`` (L2
-      sensitivity ``grad_clip``) plus ``N(0, sigma^2 I)``,
-      ``sigma = grad_clip / sqrt(2 rho_ng)`` [BS16, Prop. 1.6];
+      per-example logistic-loss gradients clipped to norm ``grad_clip`` = C
+      (L2 sensitivity 2C: one clipped gradient replaced by another) plus
+      ``N(0, sigma^2 I)``, ``sigma = 2C / sqrt(2 rho_ng)`` [BS16, Prop. 1.6];
     * NoisyMax with budget rho_nmax over the step sizes: the scores are the
       sums of per-example losses clipped to ``[0, obj_clip]`` at each
-      candidate, which are monotone with sensitivity ``obj_clip``; Report
-      Noisy Max with Exponential noise of scale ``obj_clip / eps_nmax`` is
-      eps_nmax-DP ([DR14], Claim 3.9), hence rho_nmax = eps_nmax^2/2-zCDP
-      [BS16, Prop. 1.4], i.e. scale ``obj_clip / sqrt(2 rho_nmax)``.
+      candidate; replacing a record moves each score by at most ``obj_clip``
+      in either direction, i.e. monotone scores of sensitivity 2 ``obj_clip``
+      after a common shift; Report Noisy Max with Exponential noise of scale
+      ``2 obj_clip / eps_nmax`` is eps_nmax-DP ([DR14], Claim 3.9), hence
+      rho_nmax = eps_nmax^2/2-zCDP [BS16, Prop. 1.4], i.e. scale
+      ``2 obj_clip / sqrt(2 rho_nmax)``.
 
     The budgets are chosen adaptively (they grow after a rejected gradient),
     so the composition is a privacy filter: the run stops before the sum of
@@ -88,7 +91,8 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     ----------
     rho_ : total zCDP budget from (epsilon, delta).
     rho_spent_ : budget charged (<= rho_).
-    epsilon_spent_ : ``rho_spent_ + 2 sqrt(rho_spent_ ln(1/delta))`` (<= epsilon).
+    epsilon_spent_ : the epsilon of ``rho_spent_``-zCDP at delta (<= epsilon).
+    neighbouring_ : "replace_one".
     n_iter_ : accepted steps; n_gradient_measurements_, n_noisy_max_ : counts.
     rho_ng_final_ : the gradient budget at the end.
     budget_log_ : every charge, in order, as ("gradient" | "noisy_max", rho);
@@ -104,6 +108,8 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     adaptive per-iteration privacy budget. KDD 2018.
     [BS16] Bun, Steinke. Concentrated differential privacy. TCC 2016.
     [DR14] Dwork, Roth. The algorithmic foundations of differential privacy.
+    [NRVW20] Neel, Roth, Vietri, Wu. Oracle efficient private non-convex
+    optimization. ICML 2020.
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, splits=60, grad_clip=3.0, obj_clip=3.0,
@@ -142,11 +148,13 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
 
     @staticmethod
     def initial_budgets(epsilon, delta, splits, grad_clip):
-        """``(rho_nmax, rho_ng)`` at the start (authors' code, see class doc)."""
+        """``(rho_nmax, rho_ng)`` at the start (authors' code, see class doc;
+        the ratio of sensitivity to sigma, hence rho, does not depend on
+        whether the sensitivity is C or 2C)."""
         eps0 = epsilon / (2.0 * splits)
         rho_nmax = eps0**2 / 2.0
-        sigma = acc.classical_gaussian_sigma(eps0, delta, grad_clip)
-        rho_ng = acc.gaussian_zcdp_rho(grad_clip, sigma)
+        sigma = acc.classical_gaussian_sigma(eps0, delta, 2.0 * grad_clip)
+        rho_ng = acc.gaussian_zcdp_rho(2.0 * grad_clip, sigma)
         return rho_nmax, rho_ng
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
@@ -155,7 +163,8 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         C, C_obj, gamma = p["grad_clip"], p["obj_clip"], p["gamma"]
         rho = acc.zcdp_rho_from_dp(eps, delta)
         rho_nmax, rho_ng = self.initial_budgets(eps, delta, p["splits"], C)
-        lam_nmax = acc.noisy_max_exponential_scale(C_obj, rho_nmax)
+        # replace-one: gradient sensitivity 2C, NoisyMax scores 2 C_obj (class doc)
+        lam_nmax = acc.noisy_max_exponential_scale(2.0 * C_obj, rho_nmax)
         spent = 0.0
         log = []
         # a relative slack absorbs float rounding in the running sum only
@@ -181,7 +190,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         done = False
         while not done and spent + rho_ng + rho_nmax <= limit:
             grad = clipped_grad_sum(w)
-            noisy = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(C, rho_ng), size=d)
+            noisy = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(2.0 * C, rho_ng), size=d)
             spent += rho_ng
             log.append(("gradient", rho_ng))
             n_grad += 1
@@ -206,7 +215,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
                 if spent + extra + rho_nmax > limit:
                     done = True
                     break
-                fresh = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(C, extra), size=d)
+                fresh = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(2.0 * C, extra), size=d)
                 spent += extra
                 log.append(("gradient", extra))
                 n_grad += 1
@@ -220,6 +229,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         self.rho_spent_ = float(spent)
         self.epsilon_spent_ = float(acc.dp_epsilon_from_zcdp(spent, delta))
         self.delta_ = float(delta)
+        self.neighbouring_ = "replace_one"
         self.n_iter_ = int(n_iter)
         self.n_gradient_measurements_ = int(n_grad)
         self.n_noisy_max_ = int(n_nmax)

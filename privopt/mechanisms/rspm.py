@@ -155,7 +155,7 @@ def rspm(
         ``weights`` (w_hat in {-1, 0, 1}^d), ``epsilon``, ``delta`` (0.0),
         ``parameters`` (``noise_scale``, ``noise``, ``noise_distribution``,
         ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
-        ``neighbouring``, ``requested_delta``, ``n_samples``, ``calibration``),
+        ``requested_delta``, ``n_samples``, ``calibration``),
         ``report``.
     """
     # --- validation, all before any noise is drawn or any solve starts ------
@@ -236,7 +236,6 @@ def rspm(
         "separator_set": "{+e_j, -e_j : j = 1..d}",
         "sensitivity": sensitivity,
         "dim": d,
-        "neighbouring": "replace one record",
         "requested_delta": requested_delta,
         "n_samples": info.n_samples if info is not None else None,
         "calibration": "b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
