@@ -311,9 +311,12 @@ SEEDS = np.random.SeedSequence(2024).spawn(15)
     lambda: OPDiscTarget(design_instance(), **OPDISC),
     lambda: OPDiscTarget(_small_pair(), epsilon=20.0, delta=0.1),
     lambda: OPDiscTarget(_small_pair(seed=3), epsilon=5.0, delta=0.1, norm_bound=1.2),  # corners excluded
+    lambda: OPDiscTarget(design_instance(), calibration="paper", **OPDISC),
+    lambda: OPDiscTarget(design_instance(), noise_factor=0.5, **OPDISC),  # the solver path with own noise
     lambda: RSPMTarget(design_instance(), **RSPM),
     lambda: RSPMTarget(_small_pair(seed=2), epsilon=4.0),
-], ids=["opdisc-design", "opdisc-d2", "opdisc-d2-ball", "rspm-design", "rspm-d2"])
+], ids=["opdisc-design", "opdisc-d2", "opdisc-d2-ball", "opdisc-paper", "opdisc-half-noise",
+        "rspm-design", "rspm-d2"])
 def test_enumeration_equals_solver_run_by_run(target_fn):
     require_solver("highs")
     target = target_fn()
@@ -324,6 +327,20 @@ def test_enumeration_equals_solver_run_by_run(target_fn):
         np.testing.assert_array_equal(fast, real)
         varied |= {tuple(r) for r in fast}
     assert len(varied) >= 3   # the answers really depend on the noise
+
+
+def test_opdisc_target_audits_both_calibrations():
+    proven = OPDiscTarget(design_instance(), **OPDISC)
+    paper = OPDiscTarget(design_instance(), calibration="paper", **OPDISC)
+    assert proven.is_shipped and not paper.is_shipped
+    assert paper.variant == "paper calibration"
+    d = proven.dim
+    assert proven.sigma == calibration.opdisc_sigma_proven(5.0, 0.1, 1.0, proven.norm_bound, 1.0, d)
+    assert paper.sigma == calibration.opdisc_sigma_paper(5.0, 0.1, 1.0, paper.norm_bound, 1.0)
+    assert proven.parameters["provable_delta"] <= 0.1
+    assert paper.describe()["calibration"] == "paper"
+    with pytest.raises(ParameterError, match="calibration"):
+        OPDiscTarget(design_instance(), calibration="tight", **OPDISC)
 
 
 def test_enumeration_equals_solver_opsamp():
@@ -347,7 +364,7 @@ def test_same_noise_and_scales_as_the_mechanism():
         t = OPDiscTarget(design_instance(), **OPDISC)
         res = opdisc(t.models[0], random_state=np.random.default_rng(SEEDS[0]), return_noise=True, **OPDISC)
         np.testing.assert_array_equal(res.noise, t.draw_noise(np.random.default_rng(SEEDS[0])))
-        assert res.parameters["sigma"] == t.sigma == calibration.opdisc_sigma(5.0, 0.1, 1.0, 1.0, 1.0)
+        assert res.parameters["sigma"] == t.sigma == calibration.opdisc_sigma(5.0, 0.1, 1.0, 1.0, 1.0, 1)
 
         t = RSPMTarget(design_instance(), **RSPM)
         res = rspm(t.models[1], random_state=np.random.default_rng(SEEDS[1]), return_noise=True, **RSPM)

@@ -311,7 +311,8 @@ CASES = [
     ("opdisc-not-a-model", call(privopt.opdisc, {"w": [1, 2]}, epsilon=1.0, delta=1e-3), ModelError, "model"),
 
     # privopt.opsamp
-    ("opsamp-m-gamma-above-one", mech("opsamp", _hinge, n_oracle_calls=1), ParameterError, "n_oracle_calls"),
+    ("opsamp-m-zero", mech("opsamp", _hinge, n_oracle_calls=0), ParameterError, "n_oracle_calls"),
+    ("opsamp-l1-below-l2", mech("opsamp", _hinge, l1_diameter=1e-3), ParameterError, "l1_diameter"),
     ("opsamp-m-negative", mech("opsamp", _hinge, n_oracle_calls=-4), ParameterError, "n_oracle_calls"),
     ("opsamp-m-float", mech("opsamp", _hinge, n_oracle_calls=3.5), ParameterTypeError, "n_oracle_calls"),
     ("opsamp-epsilon-nan", mech("opsamp", _hinge, epsilon=math.nan), ParameterError, "epsilon"),
@@ -415,11 +416,11 @@ CASES = [
     ("dpsgd-epsilon-zero", baseline("dpsgd", epsilon=0.0, delta=1e-5), ParameterError, "epsilon"),
 
     # calibration functions (public; the audit uses them)
-    ("opsamp-parameters-gamma", call(calibration.opsamp_parameters, 1.0, 1e-3, 1.0, 2.0, 2.0, 100, 2,
-                                     n_oracle_calls=2), ParameterError, "n_oracle_calls"),
+    ("opsamp-parameters-l1", call(calibration.opsamp_parameters, 1.0, 1e-3, 1.0, 2.0, 2.0, 100, 2,
+                                  n_oracle_calls=2, l1_diameter=1.0), ParameterError, "l1_diameter"),
     ("opsamp-parameters-paper-m", call(calibration.opsamp_parameters, 1.0, 1e-3, 1.0, 2.0, 2.0, 10**7, 2),
      ParameterError, "n_oracle_calls"),
-    ("opdisc-sigma-delta-one", call(calibration.opdisc_sigma, 1.0, 1.0, 1.0, 1.0, 1.0), ParameterError, "delta"),
+    ("opdisc-sigma-delta-one", call(calibration.opdisc_sigma, 1.0, 1.0, 1.0, 1.0, 1.0, 2), ParameterError, "delta"),
     ("rspm-scale-no-separators", call(calibration.rspm_noise_scale, 1.0, 0.0, 0), ParameterError, "n_separators"),
 
     # privopt.datasets.load_adult (arguments checked before any file is touched)

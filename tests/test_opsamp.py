@@ -112,27 +112,89 @@ def test_parameters_paper_m_hand_values():
     assert p.paper_n_oracle_calls == pytest.approx(250.0, rel=1e-12)
     # eta^2 = sqrt(2) * sqrt(4) * 2 / (250 * 0.25 * 4 * 1 * 4 * 25) = 4 sqrt(2) / 25000 = 2.2627417e-4
     assert p.eta == pytest.approx(0.015042412372345574, rel=1e-12)
-    # lambda = 4*1*0.1 + 250 * eta * 0.5 * 4 * 1 + 0.1 / (10 * 0.5) = 0.42 + 500 eta = 7.94120618617
-    assert p.lambda_ == pytest.approx(7.941206186172787, rel=1e-12)
-    assert p.laplace_scale == pytest.approx(7.941206186172787 / 2, rel=1e-12)
+    # A = 250 * eta * 0.5 * 4 * 1 + 0.1 / (10 * 0.5) = 500 eta + 0.02 = 7.54120618617
+    assert p.stability_bound == pytest.approx(7.541206186172786, rel=1e-12)
+    # D_1 = min(d D_inf, sqrt(d) D_2) = 2; L = ln(1/delta) = 5 - ln 4 = 3.61370563888
+    # t_H = 2 sqrt(L / 500) = 0.170028365607; t_B = L 2/750 + sqrt((L 2/750)^2 + 2 L 2 A / 250) = 0.670030409765
+    assert p.l1_diameter == 2.0
+    assert p.t_hoeffding == pytest.approx(0.17002836560715648, rel=1e-12)
+    assert p.t_bernstein == pytest.approx(0.6700304097647247, rel=1e-12)
+    # A + min(t_H, t_B) = 7.71 exceeds D_1: two points of W are never further apart, lambda = D_1
+    assert p.lambda_ == 2.0 and p.laplace_scale == 1.0
     assert p.as_dict()["lambda"] == p.lambda_ and "lambda_" not in p.as_dict()
 
 
 def test_parameters_from_given_m():
-    # same setting, m = 1000: gamma = sqrt(5 / 2000) = 0.05; lambda = 0.2 + 500 eta + 0.02
-    p = calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25, 2, n_oracle_calls=1000,
-                                      beta=BETA3, oracle_error=0.1)
+    # d = 1, epsilon = 1, D_inf = D_2 = D_1 = 1, G = 1, n = 10^7, delta = e^-5 (L = 5),
+    # beta = 2 e^-3 (1 + ln(2/beta) = 4), oracle error 0:
+    #   eta = sqrt(sqrt(2) / (250 * 4 * 10^7)) = 2^(1/4) / 10^5 = 1.189207115e-5, A = 250 eta = 2.97301778751e-3
+    kw = dict(beta=BETA3)
+    p = calibration.opsamp_parameters(1.0, math.exp(-5), 1.0, 1.0, 1.0, 10**7, 1, n_oracle_calls=1000, **kw)
     assert (p.n_oracle_calls, p.gamma_source) == (1000, "n_oracle_calls")
-    assert p.gamma == pytest.approx(0.05, rel=1e-12)
-    assert p.eta == pytest.approx(0.015042412372345574, rel=1e-12)       # eta does not depend on m
-    assert p.lambda_ == pytest.approx(7.7412061861727866, rel=1e-12)
-    # fewer calls, larger gamma, more Laplace noise: m = 3 -> gamma = sqrt(5/6) = 0.9128709
-    p3 = calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25, 2, n_oracle_calls=3, beta=BETA3)
-    assert p3.gamma == pytest.approx(math.sqrt(5 / 6), rel=1e-12) and p3.laplace_scale > p.laplace_scale
-    # m = 2 -> gamma = sqrt(5/4) > 1: refused, naming the parameter and the smallest valid m (3)
-    with pytest.raises(ParameterError, match=r"at least 3") as err:
-        calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25, 2, n_oracle_calls=2)
-    assert err.value.parameter == "n_oracle_calls"
+    assert p.gamma == pytest.approx(math.sqrt((5 + math.log(2)) / 2000), rel=1e-12)  # reported, unused
+    assert p.eta == pytest.approx(2 ** 0.25 / 1e5, rel=1e-12)
+    assert p.stability_bound == pytest.approx(2.9730177875068025e-3, rel=1e-12)
+    # m = 1000: t_H = sqrt(5/2000) = 0.05; t_B = 5/3000 + sqrt((5/3000)^2 + 10 A / 1000) = 7.36824150638e-3
+    assert p.t_hoeffding == pytest.approx(0.05, rel=1e-12)
+    assert p.t_bernstein == pytest.approx(7.368241506379446e-3, rel=1e-12)
+    assert p.lambda_ == pytest.approx(0.010341259293886249, rel=1e-12)       # A + t_B
+    # m = 10: t_H = 0.5, t_B = 0.342025714238: lambda = A + t_B = 0.344998732026
+    p10 = calibration.opsamp_parameters(1.0, math.exp(-5), 1.0, 1.0, 1.0, 10**7, 1, n_oracle_calls=10, **kw)
+    assert p10.lambda_ == pytest.approx(0.3449987320259614, rel=1e-12)
+    # every m >= 1 is private (no gamma <= 1 condition any more); fewer calls, more noise
+    p1 = calibration.opsamp_parameters(1.0, math.exp(-5), 1.0, 1.0, 1.0, 10**7, 1, n_oracle_calls=1, **kw)
+    assert p1.lambda_ == 1.0 > p10.lambda_ > p.lambda_          # m = 1: capped at D_1
+    # a smaller W in l1 (given D_1) gets less noise; D_1 < D_2 is refused
+    q = calibration.opsamp_parameters(1.0, 1e-3, 1.0, 1.0, 1.0, 10**7, 4, n_oracle_calls=100, l1_diameter=2.0)
+    r = calibration.opsamp_parameters(1.0, 1e-3, 1.0, 1.0, 1.0, 10**7, 4, n_oracle_calls=100)
+    assert r.l1_diameter == 2.0 and q.lambda_ == r.lambda_      # default min(4 * 1, 2 * 1) = 2
+    big = calibration.opsamp_parameters(1.0, 1e-3, 1.0, 1.0, 2.0, 10**7, 4, n_oracle_calls=100)
+    assert big.l1_diameter == 4.0 and big.lambda_ > r.lambda_
+    with pytest.raises(ParameterError) as err:
+        calibration.opsamp_parameters(1.0, 1e-3, 1.0, 1.0, 2.0, 10**7, 4, l1_diameter=1.5)
+    assert err.value.parameter == "l1_diameter"
+
+
+def test_theorem7_is_reported_as_a_rate_not_a_bound():
+    p = calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25, 2, beta=BETA3, oracle_error=0.1)
+    assert p.alpha_source == "privopt"
+    # d^(5/4) G D_inf sqrt(D_2 ln(1/beta)) / sqrt(eps n) + alpha ln(1/beta) / eps
+    L = math.log(1 / BETA3)
+    rate = 2**1.25 * 0.5 * math.sqrt(math.sqrt(2) * L) / math.sqrt(50) + 0.1 * L / 2.0
+    assert p.alpha_theorem7_rate == pytest.approx(rate, rel=1e-12)
+    assert "alpha_theorem7" not in p.as_dict()            # no made-up constant turns it into a bound
+
+
+def test_simplex_counterexample_lemma9_fails_new_bound_holds():
+    """W = the simplex in R^100, constant losses plus one record that differs, exact oracle.
+
+    The oracle's answer for sigma is the vertex e_j maximizing sigma_j - c_j (c the loss of the
+    vertices), computed here by numpy.  [NRVW20, Lemma 9] claims that the average of m = 1000
+    answers lies within 2 D_inf gamma of its mean in l1 with probability 1 - delta/2; it fails
+    with probability about 0.998.  privopt's bound on the coupled sensitivity
+    ||W(D, Sigma) - W(D', Sigma)||_1 <= A + min(t_H, t_B) holds in every trial (and so does its
+    premise E[Y_k] <= A)."""
+    d, m, delta, trials = 100, 1000, 1e-3, 300
+    n, eps, G = 10**9, 1.0, 1.0
+    p = calibration.opsamp_parameters(eps, delta, G, 1.0, math.sqrt(2), n, d, n_oracle_calls=m, l1_diameter=2.0)
+    rng = np.random.default_rng(0)
+    c_D = np.zeros(d)                       # losses summed over records, per vertex
+    c_Dp = c_D.copy()
+    c_Dp[:50] += 1.0                        # one record's loss is 1 on half of the vertices in D'
+    old_fail = new_fail = 0
+    y_mean = []
+    for _ in range(trials):
+        sig = rng.exponential(1.0 / p.eta, size=(m, d))
+        a = np.argmax(sig - c_D, axis=1)
+        b = np.argmax(sig - c_Dp, axis=1)
+        avg_D = np.bincount(a, minlength=d) / m
+        avg_Dp = np.bincount(b, minlength=d) / m
+        old_fail += np.abs(avg_D - 1.0 / d).sum() > 2 * 1.0 * p.gamma     # Lemma 9, E = uniform
+        new_fail += np.abs(avg_D - avg_Dp).sum() > p.lambda_
+        y_mean.append(2.0 * np.mean(a != b))
+    assert old_fail / trials > 0.99 > delta / 2
+    assert new_fail == 0 and p.lambda_ < p.l1_diameter        # holds, and is not the trivial cap
+    assert np.mean(y_mean) <= p.stability_bound
 
 
 def test_refuses_impractical_paper_m():
@@ -144,7 +206,7 @@ def test_refuses_impractical_paper_m():
         calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25_000, 2)
     msg = str(err.value)
     assert err.value.parameter == "n_oracle_calls"
-    assert "250,000" in msg and "n_oracle_calls=100 gives gamma" in msg and "laplace_scale" in msg
+    assert "250,000" in msg and "n_oracle_calls=100 gives laplace_scale" in msg
     # the quoted price is the one the given m really gets
     p100 = calibration.opsamp_parameters(2.0, DELTA5, 0.5, 1.0, math.sqrt(2), 25_000, 2, n_oracle_calls=100)
     assert f"laplace_scale={p100.laplace_scale:.4g}" in msg
@@ -154,16 +216,14 @@ def test_utility_bound_closed_form():
     # d = 1, m = 1: both Gamma quantiles are exponential ones, Q(1 - beta/2) = scale * ln(2/beta) = 3 scale.
     # epsilon = 1, delta = 0.5, G = 1, D_inf = D_2 = 1, n = 10, oracle error 0:
     #   eta = sqrt(1 * sqrt(2) * 1 / (250 * 1 * 1 * 1 * 4 * 10)) = 2^(1/4) / 100 = 0.0118920711500
-    #   gamma = sqrt(ln(2 * 1 / 0.5) / 2) = sqrt(ln 4 / 2) = 0.83255461116
-    #   lambda = 4 * 0.83255461116 + 250 * 0.01189207115 = 3.33021844463 + 2.97301778751 = 6.30323623214
-    #   alpha = 1 * 3 / (eta * 1 * 10) + 1 * 3 * lambda / 1 = 25.2268924576 + 18.9097086964 = 44.136601154
+    #   A = 250 * 0.01189207115 = 2.97301778751 > D_1 = 1, so lambda = D_1 = 1
+    #   alpha = 1 * 3 / (eta * 1 * 10) + 1 * 3 * lambda / 1 = 25.2268924576 + 3 = 28.2268924576
     p = calibration.opsamp_parameters(1.0, 0.5, 1.0, 1.0, 1.0, 10, 1, n_oracle_calls=1, beta=BETA3)
     assert p.eta == pytest.approx(2 ** 0.25 / 100, rel=1e-12)
-    assert p.gamma == pytest.approx(0.8325546111576977, rel=1e-12)
-    assert p.lambda_ == pytest.approx(6.303236232137593, rel=1e-12)
+    assert p.lambda_ == 1.0
     assert p.alpha_perturbation == pytest.approx(25.226892457611438, rel=1e-9)
-    assert p.alpha_laplace == pytest.approx(18.90970869641278, rel=1e-9)
-    assert p.alpha == pytest.approx(44.13660115402422, rel=1e-9)
+    assert p.alpha_laplace == pytest.approx(3.0, rel=1e-9)
+    assert p.alpha == pytest.approx(28.226892457611438, rel=1e-9)
 
 
 def test_utility_bound_quantiles_by_simulation():
@@ -230,10 +290,12 @@ def test_output_is_mean_of_argmins_plus_laplace(threads):
     # the parameters are the calibration's, with the info's G and the box's diameters;
     # the oracle error is the certification tolerance abs_gap / n
     expected = calibration.opsamp_parameters(4.0, 1e-3, float(np.abs(X).max() / C), 2.0, math.sqrt(8), 12, 2,
-                                             n_oracle_calls=8, oracle_error=1e-6 / 12).as_dict()
-    for key in ("n_oracle_calls", "gamma", "eta", "lambda", "laplace_scale", "alpha", "oracle_error"):
+                                             n_oracle_calls=8, oracle_error=1e-6 / 12, l1_diameter=4.0).as_dict()
+    for key in ("n_oracle_calls", "gamma", "eta", "lambda", "laplace_scale", "alpha", "oracle_error",
+                "stability_bound", "t_hoeffding", "t_bernstein", "l1_diameter"):
         assert p[key] == pytest.approx(expected[key], rel=1e-12), key
-    assert p["diameter_source"] == {"linf_diameter": "variable bounds", "l2_diameter": "variable bounds"}
+    assert p["diameter_source"] == {"linf_diameter": "variable bounds", "l2_diameter": "variable bounds",
+                                    "l1_diameter": "variable bounds"}
     # the caller's model is untouched
     assert not is_transformed(model) and model.loss.active and model.w[0].value is None
 
@@ -303,11 +365,11 @@ def test_laplace_step_has_the_stated_scale(threads):
         scale = res.parameters["laplace_scale"]
         samples.append(res.weights - 1.0)
     z = np.concatenate(samples) / scale
-    # lambda / epsilon by hand: D_inf = 1, D_2 = sqrt(200), G = 0.01, n = 1000, beta = 0.05,
-    # gamma = sqrt(ln(2 * 200 / 1e-3) / (2 * 7)), oracle error = abs_gap / n = 1e-9
+    # lambda / epsilon by hand: D_inf = 1, D_2 = sqrt(200), D_1 = 200 (the box), G = 0.01,
+    # n = 1000, beta = 0.05: eta = 5.49e-3, A = 250 eta 0.01 200^2 = 549 > D_1, so lambda = D_1 = 200
     eta = math.sqrt(math.sqrt(200) * math.sqrt(400) * 0.5 / (250 * 1e-4 * 200**2 * 1 * (1 + math.log(40)) * 1000))
-    lam = 4 * math.sqrt(math.log(4e5) / 14) + 250 * eta * 0.01 * 200**2 + 1e-9 / (10 * 0.01)
-    assert scale == pytest.approx(lam / 0.5, rel=1e-12)
+    assert 250 * eta * 0.01 * 200**2 > 200
+    assert scale == pytest.approx(200 / 0.5, rel=1e-12)
     assert stats.kstest(z, stats.laplace(0, 1).cdf).pvalue > 0.01
     for wrong in (0.8, 1.25):                                 # the test has power
         assert stats.kstest(z, stats.laplace(0, wrong).cdf).pvalue < 1e-3, wrong
@@ -398,7 +460,7 @@ BAD = [
     (dict(n_samples=0), ParameterError, "n_samples"),
     (dict(n_samples=2.5), ParameterTypeError, "n_samples"),
     (dict(n_oracle_calls=0), ParameterError, "n_oracle_calls"),
-    (dict(n_oracle_calls=2), ParameterError, "n_oracle_calls"),       # gamma > 1
+    (dict(l1_diameter=0.5), ParameterError, "l1_diameter"),             # below D_2
     (dict(n_oracle_calls=True), ParameterTypeError, "n_oracle_calls"),
     (dict(n_oracle_calls=None, n_samples=10**6), ParameterError, "n_oracle_calls"),  # paper m too large
     (dict(beta=1.5), ParameterError, "beta"),

@@ -26,14 +26,15 @@ finite epsilon on :func:`~privopt.audit.design_instance`).
 from __future__ import annotations
 
 import itertools
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyomo.environ as pyo
 
-from .._validation import check_delta, check_epsilon, check_positive, check_real
-from ..calibration import opdisc_sigma, opsamp_parameters, rspm_noise_scale
-from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from .._validation import check_choice, check_delta, check_epsilon, check_positive, check_real
+from ..calibration import OPDISC_CALIBRATIONS, opdisc_delta, opdisc_sigma, opsamp_parameters, rspm_noise_scale
+from ..exceptions import ModelError, ParameterError, ParameterTypeError, UnprovenGuaranteeWarning
 from ..mechanisms._noise import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
 from ..models import get_info, hinge_halfspace, predict_halfspace, rspm_halfspace, zero_one_halfspace
 from ..perturbation import norm_levels, pi_value, snap_to_grid
@@ -125,23 +126,28 @@ class OPDiscTarget(AuditTarget):
     """OPDisc [NRVW20, Algorithm 1] on ``zero_one_halfspace`` models of the pair.
 
     sigma = :func:`privopt.calibration.opdisc_sigma` (epsilon, delta, G, D,
-    tau) with G, D, tau read from the model info exactly as
-    :func:`privopt.opdisc` reads them; eta by
+    tau, d, calibration=...) with G, D, tau read from the model info exactly
+    as :func:`privopt.opdisc` reads them; eta by
     :func:`privopt.mechanisms._noise.draw_opdisc_noise`; the oracle minimizes
     L(w) - <eta, pi(w)> over every grid point in the ball.
 
+    ``calibration="proven"`` (privopt's default) or ``"paper"`` (Algorithm 1's
+    sigma, whose printed proof has a gap): audit both side by side to see
+    what the extra noise of the proven calibration buys.
+
     Variants: ``noise_factor`` multiplies sigma; ``normalize=False`` uses
     L(w) - <eta_{1..d}, w> (pi replaced by w, the last noise coordinate
-    unused).
+    unused).  The shipped variant is ``calibration="proven"`` with neither.
     """
 
     mechanism = "opdisc"
 
     def __init__(self, pair, *, epsilon, delta, grid=None, norm_bound=None, normalize=True,
-                 noise_factor=1.0, solver="highs"):
+                 noise_factor=1.0, calibration="proven", solver="highs"):
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
+        self.calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
         self.noise_factor = _check_factor(noise_factor)
         if not isinstance(normalize, bool):
             raise ParameterTypeError("normalize must be True or False.", "normalize")
@@ -155,7 +161,8 @@ class OPDiscTarget(AuditTarget):
         self.grids = grids
         self.norm_bound = levels.norm_bound
         self.dim = len(grids)
-        sigma = opdisc_sigma(self.epsilon, self.delta, info.lipschitz, self.norm_bound, info.separation)
+        sigma = opdisc_sigma(self.epsilon, self.delta, info.lipschitz, self.norm_bound, info.separation,
+                             self.dim, calibration=self.calibration)
         self.sigma = sigma * self.noise_factor
         cands = []
         for ks in itertools.product(*(range(len(g)) for g in grids)):
@@ -169,12 +176,17 @@ class OPDiscTarget(AuditTarget):
         self.losses = _zero_one_losses(self.candidates, pair, info)
         self.support = self.candidates
         parts = []
+        if self.calibration != "proven":
+            parts.append(f"{self.calibration} calibration")
         if not normalize:
             parts.append("no normalization (pi(w) replaced by w)")
         if self.noise_factor != 1.0:
             parts.append(f"noise scale x {self.noise_factor:g}")
         self.variant = "; ".join(parts) if parts else "as shipped"
-        self.parameters = {"sigma": self.sigma, "calibrated_sigma": sigma, "lipschitz": info.lipschitz,
+        self.parameters = {"calibration": self.calibration, "sigma": self.sigma, "calibrated_sigma": sigma,
+                           "provable_delta": opdisc_delta(self.sigma, self.epsilon, info.lipschitz,
+                                                          self.norm_bound, info.separation, self.dim),
+                           "lipschitz": info.lipschitz,
                            "norm_bound": self.norm_bound, "separation": info.separation, "dim": self.dim,
                            "n_candidates": len(self.candidates), "n_records": info.n_samples}
 
@@ -191,18 +203,26 @@ class OPDiscTarget(AuditTarget):
         from ..mechanisms import opdisc
 
         model = self.models[which]
-        if self.normalize:
-            # sigma is proportional to 1/epsilon: epsilon / factor gives sigma * factor
-            res = opdisc(model, epsilon=self.epsilon / self.noise_factor, delta=self.delta,
-                         solver=self.solver, random_state=rng)
+        if self.normalize and self.noise_factor == 1.0:
+            with warnings.catch_warnings():  # the paper variant may warn; the audit measures it
+                warnings.simplefilter("ignore", UnprovenGuaranteeWarning)
+                res = opdisc(model, epsilon=self.epsilon, delta=self.delta, calibration=self.calibration,
+                             solver=self.solver, random_state=rng)
             return np.asarray(res.weights, dtype=float)
         from ..oracle import certified_solve
 
+        # a scaled sigma or no normalization: the same oracle, fed this target's noise
         eta = self.draw_noise(rng)
         clone = model.clone()
-        pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
-            clone, weights=[clone.w[j] for j in range(self.dim)], noise=eta[: self.dim], normalize=False)
-        certified_solve(clone, self.solver, what="the unnormalized OPDisc objective")
+        weights = [clone.w[j] for j in range(self.dim)]
+        if self.normalize:
+            pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+                clone, weights=weights, noise=eta, normalize=True, norm_bound=self.norm_bound,
+                grid=self.grids, grid_encoding=self.info.grid_encoding)
+        else:
+            pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+                clone, weights=weights, noise=eta[: self.dim], normalize=False)
+        certified_solve(clone, self.solver, what="the audited OPDisc objective")
         return snap_to_grid([pyo.value(clone.w[j]) for j in range(self.dim)], self.grids)
 
 
@@ -306,7 +326,8 @@ class OPSampTarget(AuditTarget):
         n = info.n_samples
         G = info.lipschitz_l1 if info.lipschitz_l1 is not None else info.lipschitz
         params = opsamp_parameters(self.epsilon, self.delta, G, info.linf_diameter, info.l2_diameter, n, d,
-                                   n_oracle_calls=n_oracle_calls, oracle_error=max(0.0, DEFAULT_ABS_GAP / n))
+                                   n_oracle_calls=n_oracle_calls, oracle_error=max(0.0, DEFAULT_ABS_GAP / n),
+                                   l1_diameter=info.l1_diameter)
         self.params = params
         self.n_oracle_calls = n_oracle_calls  # None: the paper's m and gamma, as in opsamp()
         self.n_calls = params.n_oracle_calls
@@ -333,6 +354,7 @@ class OPSampTarget(AuditTarget):
         self.variant = ("as shipped" if self.noise_factor == 1.0 else "no Laplace step" if self.noise_factor == 0
                         else f"Laplace scale x {self.noise_factor:g}")
         self.parameters = {"n_oracle_calls": self.n_calls, "gamma": params.gamma, "eta": params.eta,
+                           "lambda": params.lambda_, "l1_diameter": params.l1_diameter,
                            "laplace_scale": self.laplace_scale, "calibrated_laplace_scale": params.laplace_scale,
                            "lipschitz": G, "n_candidates": len(self.candidates), "n_records": n}
         self._executor = None

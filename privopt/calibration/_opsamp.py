@@ -40,8 +40,14 @@ class OPSampParameters:
     """Everything OPSamp's noise and guarantee depend on (see :func:`opsamp_parameters`).
 
     ``lambda_`` is lambda (a Python keyword); :meth:`as_dict` spells it
-    ``"lambda"``.  ``alpha`` is the utility bound; ``oracle_error`` is the
-    alpha of the oracle O_alpha (an input).
+    ``"lambda"``.  ``lambda_ = min(l1_diameter, stability_bound +
+    min(t_hoeffding, t_bernstein))``.  ``alpha`` is privopt's own utility bound
+    (``alpha_source`` says so); ``oracle_error`` is the alpha of the oracle
+    O_alpha (an input).  ``gamma`` is the paper's gamma for this m
+    (sqrt(ln(2d/delta)/(2m))), reported because it defines the paper's m; it
+    no longer enters lambda.  ``alpha_theorem7_rate`` is the expression inside
+    the O() of [NRVW20, Theorem 7], *not* a bound (the theorem states no
+    constant).
     """
 
     n_oracle_calls: int
@@ -49,7 +55,13 @@ class OPSampParameters:
     eta: float
     lambda_: float
     laplace_scale: float
+    stability_bound: float
+    t_hoeffding: float
+    t_bernstein: float
+    l1_diameter: float
     alpha: float
+    alpha_source: str
+    alpha_theorem7_rate: float
     alpha_oracle: float
     alpha_perturbation: float
     alpha_laplace: float
@@ -74,8 +86,24 @@ def _gamma_from_calls(log_term: float, m: int) -> float:
     return math.sqrt(log_term / (2.0 * m))
 
 
-def _lambda(linf, gamma, eta, G, d, oracle_error) -> float:
-    return 4.0 * linf * gamma + 250.0 * eta * G * d**2 * linf**2 + oracle_error / (10.0 * G)
+def _stability_bound(linf, eta, G, d, oracle_error) -> float:
+    """A = 250 eta G d^2 D_inf^2 + alpha / (10 G) [NRVW20, Lemma 8, after SN19]."""
+    return 250.0 * eta * G * d**2 * linf**2 + oracle_error / (10.0 * G)
+
+
+def _deviations(A, l1, delta, m) -> tuple[float, float]:
+    """(t_H, t_B): Hoeffding's and Bernstein's deviation of a mean of m
+    independent variables in [0, D_1] with mean <= A and variance <= D_1 A,
+    each exceeded with probability at most delta."""
+    L = math.log(1.0 / delta)
+    t_h = l1 * math.sqrt(L / (2.0 * m))
+    a = L * l1 / (3.0 * m)
+    t_b = a + math.sqrt(a * a + 2.0 * L * l1 * A / m)
+    return t_h, t_b
+
+
+def _lambda(A, l1, delta, m) -> float:
+    return min(l1, A + min(_deviations(A, l1, delta, m)))
 
 
 def opsamp_parameters(
@@ -89,6 +117,7 @@ def opsamp_parameters(
     n_oracle_calls: int | None = None,
     beta: float = 0.05,
     oracle_error: float = 0.0,
+    l1_diameter: float | None = None,
 ) -> OPSampParameters:
     r"""Noise parameters and utility bound of OPSamp [NRVW20, Algorithm 2].
 
@@ -98,40 +127,71 @@ def opsamp_parameters(
     minimizes (L(D, w) - <sigma, w>) / n up to additive error alpha
     (``oracle_error``).  Privacy needs no convexity.
 
-    Formulas (DESIGN.md section 4, from Algorithm 2 of [NRVW20]):
+    Algorithm 2 of [NRVW20] draws sigma_k ~ Exp(eta)^d (RATE eta, mean
+    1/eta, as in [SN19]), calls w_k = O_alpha(D, sigma_k) for k = 1..m and
+    releases (1/m) sum_k w_k + mu with mu ~ Lap(lambda/epsilon)^d, with
 
     .. math::
 
-        \gamma &= \frac{\sqrt{\varepsilon}}{\sqrt{n}\, d^{5/4} \sqrt{D_2}},
-        \qquad m = \frac{\ln(2d/\delta)}{2\gamma^2}
-        \quad\text{(the paper's m; privopt uses } \lceil m \rceil),\\
-        \eta &= \sqrt{\frac{D_2 \sqrt{2d}\, \varepsilon}
-                {250\, G^2 d^2 D_\infty^2 (1 + \ln(2/\beta))\, n}},\\
-        \lambda &= 4 D_\infty \gamma + 250\, \eta\, G d^2 D_\infty^2 + \frac{\alpha}{10 G},
-        \qquad \text{laplace\_scale} = \lambda / \varepsilon.
+        \gamma = \frac{\sqrt{\varepsilon}}{\sqrt{n}\, d^{5/4} \sqrt{D_2}},
+        \qquad m = \frac{\ln(2d/\delta)}{2\gamma^2},
+        \qquad \eta = \sqrt{\frac{D_2 \sqrt{2d}\, \varepsilon}
+                {250\, G^2 d^2 D_\infty^2 (1 + \ln(2/\beta))\, n}}
 
-    Then sigma_k ~ Exp(eta)^d (RATE eta, mean 1/eta, as in Suggala and
-    Netrapalli), w_k = O_alpha(D, sigma_k) for k = 1..m, and the output
-    (1/m) sum_k w_k + mu with mu ~ Lap(lambda/epsilon)^d is (epsilon, delta)-DP.
+    (privopt uses ceil(m) and these gamma and eta as printed).
 
-    Choosing m.  The paper's m is astronomically large at real n.  The
-    privacy proof holds for any m once gamma is defined from it (DESIGN.md
-    section 4): with ``n_oracle_calls`` = m given,
+    Lambda: a sensitivity bound that holds.  The paper sets lambda = 4 D_inf
+    gamma + A with A = 250 eta G d^2 D_inf^2 + alpha/(10 G), resting on its
+    Lemma 9 (the mean of the m answers lies within 2 D_inf gamma of its
+    expectation in l1 with probability 1 - delta/2).  Lemma 9 is false as
+    printed: per-coordinate Hoeffding bounds give d D_inf gamma, not
+    2 D_inf gamma.  (Counterexample: W the probability simplex in R^100,
+    constant losses, exact oracle, m = 1000: each call returns the vertex of
+    the largest sigma_k coordinate, and the l1 deviation exceeds 2 gamma with
+    probability about 0.998; ``tests/test_opsamp.py`` reproduces it.)
+    privopt uses the following argument instead.  Couple the two neighbouring
+    data sets D, D' through the same noise Sigma = (sigma_1..sigma_m) and let
+    Y_k = ||O(D, sigma_k) - O(D', sigma_k)||_1.  The Y_k are independent (each
+    call's answer is a function of the data and its own sigma_k; privopt
+    solves every call from scratch), lie in [0, D_1] with D_1 the l1 diameter
+    of W, and E[Y_k] <= A by the stability lemma [NRVW20, Lemma 8; SN19].  So
+    ||W(D, Sigma) - W(D', Sigma)||_1 <= (1/m) sum_k Y_k <= A + t with
+    probability at least 1 - delta, where, with L = ln(1/delta), either
 
-    .. math::  \gamma = \sqrt{\ln(2d/\delta) / (2m)},  \qquad 0 < \gamma \le 1,
+    .. math::
 
-    and lambda uses that gamma (so fewer calls cost a larger Laplace scale:
-    the term 4 D_inf gamma grows like 1/sqrt(m)).  With ``n_oracle_calls=None``
-    the paper's gamma and m = ceil(paper m) are used, and privopt refuses when
-    that m exceeds :data:`MAX_PAPER_ORACLE_CALLS` (10,000), saying how large it
-    is and what a smaller m costs.
+        t_H = D_1 \sqrt{L / (2m)} \quad\text{(Hoeffding)}, \qquad
+        t_B = \frac{L D_1}{3m} + \sqrt{\Big(\frac{L D_1}{3m}\Big)^2 + \frac{2 L D_1 A}{m}}
+        \quad\text{(Bernstein, Var } Y_k \le E[Y_k^2] \le D_1 A).
 
-    Utility bound ``alpha``.  Theorem 7 of [NRVW20] states OPSamp's accuracy
-    for convex losses; its exact statement (constants) could not be obtained
-    when this was written, so privopt reports the following bound, derived
-    here from the same algorithm and parameters.  Let F(w) = L(D, w)/n,
-    F* = min_W F, W convex, and the losses convex.  With probability at least
-    1 - beta the output w_hat satisfies F(w_hat) - F* <= alpha with
+    privopt sets lambda = min(D_1, A + min(t_H, t_B)) and laplace_scale =
+    lambda / epsilon (the two averages lie within D_1 of each other whatever
+    the noise, since every Y_k <= D_1; when D_1 is the smaller term the
+    release is even (epsilon, 0)-DP).  On the event B that the bound holds the Laplace mechanism
+    gives Pr[M(D) in S, B] <= e^epsilon Pr[M(D') in S]; hence
+    Pr[M(D) in S] <= e^epsilon Pr[M(D') in S] + Pr[not B] with
+    Pr[not B] <= delta: (epsilon, delta)-DP under replace-one neighbours, for
+    every m >= 1 and without convexity.  Where the paper's value was
+    correct, the cost of the repair is the factor D_1 / (2 D_inf) between
+    t_H and the paper's 4 D_inf gamma (1 on the simplex, d / 2 on a box).
+
+    Choosing m.  The paper's m is astronomically large at real n.  With
+    ``n_oracle_calls=None`` the paper's m = ceil(m) is used, and privopt
+    refuses when that m exceeds :data:`MAX_PAPER_ORACLE_CALLS` (10,000),
+    saying how large it is and what a smaller m costs.  With
+    ``n_oracle_calls`` = m given, the bound above holds as is; ``gamma`` is
+    reported as sqrt(ln(2d/delta)/(2m)), the paper's gamma for that m.
+
+    Utility.  [NRVW20, Theorem 7], verbatim: "Assuming the loss functions are
+    convex, Algorithm 2 is an (alpha', beta)-minimizer for (1/n) L(w, D)
+    with alpha' = O( d^{5/4} G D_inf sqrt(D_2 log(1/beta)) / sqrt(eps n) +
+    alpha log(1/beta) / eps )".  The theorem states no constant, so privopt
+    does not turn it into a number: ``alpha_theorem7_rate`` is the
+    expression inside the O() (not a bound), and ``alpha`` is privopt's own
+    bound (``alpha_source = "privopt"``), derived here for the lambda above.
+    Let F(w) = L(D, w)/n, F* = min_W F, W convex, and the losses convex.
+    With probability at least 1 - beta the output w_hat satisfies
+    F(w_hat) - F* <= alpha with
 
     .. math::
 
@@ -147,7 +207,8 @@ def opsamp_parameters(
     eta), i.e. Gamma(m d, 1/eta), below its 1 - beta/2 quantile with
     probability 1 - beta/2; (iii) F is G-Lipschitz in l1 (an average of such
     losses), so adding mu costs at most G ||mu||_1, and ||mu||_1 is a sum of
-    d independent Exp(scale lambda/epsilon), Gamma(d, lambda/epsilon);
+    d independent Exp(scale lambda/epsilon), Gamma(d, lambda/epsilon) (the
+    factor d that the last lines of Theorem 7's proof drop is kept here);
     (iv) union bound.  (iii) needs the Lipschitz bound on a set containing
     w_hat, which may leave W; the hinge and absolute losses of
     :mod:`privopt.models.convex` are Lipschitz on all of R^d.  The bound is
@@ -163,20 +224,25 @@ def opsamp_parameters(
     n_oracle_calls : m, or None for the paper's m.
     beta : failure probability of the utility bound; enters eta.
     oracle_error : alpha of the oracle O_alpha (per-record objective units).
+    l1_diameter : D_1, the l1 diameter of W; default min(d D_inf,
+        sqrt(d) D_2), an upper bound for any set with these diameters (the
+        l1 diameter of a box is the sum of its widths: pass it when known).
 
     Returns
     -------
     OPSampParameters
         ``n_oracle_calls``, ``gamma``, ``eta``, ``lambda_``, ``laplace_scale``,
-        ``alpha`` (and its three terms), ``paper_n_oracle_calls`` (the real
-        number m of the paper), ``gamma_source`` (``"paper"`` or
-        ``"n_oracle_calls"``) and the inputs.
+        ``stability_bound`` (A), ``t_hoeffding``, ``t_bernstein``,
+        ``l1_diameter``, ``alpha`` (and its three terms, ``alpha_source``),
+        ``alpha_theorem7_rate``, ``paper_n_oracle_calls`` (the real number m of
+        the paper), ``gamma_source`` (``"paper"`` or ``"n_oracle_calls"``) and
+        the inputs.
 
     Raises
     ------
     ParameterError, ParameterTypeError
-        Naming the offending parameter; ``n_oracle_calls`` when gamma from m
-        exceeds 1 or when the paper's m is impractical.
+        Naming the offending parameter; ``n_oracle_calls`` when the paper's m
+        is impractical; ``l1_diameter`` when it is smaller than D_2.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -193,6 +259,14 @@ def opsamp_parameters(
         raise ParameterError(
             f"l2_diameter ({D_2:g}) is smaller than linf_diameter ({D_inf:g}); the l2 diameter of a "
             "set is at least its l_inf diameter (were they swapped?).", "l2_diameter")
+    if l1_diameter is None:
+        D_1 = min(d * D_inf, math.sqrt(d) * D_2)
+    else:
+        D_1 = check_positive(l1_diameter, "l1_diameter")
+        if D_1 < D_2 * (1 - 1e-12):
+            raise ParameterError(
+                f"l1_diameter ({D_1:g}) is smaller than l2_diameter ({D_2:g}); the l1 diameter of a "
+                "set is at least its l2 diameter.", "l1_diameter")
 
     log_term = math.log(2.0 * d / delta)
     paper_gamma = math.sqrt(epsilon) / (math.sqrt(n) * d**1.25 * math.sqrt(D_2))
@@ -204,7 +278,7 @@ def opsamp_parameters(
         # guard against float noise: 250.00000000000003 is 250 calls
         m = max(1, math.ceil(paper_m * (1.0 - 1e-12)))
         if m > MAX_PAPER_ORACLE_CALLS:
-            raise ParameterError(_impractical_message(m, paper_gamma, log_term, eta, epsilon, n, d, D_inf, D_2,
+            raise ParameterError(_impractical_message(m, eta, epsilon, delta, n, d, D_inf, D_1, D_2,
                                                       G, oracle_error), "n_oracle_calls")
         gamma, source = paper_gamma, "paper"
     else:
@@ -212,15 +286,11 @@ def opsamp_parameters(
             raise ParameterTypeError("n_oracle_calls must be an integer or None, got bool.", "n_oracle_calls")
         m = check_int(n_oracle_calls, "n_oracle_calls", minimum=1)
         gamma = _gamma_from_calls(log_term, m)
-        if not 0 < gamma <= 1:
-            need = math.ceil(log_term / 2.0)
-            raise ParameterError(
-                f"n_oracle_calls = {m} gives gamma = sqrt(ln(2d/delta) / (2m)) = {gamma:.4g} > 1; "
-                f"the privacy proof of OPSamp needs gamma <= 1, i.e. n_oracle_calls >= "
-                f"ln(2d/delta)/2 = {log_term / 2:.4g} (use at least {need}).", "n_oracle_calls")
         source = "n_oracle_calls"
 
-    lam = _lambda(D_inf, gamma, eta, G, d, oracle_error)
+    A = _stability_bound(D_inf, eta, G, d, oracle_error)
+    t_h, t_b = _deviations(A, D_1, delta, m)
+    lam = _lambda(A, D_1, delta, m)
     b = lam / epsilon
     alpha_perturbation = D_inf * float(gammaincinv(m * d, 1.0 - beta / 2.0) / eta) / (m * n)
     alpha_laplace = G * float(gammaincinv(d, 1.0 - beta / 2.0) * b)
@@ -230,7 +300,14 @@ def opsamp_parameters(
         eta=eta,
         lambda_=lam,
         laplace_scale=b,
+        stability_bound=A,
+        t_hoeffding=t_h,
+        t_bernstein=t_b,
+        l1_diameter=D_1,
         alpha=oracle_error + alpha_perturbation + alpha_laplace,
+        alpha_source="privopt",
+        alpha_theorem7_rate=(d**1.25 * G * D_inf * math.sqrt(D_2 * math.log(1.0 / beta)) / math.sqrt(epsilon * n)
+                             + oracle_error * math.log(1.0 / beta) / epsilon),
         alpha_oracle=oracle_error,
         alpha_perturbation=alpha_perturbation,
         alpha_laplace=alpha_laplace,
@@ -248,19 +325,16 @@ def opsamp_parameters(
     )
 
 
-def _impractical_message(m, paper_gamma, log_term, eta, epsilon, n, d, D_inf, D_2, G, oracle_error) -> str:
-    paper_scale = _lambda(D_inf, paper_gamma, eta, G, d, oracle_error) / epsilon
-    options = []
-    for k in _SUGGESTED_CALLS:
-        g = _gamma_from_calls(log_term, k)
-        if g <= 1:
-            options.append(f"n_oracle_calls={k:,} gives gamma={g:.3g} and laplace_scale="
-                           f"{_lambda(D_inf, g, eta, G, d, oracle_error) / epsilon:.4g}")
+def _impractical_message(m, eta, epsilon, delta, n, d, D_inf, D_1, D_2, G, oracle_error) -> str:
+    A = _stability_bound(D_inf, eta, G, d, oracle_error)
+    paper_scale = _lambda(A, D_1, delta, m) / epsilon
+    options = [f"n_oracle_calls={k:,} gives laplace_scale={_lambda(A, D_1, delta, k) / epsilon:.4g}"
+               for k in _SUGGESTED_CALLS]
     return (
         f"n_oracle_calls: the paper's m = ln(2d/delta) / (2 gamma^2) is {m:,} oracle calls here "
         f"(n={n}, d={d}, D_2={D_2:g}, epsilon={epsilon:g}), more than privopt runs unasked "
         f"({MAX_PAPER_ORACLE_CALLS:,}). Choose m yourself with n_oracle_calls=m: the privacy proof "
-        "holds for any m with gamma = sqrt(ln(2d/delta)/(2m)) <= 1, at the price of more Laplace "
-        f"noise (the paper's m would give laplace_scale={paper_scale:.4g}; "
+        "holds for any m >= 1, at the price of more Laplace noise for a smaller m "
+        f"(the paper's m would give laplace_scale={paper_scale:.4g}; "
         + "; ".join(options) + ")."
     )

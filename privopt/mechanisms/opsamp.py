@@ -96,14 +96,14 @@ def _oracle_call(payload: bytes, weight_names: tuple, sigma, solver: str, solve_
 
 
 def _box_diameters(w_vars):
-    """(D_inf, D_2) of the box of the variables' declared bounds, or None."""
+    """(D_inf, D_2, D_1) of the box of the variables' declared bounds, or None."""
     widths = []
     for v in w_vars:
         lb, ub = v.bounds
         if lb is None or ub is None:
             return None
         widths.append(float(ub) - float(lb))
-    return max(widths), math.sqrt(sum(x * x for x in widths))
+    return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
 
 
 def _check_bool(value, name):
@@ -121,6 +121,7 @@ def opsamp(
     lipschitz: float | None = None,
     linf_diameter: float | None = None,
     l2_diameter: float | None = None,
+    l1_diameter: float | None = None,
     n_samples: int | None = None,
     n_oracle_calls: int | None = None,
     beta: float = 0.05,
@@ -139,14 +140,26 @@ def opsamp(
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
     Algorithm 2 (OPSamp) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
-    Non-Convex Optimization*, ICML 2020 [NRVW20]; DESIGN.md section 4:
+    Non-Convex Optimization*, ICML 2020 [NRVW20], with a sensitivity bound
+    that privopt proves (the paper's Lemma 9 does not hold as printed):
 
-    1. gamma, m, eta, lambda from :func:`privopt.calibration.opsamp_parameters`;
+    1. m, eta, lambda from :func:`privopt.calibration.opsamp_parameters`,
+       lambda = min(D_1, A + min(t_H, t_B)) with A = 250 eta G d^2 D_inf^2 +
+       alpha/(10 G), t_H = D_1 sqrt(ln(1/delta)/(2m)) and t_B Bernstein's
+       deviation (derivation there);
     2. for k = 1..m: sigma_k ~ Exp(eta)^d (rate eta, mean 1/eta) and
        w_k = argmin_{w in W} L(D, w) - <sigma_k, w>, each solved exactly on a
        copy of ``model`` transformed by ``privopt.objective_perturbation``
        with ``normalize=False`` and certified by the solver;
     3. output (1/m) sum_k w_k + mu, mu ~ Lap(lambda/epsilon)^d.
+
+    Utility, [NRVW20, Theorem 7] verbatim: "Assuming the loss functions are
+    convex, Algorithm 2 is an (alpha', beta)-minimizer for (1/n) L(w, D) with
+    alpha' = O( d^{5/4} G D_inf sqrt(D_2 log(1/beta)) / sqrt(eps n) +
+    alpha log(1/beta) / eps )".  The theorem states no constant;
+    ``parameters["alpha"]`` is privopt's own bound with explicit constants
+    (``alpha_source = "privopt"``) and ``alpha_theorem7_rate`` the expression
+    inside the O(), which is not a bound.
 
     Privacy needs each per-example loss to take values in an interval of
     width 1 (e.g. [0, 1]) and to be G-Lipschitz in l1 on W, D_inf and D_2 to
@@ -179,12 +192,18 @@ def opsamp(
         D_inf and D_2 of W; default: the model's info, else the box of the
         weights' declared bounds, D_inf = max_j (ub_j - lb_j),
         D_2 = sqrt(sum_j (ub_j - lb_j)^2) (public: the declared domain).
+    l1_diameter : float, optional
+        D_1, the l1 diameter of W, which bounds each call's change between
+        neighbouring data sets; default: the model's info, else the box of
+        the declared bounds, D_1 = sum_j (ub_j - lb_j), else
+        min(d D_inf, sqrt(d) D_2).  A W smaller than its box (a simplex, a
+        ball) has a smaller D_1: pass it to get less noise.
     n_samples : int, optional
         n; default: the model's info.
     n_oracle_calls : int, optional
         m.  ``None``: the paper's m, refused above 10,000 calls (the message
-        says what a smaller m costs).  Given: gamma = sqrt(ln(2d/delta)/(2m))
-        must be <= 1.
+        says what a smaller m costs).  Any m >= 1 is private; a larger m
+        shrinks the deviation term of lambda like 1/sqrt(m).
     beta : float
         Failure probability of the utility bound (enters eta).
     oracle_error : float
@@ -220,8 +239,11 @@ def opsamp(
     -------
     PrivateResult
         ``weights``; ``parameters`` with ``n_oracle_calls``, ``gamma``,
-        ``eta``, ``lambda``, ``laplace_scale``, ``alpha`` (utility bound, see
-        :func:`~privopt.calibration.opsamp_parameters`), its terms
+        ``eta``, ``lambda``, ``laplace_scale``, ``stability_bound`` (A),
+        ``t_hoeffding``, ``t_bernstein``, ``l1_diameter``, ``alpha``
+        (privopt's utility bound, see
+        :func:`~privopt.calibration.opsamp_parameters`), ``alpha_source``,
+        ``alpha_theorem7_rate``, the terms of alpha
         ``alpha_oracle``, ``alpha_perturbation``, ``alpha_laplace``, ``beta``,
         ``oracle_error``, ``lipschitz``, ``linf_diameter``, ``l2_diameter``,
         ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
@@ -265,24 +287,26 @@ def opsamp(
     lipschitz = check_positive(lipschitz, "lipschitz")
 
     sources = []
-    box = None
-    for name in ("linf_diameter", "l2_diameter"):
-        value = linf_diameter if name == "linf_diameter" else l2_diameter
+    box = _box_diameters(w_vars)
+    given = {"linf_diameter": linf_diameter, "l2_diameter": l2_diameter, "l1_diameter": l1_diameter}
+    for i, name in enumerate(given):
+        value = given[name]
         source = "argument"
-        if value is None and info is not None and getattr(info, name) is not None:
+        if value is None and info is not None and getattr(info, name, None) is not None:
             value, source = getattr(info, name), "model info"
-        if value is None:
-            box = box or _box_diameters(w_vars)
-            if box is None:
-                raise ParameterError(
-                    f"{name}: give it (the diameter of W), or give every weight finite bounds so "
-                    "that privopt can use the box of the declared bounds.", name)
-            value, source = (box[0] if name == "linf_diameter" else box[1]), "variable bounds"
-        sources.append(source)
-        if name == "linf_diameter":
-            linf_diameter = check_positive(value, name)
+        if value is None and box is not None:
+            value, source = box[i], "variable bounds"
+        if value is None and name == "l1_diameter":
+            source = "min(d D_inf, sqrt(d) D_2)"  # opsamp_parameters' default
+        elif value is None:
+            raise ParameterError(
+                f"{name}: give it (the diameter of W), or give every weight finite bounds so "
+                "that privopt can use the box of the declared bounds.", name)
         else:
-            l2_diameter = check_positive(value, name)
+            value = check_positive(value, name)
+        sources.append(source)
+        given[name] = value
+    linf_diameter, l2_diameter, l1_diameter = given.values()
 
     if n_samples is None and info is not None:
         n_samples = info.n_samples
@@ -292,7 +316,8 @@ def opsamp(
 
     effective_error = max(oracle_error, abs_gap / n_samples)
     params = opsamp_parameters(epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, d,
-                               n_oracle_calls=n_oracle_calls, beta=beta, oracle_error=effective_error)
+                               n_oracle_calls=n_oracle_calls, beta=beta, oracle_error=effective_error,
+                               l1_diameter=l1_diameter)
     m = params.n_oracle_calls
     payload = dumps_model(model)
     weight_names = tuple(pyo.ComponentUID(v) for v in w_vars)
@@ -339,7 +364,8 @@ def opsamp(
     for key in ("epsilon", "delta"):
         parameters.pop(key)
     parameters.update({
-        "diameter_source": {"linf_diameter": sources[0], "l2_diameter": sources[1]},
+        "diameter_source": {"linf_diameter": sources[0], "l2_diameter": sources[1],
+                            "l1_diameter": sources[2]},
         "noise_distribution": f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu ~ Lap(lambda/epsilon)^{d}",
         "n_uncertified": len(uncertified),
         "abs_gap": abs_gap,

@@ -47,7 +47,7 @@ class ModelInfo:
         G for OPDisc: per-example loss G-Lipschitz in l2 on the parameter set.
     lipschitz_l1 : float or None
         G for OPSamp: per-example loss G-Lipschitz with respect to l1.
-    linf_diameter, l2_diameter : float or None
+    linf_diameter, l2_diameter, l1_diameter : float or None
         Diameters of the parameter set (OPSamp).
     n_samples : int or None
         Number of records n the loss sums over.
@@ -68,6 +68,7 @@ class ModelInfo:
     lipschitz_l1: float | None = None
     linf_diameter: float | None = None
     l2_diameter: float | None = None
+    l1_diameter: float | None = None
     n_samples: int | None = None
     grid_encoding: str | None = None
     extra: dict = field(default_factory=dict)

@@ -112,6 +112,7 @@ def _info(*, d, n, bound, beta, C, factor, extra):
         lipschitz_l1=float(factor * beta.max() / C),
         linf_diameter=float(2 * bound),
         l2_diameter=float(2 * bound * math.sqrt(d)),
+        l1_diameter=float(2 * bound * d),
         n_samples=int(n),
         grid_encoding=None,
         extra=extra,

@@ -494,6 +494,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         lipschitz_l1=1.0 / tau,
         linf_diameter=float(min(ranges.max(), 2 * ball)),
         l2_diameter=float(min(np.sqrt((ranges ** 2).sum()), 2 * ball)),
+        l1_diameter=float(min(ranges.sum(), 2 * ball * np.sqrt(len(ranges)))),
         n_samples=int(n),
         grid_encoding="r",
         extra={
@@ -562,6 +563,7 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
         lipschitz_l1=1.0,
         linf_diameter=2.0,
         l2_diameter=2.0 * math.sqrt(d),
+        l1_diameter=2.0 * d,
         n_samples=int(n),
         grid_encoding=None,
         extra={
