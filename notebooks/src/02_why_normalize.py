@@ -357,14 +357,16 @@ for normalized in (False, True):
 # output keeps an open set of noise vectors on both data sets and the log-ratios are finite.
 #
 # How do they depend on $\sigma$? The calibrated OPDisc noise for this example ($G = 1/\tau = 1$,
-# $D = 1$, $\tau = 1$; `opdisc_sigma` [NRVW20, Algorithm 1]) at $\varepsilon = 1$, $\delta = 10^{-5}$ is
-# $\sigma = 7\sqrt{\ln 10^5} \approx 23.7$. Left: the largest $|\ln P_{\mathcal D}(w)/P_{\mathcal D'}(w)|$
+# $D = 1$, $\tau = 1$, $d = 1$; `opdisc_sigma` with privopt's default, proven calibration) at
+# $\varepsilon = 1$, $\delta = 10^{-5}$ is printed below (the paper's Algorithm 1 would give
+# $7\sqrt{\ln 10^5} \approx 23.7$). Left: the largest $|\ln P_{\mathcal D}(w)/P_{\mathcal D'}(w)|$
 # with normalization (exact) falls as $\sigma$ grows. Right: without normalization the log-ratio is
 # infinite at every $\sigma$, and the $\delta$ it would need, $P_{\mathcal D}(0) = 2\Phi(1/\sigma) - 1
 # \approx 0.8/\sigma$, is far above any meaningful $\delta$.
 
 # %%
-sigma_cal = opdisc_sigma(1.0, 1e-5, lipschitz=1.0, norm_bound=1.0, separation=1.0)
+sigma_cal = opdisc_sigma(1.0, 1e-5, lipschitz=1.0, norm_bound=1.0, separation=1.0, dim=1)
+print(f"calibrated sigma = {sigma_cal:.1f}")
 sigmas = np.geomspace(0.3, 100, 25)
 max_lr = [np.max(np.abs(np.log(exact_probs(L_D, s, True) / exact_probs(L_Dp, s, True)))) for s in sigmas]
 need_delta = [exact_probs(L_D, s, False)[1] for s in sigmas]

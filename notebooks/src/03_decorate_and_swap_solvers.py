@@ -101,13 +101,14 @@ print(f"non-private (for comparison only): w = {w_nonprivate}, {report.objective
 # `TransformationFactory("privopt.objective_perturbation")` is an ordinary Pyomo transformation:
 # `apply_to(model, ...)` changes the model in place, `create_using(model, ...)` returns a transformed
 # clone. It replaces the objective $L(w)$ by $L(w) - \langle\eta, \pi(w)\rangle$ with the exact
-# encoding of $\pi$ (notebook 2). Here *you* calibrate: $\sigma = 7 G D^2\sqrt{\ln(1/\delta)}/(\tau\varepsilon)$
-# (`opdisc_sigma`, [NRVW20, Algorithm 1]), $\eta \sim \mathcal N(0, \sigma^2 I_{d+1})$. Then any
+# encoding of $\pi$ (notebook 2). Here *you* calibrate with `opdisc_sigma` (privopt's proven
+# calibration of [NRVW20, Algorithm 1]'s noise, which needs the dimension $d$),
+# $\eta \sim \mathcal N(0, \sigma^2 I_{d+1})$. Then any
 # solver: `privopt.solvers.solve(model, name)` translates time limit and gap options to each
 # solver's own names and reports whether the optimum is certified.
 
 # %%
-sigma = opdisc_sigma(epsilon, delta, lipschitz=G, norm_bound=D, separation=tau)
+sigma = opdisc_sigma(epsilon, delta, lipschitz=G, norm_bound=D, separation=tau, dim=d)
 eta = np.random.default_rng(SEED).normal(0.0, sigma, size=d + 1)
 xfrm = pyo.TransformationFactory("privopt.objective_perturbation")
 

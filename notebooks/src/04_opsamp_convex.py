@@ -9,19 +9,29 @@
 # Its privacy proof needs no convexity; its utility guarantee does. Here the loss is the hinge loss
 # of a linear classifier, convex but not smooth, as a linear program (`privopt.models.hinge_halfspace`).
 #
-# **The algorithm** (DESIGN.md section 4). Per-record losses with values in $[0, 1]$, $G$-Lipschitz
-# with respect to $\ell_1$; $W$ with $\ell_\infty$ diameter $D_\infty$ and $\ell_2$ diameter $D_2$:
+# **The algorithm.** Per-record losses with values in $[0, 1]$, $G$-Lipschitz
+# with respect to $\ell_1$; $W$ with $\ell_\infty$, $\ell_2$ and $\ell_1$ diameters $D_\infty$, $D_2$, $D_1$:
 #
 # * $\eta = \sqrt{D_2 \sqrt{2d}\,\varepsilon \,/\, \big(250\, G^2 d^2 D_\infty^2 (1 + \ln(2/\beta))\, n\big)}$;
 # * for $k = 1..m$: $\sigma_k \sim \mathrm{Exp}(\eta)^d$ (rate $\eta$, as in [SN19]) and
 #   $w_k = \arg\min_{w\in W} L(w) - \langle \sigma_k, w\rangle$ (one LP solve each);
-# * $\gamma = \sqrt{\ln(2d/\delta)/(2m)} \le 1$, $\lambda = 4 D_\infty\gamma + 250\,\eta\, G d^2 D_\infty^2 + \alpha_O/(10G)$,
-#   with $\alpha_O$ the oracle's additive error (privopt certifies each call within an absolute gap of $10^{-6}$);
-# * output $\hat w = \frac1m\sum_k w_k + \mu$, $\mu \sim \mathrm{Lap}(\lambda/\varepsilon)^d$.
+# * output $\hat w = \frac1m\sum_k w_k + \mu$, $\mu \sim \mathrm{Lap}(\lambda/\varepsilon)^d$, where $\lambda$ bounds
+#   how far the average of the $m$ answers can move when one record changes (with probability
+#   $1 - \delta$ over the noise).
 #
-# The paper sets $m$ from $n$, $d$, $\varepsilon$ — tens of millions of oracle calls below. The proof holds
-# for any $m$ once $\gamma$ is computed from it, so privopt lets you choose $m$ (`n_oracle_calls`) and
-# reports the price: **fewer calls, more Laplace noise**. The $m$ calls are independent, so they
+# The paper's $\lambda = 4 D_\infty\gamma + A$ rests on a lemma (its Lemma 9) that does not hold as printed.
+# privopt uses a bound it proves (docstring of `privopt.calibration.opsamp_parameters`): with
+# $A = 250\,\eta\, G d^2 D_\infty^2 + \alpha_O/(10G)$ ($\alpha_O$ the oracle's additive error; privopt
+# certifies each call within an absolute gap of $10^{-6}$), the expected change of one answer, and
+# $L = \ln(1/\delta)$,
+#
+# $$\lambda = \min\Big(D_1,\ A + \min(t_H, t_B)\Big),\quad t_H = D_1\sqrt{L/(2m)},\quad
+# t_B = \tfrac{L D_1}{3m} + \sqrt{(\tfrac{L D_1}{3m})^2 + \tfrac{2 L D_1 A}{m}}$$
+#
+# (Hoeffding's and Bernstein's deviation of an average of $m$ independent changes). The paper sets
+# $m$ from $n$, $d$, $\varepsilon$ — tens of millions of oracle calls below. The proof holds for any $m$,
+# so privopt lets you choose $m$ (`n_oracle_calls`) and reports the price: **fewer calls, more
+# Laplace noise**. The $m$ calls are independent, so they
 # can run anywhere — at the end of this notebook on a dask cluster.
 #
 # > **Seeds.** Every run here is seeded (reproducible, therefore **not private**). The private
@@ -93,23 +103,22 @@ assert abs(risk(w_star)[0] - F_star) < 1e-9
 # ## How $m$ trades computation for noise (the formulas)
 #
 # `privopt.calibration.opsamp_parameters` computes everything OPSamp's noise depends on, without
-# solving anything. The Laplace scale $\lambda/\varepsilon$ has two parts: $4D_\infty\gamma/\varepsilon$, which
-# falls like $1/\sqrt m$, and $250\,\eta G d^2 D_\infty^2/\varepsilon$, which does not depend on $m$ (it falls
-# like $1/\sqrt n$). The cost is $m$ solver calls.
+# solving anything. The Laplace scale $\lambda/\varepsilon$ has two parts: the deviation
+# $\min(t_H, t_B)/\varepsilon$, which falls with $m$ (like $1/\sqrt m$, or $1/m$ once Bernstein's form wins),
+# and $A/\varepsilon$, which does not depend on $m$ (it falls like $1/\sqrt n$); it never exceeds
+# $D_1/\varepsilon$. The cost is $m$ solver calls.
 
 # %%
 epsilon, delta = 1.0, 1.0 / n**2
 args = {"lipschitz": info.lipschitz_l1, "linf_diameter": info.linf_diameter, "l2_diameter": info.l2_diameter,
-        "n_samples": n, "dim": 2, "oracle_error": 1e-6 / n}
-m_min = int(np.ceil(np.log(2 * 2 / delta) / 2))  # gamma <= 1 needs m >= ln(2d/delta)/2
-m_grid = np.unique(np.geomspace(m_min, 1e8, 60).astype(int))
+        "l1_diameter": info.l1_diameter, "n_samples": n, "dim": 2, "oracle_error": 1e-6 / n}
+m_grid = np.unique(np.geomspace(1, 1e8, 60).astype(int))
 params = [opsamp_parameters(epsilon, delta, n_oracle_calls=int(m), **args) for m in m_grid]
 paper_m = params[0].paper_n_oracle_calls
-gamma_term = [4 * info.linf_diameter * p.gamma / epsilon for p in params]
-d = 2
-eta_term = [250 * p.eta * info.lipschitz_l1 * d**2 * info.linf_diameter**2 / epsilon for p in params]
-print(f"smallest allowed m = {m_min}; the paper's m = {paper_m:.3g}; eta = {params[0].eta:.3g} "
-      f"(sigma_k has mean 1/eta = {1 / params[0].eta:.0f} per coordinate)")
+dev_term = [min(p.t_hoeffding, p.t_bernstein) / epsilon for p in params]
+A_term = [p.stability_bound / epsilon for p in params]
+print(f"the paper's m = {paper_m:.3g}; eta = {params[0].eta:.3g} "
+      f"(sigma_k has mean 1/eta = {1 / params[0].eta:.0f} per coordinate); D_1 = {params[0].l1_diameter:g}")
 
 # %% [markdown]
 # ## Running OPSamp for a few values of $m$
@@ -147,8 +156,8 @@ ms = np.array(sorted(runs))
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
 ax = axes[0]
 ax.loglog(m_grid, [p.laplace_scale for p in params], "k-", label=r"Laplace scale $\lambda/\varepsilon$")
-ax.loglog(m_grid, gamma_term, "C0--", label=r"$4 D_\infty \gamma/\varepsilon$ (falls like $1/\sqrt{m}$)")
-ax.loglog(m_grid, eta_term, "C1--", label=r"$250\,\eta G d^2 D_\infty^2/\varepsilon$ (independent of m)")
+ax.loglog(m_grid, dev_term, "C0--", label=r"$\min(t_H, t_B)/\varepsilon$ (falls with m)")
+ax.loglog(m_grid, A_term, "C1--", label=r"$A/\varepsilon$ (independent of m)")
 ax.loglog(ms, [runs[m]["res"].parameters["laplace_scale"] for m in ms], "ko", label="result.parameters")
 ax.axvline(paper_m, color="0.5", ls=":", lw=1)
 ax.text(paper_m, ax.get_ylim()[1] * 0.5, " paper's m", fontsize=8, color="0.4", rotation=90, va="top")
@@ -226,8 +235,8 @@ print("same seed -> bit-for-bit the same release on the cluster and locally  ✓
 # * OPSamp [NRVW20, Algorithm 2] privatizes a loss over a continuous set with $m$ calls to an ordinary
 #   optimizer on exponentially perturbed objectives, plus Laplace output noise; privopt certifies
 #   every call.
-# * $m$ is a dial: the Laplace scale carries the term $4D_\infty\gamma/\varepsilon$ with
-#   $\gamma = \sqrt{\ln(2d/\delta)/(2m)}$, so halving the noise costs four times the solver calls
-#   (until the $m$-independent term dominates). `result.parameters` reports the price.
+# * $m$ is a dial: the Laplace scale carries the deviation term $D_1\sqrt{\ln(1/\delta)/(2m)}/\varepsilon$
+#   (or Bernstein's smaller form), so halving that noise costs up to four times the solver calls
+#   (until the $m$-independent term $A/\varepsilon$ dominates). `result.parameters` reports the price.
 # * The calls parallelize trivially — process pools, dask — with identical results for a given seed.
 #   And once more: seeded runs are for teaching, not for release.

@@ -92,15 +92,16 @@ print(f"share of label +1: train {np.mean(y_train == 1):.3f}, held-out {np.mean(
 # %% [markdown]
 # ## How much noise OPDisc adds at this size
 #
-# $\sigma = 7 G D^2 \sqrt{\ln(1/\delta)}/(\tau\varepsilon)$ [NRVW20, Algorithm 1] with $G = 1/\tau = 1$ and
-# $D^2 = d = 23$ does not depend on $n$; the loss it competes with is a *sum* over $n$ records. Per
+# $\sigma$ (privopt's proven calibration of [NRVW20, Algorithm 1]; the paper prints
+# $7 G D^2 \sqrt{\ln(1/\delta)}/(\tau\varepsilon)$) with $G = 1/\tau = 1$ and
+# $D^2 = d = 23$ depends on $n$ only through $\delta = 1/n^2$; the loss it competes with is a *sum* over $n$ records. Per
 # record, the noise is $\sigma/n$:
 
 # %%
 d = X_train.shape[1]
 for n_ in (len(y_train), 12_546):
     for eps in EPSILONS:
-        s = opdisc_sigma(eps, 1.0 / n_**2, lipschitz=1.0, norm_bound=math.sqrt(d), separation=1.0)
+        s = opdisc_sigma(eps, 1.0 / n_**2, lipschitz=1.0, norm_bound=math.sqrt(d), separation=1.0, dim=d)
         size = "the paper's training set" if n_ == 12_546 else "this notebook"
         print(f"n = {n_:6d} ({size:<24s}), epsilon = {eps:3g}: sigma = {s:7.1f}, "
               f"sigma / n = {s / n_:.3f} errors per record")
