@@ -282,7 +282,7 @@ def test_dpsgd_reports_reproducible_accounting():
     b = pld.PLDAccountant(neighboring_relation=replace_one).compose(est.dp_event_)
     assert b.get_epsilon(1e-5) == pytest.approx(est.epsilon_spent_, rel=1e-9)
     ar = DPSGDLogisticRegression(epsilon=0.8, delta=1e-5, bounds=(0, 1), batch_size=40, epochs=2,
-                                 random_state=0, neighbouring="add_remove").fit(X, y)
+                                 random_state=0, neighbouring="add_remove", n_samples=len(X)).fit(X, y)
     assert ar.neighbouring_ == "add_remove" and ar.noise_multiplier_ < 0.7 * est.noise_multiplier_
 
 
@@ -647,3 +647,17 @@ def test_coarse_pld_interval_is_still_an_upper_bound():
 def test_every_baseline_states_replace_one(cls):
     X, y = separable(300)
     assert make(cls, eps=20.0, random_state=0).fit(X, y).neighbouring_ == "replace_one"
+
+
+def test_dpsgd_schedule_from_the_stated_public_n():
+    X, y = separable(300)
+    n = len(X)
+    kw = dict(epsilon=5.0, delta=1e-5, epochs=2, batch_size=30, random_state=0)
+    own = DPSGDLogisticRegression(**kw).fit(X, y)
+    stated = DPSGDLogisticRegression(n_samples=2 * n, **kw).fit(X, y)
+    assert own.sampling_probability_ == pytest.approx(30 / n) and own.n_steps_ == round(2 * n / 30)
+    assert stated.sampling_probability_ == pytest.approx(30 / (2 * n)) and stated.n_steps_ == round(4 * n / 30)
+    with pytest.raises(ParameterError, match="n_samples"):        # add/remove: n is private
+        DPSGDLogisticRegression(neighbouring="add_remove", **kw).fit(X, y)
+    with pytest.raises(ParameterError, match="n_samples"):
+        DPSGDLogisticRegression(sampling="shuffle", n_samples=2 * n, **kw).fit(X, y)

@@ -100,6 +100,11 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     radius : optional projection radius for w (None: no projection).
     averaging : "uniform" (average of all iterates) or "last".
     neighbouring : "replace_one" (default) or "add_remove" (Poisson sampling only).
+    n_samples : the PUBLIC number of records n that sets q = batch_size / n
+        and T.  None (default): ``len(X)``, which is public under replace-one
+        (neighbouring data sets have the same size).  Under add/remove the
+        size of the data set is itself private, so ``n_samples`` must be
+        given; records are still sampled with probability q each.
     fit_intercept, bounds, data_norm : the public feature map (``_base``).
     random_state : None (secure noise) or a seed (reproducible, not private).
 
@@ -131,7 +136,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size="auto",
                  learning_rate=1.0, epochs=20, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", neighbouring="replace_one",
-                 fit_intercept=True, bounds=None, data_norm=None, random_state=None):
+                 n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.clip_norm = clip_norm
@@ -144,6 +149,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         self.radius = radius
         self.averaging = averaging
         self.neighbouring = neighbouring
+        self.n_samples = n_samples
         self.fit_intercept = fit_intercept
         self.bounds = bounds
         self.data_norm = data_norm
@@ -163,7 +169,13 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
             "radius": check_positive(self.radius, "radius", allow_none=True),
             "averaging": check_choice(self.averaging, "averaging", {"uniform", "last"}),
             "neighbouring": check_choice(self.neighbouring, "neighbouring", acc.DPSGD_NEIGHBOURING),
+            "n_samples": (None if self.n_samples is None
+                          else check_int(self.n_samples, "n_samples", minimum=1)),
         }
+        if p["neighbouring"] == "add_remove" and p["n_samples"] is None:
+            raise ParameterError(
+                "n_samples: under neighbouring='add_remove' the number of records is private; "
+                "give the public n (e.g. a known upper bound) that sets the sampling rate.", "n_samples")
         if p["sampling"] == "shuffle" and p["neighbouring"] != "replace_one":
             raise ParameterError(
                 "neighbouring: sampling='shuffle' is accounted under replace-one only; use "
@@ -189,7 +201,11 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
-        q, steps = self._schedule(n, p)
+        if p["sampling"] == "shuffle" and p["n_samples"] not in (None, n):
+            raise ParameterError(
+                f"n_samples ({p['n_samples']}) differs from the {n} records given; shuffled batches "
+                "split the records themselves: leave n_samples None or use sampling='poisson'.", "n_samples")
+        q, steps = self._schedule(n if p["n_samples"] is None else p["n_samples"], p)
         sampling = p["sampling"]
         epochs = p["epochs"] if sampling == "shuffle" else None
         rel = p["neighbouring"]
