@@ -3,8 +3,8 @@
 The guarantees of objective perturbation ([NRVW20] Theorems for OPDisc and
 OPSamp, [NRW18] for RSPM) hold for the *exact* minimizer of the perturbed
 objective.  A solver that stops on a time limit or with a gap returns
-something else, and releasing it is not covered by the proofs (DESIGN.md
-section 6).  privopt's policy:
+something else, and releasing it is not covered by the proofs.  privopt's
+policy:
 
 * the solver is asked for relative gap 0 and absolute gap ``abs_gap``
   (default 1e-6 objective units);
@@ -20,11 +20,9 @@ section 6).  privopt's policy:
   It is **not** differentially private by any theorem privopt knows; use it
   for experiments that count and show such runs separately, never for release.
 
-No "robust" policy is offered.  [NRW18] make an oracle-efficient algorithm
-robust to oracle failure by a different algorithm (their robust variants
-re-randomize and bound the failure probability in delta); simply publishing a
-fallback when the solver fails would make the *event* of failure, which
-depends on the data, observable.
+No fallback answer is published when a solve is not certified: the *event*
+of failure depends on the data, so releasing anything conditioned on it would
+make that event observable, and no privacy proof covers it.
 """
 
 from __future__ import annotations

@@ -661,3 +661,13 @@ def test_dpsgd_schedule_from_the_stated_public_n():
         DPSGDLogisticRegression(neighbouring="add_remove", **kw).fit(X, y)
     with pytest.raises(ParameterError, match="n_samples"):
         DPSGDLogisticRegression(sampling="shuffle", n_samples=2 * n, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.16])
+def test_noisy_sgd_noise_against_amu20_remark1(eps):
+    # [AMU20] Remark 1: sigma = 64 L ln(3/delta) / (sqrt(n) eps), valid for eps <= ~0.16 at this n;
+    # privopt's own accounting adds less than half of it (the docstring quotes 0.41-0.45)
+    n = 12546
+    delta = 1 / n**2
+    amu = 64 * math.log(3 / delta) / (math.sqrt(n) * eps)
+    assert 0.40 < acc.noisy_sgd_sigma(eps, delta, n, math.ceil(n / 2)) / amu < 0.46

@@ -84,11 +84,16 @@ def rspm(
     Section 5:
 
     1. separator set U = {+e_1, ..., +e_d, -e_1, ..., -e_d} (m = 2d), with
-       h_w(+e_j) = 1 iff w_j = 1 and h_w(-e_j) = 1 iff w_j = -1 (DESIGN.md
-       section 5); every two distinct w differ on some u in U;
+       h_w(+e_j) = 1 iff w_j = 1 and h_w(-e_j) = 1 iff w_j = -1 (the
+       separator set of [NRVW20] Section 3.1); every two distinct w differ
+       on some u in U;
     2. one noise draw per separator element: xi_u ~ Lap(b) i.i.d., with
        b = 2 Delta m / epsilon = 4 d / epsilon for the 0/1 error count
-       (:func:`privopt.calibration.rspm_noise_scale`);
+       (:func:`privopt.calibration.rspm_noise_scale`: privopt's derivation
+       under replace-one neighbours for an exact oracle, checked against an
+       exact enumeration of the output distribution in ``tests/test_rspm.py``
+       and by the audit; if [NRW18] state theirs under add/remove neighbours
+       it may be up to 2x larger than theirs);
     3. w_hat = argmin_{w in {-1,0,1}^d} err(w, D) + sum_u xi_u h_w(u).  With
        w_j = p_j - n_j, binaries p_j + n_j <= 1, h_w(+e_j) = p_j and
        h_w(-e_j) = n_j, so the perturbation sum_j xi_j p_j + xi'_j n_j is
