@@ -64,7 +64,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         Grid steps per real-valued feature (default 4).
     fit_intercept : bool
         Add a constant feature whose weight is the intercept.
-    solver : solver name.
+    solver : solver name; default ``"auto"``: privopt's exact enumeration of
+        W_tau when it is small (e.g. d = 10 with the default grid), else
+        HiGHS (:func:`privopt.solvers.choose_solver`).  Any MILP solver by name.
     time_limit : float
         Seconds per solve (default 120: finite, so a fold that cannot be
         certified fails with a :class:`~privopt.exceptions.NotCertifiedError`
@@ -98,7 +100,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     """
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="opdisc", grid=None, norm_bound=None,
-                 calibration="proven", bounds=None, levels=4, fit_intercept=False, solver="highs",
+                 calibration="proven", bounds=None, levels=4, fit_intercept=False, solver="auto",
                  time_limit=120.0, random_state=None, on_failure="raise"):
         self.epsilon = epsilon
         self.delta = delta

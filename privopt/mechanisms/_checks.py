@@ -56,8 +56,12 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
             f"return_noise must be True or False, got {type(return_noise).__name__}.", "return_noise")
     _check_limits(time_limit, 0.0, abs_gap, threads, None)
     options = _check_options(solver_options)
-    name = check_solver_ready(solver)
     check_model_objective(model)
+    if isinstance(solver, str) and solver.strip().lower() == "auto":
+        from ..solvers._enumerate import choose_solver
+
+        solver = choose_solver(model)
+    name = check_solver_ready(solver)
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model "
                          "(privopt.perturbation.revert(model) undoes it).", "model")

@@ -133,6 +133,12 @@ def opdisc(
         Failure probability of the utility bound (Theorem 5).
     solver, time_limit, threads, solver_options, abs_gap :
         Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
+        Any MILP solver by name (default ``"highs"``), ``"enumerate"``
+        (privopt's exact search over W_tau, for models of
+        :func:`privopt.models.zero_one_halfspace` with a small W_tau), or
+        ``"auto"``: enumeration where W_tau is small
+        (:func:`privopt.solvers.choose_solver`), else HiGHS.  Every choice
+        returns the exact argmin; only the time differs.
     random_state : None, int or numpy Generator
         ``None`` (default) draws the noise from the operating system's secure
         source.  A seed makes the run reproducible and is **not private** if

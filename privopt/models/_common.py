@@ -32,6 +32,8 @@ INT_TOL = 1e-5
 
 
 STATS_ATTR = "_privopt_build_stats"
+#: Attribute holding what ``solver="enumerate"`` needs (privopt.solvers._enumerate).
+ENUMERATION_ATTR = "_privopt_enumeration"
 
 
 def build_stats(model) -> dict:

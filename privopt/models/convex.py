@@ -1,7 +1,7 @@
 """Convex losses over a box, normalized to [0, 1]: hinge (LP), absolute (LP)
 and squared (QP) loss of a linear predictor.
 
-OPSamp ([NRVW20], Algorithm 2; DESIGN.md section 4) needs per-example losses
+OPSamp ([NRVW20], Algorithm 2) needs per-example losses
 with values in [0, 1] that are G-Lipschitz with respect to l1 on a parameter
 set W of known l_inf and l2 diameters.  These builders take W = [-b, b]^d
 (``bound`` = b, continuous w) and divide each loss by a constant C computed

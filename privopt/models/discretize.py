@@ -3,7 +3,7 @@
 The 0/1-loss MILP (:func:`privopt.models.zero_one_halfspace`) needs integer
 scores <w, x> for an exact margin, and it is fast only when many records
 share a feature row (row merging) and rows form long one-coordinate chains
-(chain cuts).  Real-valued features defeat all three (DESIGN.md section 3: a
+(chain cuts).  Real-valued features defeat all three (:mod:`privopt.models.halfspace`: a
 398 x 10 real-valued set was not certified in 120 s).  Rounding every feature
 onto a fixed grid built from PUBLIC bounds is a per-record transformation:
 the map from one record to its rounded record does not depend on any other

@@ -1,12 +1,12 @@
 """The 0/1 loss of a linear classifier (halfspace) as a MILP.
 
-Two builders share one construction (DESIGN.md section 3):
+Two builders share one construction:
 
 * :func:`zero_one_halfspace` -- w on a tau-separated grid inside the ball
   ||w||_2 <= D, encoded by binaries ``r[j, k]``; the model OPDisc
   ([NRVW20], Algorithm 1 and Section 5) perturbs.
 * :func:`rspm_halfspace` -- w in {-1, 0, 1}^d encoded as w_j = p_j - n_j,
-  the model of RSPM ([NRW18]; DESIGN.md section 5).
+  the model of RSPM ([NRW18]; [NRVW20] Section 3.1).
 
 and :func:`predict_halfspace` applies the decision rule both models encode.
 
@@ -33,7 +33,7 @@ has score >= t, a row predicted -1 has score <= t - mu.
 Real-valued features break the lattice: then the builders raise a
 :class:`~privopt.exceptions.ParameterError` pointing to
 :func:`privopt.models.discretize_features` (map features clipped to PUBLIC
-bounds onto an integer grid; DESIGN.md section 3), unless the caller states a
+bounds onto an integer grid), unless the caller states a
 ``margin`` explicitly.  With an explicit margin mu the per-record loss is the
 margin loss
 
@@ -75,8 +75,7 @@ tight bound on the violation over W: with s_max = min(box max of <x_k, w>,
 sqrt(D^2) ||x_k||_2) and s_min the symmetric lower bound (box:
 per-coordinate extreme grid values; ball: ||w||_2 <= D), M_k = t - s_min for
 a majority +1 row and M_k = s_max - t + mu for a majority -1 row; both are at
-most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value| (DESIGN.md
-section 3), and on the lattice s_max, s_min are rounded to it exactly.
+most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value|, and on the lattice s_max, s_min are rounded to it exactly.
 
 Chain (monotonicity) cuts.  With p_k = 1 - e_k (majority +1) or p_k = e_k
 (majority -1) the predicted-positive indicator, two distinct rows with
@@ -111,6 +110,7 @@ import pyomo.environ as pyo
 from .._validation import check_binary_labels, check_positive, check_real
 from ..exceptions import ParameterError, ParameterTypeError
 from ._common import (
+    ENUMERATION_ATTR,
     STATS_ATTR as _STATS_ATTR,
     INT_TOL,
     SNAP_TOL,
@@ -301,7 +301,7 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
 
 
 def _chain_cuts(Xk, sk, e, neg_vars, pos_vars, exact):
-    """The monotonicity cuts of DESIGN.md section 3 on consecutive rows that
+    """The monotonicity (chain) cuts described above, on consecutive rows that
     differ in exactly one coordinate (rows are distinct).  ``sk`` is the side
     of each row's indicator binary ``e[k]``: p = 1 - e for +1, p = e for -1."""
     m, d = Xk.shape
@@ -380,7 +380,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     Algorithm 1, with the 0/1 loss of Section 5).  The construction (merged
     rows, one big-M row per distinct row, tie rows dropped, tight big-M,
     chain cuts) and the decision/tie rule are described in the module
-    docstring (:mod:`privopt.models.halfspace`) and DESIGN.md section 3.
+    docstring (:mod:`privopt.models.halfspace`).
 
     Parameters
     ----------
@@ -505,6 +505,13 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         },
     )
     attach_info(model, info)
+    setattr(model, ENUMERATION_ATTR, {
+        "X": np.asarray(Xu, dtype=np.float64), "pos": np.asarray(pos, dtype=np.int64),
+        "neg": np.asarray(neg, dtype=np.int64), "exact": bool(exact), "mu": float(mu),
+        "t_hi": float(t_hi), "theta": float(theta), "grid": grid_t, "norm_bound": float(D),
+        "norm_sq_bound": float(n_units * unit * unit), "objective": "loss",
+        "components": [c.local_name for c in model.component_objects(descend_into=False)],
+    })
     stats["build_time"] = time.perf_counter() - start
     setattr(model, _STATS_ATTR, stats)
     return model
@@ -518,7 +525,7 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
                    margin=None, name="rspm_halfspace"):
     """The 0/1 loss of a halfspace over w in {-1, 0, 1}^d, for RSPM.
 
-    The oracle of RSPM ([NRW18]; DESIGN.md section 5) minimizes
+    The oracle of RSPM ([NRW18]; [NRVW20] Section 3.1) minimizes
     err(w, D) + sum_j (xi_j h_w(e_j) + xi'_j h_w(-e_j)) over {-1, 0, 1}^d
     with h_w(e_j) = 1 iff w_j = 1 and h_w(-e_j) = 1 iff w_j = -1.  This model
     encodes w_j = p_j - n_j with binaries p_j + n_j <= 1 (so h_w(e_j) = p_j,

@@ -4,7 +4,10 @@
 uniform options (``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``,
 ``seed``) to that solver's own option names, and returns a
 :class:`SolveReport` whose ``certified_optimal`` means the same for every
-solver.  :func:`available_solvers` lists what is installed.
+solver.  :func:`available_solvers` lists what is installed.  ``"enumerate"``
+is privopt's own exact search over the grid for the models of
+:func:`privopt.models.zero_one_halfspace` (:mod:`privopt.solvers._enumerate`);
+mechanisms also take ``solver="auto"`` (:func:`choose_solver`).
 """
 
 from ._dispatch import (
@@ -16,6 +19,7 @@ from ._dispatch import (
     problem_class,
     solve,
 )
+from ._enumerate import choose_solver, count_grid_points, enumeration_size
 from ._registry import ALIASES, REGISTRY, SolverSpec
 from ._report import SolutionStatus, SolveReport, TerminationCondition
 
@@ -30,6 +34,9 @@ __all__ = [
     "get_spec",
     "is_certified",
     "problem_class",
+    "choose_solver",
+    "count_grid_points",
+    "enumeration_size",
     "DEFAULT_ABS_GAP",
     "REGISTRY",
     "ALIASES",

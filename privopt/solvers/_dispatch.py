@@ -109,6 +109,10 @@ def _availability(name: str) -> tuple[bool, str | None]:
 
 
 def _probe(spec) -> tuple[bool, str | None]:
+    if spec.interface == "enumerate":
+        from .._version import __version__
+
+        return True, f"privopt {__version__}"
     solver = _make_solver(spec)
     if spec.interface == "legacy":
         ok = bool(solver.available(exception_flag=False))
@@ -360,7 +364,13 @@ def _quiet_pyomo(name: str = "pyomo.core"):
         logger.setLevel(old)
 
 
-_RUNNERS = {"contrib": _run_contrib, "appsi": _run_appsi, "legacy": _run_legacy}
+def _run_enumerate(spec, model, **kw):
+    from ._enumerate import run_enumeration
+
+    return run_enumeration(spec, model, **kw)
+
+
+_RUNNERS = {"contrib": _run_contrib, "appsi": _run_appsi, "legacy": _run_legacy, "enumerate": _run_enumerate}
 
 
 # ----------------------------------------------------------------------------
@@ -485,6 +495,10 @@ def solve(
         time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap, threads=threads, seed=seed
     )
     solver_options.update(user_options)
+    if spec.interface == "enumerate":  # model errors are the caller's, raised before the run
+        from ._enumerate import check_enumerable
+
+        check_enumerable(model, solver_options)
 
     start = time.perf_counter()
     message = ""

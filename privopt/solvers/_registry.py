@@ -2,7 +2,7 @@
 to spell the uniform options in its own language, what it can solve and how
 to install it.
 
-Option names (DESIGN.md section 8): time limit -- HiGHS ``time_limit``, GLPK
+Option names: time limit -- HiGHS ``time_limit``, GLPK
 ``tmlim``, CBC ``sec``, SCIP ``limits/time``, Gurobi ``TimeLimit``, CPLEX
 ``timelimit``; relative gap -- ``mip_rel_gap``, ``mipgap``, ``ratio``,
 ``limits/gap``, ``MIPGap``, ``mipgap``.  Solvers behind Pyomo's API v2
@@ -122,6 +122,11 @@ REGISTRY: dict[str, SolverSpec] = {
         "install IBM ILOG CPLEX and put the cplex executable on PATH",
         time_limit="timelimit", rel_gap="mipgap", abs_gap="mip_tolerances_absmipgap",
         threads="threads", seed="randomseed",
+    ),
+    "enumerate": SolverSpec(
+        "enumerate", "privopt.enumerate", "enumerate", (),
+        "built into privopt (models of privopt.models.zero_one_halfspace only)",
+        notes="exact search over every grid point of W_tau; for small W_tau (privopt.solvers.enumeration_size)",
     ),
 }
 

@@ -1,0 +1,188 @@
+"""solver="enumerate": the exact argmin over W_tau without a MILP.
+
+Agreement with HiGHS (objective and argmin) on perturbed and unperturbed
+0/1-loss models of every kind the builder makes, the grid-point count against
+hand counts, and refusal of models the enumeration would misread."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+import privopt
+from privopt.exceptions import ModelError, ParameterError
+from privopt.models import discretize_features, zero_one_halfspace
+from privopt.solvers import choose_solver, count_grid_points, enumeration_size, solve
+
+from .conftest import require_solver
+
+XFORM = "privopt.objective_perturbation"
+
+
+def _data(n=60, d=3, levels=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, d)).astype(float)
+    score = X @ rng.normal(size=d) + rng.normal(0, 0.7, n)
+    y = np.where(score > np.median(score), 1, -1)
+    return X, y
+
+
+def _both(model, eta=None, **xkw):
+    """(objective, w) from enumeration and from HiGHS on two clones."""
+    out = []
+    for name in ("enumerate", "highs"):
+        m = model.clone()
+        if eta is not None:
+            pyo.TransformationFactory(XFORM).apply_to(m, noise=eta, **xkw)
+        rep = solve(m, name)
+        assert rep.certified_optimal
+        out.append((rep.objective, np.array([pyo.value(v) for v in m.w.values()])))
+    return out
+
+
+BUILDS = {
+    "integer": lambda X, y: zero_one_halfspace(X, y),
+    "intercept": lambda X, y: zero_one_halfspace(X, y, fit_intercept=True, threshold=0.5),
+    "small-ball": lambda X, y: zero_one_halfspace(X, y, norm_bound=1.5),
+    "tau-grid": lambda X, y: zero_one_halfspace(X, y, grid=[-1, -0.5, 0, 0.5, 1]),
+    "unmerged": lambda X, y: zero_one_halfspace(X, y, merge_rows=False),
+    "margin": lambda X, y: zero_one_halfspace(X + 0.37 * (X > 0), y, margin=0.25, grid=1),
+}
+
+
+@pytest.mark.parametrize("build", list(BUILDS), ids=list(BUILDS))
+def test_enumeration_equals_milp(build):
+    require_solver("highs")
+    X, y = _data()
+    model = BUILDS[build](X, y)
+    d = len(model.w)
+    (fe, we), (fh, wh) = _both(model)                        # the non-private optimum
+    assert fe == pytest.approx(fh, abs=1e-6)
+    seen = set()
+    for seed in range(6):                                    # both signs of the last coordinate occur
+        eta = np.random.default_rng(seed).normal(0.0, 4.0, size=d + 1)
+        (fe, we), (fh, wh) = _both(model, eta)
+        assert fe == pytest.approx(fh, abs=1e-6), (build, seed)
+        np.testing.assert_allclose(we, wh, atol=1e-6)
+        seen.add(tuple(we))
+    assert len(seen) >= 2                                    # the answers depend on the noise
+
+
+def test_enumeration_equals_milp_unnormalized_and_other_norm_bound():
+    require_solver("highs")
+    X, y = _data(seed=3)
+    model = zero_one_halfspace(X, y)
+    for seed in range(4):
+        eta = np.random.default_rng(seed).normal(0.0, 3.0, size=3)
+        (fe, we), (fh, wh) = _both(model, eta, normalize=False)
+        assert fe == pytest.approx(fh, abs=1e-6) and np.allclose(we, wh)
+        eta = np.random.default_rng(seed).normal(0.0, 3.0, size=4)
+        (fe, we), (fh, wh) = _both(model, eta, norm_bound=1.0)   # a smaller ball than the model's
+        assert fe == pytest.approx(fh, abs=1e-6) and np.allclose(we, wh)
+
+
+def test_enumeration_by_brute_force_on_the_definition():
+    """The argmin of L(w) - <eta, pi(w)> over every grid point, computed here from scratch."""
+    X, y = _data(n=40, d=2, seed=7)
+    model = zero_one_halfspace(X, y)                       # grid -1..1, D = sqrt(2)
+    eta = np.array([3.0, -2.0, 1.5])
+    m = model.clone()
+    pyo.TransformationFactory(XFORM).apply_to(m, noise=eta)
+    rep = solve(m, "enumerate")
+    best = min(((np.sum(np.where(X @ w >= 0, 1, -1) != y) - eta @ privopt.perturbation.pi_value(w, math.sqrt(2)),
+                 w) for w in map(np.array, itertools.product([-1.0, 0.0, 1.0], repeat=2)) if w @ w <= 2),
+               key=lambda t: t[0])
+    assert rep.objective == pytest.approx(best[0], abs=1e-9)
+    np.testing.assert_array_equal([pyo.value(v) for v in m.w.values()], best[1])
+    assert rep.certified_optimal and rep.bound == rep.objective
+
+
+@pytest.mark.parametrize("d, B, D2, expected", [
+    (2, 1, 2, 9), (2, 1, 1, 5), (3, 2, 4, 81 - 8 * 3 - 12 - 12),   # hand counts below
+    (10, 3, 10, 327_829), (23, 4, 4, 156_953), (28, 5, 4, 355_433),
+])
+def test_grid_point_counts(d, B, D2, expected):
+    # (2, 1, 2): all 9 points of {-1,0,1}^2; (2, 1, 1): 0 and the 4 unit vectors;
+    # (3, 2, 4) on {-2..2}^3: 125 points minus those with ||w||^2 > 4
+    coef = [[v * v for v in range(-B, B + 1)]] * d
+    if (d, B, D2) == (3, 2, 4):
+        expected = sum(1 for w in itertools.product(range(-2, 3), repeat=3) if sum(v * v for v in w) <= 4)
+    assert count_grid_points(coef, D2) == expected
+
+
+def test_enumeration_size_and_auto_choice():
+    X, y = _data(n=100, d=3)
+    model = zero_one_halfspace(X, y)                     # {-1,0,1}^3 in the ball of radius sqrt(3): 27 points
+    points, rows = enumeration_size(model)
+    assert points == 27 and rows == len(np.unique(X, axis=0))
+    assert choose_solver(model) == "enumerate"
+    big = zero_one_halfspace(np.ones((4, 40)), [1, -1, 1, -1])   # d = 40, D^2 = 40: astronomically many
+    assert enumeration_size(big)[0] > 10**15 and choose_solver(big) == "highs"
+    assert choose_solver(pyo.ConcreteModel()) == "highs"
+
+
+def test_opdisc_auto_uses_enumeration_and_gives_the_milp_answer():
+    require_solver("highs")
+    X, y = _data(n=80, d=3, seed=11)
+    model = zero_one_halfspace(X, y)
+    for seed in range(3):
+        a = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="auto", random_state=seed)
+        b = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="highs", random_state=seed)
+        assert a.report.solver == "enumerate" and a.certified
+        np.testing.assert_array_equal(a.weights, b.weights)
+        assert a.report.objective == pytest.approx(b.report.objective, abs=1e-6)
+
+
+def test_estimator_default_on_small_real_valued_data():
+    """n = 398, d = 10 real features in [0, 1], the estimator's defaults: certified at once."""
+    from privopt.estimators import PrivateHalfspaceClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((398, 10))
+    y = np.where(X @ rng.normal(size=10) > 0.2, 1, 0)
+    clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert clf.result_.certified and clf.result_.report.solver == "enumerate"
+    assert clf.result_.report.wall_time < 60
+
+
+def test_refuses_models_it_would_misread():
+    X, y = _data()
+    model = zero_one_halfspace(X, y)
+    extra = model.clone()
+    extra.cut = pyo.Constraint(expr=extra.w[0] >= 1)              # a user's constraint
+    with pytest.raises(ModelError, match="cut"):
+        solve(extra, "enumerate")
+    fixed = model.clone()
+    fixed.w[1].fix(0)
+    with pytest.raises(ModelError, match="w\\[1\\]"):
+        solve(fixed, "enumerate")
+    off = model.clone()
+    off.norm_ball.deactivate()
+    with pytest.raises(ModelError, match="deactivated"):
+        solve(off, "enumerate")
+    plain = pyo.ConcreteModel()
+    plain.w = pyo.Var([0], bounds=(0, 1), domain=pyo.Integers)
+    plain.o = pyo.Objective(expr=plain.w[0])
+    with pytest.raises(ModelError, match="zero_one_halfspace"):
+        solve(plain, "enumerate")
+    with pytest.raises(ParameterError, match="max_points"):
+        solve(model.clone(), "enumerate", options={"max_points": 5})
+    with pytest.raises(ParameterError, match="options"):
+        solve(model.clone(), "enumerate", options={"presolve": "off"})
+
+
+def test_discretized_real_features_agree_with_milp():
+    require_solver("highs")
+    rng = np.random.default_rng(5)
+    Xr = rng.random((120, 4))
+    y = np.where(Xr @ [1.0, -1.0, 0.5, 0.0] > 0.2, 1, -1)
+    Xi = discretize_features(Xr, bounds=(0, 1), levels=4)
+    model = zero_one_halfspace(Xi, y)
+    for seed in range(3):
+        eta = np.random.default_rng(seed).normal(0.0, 10.0, size=5)
+        (fe, we), (fh, wh) = _both(model, eta)
+        assert fe == pytest.approx(fh, abs=1e-6) and np.allclose(we, wh)
