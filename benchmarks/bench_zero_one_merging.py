@@ -1,7 +1,7 @@
 """How much row merging (and chain cuts) buys on the Adult 0/1-loss MILP.
 
-Builds the non-private 0/1-loss model of the paper's Adult setup (DESIGN.md
-section 7: balanced n = 15682, d = 23, w in {-4..4}^23, ||w||_2 <= sqrt(23))
+Builds the non-private 0/1-loss model of the paper's Adult setup
+([NRVW20] Section 5: balanced n = 15682, d = 23, w in {-4..4}^23, ||w||_2 <= sqrt(23))
 in three variants
 
 * ``per_record``   -- one binary and one big-M row per record,

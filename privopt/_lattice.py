@@ -2,7 +2,7 @@
 (:mod:`privopt.models`) and the objective-perturbation transformation
 (:mod:`privopt.perturbation`): one definition of a grid's separation and of
 the floating-point-safe floor that turns D^2 into a count of grid units
-(DESIGN.md section 2: with D = sqrt(23), ``D**2`` is 22.999999999999996)."""
+(with D = sqrt(23), ``D**2`` is 22.999999999999996)."""
 
 from __future__ import annotations
 

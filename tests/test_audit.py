@@ -37,7 +37,7 @@ RSPM = dict(epsilon=1.0)
 OPSAMP = dict(epsilon=1.0, delta=0.01)
 
 
-# --- exact output distributions on DESIGN.md section 2's instance ----------------
+# --- exact output distributions on design_instance() ----------------
 
 def _best_event_epsilon(p, q, delta):
     """max over events S and both directions of ln((P(S) - delta) / Q(S))."""
@@ -235,7 +235,7 @@ def test_audit_on_design_instance(kind, variant, broken, selection):
 
 
 def test_design_instance_needs_normalization():
-    """DESIGN.md section 2: without pi, w = 0 is impossible on D' and the audit says
+    """design_instance(): without pi, w = 0 is impossible on D' and the audit says
     so in its worst event."""
     res = audit.audit(_design_target("opdisc", normalize=False), n_samples=N, random_state=0)
     assert res.worst_event_labels == ("(0)",) and res.direction == "D,D'"

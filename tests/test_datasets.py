@@ -360,7 +360,7 @@ def test_distinct_feature_rows(data_home):
     The 7841 positives, in every draw, have 1295 distinct rows: a property of
     adult.data.  The whole balanced set depends on which negatives are drawn:
     2611 for random_state=0 (between 2567 and 2674 over random_state 0..29;
-    DESIGN.md's 2638 is another draw).
+    an earlier note's 2638 was another draw).
     """
     got = load_adult(data_home, holdout=None, random_state=0)
     X, y = got.X_train, got.y_train

@@ -102,7 +102,7 @@ plt.show()
 # `privopt.models.zero_one_halfspace` writes $\min_{w\in W_\tau} L(w)$ as a MILP: identical
 # feature rows are merged (49 distinct rows instead of 2000 records), one binary per row says
 # whether the row is predicted as its minority label, and one big-M constraint links it to the
-# score (DESIGN.md section 3). `privopt.solvers.solve` sends it to HiGHS and reports whether the
+# score (docstring of `privopt.models.halfspace`). `privopt.solvers.solve` sends it to HiGHS and reports whether the
 # optimum is **certified** (solver says optimal, and incumbent and bound agree).
 
 # %%

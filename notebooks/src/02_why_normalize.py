@@ -11,7 +11,7 @@
 #
 # This notebook shows (1) what $\pi$ does geometrically, (2) how privopt writes the square root
 # *exactly* into a MILP with an auxiliary variable $s$, for either sign of the last noise
-# coordinate, and (3) on the smallest possible example (DESIGN.md section 2) why without $\pi$
+# coordinate, and (3) on the smallest possible example why without $\pi$
 # **no finite $\varepsilon$** is possible, by enumerating the output distributions on two
 # neighbouring data sets.
 #
@@ -127,7 +127,7 @@ plt.show()
 #
 # $\pi$ contains a square root, yet privopt hands the perturbed problem to MILP solvers (HiGHS,
 # GLPK, CBC). On a finite grid it can be written **exactly** with linear constraints
-# (DESIGN.md section 2; this is what the authors' code does):
+# (this is what the authors' code does):
 #
 # 1. grid encoding: $w_j = \sum_k g_k r_{jk}$, $\sum_k r_{jk} = 1$, $r_{jk} \in \{0,1\}$;
 # 2. then $\|w\|^2 = \sum_{j,k} g_k^2 r_{jk}$ is **linear**, and on an integer grid it takes only

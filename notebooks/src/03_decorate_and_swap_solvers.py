@@ -219,7 +219,7 @@ plt.show()
 # ## The failure policy: no certificate, no release
 #
 # The privacy proof of OPDisc is about the **exact** minimizer of the perturbed objective
-# (DESIGN.md section 6). A solver stopped by a time limit returns some feasible point, whose
+# (`privopt.oracle`). A solver stopped by a time limit returns some feasible point, whose
 # distribution nobody has analysed; releasing it silently would break the guarantee. So privopt
 # asks for gap 0, reads the termination status and the bound, and by default raises
 # `NotCertifiedError` (carrying the report) instead of releasing anything.
@@ -263,8 +263,8 @@ for w in caught:
 # %% [markdown]
 # What to do instead: raise `time_limit`, try another solver (`privopt solvers` lists what is
 # installed), or make the model easier — merge identical rows and put the features on a coarse
-# public grid (`privopt.models.zero_one_halfspace`, `privopt.models.discretize_features`; DESIGN.md
-# section 3). Never publish the uncertified answer.
+# public grid (`privopt.models.zero_one_halfspace`, `privopt.models.discretize_features`; see the
+# docstring of `privopt.models.halfspace`). Never publish the uncertified answer.
 #
 # ## Take-aways
 #

@@ -55,7 +55,7 @@ DOWNLOAD = False         # True: fetch the UCI files if they are not found local
 # %% [markdown]
 # ## The data
 #
-# `load_adult` reproduces the paper's preprocessing (DESIGN.md section 7): all 7841 records with label
+# `load_adult` reproduces the paper's preprocessing ([NRVW20] Section 5): all 7841 records with label
 # `>50K` plus as many drawn from the rest, $d = 23$ features (one-hot marital status, relationship, race,
 # sex; capital gain, capital loss and hours per week scaled to $[0, 1]$), a stratified 80/20 held-out split.
 # It looks in `$PRIVOPT_DATA_HOME/adult` (and the user cache) and checks the files' SHA-256. If the files
@@ -148,7 +148,7 @@ shutil.rmtree(out)  # the figures are embedded above; results.csv was only neede
 #   $\sigma/n$ (printed above), is about eight times larger here than at the paper's $n$. Do not expect the
 #   paper's ordering (OPDisc > RSPM > private LR, OPDisc with the smallest variance) at this size and small
 #   $\varepsilon$; it is a claim about $n \approx 15{,}000$. On the full training set privopt's certified
-#   OPDisc runs reached about 0.77 held-out accuracy at $\varepsilon = 0.5$ and 1 (DESIGN.md section 3).
+#   OPDisc runs reached about 0.77 held-out accuracy at $\varepsilon = 0.5$ and 1 (benchmarks/results/adult_oracle.md).
 # * The non-private logistic regression line is a reference: what these features give without privacy.
 # * To run the paper's experiment: `privopt experiment adult --runs 15 --epsilons 0.1,0.5,1`
 #   (hours of solver time; it resumes where it stopped), or `privopt demo` for a 4000-record version.

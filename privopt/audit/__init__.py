@@ -17,7 +17,7 @@ An audit can show that a mechanism is NOT private (a lower bound above the
 claimed epsilon), never that it is.  privopt's tests audit OPDisc, OPSamp and
 RSPM at their stated epsilon (no violation expected) and deliberately broken
 variants (violations expected): OPDisc without the normalization pi on the
-instance of DESIGN.md section 2, and noise scales divided by 10.
+instance of :func:`design_instance`, and noise scales divided by 10.
 
 Usage::
 

@@ -61,7 +61,7 @@ class NeighbouringPair:
 
 
 def design_instance() -> NeighbouringPair:
-    r"""The instance of DESIGN.md section 2 where normalization matters.
+    r"""The smallest instance where normalization matters (d = 1, W = {-1, 0, 1}).
 
     One feature, halfspace w in W = {-1, 0, 1} (``zero_one_halfspace`` with
     d = 1: grid {-1, 0, 1}, D = 1, tau = 1, G = 1), prediction +1 iff w x >= 0.
@@ -79,8 +79,8 @@ def design_instance() -> NeighbouringPair:
     y = np.array([1, 1, -1])
     Xp = np.array([[1.0], [1.0], [0.0]])
     yp = np.array([1, -1, -1])
-    return NeighbouringPair(X, y, Xp, yp, name="design_section_2",
-                            description="d=1, W={-1,0,1}: L=(2,1,2) on D, L'=(2,2,2) on D' (DESIGN.md section 2)")
+    return NeighbouringPair(X, y, Xp, yp, name="normalization_d1",
+                            description="d=1, W={-1,0,1}: L=(2,1,2) on D, L'=(2,2,2) on D'")
 
 
 def hinge_instance(n_copies: int = 1000) -> NeighbouringPair:

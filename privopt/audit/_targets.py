@@ -19,7 +19,7 @@ mechanism.
 
 Deliberately broken variants, for checking that the audit finds violations:
 ``noise_factor`` multiplies the noise scale (0.1 = "noise divided by 10");
-OPDisc ``normalize=False`` replaces pi(w) by w (DESIGN.md section 2: no
+OPDisc ``normalize=False`` replaces pi(w) by w (the example of :func:`privopt.audit.design_instance`: no
 finite epsilon on :func:`~privopt.audit.design_instance`).
 """
 

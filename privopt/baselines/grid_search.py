@@ -1,6 +1,6 @@
 """Hyperparameter grid search for the baselines -- which is NOT private.
 
-The paper's baseline (NRVW20, Section 5; DESIGN.md section 7) is DP-SGD
+The paper's baseline (NRVW20, Section 5) is DP-SGD
 logistic regression with a grid search over clip norm, batch size and
 learning rate.  Every run in the grid is (epsilon, delta)-DP, but **choosing
 the best run by its accuracy on the private data is not itself private**: the

@@ -2,7 +2,7 @@
 
 [NRVW20] Neel, Roth, Vietri, Wu. Oracle Efficient Private Non-Convex
 Optimization. ICML 2020 (arXiv:1909.01783, "Differentially Private Objective
-Perturbation: Beyond Smoothness and Convexity").  DESIGN.md section 4.
+Perturbation: Beyond Smoothness and Convexity").
 """
 
 from __future__ import annotations

@@ -387,7 +387,7 @@ def load_adult(
 ) -> Bunch:
     """The UCI Adult data preprocessed as in the Adult experiment of [NRVW20].
 
-    With the defaults this is the paper's set (DESIGN.md section 7): all 7841
+    With the defaults this is the paper's set ([NRVW20] Section 5): all 7841
     records of ``adult.data`` with label ``>50K`` plus 7841 of its 24720
     ``<=50K`` records drawn at random, n = 15682, d = 23 features, labels in
     {-1, +1}; then a stratified 80/20 train/held-out split of those n records.

@@ -53,7 +53,7 @@ def make_planted_halfspace(
     * Planted weights: each ``w*_j`` is drawn uniformly from
       ``weight_values`` (default {-1, 0, 1}), redrawn if all are zero.  With
       the default, w* lies in RSPM's domain {-1, 0, 1}^d and in OPDisc's
-      {-B..B}^d with ||w||_2 <= sqrt(d) (DESIGN.md sections 2 and 5).
+      {-B..B}^d with ||w||_2 <= sqrt(d) ([NRVW20] Section 5).
     * Clean labels, with this tie rule: **+1 iff <w*, x> >= threshold**, else
       -1 (the rule privopt's linear classifiers use).  With the defaults
       (threshold 0, x in {0, 1}^d) a score of exactly 0 -- e.g. x = 0 --

@@ -5,7 +5,7 @@ W_tau inside the ball ||w||_2 <= D.  privopt represents W_tau as a product of
 per-coordinate grids (each coordinate w_j takes a value of ``grids[j]``)
 intersected with the ball.  This module finds the grids, their separation and
 the possible values of ||w||^2, in integers wherever the grid is a multiple of
-a common step (DESIGN.md section 2: with D = sqrt(23), ``D**2`` is
+a common step (with D = sqrt(23), ``D**2`` is
 22.999999999999996, so the levels must not be computed in floating point).
 """
 

@@ -12,7 +12,7 @@ where eta is a noise vector drawn by a mechanism and phi is either
 * ``normalize=False`` (OPSamp [NRVW20] Algorithm 2, RSPM [NRW18]): phi(w) = w.
 
 pi(w) is not linear; on a finite grid it is linearized *exactly*
-(DESIGN.md section 2):
+([NRVW20] Section 3 and its appendix):
 
 * each coordinate w_j = sum_k g_jk r_jk with binaries r_jk, sum_k r_jk = 1
   (reused from the model when it already has such an encoding);
