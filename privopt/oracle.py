@@ -66,9 +66,12 @@ def not_certified_message(report, *, what: str = "the perturbed model") -> str:
     return (
         f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "
         f"({gap_text}, {report.wall_time:.1f} s of time_limit={report.time_limit}); raise "
-        "time_limit, try another solver, or use fewer/coarser features.\n"
+        "time_limit, try another solver (solver='auto' searches the grid exactly when it is "
+        "small), or make the problem smaller: a smaller norm_bound or grid, fewer feature levels "
+        "or features.\n"
         f"Objective {obj}, bound {bound}. The privacy guarantee needs the exact argmin, so "
-        "nothing is released (see on_failure)."
+        "nothing is released (see on_failure). privopt never retries with a changed grid or "
+        "model by itself: a choice that depends on how fast this data solved would leak."
     )
 
 

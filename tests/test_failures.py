@@ -352,11 +352,11 @@ def test_estimator_releases_nothing_when_not_certified(monkeypatch):
 
     monkeypatch.setitem(_dispatch._RUNNERS, "contrib", stopped)
     X, y = _X(), _y()
-    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0)
+    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, solver="highs")  # the MILP path
     with pytest.raises(NotCertifiedError):
         est.fit(X, y)
     assert not hasattr(est, "coef_") and not hasattr(est, "result_")
-    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, on_failure="return")
+    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, on_failure="return", solver="highs")
     with pytest.warns(UncertifiedReleaseWarning):
         est.fit(X, y)
     assert est.result_.certified is False
@@ -413,7 +413,8 @@ def test_cross_val_score_shows_why_a_fold_failed(monkeypatch):
     X, y = _X(), _y()
     assert PrivateHalfspaceClassifier().time_limit == 120.0  # finite default
     with pytest.raises(NotCertifiedError) as err:
-        cross_val_score(PrivateHalfspaceClassifier(random_state=0), X, y, cv=2, error_score="raise")
+        cross_val_score(PrivateHalfspaceClassifier(random_state=0, solver="highs"), X, y, cv=2,
+                        error_score="raise")
     first = str(err.value).splitlines()[0]
     assert first.startswith("Not certified") and "maxTimeLimit" in first and "gap 1" in first
     assert "time_limit" in first

@@ -29,9 +29,14 @@ pi(w) is not linear; on a finite grid it is linearized *exactly*
     s = sum_m f(v_m) q_m.  Exact for either sign.
   - ``"auto"`` (default): piecewise when scale * eta_(d+1) >= 0, else binary.
 
-The convex quadratic form s^2 + ||w||^2 <= D^2 is not offered: where it is
-exact (eta_(d+1) > 0) the piecewise cuts are exact too and need no quadratic
-constraints.
+The convex quadratic form s >= 0, s^2 + ||w||^2 <= D^2 of [NRVW20]'s appendix
+is not offered.  Where it is exact (the objective pushes s up) the piecewise
+cuts are exact too, and they are linear, so every MILP solver takes them.  The
+quadratic form is exact only in exact arithmetic: a solver's feasibility
+tolerance t on the quadratic row lets s exceed sqrt(D^2 - ||w||^2) by up to
+about sqrt(t) where ||w|| = D (1e-3 at SCIP's t = 1e-6), which moves the
+perturbed objective by |eta_(d+1)| sqrt(t) / D and can change the argmin the
+privacy proof needs.
 
 All new components live on one uniquely named block; the original objective
 is deactivated, and :func:`revert` undoes the transformation.

@@ -1,0 +1,321 @@
+"""The OPDisc oracle on data nobody tuned it for: a public suite of instances.
+
+Each instance is a binary classification set with integer features (one-hot
+columns exact, real-valued columns discretized from bounds that are fixed in
+advance), the 0/1-loss model of ``privopt.models.zero_one_halfspace`` and the
+OPDisc oracle ``privopt.opdisc`` at epsilon in {0.1, 0.5, 1}, delta = 1/n^2,
+over several noise seeds.  For every (instance, ball, solver, epsilon, seed):
+time to a certified optimum, or the gap reached at the time limit, and the
+train / held-out accuracy of the released w.
+
+Balls: ``default`` is the paper's (integer grid -B..B, B = floor(sqrt(d)),
+||w||_2 <= sqrt(d)); ``D2=4`` is the integer grid -2..2 with ||w||_2 <= 2,
+whose noise is d/4 times smaller (sigma grows with D^2).  Solvers: ``highs``
+(the MILP), ``enumerate`` (privopt's exact search over W_tau, where it has at
+most --max-points points), and ``cbc`` / ``scip`` where asked for and
+installed.
+
+Instances (none was used to develop the formulation or the defaults):
+
+* ``adult-onehot-{20,28,44,58}``: Adult (balanced training split, n = 12546)
+  with only one-hot attributes (marital-status, relationship, race, sex;
+  + workclass; + education; + occupation);
+* ``adult-mixed-18``: marital-status, relationship, sex one-hot and age,
+  education-num, hours-per-week on 4 levels from public bounds;
+* ``adult-fulltrain-23``: the paper's features on all 32561 records of
+  adult.data (unbalanced), numeric columns on 4 levels;
+* ``breast-cancer-10-l{4,8}``: scikit-learn's breast cancer set, the 10 "mean"
+  features on 4 / 8 levels between the per-feature minimum and maximum of the
+  published set (stand-ins for public bounds), 70/30 split (n = 398);
+* ``wine-13-l4``: scikit-learn's wine set, class 0 against the rest, 13
+  features on 4 levels, 70/30 split;
+* ``planted-onehot-30``: 6 one-hot groups of 5 categories, a planted integer
+  halfspace, 10% label noise, n = 3000;
+* ``planted-continuous-12``: 12 features uniform in [0, 1] on 4 levels, a
+  planted real halfspace, 10% label noise, n = 2000.
+
+Writes ``benchmarks/results/oracle_suite.csv`` (one row per solve; an
+interrupted run resumes) and ``oracle_suite.md`` (fraction certified, median
+and p90 seconds, median final gap, held-out accuracy per instance, ball and
+solver, and the figure of merit over all solves).
+
+    python benchmarks/bench_oracle_suite.py                       # HiGHS + enumeration, 300 s
+    python benchmarks/bench_oracle_suite.py --solvers highs,enumerate,cbc --time-limit 300 --seeds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import functools
+import os
+import platform
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")       # one core per worker
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import privopt  # noqa: E402
+from privopt.models import discretize_features, predict_halfspace, zero_one_halfspace  # noqa: E402
+
+COLUMNS = ["instance", "ball", "solver", "epsilon", "seed", "n", "d", "distinct_rows", "grid_points",
+           "certified", "seconds", "gap", "objective", "bound", "train_accuracy", "test_accuracy",
+           "status", "time_limit", "privopt", "python", "date"]
+
+ADULT_ONEHOT = {
+    "adult-onehot-20": ("marital-status", "relationship", "race", "sex"),
+    "adult-onehot-28": ("workclass", "marital-status", "relationship", "race", "sex"),
+    "adult-onehot-44": ("workclass", "education", "marital-status", "relationship", "race", "sex"),
+    "adult-onehot-58": ("workclass", "education", "marital-status", "occupation", "relationship", "race",
+                        "sex"),
+}
+INSTANCES = [*ADULT_ONEHOT, "adult-mixed-18", "adult-fulltrain-23", "breast-cancer-10-l4",
+             "breast-cancer-10-l8", "wine-13-l4", "planted-onehot-30", "planted-continuous-12"]
+BALLS = {"default": {}, "D2=4": {"grid": 2, "norm_bound": 2.0}}
+
+
+def _split(X, y, seed=0, test=0.3):
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    k = int(round((1 - test) * len(y)))
+    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
+
+
+def _adult(attributes, levels=4, **kw):
+    from privopt.datasets import load_adult
+    from privopt.experiments.adult import adult_levels
+
+    data = load_adult(feature_set=attributes, scale="public", random_state=0, **kw)
+    lv = adult_levels(data.feature_blocks, data.X_train.shape[1], levels)
+    disc = functools.partial(discretize_features, bounds=(0.0, 1.0), levels=lv)
+    return disc(data.X_train), data.y_train, disc(data.X_test), data.y_test
+
+
+def _sklearn(loader, columns, levels, positive):
+    raw = loader()
+    X = raw.data[:, columns]
+    y = np.where(raw.target == positive, 1, -1)
+    lo, hi = X.min(axis=0), X.max(axis=0)   # bounds of the published set, fixed before any run
+    Xd = discretize_features(X, bounds=(lo, hi), levels=levels)
+    return _split(Xd, y)
+
+
+def _planted_onehot(n=3000, groups=6, k=5, seed=0):
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, k, size=(n + 2000, groups))
+    X = np.zeros((n + 2000, groups * k))
+    X[np.arange(n + 2000)[:, None], np.arange(groups) * k + cats] = 1.0
+    w = rng.integers(-2, 3, size=groups * k).astype(float)
+    score = X @ w
+    y = np.where(score >= np.median(score), 1, -1)
+    y = np.where(rng.random(n + 2000) < 0.1, -y, y)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _planted_continuous(n=2000, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n + 2000, d))
+    w = rng.normal(size=d)
+    score = X @ w
+    y = np.where(score >= np.median(score), 1, -1)
+    y = np.where(rng.random(n + 2000) < 0.1, -y, y)
+    Xd = discretize_features(X, bounds=(0.0, 1.0), levels=4)
+    return Xd[:n], y[:n], Xd[n:], y[n:]
+
+
+@functools.lru_cache(maxsize=None)
+def instance(name):
+    """(X_train, y_train, X_test, y_test) with integer features."""
+    from sklearn.datasets import load_breast_cancer, load_wine
+
+    if name in ADULT_ONEHOT:
+        return _adult(ADULT_ONEHOT[name])
+    if name == "adult-mixed-18":
+        return _adult(("marital-status", "relationship", "sex", "age", "education-num", "hours-per-week"))
+    if name == "adult-fulltrain-23":
+        return _adult("paper", balance=False, holdout="adult.test")
+    if name.startswith("breast-cancer-10"):
+        return _sklearn(load_breast_cancer, list(range(10)), int(name.rsplit("-l", 1)[1]), positive=1)
+    if name == "wine-13-l4":
+        return _sklearn(load_wine, list(range(13)), 4, positive=0)
+    if name == "planted-onehot-30":
+        return _planted_onehot()
+    if name == "planted-continuous-12":
+        return _planted_continuous()
+    raise ValueError(name)
+
+
+@functools.lru_cache(maxsize=None)
+def model_of(name, ball):
+    X, y, _, _ = instance(name)
+    return zero_one_halfspace(X, y, **BALLS[ball])
+
+
+def one_solve(name, ball, solver, eps, seed, time_limit):
+    from privopt.solvers import enumeration_size
+
+    X, y, Xt, yt = instance(name)
+    model = model_of(name, ball)
+    points, rows = enumeration_size(model)
+    row = {"instance": name, "ball": ball, "solver": solver, "epsilon": eps, "seed": seed, "n": len(y),
+           "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = privopt.opdisc(model, epsilon=eps, delta=1.0 / len(y) ** 2, solver=solver, time_limit=time_limit,
+                             random_state=seed, on_failure="return")
+    rep = res.report
+    row.update(seconds=round(time.perf_counter() - start, 3), certified=bool(res.certified),
+               objective=rep.objective, bound=rep.bound,
+               gap=(None if rep.objective is None or rep.bound is None or not np.isfinite(rep.bound)
+                    else round(abs(rep.objective - rep.bound), 6)),
+               status=rep.termination.name)
+    info = privopt.models.get_info(model)
+    row["train_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, X, info, pm=True) == y)), 4)
+    row["test_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, Xt, info, pm=True) == yt)), 4)
+    return row
+
+
+def _key(r):
+    return (r["instance"], r["ball"], r["solver"], float(r["epsilon"]), int(r["seed"]))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--instances", default=",".join(INSTANCES))
+    p.add_argument("--balls", default=",".join(BALLS))
+    p.add_argument("--solvers", default="highs,enumerate")
+    p.add_argument("--epsilons", default="0.1,0.5,1")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--time-limit", type=float, default=300.0)
+    p.add_argument("--max-points", type=int, default=20_000_000,
+                   help="skip enumeration where W_tau has more grid points")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = p.parse_args(argv)
+
+    from privopt.solvers import available_solvers, enumeration_size
+
+    installed = {s.name for s in available_solvers() if s.available}
+    solvers = [s for s in args.solvers.split(",") if s in installed]
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "oracle_suite.csv")
+    done = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            for r in csv.DictReader(fh):
+                if float(r["time_limit"]) == args.time_limit:
+                    done[_key(r)] = r
+    tasks = []
+    for name in args.instances.split(","):
+        for ball in args.balls.split(","):
+            points, rows = enumeration_size(model_of(name, ball))
+            for solver in solvers:
+                if solver == "enumerate" and points > args.max_points:
+                    print(f"skip enumerate on {name}/{ball}: {points:.3g} grid points", flush=True)
+                    continue
+                for eps in (float(e) for e in args.epsilons.split(",")):
+                    for seed in range(args.seeds):
+                        if (name, ball, solver, eps, seed) not in done:
+                            tasks.append((name, ball, solver, eps, seed, args.time_limit))
+    print(f"{len(tasks)} solves to run ({len(done)} already in {path})", flush=True)
+    stamp = dict(privopt=privopt.__version__, python=platform.python_version(),
+                 date=datetime.datetime.now().isoformat(timespec="seconds"))
+    new = not os.path.exists(path)
+    with open(path, "w" if new else "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        if new:
+            writer.writeheader()
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = [pool.submit(one_solve, *t) for t in tasks]
+            for fut in as_completed(futures):
+                row = {**fut.result(), **stamp}
+                writer.writerow(row)
+                fh.flush()
+                done[_key(row)] = row
+                print(f"{row['instance']:22s} {row['ball']:7s} {row['solver']:9s} eps={row['epsilon']:<4g} "
+                      f"seed={row['seed']} {'certified' if row['certified'] else 'NOT certified':13s} "
+                      f"{row['seconds']:7.1f} s  gap={row['gap']}  test acc={row['test_accuracy']}", flush=True)
+    write_summary(list(done.values()), args)
+    return 0
+
+
+def _q(values, q):
+    return float(np.quantile(values, q)) if len(values) else float("nan")
+
+
+def write_summary(rows, args):
+    for r in rows:
+        r["certified"] = str(r["certified"]) in ("True", "true", "1")
+        r["seconds"] = float(r["seconds"])
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["instance"], r["ball"], r["solver"]), []).append(r)
+    order = {name: i for i, name in enumerate(INSTANCES)}
+    lines = [
+        "# The OPDisc oracle suite",
+        "",
+        f"`python benchmarks/bench_oracle_suite.py` (privopt {privopt.__version__}, "
+        f"Python {platform.python_version()}, {args.workers} solves in parallel, one core each; time limit "
+        f"{sorted({float(r['time_limit']) for r in rows})} s, seeds per epsilon as counted below).  Every solve is the OPDisc oracle of `privopt.opdisc` (delta = 1/n^2) on the "
+        "instance's 0/1-loss model; seconds include building the perturbed model; a solve that is not "
+        "certified within the time limit counts as a failure at the limit (its final absolute gap in "
+        "loss units is shown).  Accuracy: mean held-out accuracy of the released w over the certified "
+        "solves at each epsilon.",
+        "",
+        "| instance | n | d | distinct rows | ball | grid points | solver | certified | median s | p90 s | "
+        "median gap (uncertified) | held-out acc. eps 0.1 / 0.5 / 1 |",
+        "|---|--:|--:|--:|---|--:|---|--:|--:|--:|--:|---|",
+    ]
+    for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[1], k[2])):
+        g = groups[key]
+        cert = [r for r in g if r["certified"]]
+        secs = [r["seconds"] if r["certified"] else float(r["time_limit"]) for r in g]
+        gaps = [float(r["gap"]) for r in g if not r["certified"] and r["gap"] not in (None, "", "None")]
+        accs = []
+        for eps in sorted({float(r["epsilon"]) for r in g}):
+            a = [float(r["test_accuracy"]) for r in cert if float(r["epsilon"]) == eps]
+            accs.append(f"{np.mean(a):.3f}" if a else "-")
+        r0 = g[0]
+        lines.append(
+            f"| {key[0]} | {r0['n']} | {r0['d']} | {r0['distinct_rows']} | {key[1]} | {float(r0['grid_points']):.3g} "
+            f"| {key[2]} | {len(cert)}/{len(g)} | {_q(secs, 0.5):.1f} | {_q(secs, 0.9):.1f} | "
+            f"{(f'{np.median(gaps):.1f}' if gaps else '-')} | {' / '.join(accs)} |")
+    lines += ["", "## Figure of merit (fraction certified within the limit, median and p90 seconds)", "",
+              "| ball | solver choice | solves | certified | median s | p90 s |", "|---|---|--:|--:|--:|--:|"]
+    for ball in sorted({r["ball"] for r in rows}):
+        for solver in sorted({r["solver"] for r in rows}) + ["auto"]:
+            if solver == "auto":   # what solver="auto" would have run: enumeration where it was measured
+                sel = []
+                for key, g in groups.items():
+                    if key[1] != ball:
+                        continue
+                    enum = groups.get((key[0], ball, "enumerate"))
+                    if (key[2] == "enumerate") or (key[2] == "highs" and enum is None):
+                        sel += g
+            else:
+                sel = [r for r in rows if r["ball"] == ball and r["solver"] == solver]
+            if not sel:
+                continue
+            secs = [r["seconds"] if r["certified"] else float(r["time_limit"]) for r in sel]
+            n_cert = sum(r["certified"] for r in sel)
+            label = "enumerate where measured, else highs" if solver == "auto" else solver
+            lines.append(f"| {ball} | {label} | {len(sel)} | {n_cert / len(sel):.0%} | {_q(secs, 0.5):.1f} | "
+                         f"{_q(secs, 0.9):.1f} |")
+    lines.append("")
+    with open(os.path.join(args.out, "oracle_suite.md"), "w") as fh:
+        fh.write("\n".join(lines))
+    print(f"wrote {args.out}/oracle_suite.csv and oracle_suite.md", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
