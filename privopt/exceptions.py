@@ -28,6 +28,7 @@ __all__ = [
     "NoSolutionError",
     "SolverCrashedError",
     "NotCertifiedError",
+    "NoiseDominatesWarning",
     "PrivacyLeakWarning",
     "UncertifiedReleaseWarning",
     "NoiseDisclosureWarning",
@@ -149,3 +150,10 @@ class UnprovenGuaranteeWarning(RuntimeWarning):
     at parameters where the paper's own argument does not cover it.  The
     release is still made; ``parameters["provable_delta"]`` states the delta
     that privopt can prove for it."""
+
+
+class NoiseDominatesWarning(UserWarning):
+    """The output noise of a release is larger than the parameter set itself
+    (e.g. OPSamp's Laplace scale exceeds the width of W): the answer says
+    little beyond the noise.  More data, a larger epsilon or (for OPSamp) more
+    oracle calls help."""

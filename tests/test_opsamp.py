@@ -284,7 +284,14 @@ def test_output_is_mean_of_argmins_plus_laplace(threads):
     mu = g.laplace(0.0, p["laplace_scale"], size=d)
     np.testing.assert_array_equal(res.noise, np.vstack([sig, mu]))
     argmins = np.array([linprog_abs(X, y, C, 1.0, s) for s in sig])
-    np.testing.assert_allclose(res.weights, argmins.mean(axis=0) + mu, atol=1e-6)
+    # the default release is projected onto the box [-1, 1]^2 of the declared bounds
+    np.testing.assert_allclose(res.weights, np.clip(argmins.mean(axis=0) + mu, -1.0, 1.0), atol=1e-6)
+    assert res.parameters["projected"] is True
+    with pytest.warns(NoiseDisclosureWarning):
+        raw = opsamp(model, epsilon=4.0, delta=1e-3, n_oracle_calls=8, random_state=11, executor=threads,
+                     progress=False, return_noise=True, project=False)
+    np.testing.assert_allclose(raw.weights, argmins.mean(axis=0) + mu, atol=1e-6)
+    assert raw.parameters["projected"] is False
     assert res.mechanism == "opsamp" and res.certified and (res.epsilon, res.delta) == (4.0, 1e-3)
     assert len(res.report) == m and all(r.certified_optimal for r in res.report)
     # the parameters are the calibration's, with the info's G and the box's diameters;
@@ -360,7 +367,7 @@ def test_laplace_step_has_the_stated_scale(threads):
     m.loss = pyo.Objective(expr=sum(1 - m.w[j] for j in range(d)) / d)
     samples, scale = [], None
     for seed in range(10):
-        res = opsamp(m, epsilon=0.5, delta=1e-3, lipschitz=0.01, n_samples=1000, n_oracle_calls=7,
+        res = opsamp(m, epsilon=0.5, delta=1e-3, lipschitz=0.01, n_samples=1000, n_oracle_calls=7, project=False,
                      random_state=seed, executor=threads, progress=False)
         scale = res.parameters["laplace_scale"]
         samples.append(res.weights - 1.0)
@@ -619,4 +626,23 @@ def test_catalogue_models_every_solver(kind, milp_solver, threads):
     assert all(r.solver == milp_solver for r in res.report)
     sig, mu = res.noise[:-1], res.noise[-1]
     expected = np.mean([argmin(s) for s in sig], axis=0) + mu
-    np.testing.assert_allclose(res.weights, expected, atol=1e-6)
+    lo = np.array([v.lb for v in model.w.values()])
+    hi = np.array([v.ub for v in model.w.values()])
+    np.testing.assert_allclose(res.weights, np.clip(expected, lo, hi), atol=1e-6)
+
+
+def test_default_answer_lies_in_W_and_large_noise_warns(threads):
+    """The case users met: weights in [-1, 1]^3, n = 200, m = 50, eps = 1 released [26.9, -15.3, 16.5]."""
+    from privopt.exceptions import NoiseDominatesWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X @ [1.0, -1.0, 0.5] > 0, 1, -1)
+    model = privopt.models.hinge_halfspace(X, y, x_bound=3.0)
+    with pytest.warns(NoiseDominatesWarning, match="mostly noise"):
+        res = opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=50, random_state=0, executor=threads,
+                     progress=False)
+    lo = np.array([v.lb for v in model.w.values()])
+    hi = np.array([v.ub for v in model.w.values()])
+    assert np.all(res.weights >= lo) and np.all(res.weights <= hi)
+    assert res.parameters["laplace_scale_over_width"] > 1

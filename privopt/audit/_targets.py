@@ -297,7 +297,8 @@ class OPSampTarget(AuditTarget):
     Each oracle answer is the exact argmin of the piecewise-linear objective
     L(w) - sigma_k w over [-b, b]: it is attained at an end point or a kink
     w = 1 / (y_i x_i) of a hinge term, and these are enumerated.  The output
-    (1/m) sum_k w_k + mu is continuous: the statistics bucket it.
+    (1/m) sum_k w_k + mu, clipped to [-b, b] as opsamp() projects it, is
+    continuous: the statistics bucket it.
 
     ``x_bound`` is the public bound on |x| given to ``hinge_halfspace``
     (2 for :func:`~privopt.audit.hinge_instance` and
@@ -370,7 +371,8 @@ class OPSampTarget(AuditTarget):
         s = np.asarray(sigmas, dtype=float)[..., 0]                      # (N, m)
         values = self.losses[which][None, None, :] - s[..., None] * self.candidates[None, None, :]
         answers = self.candidates[np.argmin(values, axis=2)]             # (N, m)
-        return (answers.mean(axis=1) + np.asarray(mu, dtype=float)[:, 0])[:, None]
+        out = answers.mean(axis=1) + np.asarray(mu, dtype=float)[:, 0]
+        return np.clip(out, -self.bound, self.bound)[:, None]   # opsamp() projects onto the box
 
     def run_mechanism(self, which, rng):
         from ..mechanisms import opsamp

@@ -21,6 +21,7 @@ from ..exceptions import (
     ParameterError,
     ParameterTypeError,
     SolverError,
+    NoiseDominatesWarning,
     UncertifiedReleaseWarning,
 )
 from ..models._info import get_info
@@ -136,6 +137,7 @@ def opsamp(
     solver_options: dict | None = None,
     abs_gap: float = DEFAULT_ABS_GAP,
     return_noise: bool = False,
+    project: bool = True,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
@@ -230,6 +232,13 @@ def opsamp(
         released); ``"return"`` warns (UncertifiedReleaseWarning) and returns
         a result with ``certified=False``, not covered by the guarantee.
         A call that ends without any solution always raises.
+    project : bool
+        Project the released point onto the box of the weights' declared
+        bounds (default True; coordinates without bounds are left alone).
+        The box is public, so clipping to it is post-processing and costs no
+        privacy; the answer then lies in W whenever W is that box.  ``False``
+        releases the unprojected average plus noise.  Integer weights are not
+        rounded: OPSamp's answer is an average plus noise, not a grid point.
     return_noise : bool
         Put the noise in ``result.noise``, an (m+1, d) array: rows 0..m-1 are
         sigma_1..sigma_m, the last row is mu (warns: releasing it voids
@@ -258,6 +267,7 @@ def opsamp(
     if oracle_error < 0:
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
     progress = _check_bool(progress, "progress")
+    project = _check_bool(project, "project")
     solver, options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
@@ -359,6 +369,16 @@ def opsamp(
 
     w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
     output = w_bar + mu
+    lower = np.array([-np.inf if v.lb is None else float(v.lb) for v in w_vars])
+    upper = np.array([np.inf if v.ub is None else float(v.ub) for v in w_vars])
+    projected = bool(project and np.any(np.isfinite(lower) | np.isfinite(upper)))
+    if projected:
+        output = np.clip(output, lower, upper)   # post-processing onto the public box
+    if params.laplace_scale > params.linf_diameter:
+        warnings.warn(
+            f"OPSamp's Laplace scale lambda/epsilon = {params.laplace_scale:.4g} exceeds the width of W "
+            f"(D_inf = {params.linf_diameter:.4g}): the answer is mostly noise. More records, a larger "
+            "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning, stacklevel=2)
 
     parameters = params.as_dict()
     for key in ("epsilon", "delta"):
@@ -368,6 +388,11 @@ def opsamp(
                             "l1_diameter": sources[2]},
         "noise_distribution": f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu ~ Lap(lambda/epsilon)^{d}",
         "n_uncertified": len(uncertified),
+        "projected": projected,
+        "output": ("average of the oracle answers plus Laplace noise"
+                   + (", clipped to the box of the declared bounds" if projected else "")
+                   + " (not a grid point even for integer weights)"),
+        "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
         "abs_gap": abs_gap,
         "solver": solver,
     })
