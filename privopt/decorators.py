@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
+import inspect
 
 from ._validation import check_delta, check_epsilon
 from .exceptions import ParameterError, ParameterTypeError
@@ -26,8 +28,9 @@ def private(mechanism: str = "opdisc", **kwargs):
     not exist yet).  The undecorated builder stays available as
     ``decorated.builder``.
 
-    The mechanism name and the privacy parameters are checked when decorating,
-    the rest when the mechanism runs (always before any solve).  An int
+    The mechanism name, the argument names, the privacy parameters (delta is
+    required except for RSPM) and the solver name are checked when
+    decorating, the rest when the mechanism runs (always before any solve).  An int
     ``random_state`` seeds one generator at decoration time: the sequence of
     calls is reproducible and no two calls share noise.
     """
@@ -37,12 +40,25 @@ def private(mechanism: str = "opdisc", **kwargs):
     if mechanism not in mechanisms:
         raise ParameterError(
             f"mechanism must be one of {sorted(mechanisms)}, got {mechanism!r}.", "mechanism")
+    run = mechanisms[mechanism]
+    accepted = [name for name in inspect.signature(run).parameters if name != "model"]
+    for key in kwargs:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ParameterError(f"{key}: privopt.{mechanism} takes no argument {key!r}.{hint}", key)
     if "epsilon" not in kwargs:
         raise ParameterError("epsilon: @private needs epsilon=...", "epsilon")
     check_epsilon(kwargs["epsilon"])
+    if mechanism != "rspm" and kwargs.get("delta") is None:
+        raise ParameterError(f"delta: @private('{mechanism}', ...) needs delta=... (e.g. 1/n^2).", "delta")
     if "delta" in kwargs and kwargs["delta"] is not None:
         check_delta(kwargs["delta"], allow_zero=(mechanism == "rspm"))
-    run = mechanisms[mechanism]
+    solver = kwargs.get("solver")
+    if solver is not None and not (isinstance(solver, str) and solver.strip().lower() == "auto"):
+        from .mechanisms._checks import check_solver_ready
+
+        check_solver_ready(solver)
     if "random_state" in kwargs and kwargs["random_state"] is not None:
         # An int seed becomes ONE generator here, so that successive calls of the
         # decorated builder draw fresh (reproducible) noise instead of reusing the

@@ -29,6 +29,7 @@ __all__ = [
     "SolverCrashedError",
     "NotCertifiedError",
     "NoiseDominatesWarning",
+    "WeakGuaranteeWarning",
     "PrivacyLeakWarning",
     "UncertifiedReleaseWarning",
     "NoiseDisclosureWarning",
@@ -157,3 +158,10 @@ class NoiseDominatesWarning(UserWarning):
     (e.g. OPSamp's Laplace scale exceeds the width of W): the answer says
     little beyond the noise.  More data, a larger epsilon or (for OPSamp) more
     oracle calls help."""
+
+
+class WeakGuaranteeWarning(UserWarning):
+    """The requested guarantee is formally met but weak, e.g. delta > 1/n: a
+    mechanism may then publish a whole record with probability delta and
+    still be (epsilon, delta)-DP.  The common rule is delta well below 1/n
+    (privopt's estimators use 1/n^2)."""

@@ -344,7 +344,7 @@ CASES = [
     ("private-epsilon-missing", call(privopt.private, "opdisc"), ParameterError, "epsilon"),
     ("private-delta-above-one", call(privopt.private, "opsamp", epsilon=1.0, delta=2.0), ParameterError, "delta"),
     ("private-epsilon-nan", call(privopt.private, "rspm", epsilon=math.nan), ParameterError, "epsilon"),
-    ("private-builder-not-callable", call(privopt.private("opdisc", epsilon=1.0), "model"), ParameterTypeError,
+    ("private-builder-not-callable", call(privopt.private("opdisc", epsilon=1.0, delta=1e-3), "model"), ParameterTypeError,
      "builder"),
     ("private-call-norm-bound", decorated(norm_bound=-1.0), ParameterError, "norm_bound"),
     ("private-call-data-nan", lambda: (lambda c: Call(c.fn, (_X_nan(), _y()), {}, arrays=()))(decorated()()),
@@ -508,3 +508,40 @@ def test_a_failed_transformation_can_be_retried():
         apply(m, noise=np.zeros(3), norm_bound=0.5)
     apply(m, noise=np.zeros(3), norm_bound=3.0)
     assert privopt.perturbation.is_transformed(m)
+
+
+# --- careless calls: caught before any solve ---------------------------------------
+
+def test_private_decorator_checks_when_decorating():
+    from privopt.exceptions import UnknownSolverError
+
+    with pytest.raises(UnknownSolverError) as err:
+        privopt.private("opdisc", epsilon=1.0, delta=1e-6, solver="higs")
+    assert "'highs'" in str(err.value)                     # the solver typo, with a suggestion
+    with pytest.raises(ParameterError) as err:
+        privopt.private("opdisc", epsilon=1.0)             # no delta
+    assert err.value.parameter == "delta"
+    with pytest.raises(ParameterError) as err:
+        privopt.private("opdisc", epsilon=1.0, delta=1e-6, norm_bond=2.0)
+    assert err.value.parameter == "norm_bond" and "norm_bound" in str(err.value)
+    privopt.private("rspm", epsilon=1.0)                   # RSPM is pure DP: no delta needed
+
+
+def test_opdisc_careless_calls():
+    import warnings as _w
+
+    from privopt.exceptions import WeakGuaranteeWarning
+
+    model = _halfspace()
+    n = privopt.models.get_info(model).n_samples
+    with pytest.raises(ParameterError) as err:             # contradicts the model's records
+        privopt.opdisc(model, epsilon=1.0, delta=1e-6, n_samples=n + 1, random_state=0)
+    assert err.value.parameter == "n_samples"
+    with pytest.raises(ParameterError) as err:             # only w = 0 in the ball
+        privopt.opdisc(model, epsilon=1.0, delta=1e-6, norm_bound=0.5, random_state=0)
+    assert err.value.parameter == "norm_bound" and "one grid point" in str(err.value)
+    with pytest.warns(WeakGuaranteeWarning, match="1/n"):
+        privopt.opdisc(model, epsilon=1.0, delta=2.0 / n, random_state=0)
+    with _w.catch_warnings():
+        _w.simplefilter("error", WeakGuaranteeWarning)
+        privopt.opdisc(model, epsilon=1.0, delta=1.0 / n**2, random_state=0)

@@ -469,7 +469,8 @@ BAD = [
     (dict(n_oracle_calls=0), ParameterError, "n_oracle_calls"),
     (dict(l1_diameter=0.5), ParameterError, "l1_diameter"),             # below D_2
     (dict(n_oracle_calls=True), ParameterTypeError, "n_oracle_calls"),
-    (dict(n_oracle_calls=None, n_samples=10**6), ParameterError, "n_oracle_calls"),  # paper m too large
+    (dict(n_oracle_calls=None, epsilon=0.01), ParameterError, "n_oracle_calls"),  # paper m too large (~80,000)
+    (dict(n_samples=10**6), ParameterError, "n_samples"),  # contradicts the 12 records of the model
     (dict(beta=1.5), ParameterError, "beta"),
     (dict(oracle_error=-1.0), ParameterError, "oracle_error"),
     (dict(executor="threads"), ParameterTypeError, "executor"),

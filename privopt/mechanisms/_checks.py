@@ -7,11 +7,44 @@ import warnings
 import numpy as np
 import pyomo.environ as pyo
 
-from ..exceptions import ModelError, NoiseDisclosureWarning, ParameterTypeError, SolverNotAvailableError
+from .._validation import check_int
+from ..exceptions import (
+    ModelError,
+    NoiseDisclosureWarning,
+    ParameterError,
+    ParameterTypeError,
+    SolverNotAvailableError,
+    WeakGuaranteeWarning,
+)
 from ..solvers import get_spec
 from ..solvers._dispatch import _availability
 
-__all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed"]
+__all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
+           "check_n_samples", "warn_if_delta_weak"]
+
+
+def check_n_samples(n_samples, info):
+    """n from the caller or the model's info; a caller's n that contradicts
+    the number of records the privopt model was built on is refused."""
+    known = info.n_samples if info is not None else None
+    if n_samples is None:
+        return known
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    if known is not None and n_samples != known:
+        raise ParameterError(
+            f"n_samples={n_samples} contradicts the model, which was built on {known} records; leave "
+            "n_samples out (privopt reads it from the model) or rebuild the model.", "n_samples")
+    return n_samples
+
+
+def warn_if_delta_weak(delta, n_samples, stacklevel=3):
+    """Warn when delta > 1/n: (epsilon, delta)-DP then allows publishing a
+    record outright with probability delta."""
+    if n_samples is not None and delta > 1.0 / n_samples:
+        warnings.warn(
+            f"delta={delta:g} exceeds 1/n = {1.0 / n_samples:.3g}: a mechanism may then reveal a whole "
+            f"record with probability delta and still meet (epsilon, delta)-DP. Choose delta well below "
+            f"1/n, e.g. 1/n^2 = {1.0 / n_samples ** 2:.3g}.", WeakGuaranteeWarning, stacklevel=stacklevel)
 
 
 def check_solver_ready(solver) -> str:

@@ -36,8 +36,8 @@ from ..perturbation import (
     weights_of,
 )
 from ..result import PrivateResult
-from ..solvers import DEFAULT_ABS_GAP
-from ._checks import check_run, warn_noise_disclosed
+from ..solvers import DEFAULT_ABS_GAP, count_grid_points
+from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
 
 __all__ = ["opdisc"]
@@ -206,10 +206,12 @@ def opdisc(
             "(a loss with values in [0, 1] on a tau-separated grid has G = 1/tau).", "lipschitz")
     lipschitz = check_positive(lipschitz, "lipschitz")
 
-    if n_samples is None and info is not None:
-        n_samples = info.n_samples
-    if n_samples is not None:
-        n_samples = check_int(n_samples, "n_samples", minimum=1)
+    n_samples = check_n_samples(n_samples, info)
+    warn_if_delta_weak(delta, n_samples)
+    if levels.exact and count_grid_points(levels.coef, int(levels.bound)) == 1:
+        raise ParameterError(
+            f"norm_bound: only one grid point lies in the ball ||w||_2 <= {D:g}, so the release would "
+            "not depend on the data (or the noise); raise norm_bound.", "norm_bound")
 
     # --- noise ----------------------------------------------------------------
     sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation, d, calibration=calibration)

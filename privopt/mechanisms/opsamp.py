@@ -29,7 +29,7 @@ from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult
 from ..solvers import DEFAULT_ABS_GAP
-from ._checks import check_run, warn_noise_disclosed
+from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
 from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
 
@@ -318,11 +318,10 @@ def opsamp(
         given[name] = value
     linf_diameter, l2_diameter, l1_diameter = given.values()
 
-    if n_samples is None and info is not None:
-        n_samples = info.n_samples
+    n_samples = check_n_samples(n_samples, info)
     if n_samples is None:
         raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    warn_if_delta_weak(delta, n_samples)
 
     effective_error = max(oracle_error, abs_gap / n_samples)
     params = opsamp_parameters(epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, d,
