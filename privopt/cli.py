@@ -37,13 +37,19 @@ def cmd_solvers(args) -> int:
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs)
+    return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
+                    data_home=args.data_home)
 
 
 def cmd_experiment(args) -> int:
     from .experiments import main_adult
+    from .experiments.adult import SettingMismatchError
 
-    return main_adult(args)
+    try:
+        return main_adult(args)
+    except SettingMismatchError as exc:
+        print(f"privopt experiment: {exc}", file=sys.stderr)
+        return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", default="highs")
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per solve")
     p.add_argument("--runs", type=int, default=3, help="runs per epsilon")
+    p.add_argument("--data-home", default=None,
+                   help="folder holding adult/ (default: $PRIVOPT_DATA_HOME, then the user cache)")
     p.set_defaults(func=cmd_demo)
 
     try:

@@ -21,17 +21,18 @@ DEMO_N_TRAIN = 4000
 
 
 def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str = "highs", runs: int = 3,
-             n_train: int = DEMO_N_TRAIN, epsilons=DEMO_EPSILONS, progress: bool = True) -> int:
+             n_train: int = DEMO_N_TRAIN, epsilons=DEMO_EPSILONS, progress: bool = True,
+             data_home=None) -> int:
     from .datasets import DatasetError, load_adult, make_planted_halfspace
     from .experiments import available_methods, format_summary, run_experiment, summarize
-    from .experiments.adult import adult_baseline_params, adult_levels
+    from .experiments.adult import SettingMismatchError, adult_baseline_params, adult_levels
     from .solvers import available_solvers
 
     methods = [m for m in DEMO_METHODS if m in available_methods()]
     installed = [s.name for s in available_solvers() if s.available]
     print(f"privopt demo: solvers installed: {', '.join(installed)}; using {solver}.")
     try:
-        data = load_adult(random_state=0)
+        data = load_adult(data_home, random_state=0)
         X_train, y_train = data.X_train[:n_train], data.y_train[:n_train]
         X_test, y_test = data.X_test, data.y_test
         levels = adult_levels(data.feature_blocks, X_train.shape[1])
@@ -51,10 +52,19 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         title = f"SYNTHETIC planted halfspace, n = {n_train}, d = 6"
     print(f"{title}; methods {', '.join(methods)}; epsilons {', '.join(f'{e:g}' for e in epsilons)}; "
           f"{runs} runs each; time limit {time_limit:g} s per solve.\n")
-    rows = run_experiment(X_train, y_train, X_test, y_test, methods=methods, epsilons=epsilons, runs=runs,
-                          solver=solver, time_limit=time_limit, out=out, seed=0, levels=levels,
-                          baseline_params=baseline_params,
-                          progress=progress, title=title)
+    kwargs = dict(methods=methods, epsilons=epsilons, runs=runs, solver=solver, time_limit=time_limit,
+                  out=out, seed=0, levels=levels, baseline_params=baseline_params, progress=progress,
+                  title=title)
+    try:
+        rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
+    except SettingMismatchError:
+        # an earlier demo on other data (or options): keep its results aside, start over
+        path = os.path.join(out, "results.csv")
+        kept = os.path.join(out, f"results-previous-{int(os.path.getmtime(path))}.csv")
+        os.replace(path, kept)
+        print(f"{path} held runs of another setting (other data or options); moved it to {kept} "
+              "and starting over.\n", file=sys.stderr)
+        rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
     print()
     print(format_summary(summarize(rows)))
     print(f"\nresults: {os.path.join(out, 'results.csv')}\nfigures: "

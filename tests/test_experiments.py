@@ -57,6 +57,45 @@ def test_results_file_and_resume(small, tmp_path):
     assert old == new  # seeds are derived from (method, epsilon, run): same answers
 
 
+def test_resume_only_the_same_setting(small, tmp_path, capsys):
+    """Another data set (or size, solver, time limit, ...) never resumes an old results file."""
+    from privopt.experiments.adult import SettingMismatchError
+
+    rows = _run(small, tmp_path, methods=["nonprivate_lr"], epsilons=[1.0], runs=2)
+    assert len({r["setting"] for r in rows}) == 1
+    with cf.ThreadPoolExecutor(1) as ex:
+        again = run_experiment(small.X_train, small.y_train, small.X_test, small.y_test, executor=ex,
+                               out=str(tmp_path), methods=["nonprivate_lr"], epsilons=[1.0], runs=2,
+                               figures=False)
+    assert len(again) == 2 and "reusing 2 finished runs" in capsys.readouterr().err
+    other = make_planted_halfspace(150, 4, n_test=100, noise=0.05, random_state=1)   # same size, other data
+    for data, kw in ((other, {}), (small, {"time_limit": 5.0}), (small, {"seed": 1})):
+        with pytest.raises(SettingMismatchError, match="another setting"):
+            _run(data, tmp_path, methods=["nonprivate_lr"], epsilons=[1.0], runs=2, **kw)
+
+
+def test_demo_never_mixes_data_sets(tmp_path, monkeypatch, capsys):
+    """A demo on other data moves the old results aside instead of printing them under the new title."""
+    import privopt.datasets
+    import privopt.demo as demo
+
+    def no_adult(*a, **k):                                 # the synthetic fallback, without a network
+        raise privopt.datasets.DatasetNotFoundError("no Adult files here")
+
+    monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    out = tmp_path / "demo"
+    monkeypatch.setattr(demo, "DEMO_METHODS", ("nonprivate_lr",))
+    kw = dict(out=str(out), runs=1, epsilons=(1.0,), progress=False)
+    demo.run_demo(n_train=200, **kw)
+    first = read_results(out / "results.csv")
+    demo.run_demo(n_train=150, **kw)
+    err = capsys.readouterr().err
+    assert "another setting" in err
+    second = read_results(out / "results.csv")
+    assert {r["n_train"] for r in second} == {"150"} and {r["n_train"] for r in first} == {"200"}
+    assert list(out.glob("results-previous-*.csv"))
+
+
 def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):
     require_solver("highs")
     from privopt.solvers import _dispatch

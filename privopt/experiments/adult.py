@@ -47,7 +47,7 @@ __all__ = [
 
 COLUMNS = [
     "method", "epsilon", "run", "train_accuracy", "test_accuracy", "seconds", "certified",
-    "status", "delta", "n_train", "n_test", "solver", "seed", "calibration", "message",
+    "status", "delta", "n_train", "n_test", "solver", "seed", "calibration", "setting", "message",
 ]
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
@@ -179,6 +179,28 @@ def _done_keys(rows) -> set:
     return {(r["method"], round(r["epsilon"], 9), r["run"], r.get("calibration") or "") for r in rows}
 
 
+def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, levels, baseline_params,
+                       seed) -> str:
+    """A short fingerprint of everything that changes a run's result except
+    (method, epsilon, run, calibration): the data (a hash of the arrays, so
+    their size too), solver, time limit, levels, baseline parameters and the
+    sweep's seed.  A results file is resumed only with the same setting."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (X_train, y_train, X_test, y_test):
+        arr = np.ascontiguousarray(np.asarray(a))
+        h.update(str((arr.shape, arr.dtype.str)).encode())
+        h.update(arr.tobytes())
+    h.update(repr((solver, time_limit, None if levels is None else tuple(levels),
+                   tuple(sorted((baseline_params or {}).items())), seed)).encode())
+    return h.hexdigest()[:12]
+
+
+class SettingMismatchError(ValueError):
+    """``out/results.csv`` holds runs of another setting (data, solver, ...)."""
+
+
 def _make_executor(scheduler, max_workers):
     if scheduler:
         try:
@@ -220,8 +242,21 @@ def run_experiment(
     calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
+    setting = experiment_setting(X_train, y_train, X_test, y_test, solver=solver, time_limit=time_limit,
+                                 levels=levels, baseline_params=baseline_params, seed=seed)
     existing = read_results(path)
+    other = sorted({r.get("setting") or "(none recorded)" for r in existing} - {setting})
+    if other:
+        raise SettingMismatchError(
+            f"{path} holds runs of another setting ({', '.join(other)}; this one is {setting}: a "
+            "different data set or size, solver, time limit, levels, baseline parameters or seed). "
+            "Use another out folder, or delete the file to start over.")
     done = _done_keys(existing)
+    if existing and progress:
+        import sys
+
+        print(f"resuming {path}: reusing {len(existing)} finished runs of setting {setting}",
+              file=sys.stderr, flush=True)
     n = len(y_train)
     delta = 1.0 / n**2
     extra = tuple(sorted((baseline_params or {}).items()))
@@ -244,6 +279,7 @@ def run_experiment(
         bar = progress_bar(len(futures), desc="runs", unit="run", disable=not progress)
         for fut in cf.as_completed(futures):
             row = fut.result()
+            row["setting"] = setting
             writer.writerow({k: row.get(k, "") for k in COLUMNS})
             fh.flush()
             bar.update(1)
