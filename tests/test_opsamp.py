@@ -256,6 +256,52 @@ def test_parameters_reject_bad_values(kwargs, parameter):
 
 # --- 2. the mechanism: exact oracle answers, noise, output -----------------------
 
+def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
+    X, y = _data(n=40, seed=4)
+    model, C = abs_model(X, y)
+    payload = privopt.mechanisms._parallel.dumps_model(model)
+    names = tuple(pyo.ComponentUID(model.w[j]) for j in range(2))
+    kw = dict(time_limit=None, threads=None, options={}, abs_gap=1e-6)
+    rng = np.random.default_rng(3)
+    key = "test-persistent"
+    opsamp_mod._KEPT.pop(key, None)
+    kept = None
+    for _ in range(6):
+        sigma = rng.exponential(0.5, size=2)
+        warm = opsamp_mod._oracle_call(payload, names, sigma, "highs", kw, key, True)
+        cold = opsamp_mod._oracle_call(payload, names, sigma, "highs", kw)
+        assert warm.certified and cold.certified
+        np.testing.assert_allclose(warm.values, cold.values, atol=1e-7)
+        np.testing.assert_allclose(warm.values, linprog_abs(X, y, C, 1.0, sigma), atol=1e-6)
+        state = opsamp_mod._KEPT[key]
+        assert kept is None or state.model is kept          # built once, reused
+        kept = state.model
+    # a solver without a persistent path (GLPK) takes the cold path
+    if solver_available("glpk"):
+        answer = opsamp_mod._oracle_call(payload, names, sigma, "glpk", kw, "test-glpk", True)
+        assert answer.certified and "test-glpk" not in opsamp_mod._KEPT
+
+
+@pytest.mark.parametrize("which", ["absolute", "hinge"])
+def test_same_answer_persistent_or_cold_on_every_executor(which, threads):
+    if which == "absolute":
+        X, y = _data(n=60, seed=8)
+        model, _ = abs_model(X, y)
+    else:
+        rng = np.random.default_rng(2)
+        Xh = rng.normal(size=(80, 3))
+        model = hinge_halfspace(Xh, np.where(Xh @ [1.0, -1.0, 0.5] > 0, 1, -1), x_bound=3.0)
+    kw = dict(epsilon=2.0, delta=1e-3, n_oracle_calls=12, progress=False, project=False)
+    for seed in (0, 1, 2):
+        cold = opsamp(model, random_state=seed, executor=threads, persistent=False, **kw)
+        warm = opsamp(model, random_state=seed, executor=threads, **kw)
+        np.testing.assert_allclose(warm.weights, cold.weights, atol=1e-7)
+        assert warm.certified and cold.certified
+    owned = opsamp(model, random_state=0, **kw)                 # privopt's own process pool
+    np.testing.assert_allclose(owned.weights,
+                               opsamp(model, random_state=0, executor=threads, persistent=False, **kw).weights,
+                               atol=1e-7)
+
 def test_each_oracle_answer_is_the_exact_argmin():
     X, y = _data()
     model, C = abs_model(X, y)

@@ -59,9 +59,11 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def default_executor(n_tasks: int) -> ProcessPoolExecutor:
-    """A local process pool with min(usable CPUs, n_tasks) workers."""
-    return ProcessPoolExecutor(max_workers=max(1, min(usable_cpus(), int(n_tasks))))
+def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:
+    """A local process pool with min(usable CPUs, n_tasks) workers (each
+    running ``initializer(*initargs)`` once when it starts)."""
+    return ProcessPoolExecutor(max_workers=max(1, min(usable_cpus(), int(n_tasks))),
+                               initializer=initializer, initargs=initargs)
 
 
 def _dask_client(executor):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import uuid
 import warnings
 from dataclasses import dataclass
 
@@ -63,27 +64,33 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_solve_lock)
 
 
-def _oracle_call(payload: bytes, weight_names: tuple, sigma, solver: str, solve_kwargs: dict) -> OracleAnswer:
-    """One OPSamp oracle call, run in a worker (top level, so picklable).
+#: Per worker process: the models kept for persistent oracle calls (key of the
+#: opsamp run -> _Persistent), at most _MAX_KEPT of them, and the serialized
+#: models installed by the initializer of privopt's own process pools.
+_KEPT: dict = {}
+_MAX_KEPT = 4
+_PAYLOADS: dict = {}
 
-    Loads a private copy of the model, applies the
-    ``privopt.objective_perturbation`` transformation with ``normalize=False``
-    (objective L(w) - <sigma, w>), solves it through
-    :func:`privopt.oracle.certified_solve` and returns the weights.  An
-    uncertified solve is returned with ``certified=False`` (the parent applies
-    the failure policy, so that its warning or error is raised where the
-    caller can see it); errors without a solution propagate.
-    """
-    import pickle
 
-    model = pickle.loads(payload)
-    w = [cuid.find_component_on(model) for cuid in weight_names]
-    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
-        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False)
+def _install_payload(key: str, payload: bytes) -> None:
+    """Initializer of the process pools opsamp creates: the model arrives once per worker."""
+    _PAYLOADS[key] = payload
+
+
+@dataclass
+class _Persistent:
+    model: object
+    weights: list
+    solver_object: object
+    lock: threading.Lock
+
+
+def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswer:
     try:
         with _SOLVE_LOCK:
+            extra = {} if persistent is None else {"persistent": persistent, "vars_to_load": w}
             report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
-                                     **solve_kwargs)
+                                     **extra, **solve_kwargs)
         certified = True
     except NotCertifiedError as exc:
         report, certified = exc.report, False
@@ -94,6 +101,72 @@ def _oracle_call(payload: bytes, weight_names: tuple, sigma, solver: str, solve_
             raise SolverError(f"{solver} returned a solution without values for the weights.", report)
         values = tuple(float(x) for x in raw)
     return OracleAnswer(values, report, certified)
+
+
+def _persistent_state(key, payload, weight_names, sigma, solver):
+    """The worker's kept model for run ``key`` (built on first use), or None
+    when the solver has no persistent path."""
+    from ..solvers import persistent_solver
+
+    state = _KEPT.get(key)
+    if state is not None:
+        return state
+    opt = persistent_solver(solver)
+    if opt is None:
+        return None
+    import pickle
+
+    model = pickle.loads(payload)
+    w = [cuid.find_component_on(model) for cuid in weight_names]
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False, mutable_noise=True)
+    state = _Persistent(model, w, opt, threading.Lock())
+    while len(_KEPT) >= _MAX_KEPT:
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[key] = state
+    return state
+
+
+def _oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: dict,
+                 key: str | None = None, keep: bool = False) -> OracleAnswer:
+    """One OPSamp oracle call, run in a worker (top level, so picklable).
+
+    ``payload`` is the serialized model, or None when the pool's initializer
+    installed it under ``key``.  With ``keep`` and a solver that has a persistent path
+    (:func:`privopt.solvers.persistent_solver`), the worker keeps the model
+    of run ``key``, transformed once by ``privopt.objective_perturbation``
+    with ``normalize=False`` and ``mutable_noise=True``, and per call only
+    sets sigma_k and re-solves warm.  Otherwise it loads a private copy of
+    the model, applies the transformation (objective L(w) - <sigma, w>) and
+    solves from scratch.  Either way the solve goes through
+    :func:`privopt.oracle.certified_solve`.  An uncertified solve is returned
+    with ``certified=False`` (the parent applies the failure policy, so that
+    its warning or error is raised where the caller can see it); errors
+    without a solution propagate.
+
+    Why a warm start cannot change the answer: each call's objective is
+    linear in w with a continuous noise vector, so its minimizer over w is
+    unique with probability one, and a certified solve returns it whatever
+    the starting point.  The answer is therefore a function of (data,
+    sigma_k) alone, as the privacy argument of OPSamp needs.
+    """
+    if payload is None:
+        payload = _PAYLOADS[key]
+    if keep and key is not None:
+        state = _persistent_state(key, payload, weight_names, sigma, solver)
+        if state is not None:
+            from ..perturbation import set_noise
+
+            with state.lock:
+                set_noise(state.model, np.asarray(sigma, dtype=float))
+                return _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
+    import pickle
+
+    model = pickle.loads(payload)
+    w = [cuid.find_component_on(model) for cuid in weight_names]
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False)
+    return _read_answer(model, w, solver, solve_kwargs)
 
 
 def _box_diameters(w_vars):
@@ -138,6 +211,7 @@ def opsamp(
     abs_gap: float = DEFAULT_ABS_GAP,
     return_noise: bool = False,
     project: bool = True,
+    persistent: bool = True,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
@@ -232,6 +306,13 @@ def opsamp(
         released); ``"return"`` warns (UncertifiedReleaseWarning) and returns
         a result with ``certified=False``, not covered by the guarantee.
         A call that ends without any solution always raises.
+    persistent : bool
+        Keep one solver model per worker and per call change only the
+        objective coefficients of w, re-solving warm (default True; for
+        solvers with a persistent path, e.g. HiGHS; others solve each call
+        from scratch).  The answer for a given ``random_state`` is the same
+        either way (each call's minimizer is unique with probability one);
+        False forces the cold path.
     project : bool
         Project the released point onto the box of the weights' declared
         bounds (default True; coordinates without bounds are left alone).
@@ -268,6 +349,7 @@ def opsamp(
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
     progress = _check_bool(progress, "progress")
     project = _check_bool(project, "project")
+    persistent = _check_bool(persistent, "persistent")
     solver, options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
@@ -337,10 +419,15 @@ def opsamp(
     # --- the m oracle calls -----------------------------------------------------
     solve_kwargs = {"time_limit": time_limit, "threads": threads, "options": options, "abs_gap": abs_gap}
     owned = executor is None
-    pool = default_executor(m) if owned else executor
+    key = uuid.uuid4().hex   # names this run's model in the workers
+    if owned:   # the model goes to each worker once, with the pool's initializer
+        pool = default_executor(m, initializer=_install_payload, initargs=(key, payload))
+    else:
+        pool = executor
     try:
-        shared = share(pool, payload)
-        calls = [(shared, weight_names, sigmas[k].copy(), solver, solve_kwargs) for k in range(m)]
+        shared = None if owned else share(pool, payload)
+        calls = [(shared, weight_names, sigmas[k].copy(), solver, solve_kwargs, key, persistent)
+                 for k in range(m)]
         answers, fatal = run_ordered(
             pool, _oracle_call, calls, progress=progress, desc="OPSamp oracle calls",
             is_fatal=(lambda a: not a.certified) if on_failure == "raise" else None,

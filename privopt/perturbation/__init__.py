@@ -22,6 +22,7 @@ from .objective_perturbation import (
     is_transformed,
     pi_value,
     revert,
+    set_noise,
 )
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "is_transformed",
     "pi_value",
     "revert",
+    "set_noise",
     "grid_separation",
     "norm_levels",
     "resolve_grids",

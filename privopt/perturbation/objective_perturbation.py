@@ -61,6 +61,7 @@ __all__ = [
     "ObjectivePerturbation",
     "get_perturbation_block",
     "get_noise",
+    "set_noise",
     "get_original_objective",
     "get_perturbed_objective",
     "get_weights",
@@ -166,6 +167,8 @@ class ObjectivePerturbation(Transformation):
     CONFIG.declare("grid", ConfigValue(default=None, domain=_passthrough, description="grid values"))
     CONFIG.declare("grid_encoding", ConfigValue(default=None, domain=_passthrough,
                                                 description="existing binary grid encoding r[j,k]"))
+    CONFIG.declare("mutable_noise", ConfigValue(default=False, domain=_strict_bool,
+                                                description="noise as mutable Params (normalize=False only)"))
     CONFIG.declare("pi_encoding", ConfigValue(default="auto", domain=In(["auto", "piecewise", "binary"]),
                                               description="encoding of s = sqrt(D^2 - ||w||^2)"))
 
@@ -228,7 +231,13 @@ class ObjectivePerturbation(Transformation):
         block._normalize = bool(config.normalize)
         block._scale = float(config.scale)
         block.J = pyo.RangeSet(0, len(noise) - 1)
-        block.noise = pyo.Param(block.J, initialize={i: float(x) for i, x in enumerate(noise)})
+        mutable = bool(config.mutable_noise)
+        if mutable and config.normalize:
+            raise ParameterError(
+                "mutable_noise: only with normalize=False (the encoding of pi(w) depends on the sign "
+                "of the last noise coordinate, so it cannot be changed in place).", "mutable_noise")
+        block._mutable_noise = mutable
+        block.noise = pyo.Param(block.J, initialize={i: float(x) for i, x in enumerate(noise)}, mutable=mutable)
 
         if config.normalize:
             norm_bound = config.norm_bound if config.norm_bound is not None else (info.norm_bound if info else None)
@@ -242,7 +251,8 @@ class ObjectivePerturbation(Transformation):
         else:
             phi = list(weights)
         scale = config.scale
-        block.perturbation = pyo.Expression(expr=sum(float(noise[i]) * phi[i] for i in range(len(phi))))
+        coef = [block.noise[i] if mutable else float(noise[i]) for i in range(len(phi))]
+        block.perturbation = pyo.Expression(expr=sum(coef[i] * phi[i] for i in range(len(phi))))
         original.deactivate()
         block.objective = pyo.Objective(expr=original.expr - scale * block.perturbation, sense=pyo.minimize)
 
@@ -345,6 +355,21 @@ def get_noise(model) -> np.ndarray:
     """The noise vector eta injected into ``model``."""
     blk = get_perturbation_block(model)
     return np.array([pyo.value(blk.noise[i]) for i in blk.J])
+
+
+def set_noise(model, noise) -> None:
+    """Replace the noise of a model transformed with ``mutable_noise=True``
+    (and ``normalize=False``) in place, e.g. between the solves of a
+    persistent solver (:func:`privopt.solvers.persistent_solver`)."""
+    blk = get_perturbation_block(model)
+    if not getattr(blk, "_mutable_noise", False):
+        raise ModelError("model: its noise is fixed; transform it with mutable_noise=True to change it.",
+                         "model")
+    arr = np.asarray(noise, dtype=float).ravel()
+    if arr.size != len(blk.J) or not np.all(np.isfinite(arr)):
+        raise ParameterError(f"noise must be {len(blk.J)} finite numbers.", "noise")
+    for i, x in enumerate(arr):
+        blk.noise[i] = float(x)
 
 
 def get_original_objective(model):

@@ -16,6 +16,7 @@ from ._dispatch import (
     available_solvers,
     get_spec,
     is_certified,
+    persistent_solver,
     problem_class,
     solve,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "get_spec",
     "is_certified",
     "problem_class",
+    "persistent_solver",
     "choose_solver",
     "count_grid_points",
     "enumeration_size",

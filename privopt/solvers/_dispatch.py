@@ -269,8 +269,9 @@ def _num(x):
     return None if math.isnan(x) else x
 
 
-def _run_contrib(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
-    solver = ContribFactory(spec.pyomo_name)
+def _run_contrib(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, solver_object=None,
+                 vars_to_load=None):
+    solver = solver_object if solver_object is not None else ContribFactory(spec.pyomo_name)
     kwargs = dict(
         load_solutions=False,
         raise_exception_on_nonoptimal_result=False,
@@ -289,7 +290,7 @@ def _run_contrib(spec, model, *, time_limit, mip_gap, abs_gap, threads, options)
         # e.g. SCIP reports an "unbounded" point with objective -1e20
         has, status = False, SolutionStatus.noSolution
     if has:
-        res.solution_loader.load_vars()
+        res.solution_loader.load_vars(vars_to_load)
     return res.termination_condition, status, _num(res.incumbent_objective), _num(res.objective_bound), ""
 
 
@@ -410,6 +411,38 @@ def _check_limits(time_limit, mip_gap, abs_gap, threads, seed):
     check_int(seed, "seed", minimum=0, allow_none=True)
 
 
+def persistent_solver(name):
+    """A Pyomo solver object that keeps its model between solves, for ``name``,
+    or None when privopt has no persistent path for that solver.
+
+    Pass it to :func:`solve` (``persistent=``) for repeated solves of ONE model
+    in which only the values of mutable Params change (e.g. the noise of
+    ``privopt.objective_perturbation`` with ``mutable_noise=True``): the solver
+    then updates the changed coefficients and re-solves warm instead of
+    rebuilding the model.  Its automatic update checks are limited to
+    parameters and the objective, so adding or removing variables or
+    constraints between solves is not seen: build a new one for a new model.
+    Persistent paths: the solvers behind Pyomo's API v2 that are persistent
+    (``highs``, ``gurobi_persistent``, ``scip_persistent``)."""
+    spec = get_spec(name)
+    if spec.interface != "contrib" or not _availability(spec.name)[0]:
+        return None
+    from pyomo.contrib.solver.common.persistent import PersistentSolverMixin
+
+    opt = ContribFactory(spec.pyomo_name)
+    if not isinstance(opt, PersistentSolverMixin):
+        return None
+    updates = getattr(opt.config, "auto_updates", None)
+    if updates is not None:
+        for key in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
+                    "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",
+                    "update_vars", "update_named_expressions"):
+            if hasattr(updates, key):
+                setattr(updates, key, False)
+    opt._privopt_solver_name = spec.name
+    return opt
+
+
 def _active_objectives(model):
     return list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
 
@@ -425,6 +458,8 @@ def solve(
     seed: int | None = None,
     options: dict | None = None,
     raise_on_no_solution: bool = True,
+    persistent=None,
+    vars_to_load=None,
 ) -> SolveReport:
     """Solve a Pyomo model with the solver called ``solver``.
 
@@ -452,6 +487,11 @@ def solve(
         Solver-specific options, passed after (and so over) the translated ones.
     raise_on_no_solution : bool
         Raise (default) when the solve ends without a feasible point.
+    persistent : solver object, optional
+        From :func:`persistent_solver` (same ``solver``): reuse it, so that a
+        model solved before is updated and re-solved warm.
+    vars_to_load : list of VarData, optional
+        With ``persistent``: load only these variables' values (default all).
 
     Returns
     -------
@@ -466,6 +506,9 @@ def solve(
         After the solve; each carries the :class:`SolveReport` as ``.report``.
     """
     spec = get_spec(solver)
+    if persistent is not None and getattr(persistent, "_privopt_solver_name", None) != spec.name:
+        raise ParameterError("persistent: pass an object from persistent_solver() for the same solver.",
+                             "persistent")
     _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
     user_options = _check_options(options)
     if not isinstance(model, pyo.Block):
@@ -483,7 +526,10 @@ def solve(
         raise SolverNotAvailableError(
             f"Solver {spec.name!r} is not installed or not usable here. Install it: {spec.install_hint}"
         )
-    if spec.problem_classes:
+    # a persistent solver's model was classified at its first solve; only
+    # mutable Params change afterwards, so the class cannot
+    checked = persistent is not None and getattr(persistent, "_privopt_checked_model", None) is model
+    if spec.problem_classes and not checked:
         pclass = problem_class(model)
         if pclass not in spec.problem_classes:
             raise SolverOptionError(
@@ -491,6 +537,8 @@ def solve(
                 f"{'/'.join(spec.problem_classes)}); choose another solver, e.g. "
                 f"{_suggest_for(pclass)}."
             )
+    if persistent is not None:
+        persistent._privopt_checked_model = model
     solver_options = spec.translate(
         time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap, threads=threads, seed=seed
     )
@@ -508,9 +556,10 @@ def solve(
         # parallel with processes (or a dask cluster), not threads.
         with _SOLVE_LOCK:
             start = time.perf_counter()
+            extra = {} if persistent is None else {"solver_object": persistent, "vars_to_load": vars_to_load}
             tc, status, obj, bound, message = _RUNNERS[spec.interface](
                 spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
-                threads=threads, options=solver_options,
+                threads=threads, options=solver_options, **extra,
             )
     except (ApplicationError, RuntimeError, OSError, ValueError, KeyError, AttributeError) as exc:
         wall = time.perf_counter() - start
