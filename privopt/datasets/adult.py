@@ -41,7 +41,7 @@ __all__ = [
 #: Where the UCI repository serves the files.
 ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
 
-#: SHA-256 of the UCI originals (../shared/data/adult/SOURCE.md).
+#: SHA-256 of the UCI originals (the files as published in the UCI repository).
 ADULT_SHA256 = {
     "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
     "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",

@@ -1,0 +1,36 @@
+"""The project's own documentation: links resolve, and nothing points at files users do not get."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md"]
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.relative_to(ROOT).as_posix() for p in DOCS])
+def test_relative_links_resolve(page):
+    missing = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"^[a-z]+://", target) or target.startswith("mailto:"):
+            continue
+        if not (page.parent / target).exists():
+            missing.append(target)
+    assert not missing, f"{page.name} links to missing files: {missing}"
+
+
+def test_no_reference_to_files_users_never_get():
+    """Docstrings, docs, notebooks and benchmarks cite the papers or the project's own pages."""
+    offenders = []
+    roots = [ROOT / "privopt", ROOT / "docs", ROOT / "notebooks", ROOT / "benchmarks", ROOT / "README.md"]
+    for root in roots:
+        files = [root] if root.is_file() else [p for p in root.rglob("*") if p.suffix in {".py", ".md", ".ipynb"}]
+        for f in files:
+            text = f.read_text(errors="ignore")
+            if "DESIGN.md" in text or "../shared" in text:
+                offenders.append(f.relative_to(ROOT).as_posix())
+    assert not offenders, offenders
