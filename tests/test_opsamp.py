@@ -282,6 +282,31 @@ def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
         assert answer.certified and "test-glpk" not in opsamp_mod._KEPT
 
 
+def test_persistent_path_applies_the_failure_policy(monkeypatch):
+    """An uncertified warm re-solve stops the run like a cold one."""
+    from privopt.solvers._highs_costs import HighsCostSession
+
+    X, y = _data()
+    model, _ = abs_model(X, y)
+    real = HighsCostSession.solve
+    seen = []
+
+    def flaky(self, costs):
+        values, report = real(self, costs)
+        seen.append(report)
+        if len(seen) == 2:
+            report = dataclasses.replace(report, certified_optimal=False,
+                                         termination=TerminationCondition.maxTimeLimit)
+        return values, report
+
+    monkeypatch.setattr(HighsCostSession, "solve", flaky)
+    with ThreadPoolExecutor(1) as pool:
+        with pytest.raises(NotCertifiedError, match="call 3 of 12"):     # call 1 builds, 2-3 are warm
+            opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=12, random_state=0, executor=pool,
+                   progress=False)
+    assert 2 <= len(seen) <= 11          # the rest is cancelled (the one worker may have run ahead)
+
+
 @pytest.mark.parametrize("which", ["absolute", "hinge"])
 def test_same_answer_persistent_or_cold_on_every_executor(which, threads):
     if which == "absolute":
@@ -455,7 +480,7 @@ def test_registered_and_decorator(threads):
 def test_secure_source_by_default(threads):
     X, y = _data()
     model, _ = abs_model(X, y)
-    kw = dict(epsilon=1.0, delta=1e-3, n_oracle_calls=8, executor=threads, progress=False)
+    kw = dict(epsilon=1.0, delta=1e-3, n_oracle_calls=8, executor=threads, progress=False, project=False)
     a, b = opsamp(model, **kw), opsamp(model, **kw)          # random_state=None: os.urandom
     assert np.all(np.isfinite(a.weights)) and not np.array_equal(a.weights, b.weights)
 
@@ -631,12 +656,12 @@ def test_first_uncertified_call_stops_the_rest(monkeypatch):
     with ThreadPoolExecutor(1) as pool:
         with pytest.raises(NotCertifiedError, match="call 3 of 12"):
             opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=12, random_state=0, executor=pool,
-                   progress=False)
+                   progress=False, persistent=False)
     assert 3 <= len(seen) < 12
     seen.clear()
     with ThreadPoolExecutor(1) as pool, pytest.warns(UncertifiedReleaseWarning, match="1 of 12"):
         res = opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=12, random_state=0, executor=pool,
-                     progress=False, on_failure="return")
+                     progress=False, on_failure="return", persistent=False)
     assert not res.certified and res.parameters["n_uncertified"] == 1 and len(seen) == 12
 
 

@@ -29,7 +29,7 @@ from ..models._info import get_info
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult
-from ..solvers import DEFAULT_ABS_GAP
+from ..solvers import DEFAULT_ABS_GAP, get_spec
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
 from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
@@ -83,6 +83,9 @@ class _Persistent:
     weights: list
     solver_object: object
     lock: threading.Lock
+    fast: object = None          # a HighsCostSession once the first solve built the HiGHS model
+    base_costs: object = None    # costs of w without the noise
+    fast_tried: bool = False
 
 
 def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswer:
@@ -157,9 +160,29 @@ def _oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs:
         if state is not None:
             from ..perturbation import set_noise
 
+            sigma = np.asarray(sigma, dtype=float)
             with state.lock:
-                set_noise(state.model, np.asarray(sigma, dtype=float))
-                return _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
+                if state.fast is not None:
+                    with _SOLVE_LOCK:
+                        values, report = state.fast.solve(state.base_costs - sigma)
+                    if values is None:
+                        raise SolverError(f"{solver} ended an OPSamp oracle call without a solution "
+                                          f"({report.termination.name}).", report)
+                    return OracleAnswer(tuple(float(x) for x in values), report, report.certified_optimal)
+                set_noise(state.model, sigma)
+                answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
+                if not state.fast_tried:
+                    from ..solvers._highs_costs import HighsCostSession
+
+                    state.fast_tried = True
+                    if get_spec(solver).name == "highs":
+                        state.fast = HighsCostSession.attach(
+                            state.solver_object, state.weights, solver=solver,
+                            time_limit=solve_kwargs.get("time_limit"), abs_gap=solve_kwargs.get("abs_gap"),
+                            options=solve_kwargs.get("options"))
+                        if state.fast is not None:
+                            state.base_costs = state.fast.costs() + sigma
+                return answer
     import pickle
 
     model = pickle.loads(payload)
