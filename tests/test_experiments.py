@@ -144,3 +144,23 @@ def test_cli_experiment_adult(data_home, tmp_path):
     assert {r["method"] for r in rows} == {"opdisc", "nonprivate_lr"}
     assert all(r["n_train"] == "400" for r in rows)
     assert (out / "accuracy_vs_epsilon.png").exists() and (out / "runtime_histogram.png").exists()
+
+
+def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path, capsys, monkeypatch):
+    import privopt.datasets
+    from privopt.cli import build_parser, main
+
+    sub = build_parser()._subparsers._group_actions[0].choices["experiment"]
+    text = " ".join(sub.format_help().split())
+    for action in sub._actions:
+        if action.option_strings and action.dest != "help":
+            assert action.help, action.dest                       # every option explained
+    assert "(default: 15)" in text and "(default: results/adult)" in text
+
+    def no_adult(*a, **k):
+        raise privopt.datasets.DatasetNotFoundError("no Adult files here")
+
+    monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    assert main(["experiment", "adult", "--data-home", str(tmp_path), "--runs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--data-home" in err and "Traceback" not in err

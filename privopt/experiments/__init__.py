@@ -1,6 +1,8 @@
 """Experiments: the paper's Adult experiment (runner, results file, figures)
 and its command line ``privopt experiment adult``."""
 
+import argparse
+
 from .adult import (
     COLUMNS,
     adult_baseline_params,
@@ -39,31 +41,49 @@ def _csv(kind):
 
 
 def add_experiment_parser(sub, func):
-    p = sub.add_parser("experiment", help="run a paper experiment (adult)")
-    p.add_argument("name", choices=["adult"])
+    p = sub.add_parser("experiment", help="run a paper experiment (adult)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       description="The Adult experiment of [NRVW20] Section 5: every method, epsilon and run; "
+                                   "results appended to OUT/results.csv (an interrupted sweep with the same "
+                                   "setting resumes), figures in OUT.")
+    p.add_argument("name", choices=["adult"], help="which experiment")
     p.add_argument("--methods", type=_csv(str), default=["opdisc", "rspm", "dpsgd"],
                    help="comma-separated: opdisc, rspm, dpsgd, dpagd, noisy_sgd, objective_perturbation, "
                         "output_perturbation, nonprivate_lr, majority")
-    p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0])
-    p.add_argument("--runs", type=int, default=15)
-    p.add_argument("--solver", default="highs")
+    p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0], help="comma-separated epsilons")
+    p.add_argument("--runs", type=int, default=15, help="runs per method and epsilon")
+    p.add_argument("--solver", default="highs", help="MILP solver for OPDisc and RSPM (see `privopt solvers`)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
-    p.add_argument("--scheduler", default=None, help="dask scheduler ADDRESS (default: local processes)")
+    p.add_argument("--scheduler", default=None, help="dask scheduler ADDRESS; none: local processes")
     p.add_argument("--workers", type=int, default=None, help="local worker processes")
-    p.add_argument("--out", default="results/adult")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="results/adult", help="folder for results.csv and the figures")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sweep (runs are reproducible, not private)")
     p.add_argument("--n-train", type=int, default=None, help="subsample the training set")
-    p.add_argument("--data-home", default=None)
+    p.add_argument("--data-home", default=None,
+                   help="folder holding adult/; none: $PRIVOPT_DATA_HOME, then the user cache, then a download")
     p.add_argument("--levels", type=int, default=4,
                    help="grid steps of the numeric features for the MIP methods (public bounds [0, 1])")
     p.add_argument("--calibration", choices=["proven", "paper"], default="proven",
-                   help="OPDisc noise: 'proven' (privopt's complete proof, default) or 'paper' "
+                   help="OPDisc noise: 'proven' (privopt's complete proof) or 'paper' "
                         "(Algorithm 1's value, to reproduce the paper)")
     p.set_defaults(func=func)
     return p
 
 
 def main_adult(args) -> int:
+    import sys
+
+    from ..datasets import DatasetError
+
+    try:
+        from ..datasets import load_adult
+
+        load_adult(args.data_home, random_state=args.seed)
+    except DatasetError as exc:
+        print(f"privopt experiment adult: the UCI Adult files are not available: {exc}\n"
+              "Give the folder that holds adult/ (adult.data, adult.test, adult.names) with "
+              "--data-home DIR or PRIVOPT_DATA_HOME=DIR.", file=sys.stderr)
+        return 2
     rows = run_adult_experiment(
         methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
         time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
