@@ -137,3 +137,19 @@ def test_predict_checks_feature_count(planted):
     clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
     with pytest.raises(ParameterError, match="features"):
         clf.predict(planted.X_test[:, :3])
+
+
+def test_defaults_certify_on_one_hot_adult(data_home):
+    """One-hot-heavy Adult (d = 28): with the paper's ball the MILP was not certified within 300 s;
+    the estimator's default ball (D = 2) is solved exactly (enumeration or HiGHS) in seconds."""
+    from privopt.datasets import load_adult
+
+    data = load_adult(data_home, feature_set=("workclass", "marital-status", "relationship", "race", "sex"),
+                      scale="public", random_state=0)
+    assert data.X_train.shape[1] == 28
+    clf = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(data.X_train, data.y_train)
+    assert clf.result_.certified and clf.result_.parameters["norm_bound"] == 2.0
+    assert clf.result_.report.wall_time < 60
+    assert clf.score(data.X_test, data.y_test) > 0.6
+    info = clf.model_info_
+    assert info.grid[0] == (-2.0, -1.0, 0.0, 1.0, 2.0)
