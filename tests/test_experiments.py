@@ -164,3 +164,10 @@ def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path,
     assert main(["experiment", "adult", "--data-home", str(tmp_path), "--runs", "1"]) == 2
     err = capsys.readouterr().err
     assert "--data-home" in err and "Traceback" not in err
+
+
+def test_experiment_uses_the_papers_ball_for_opdisc():
+    from privopt.experiments.adult import Task, _make_estimator
+
+    est = _make_estimator(Task("opdisc", 1.0, 0, 0, 1e-6, "highs", None, None), 23)
+    assert est.norm_bound == pytest.approx(23 ** 0.5) and est.grid is None   # grid -4..4, as in [NRVW20]

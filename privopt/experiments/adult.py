@@ -99,7 +99,9 @@ def _make_estimator(task: Task, n_features: int):
             epsilon=task.epsilon, delta=task.delta, mechanism=task.method, bounds=(0.0, 1.0),
             levels=list(task.levels) if task.levels is not None else 1, solver=task.solver,
             time_limit=task.time_limit, random_state=task.seed, on_failure="return",
-            calibration=task.calibration if task.method == "opdisc" else "proven")
+            calibration=task.calibration if task.method == "opdisc" else "proven",
+            # the paper's ball for OPDisc: ||w|| <= sqrt(d), grid -floor(sqrt d)..floor(sqrt d)
+            norm_bound=math.sqrt(n_features) if task.method == "opdisc" else None)
     cls = _baselines()[task.method]
     params = cls().get_params()
     kwargs = {}
