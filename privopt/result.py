@@ -39,6 +39,11 @@ class PrivateResult:
     noise : numpy.ndarray or None
         The noise vector, only when explicitly requested (``return_noise=True``);
         releasing it voids privacy.
+    labels : tuple or None
+        The labels of the weights, in the order of ``weights``: the index of
+        each variable in its component (``"age"`` for ``m.w["age"]``, ``3``
+        for ``m.w[3]``) or its name for scalar variables.
+        :attr:`weights_by_label` pairs them with the values.
     neighbouring : str
         ``"replace_one"``: the guarantee compares data sets of the same size
         that differ in one record ([NRVW20], Definition 2.5).  Every mechanism
@@ -54,11 +59,20 @@ class PrivateResult:
     certified: bool = True
     noise: np.ndarray | None = None
     neighbouring: str = "replace_one"
+    labels: tuple | None = None
+
+    @property
+    def weights_by_label(self) -> dict:
+        """{label: weight}, in the order of ``weights`` (labels 0..d-1 when none were recorded)."""
+        labels = self.labels if self.labels is not None else tuple(range(len(self.weights)))
+        return {label: float(w) for label, w in zip(labels, self.weights)}
 
     def __post_init__(self):
         object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
         self.weights.setflags(write=False)
         object.__setattr__(self, "parameters", FrozenDict(self.parameters))
+        if self.labels is not None:
+            object.__setattr__(self, "labels", tuple(self.labels))
         if self.noise is not None:
             noise = np.asarray(self.noise, dtype=float).copy()
             noise.setflags(write=False)
@@ -79,3 +93,13 @@ class PrivateResult:
             f"PrivateResult(mechanism={self.mechanism!r}, epsilon={self.epsilon:g}, "
             f"delta={self.delta:g}, neighbouring={self.neighbouring!r}, weights={w}{extra})"
         )
+
+
+def weight_labels(variables) -> tuple:
+    """The label of each weight variable: its index in its component, or its
+    name when it has none (a scalar Var)."""
+    out = []
+    for v in variables:
+        index = v.index() if hasattr(v, "index") else None
+        out.append(v.name if index is None else index)
+    return tuple(out)

@@ -454,3 +454,21 @@ def test_paper_calibration_warns_at_large_epsilon_and_proven_does_not():
     with pytest.raises(ParameterError) as err:
         privopt.opdisc(model, epsilon=1.0, calibration="proved", **kw)
     assert err.value.parameter == "calibration"
+
+
+def test_results_keep_the_users_weight_labels():
+    require_solver("highs")
+    import pyomo.environ as pyo
+
+    X = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]], dtype=float)
+    y = np.array([1, -1, 1, -1, 1, -1])
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(["age", "income"], domain=pyo.Integers, bounds=(-1, 1))
+    m.e = pyo.Var(range(len(y)), domain=pyo.Binary)
+    m.fit = pyo.Constraint(range(len(y)), rule=lambda m, i: (
+        y[i] * (X[i, 0] * m.w["age"] + X[i, 1] * m.w["income"]) + 3 * m.e[i] >= 1))
+    m.loss = pyo.Objective(expr=sum(m.e.values()))
+    res = privopt.opdisc(m, epsilon=5.0, delta=1e-3, lipschitz=1.0, norm_bound=1.5, n_samples=6, random_state=0)
+    assert res.labels == ("age", "income")
+    assert list(res.weights_by_label) == ["age", "income"]
+    assert res.weights_by_label["age"] == res.weights[0]

@@ -35,7 +35,7 @@ from ..perturbation import (
     snap_to_grid,
     weights_of,
 )
-from ..result import PrivateResult
+from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP, count_grid_points
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
@@ -261,6 +261,7 @@ def opdisc(
     if return_noise:
         warn_noise_disclosed("the noise vector")
     return PrivateResult(
+        labels=weight_labels(w_vars),
         weights=w_hat,
         mechanism="opdisc",
         epsilon=epsilon,

@@ -28,7 +28,7 @@ from ..exceptions import (
 from ..models._info import get_info
 from ..oracle import certified_solve
 from ..perturbation import weights_of
-from ..result import PrivateResult
+from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP, get_spec
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
@@ -508,6 +508,7 @@ def opsamp(
     if return_noise:
         warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
     return PrivateResult(
+        labels=weight_labels(w_vars),
         weights=output,
         mechanism="opsamp",
         epsilon=epsilon,

@@ -15,7 +15,7 @@ from ..calibration._rspm import check_rspm_noise
 from ..exceptions import ModelError, ParameterTypeError
 from ..models._info import get_info
 from ..oracle import certified_solve
-from ..result import PrivateResult
+from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_rspm_noise
@@ -249,6 +249,7 @@ def rspm(
     if return_noise:
         warn_noise_disclosed("the noise vector")
     return PrivateResult(
+        labels=weight_labels(w_vars),
         weights=w_hat,
         mechanism="rspm",
         epsilon=epsilon,
