@@ -96,6 +96,21 @@ def test_demo_never_mixes_data_sets(tmp_path, monkeypatch, capsys):
     assert list(out.glob("results-previous-*.csv"))
 
 
+def test_demo_explains_methods_and_figure(tmp_path, monkeypatch, capsys):
+    import privopt.datasets
+    import privopt.demo as demo
+
+    def no_adult(*a, **k):
+        raise privopt.datasets.DatasetNotFoundError("no Adult files here")
+
+    monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    monkeypatch.setattr(demo, "DEMO_METHODS", ("nonprivate_lr",))
+    demo.run_demo(out=str(tmp_path / "d"), runs=1, n_train=200, epsilons=(1.0,), progress=False)
+    captured = capsys.readouterr()
+    assert demo.METHOD_LINES["nonprivate_lr"] in captured.out and "How to read this" in captured.out
+    assert captured.err.count("SYNTHETIC DATA INSTEAD") == 1          # the fallback is said once
+
+
 def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):
     require_solver("highs")
     from privopt.solvers import _dispatch
