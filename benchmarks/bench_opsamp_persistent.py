@@ -6,7 +6,8 @@ absolute-loss regression (``absolute_regression``, n = 500, d = 5) and a MILP
 in one run:
 
 * the floor: HiGHS re-solving the already built LP/MILP after changing only
-  the cost coefficients of w, through highspy directly (no Pyomo in the loop);
+  the cost coefficients of w to those of OPSamp's own noise draws, through
+  highspy directly (no Pyomo in the loop);
 * ``privopt.opsamp`` with ``persistent=True`` (default: one solver model per
   worker, per call only the noise Params change and HiGHS re-solves warm) and
   ``persistent=False`` (each call loads the model, transforms it and solves
@@ -60,8 +61,9 @@ def oracles(n, d, seed=0):
     return {"hinge LP": hinge, "absolute LP": absolute, "hinge MILP (integer w)": milp}
 
 
-def floor_ms(model, calls, seed=1):
-    """Median ms of a warm HiGHS re-solve after changing the costs of w (highspy, no Pyomo)."""
+def floor_ms(model, sigmas):
+    """Median ms of a warm HiGHS re-solve after changing the costs of w to
+    (cost - sigma_k) for OPSamp's own noise vectors (highspy, no Pyomo)."""
     from privopt.solvers import persistent_solver
 
     m = model.clone()
@@ -73,10 +75,8 @@ def floor_ms(model, calls, seed=1):
     h = opt._solver_model
     cols = [opt._pyomo_var_to_solver_var_map[id(v)] for v in w]
     base = np.array(h.getLp().col_cost_)
-    rng = np.random.default_rng(seed)
     times = []
-    for _ in range(calls):
-        sigma = rng.exponential(1.0, size=len(w))
+    for sigma in sigmas:
         start = time.perf_counter()
         for j, c in enumerate(cols):
             h.changeColCost(c, base[c] - sigma[j])
@@ -96,6 +96,8 @@ def main(argv=None):
     p.add_argument("--calls", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--workers", default="1,2")
+    p.add_argument("--paths", default="persistent,cold", help="which paths to time")
+    p.add_argument("--tag", default="", help="suffix of the result files (e.g. _m1000)")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     args = p.parse_args(argv)
     workers = [int(k) for k in args.workers.split(",")]
@@ -105,15 +107,19 @@ def main(argv=None):
     rows = []
     try:
         for name, model in oracles(args.n, args.d).items():
-            floor = floor_ms(model, args.calls)
             n_samples = privopt.models.get_info(model).n_samples
             kw = dict(epsilon=1.0, delta=1.0 / n_samples**2, n_oracle_calls=args.calls, random_state=7,
                       progress=False, project=False)
-            times = {(k, pers): [] for k in workers for pers in (True, False)}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                noise = privopt.opsamp(model, executor=pools[workers[0]], return_noise=True, **kw).noise
+            floor = floor_ms(model, noise[:-1])     # the same sigma_1..sigma_m the runs below use
+            paths = [p_ == "persistent" for p_ in args.paths.split(",")]
+            times = {(k, pers): [] for k in workers for pers in paths}
             weights = []
             for _ in range(args.repeats):
                 for k in workers:
-                    for pers in (True, False):
+                    for pers in paths:
                         start = time.perf_counter()
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
@@ -135,7 +141,7 @@ def main(argv=None):
         for pool in pools.values():
             pool.shutdown()
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "opsamp_persistent.csv"), "w", newline="") as fh:
+    with open(os.path.join(args.out, f"opsamp_persistent{args.tag}.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
@@ -157,9 +163,9 @@ def main(argv=None):
         lines.append(f"| {r['oracle']} | {r['workers']} | {r['path']} | {r['ms_per_call']} | {r['calls_per_s']} | "
                      f"{r['floor_ms']} | {r['ratio_to_floor']} | {r['same_weights']} |")
     lines.append("")
-    with open(os.path.join(args.out, "opsamp_persistent.md"), "w") as fh:
+    with open(os.path.join(args.out, f"opsamp_persistent{args.tag}.md"), "w") as fh:
         fh.write("\n".join(lines))
-    print(f"wrote {args.out}/opsamp_persistent.csv and .md")
+    print(f"wrote {args.out}/opsamp_persistent{args.tag}.csv and .md")
     return 0
 
 

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
-from ._validation import check_choice, check_delta, check_epsilon
+from ._validation import check_choice, check_delta, check_epsilon, check_positive
 from .calibration import OPDISC_CALIBRATIONS
 from .exceptions import ParameterError
 from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
@@ -161,7 +161,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
         if mechanism == "opdisc":
             d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
-            norm_bound = self.norm_bound if self.norm_bound is not None else min(math.sqrt(d_model), 2.0)
+            norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
+                          else min(math.sqrt(d_model), 2.0))
             grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
             model = zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound,
                                        fit_intercept=self.fit_intercept)

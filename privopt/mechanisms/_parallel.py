@@ -113,7 +113,8 @@ def dumps_model(model) -> bytes:
             raise ModelError(f"model: it cannot be serialized for the workers: {exc}", "model") from exc
 
 
-def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fatal=None, max_in_flight=None):
+def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fatal=None, max_in_flight=None,
+                weights=None):
     """Run ``fn(*args)`` for each tuple of ``arg_tuples`` on ``executor``.
 
     Returns ``(results, fatal_index)``: results in submission order (``None``
@@ -122,6 +123,8 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
     result or an exception every call not yet finished is cancelled (calls
     already running finish in their worker); an exception is re-raised.
     At most ``max_in_flight`` calls are pending at once (default: all).
+    ``weights``: how much each call advances the progress bar (e.g. the
+    number of oracle calls a task holds; default 1 each).
     """
     from .._progress import progress_bar
 
@@ -131,7 +134,8 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
     pending: dict = {}
     fatal_index = None
     submitted = 0
-    bar = progress_bar(n, desc=desc, unit="call", disable=not progress)
+    steps = [1] * n if weights is None else [int(w) for w in weights]
+    bar = progress_bar(sum(steps), desc=desc, unit="call", disable=not progress)
     try:
         while submitted < n or pending:
             while submitted < n and len(pending) < window:
@@ -141,7 +145,7 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
             for fut in sorted(done, key=pending.__getitem__):
                 i = pending.pop(fut)
                 results[i] = fut.result()  # re-raises a worker's exception
-                bar.update(1)
+                bar.update(steps[i])
                 if is_fatal is not None and is_fatal(results[i]):
                     fatal_index = i
                     break

@@ -192,6 +192,19 @@ def _oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs:
     return _read_answer(model, w, solver, solve_kwargs)
 
 
+def _oracle_chunk(payload, weight_names, sigmas, solver, solve_kwargs, key=None, keep=False, stop=False):
+    """Several oracle calls in one task (:func:`_oracle_call` for each row of
+    ``sigmas``, in order); with ``stop`` the task ends at its first
+    uncertified call (the parent then releases nothing)."""
+    out = []
+    for sigma in sigmas:
+        answer = _oracle_call(payload, weight_names, sigma, solver, solve_kwargs, key, keep)
+        out.append(answer)
+        if stop and not answer.certified:
+            break
+    return out
+
+
 def _box_diameters(w_vars):
     """(D_inf, D_2, D_1) of the box of the variables' declared bounds, or None."""
     widths = []
@@ -449,23 +462,30 @@ def opsamp(
         pool = executor
     try:
         shared = None if owned else share(pool, payload)
-        calls = [(shared, weight_names, sigmas[k].copy(), solver, solve_kwargs, key, persistent)
-                 for k in range(m)]
-        answers, fatal = run_ordered(
-            pool, _oracle_call, calls, progress=progress, desc="OPSamp oracle calls",
-            is_fatal=(lambda a: not a.certified) if on_failure == "raise" else None,
-            max_in_flight=max(32, 4 * worker_count(pool)))
+        # several calls per task, so that the executor's round trip does not
+        # dominate a warm re-solve: at least 4 tasks per worker, at most 64 calls each
+        size = max(1, min(64, m // (4 * worker_count(pool))))
+        chunks = [sigmas[k:k + size].copy() for k in range(0, m, size)]
+        stop = on_failure == "raise"
+        calls = [(shared, weight_names, chunk, solver, solve_kwargs, key, persistent, stop) for chunk in chunks]
+        results, fatal_chunk = run_ordered(
+            pool, _oracle_chunk, calls, progress=progress, desc="OPSamp oracle calls",
+            is_fatal=(lambda batch: any(not a.certified for a in batch)) if stop else None,
+            max_in_flight=max(8, 4 * worker_count(pool)), weights=[len(c) for c in chunks])
     finally:
         if owned:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    if fatal is not None:
-        bad = answers[fatal]
+    if fatal_chunk is not None:
+        batch = results[fatal_chunk]
+        first = next(i for i, a in enumerate(batch) if not a.certified)
+        fatal, bad = fatal_chunk * size + first, batch[first]
         raise NotCertifiedError(
             f"{bad.report.solver} did not certify the optimum of OPSamp oracle call {fatal + 1} of {m} "
             f"({bad.report.termination.name}, objective {bad.report.objective}, bound "
             f"{bad.report.bound}); the privacy guarantee needs every call's argmin, so nothing is "
             "released. Raise time_limit, try another solver, or see on_failure.", bad.report)
+    answers = [a for batch in results for a in batch]
     for k, a in enumerate(answers):
         if a.values is None:  # pragma: no cover - solve() raises when there is no solution
             raise SolverError(f"OPSamp oracle call {k + 1} returned no solution.", a.report)
