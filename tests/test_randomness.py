@@ -181,9 +181,9 @@ def test_opsamp_noise_is_one_stream_drawn_in_order():
     received = []
     original = opsamp_mod._oracle_call
 
-    def spy(payload, names, sigma, solver, solve_kwargs):
+    def spy(payload, names, sigma, solver, solve_kwargs, *rest):
         received.append(np.array(sigma, dtype=float))
-        return original(payload, names, sigma, solver, solve_kwargs)
+        return original(payload, names, sigma, solver, solve_kwargs, *rest)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(opsamp_mod, "_oracle_call", spy)
