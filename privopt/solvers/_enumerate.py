@@ -20,8 +20,10 @@ has 327,829 points; {-5..5}^23 with D^2 = 23 has 2.2e13 (no enumeration: use
 a MILP solver), but with D^2 = 4 only 156,953.
 
 It solves only the model privopt built: the builder records the model's
-components, and a model with added or changed constraints, fixed weights or
-changed bounds is refused (a MILP solver solves it instead).
+components, and a model with added components, deactivated constraints,
+fixed weights or changed weight bounds is refused (a MILP solver solves it
+instead).  A constraint whose expression was edited in place is not
+detected: edit a model, then solve it with a MILP solver.
 """
 
 from __future__ import annotations
