@@ -75,20 +75,17 @@ def main_adult(args) -> int:
 
     from ..datasets import DatasetError
 
-    try:
-        from ..datasets import load_adult
-
-        load_adult(args.data_home, random_state=args.seed)
+    try:   # the data are read first, before any run starts
+        rows = run_adult_experiment(
+            methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
+            time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
+            data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
+            numeric_levels=args.levels, calibration=args.calibration)
     except DatasetError as exc:
         print(f"privopt experiment adult: the UCI Adult files are not available: {exc}\n"
               "Give the folder that holds adult/ (adult.data, adult.test, adult.names) with "
               "--data-home DIR or PRIVOPT_DATA_HOME=DIR.", file=sys.stderr)
         return 2
-    rows = run_adult_experiment(
-        methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
-        time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
-        data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
-        numeric_levels=args.levels, calibration=args.calibration)
     print(format_summary(summarize(rows)))
     print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
           f"{args.out}/runtime_histogram.png")
