@@ -543,10 +543,11 @@ def solve(
         time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap, threads=threads, seed=seed
     )
     solver_options.update(user_options)
+    plan = None
     if spec.interface == "enumerate":  # model errors are the caller's, raised before the run
         from ._enumerate import check_enumerable
 
-        check_enumerable(model, solver_options)
+        plan = check_enumerable(model, solver_options)
 
     start = time.perf_counter()
     message = ""
@@ -557,6 +558,8 @@ def solve(
         with _SOLVE_LOCK:
             start = time.perf_counter()
             extra = {} if persistent is None else {"solver_object": persistent, "vars_to_load": vars_to_load}
+            if plan is not None:
+                extra["plan"] = plan
             tc, status, obj, bound, message = _RUNNERS[spec.interface](
                 spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
                 threads=threads, options=solver_options, **extra,

@@ -225,14 +225,17 @@ def check_enumerable(model, options=None):
     return data, noise, scale, normalize, levels, n_points
 
 
-def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
+def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, plan=None):
     """The runner behind ``solve(model, "enumerate")``: returns (termination,
     solution status, objective, bound, message) like the other runners and
-    loads w (with its grid encoding r and, when normalized, s) into the model."""
+    loads w (with its grid encoding r and, when normalized, s) into the model.
+    ``plan``: the result of :func:`check_enumerable` for this model, if made."""
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
     start = time.perf_counter()
-    data, noise, scale, normalize, (coef, bound, unit, D), n_points = check_enumerable(model, options)
+    if plan is None:   # solve() passes the checks it already made
+        plan = check_enumerable(model, options)
+    data, noise, scale, normalize, (coef, bound, unit, D), n_points = plan
     block = _op()._find_block(model)
     d = len(data["grid"])
     W, used = _grid_points(data["grid"], coef, bound)
