@@ -36,10 +36,10 @@ __all__ = [
 
 def __getattr__(name):
     # scikit-learn is an optional extra: import the estimator on first use.
-    if name == "PrivateHalfspaceClassifier":
-        from .estimators import PrivateHalfspaceClassifier
+    if name in ("PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"):
+        from . import estimators
 
-        return PrivateHalfspaceClassifier
+        return getattr(estimators, name)
     if name == "audit":  # scipy.stats is slow to import: load the audit on first use
         import importlib
 

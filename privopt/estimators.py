@@ -18,7 +18,7 @@ from .calibration import OPDISC_CALIBRATIONS
 from .exceptions import ParameterError
 from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
 
-__all__ = ["PrivateHalfspaceClassifier"]
+__all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
 
 _MECHANISMS = ("opdisc", "rspm")
 
@@ -204,3 +204,98 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def predict(self, X):
         scores = self.decision_function(X)
         return np.where(scores >= 0, self.classes_[1], self.classes_[0])
+
+
+class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
+    """The non-private 0/1-loss optimum on OPDisc's grid -- **NOT PRIVATE**.
+
+    A reference point for :class:`PrivateHalfspaceClassifier`: the same
+    features, grid and ball, and the same MILP
+    (:func:`privopt.models.zero_one_halfspace`), solved without noise, so
+    ``coef_`` minimizes the number of training errors over
+    W = {w : w_j in grid, ||w||_2 <= D}.  The gap between this classifier and
+    OPDisc is the price of privacy; the gap between it and a convex
+    surrogate is the price of the grid.
+
+    Parameters are those of :class:`PrivateHalfspaceClassifier` that shape the
+    problem (``grid``, ``norm_bound``, ``bounds``, ``levels``,
+    ``fit_intercept``, ``solver``, ``time_limit``); ``epsilon``, ``delta``,
+    ``random_state`` are accepted so that every estimator can be built the same
+    way, and ignored (``epsilon_spent_`` is ``inf``).  The non-private problem
+    is often much harder for a MILP solver than the perturbed one (nothing
+    breaks the ties among near-optimal halfspaces): when ``time_limit`` stops
+    the solver, the best halfspace found is kept (``certified_`` is False) and
+    ``train_error_bounds_`` brackets the optimum.
+
+    Attributes
+    ----------
+    coef_, intercept_, threshold_ : as in :class:`PrivateHalfspaceClassifier`.
+    report_ : SolveReport of the solve.
+    certified_ : bool, True when the solver proved the optimum.
+    train_error_bounds_ : (lower, upper) number of misclassified training
+        records: the solver's proven bound and the incumbent's count.
+    """
+
+    #: Not private, but limited like the private estimator by the grid, the
+    #: discretized features and (without ``fit_intercept``) a homogeneous
+    #: halfspace: it may score below scikit-learn's test thresholds.
+    _poor_score = True
+    _deterministic = True
+
+    def __init__(self, epsilon=None, delta=None, grid=None, norm_bound=None, bounds=None, levels=4,
+                 fit_intercept=False, solver="auto", time_limit=120.0, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.grid = grid
+        self.norm_bound = norm_bound
+        self.bounds = bounds
+        self.levels = levels
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Solve the 0/1-loss MILP on (X, y) without noise."""
+        import pyomo.environ as pyo
+
+        from .models import get_info
+        from .solvers import choose_solver, solve
+
+        if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
+            raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
+        Xa, classes, y_pm = validate_fit(self, X, y)
+        Xd = self._transform(Xa, fitting=True)
+        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
+        norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
+                      else min(math.sqrt(d_model), 2.0))
+        grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
+        model = zero_one_halfspace(Xd, np.where(y_pm == 1, 1, -1), grid=grid, norm_bound=norm_bound,
+                                   fit_intercept=self.fit_intercept)
+        solver = choose_solver(model) if self.solver == "auto" else self.solver
+        report = solve(model, solver, time_limit=self.time_limit)
+        info = get_info(model)
+        w = np.array([pyo.value(model.w[j]) for j in model.w], dtype=float)
+        w = (np.round(w) if np.allclose(w, np.round(w), atol=1e-6) else w) + 0.0  # no -0.0
+        self.model_info_ = info
+        self.report_ = report
+        self.certified_ = bool(report.certified_optimal)
+        self.weights_ = w
+        self.train_error_bounds_ = (None if report.bound is None else float(report.bound),
+                                    None if report.objective is None else float(report.objective))
+        self.classes_ = np.asarray(classes)
+        self.threshold_ = float(info.extra["threshold"])
+        if self.fit_intercept:
+            coef, intercept = w[:-1].copy(), float(w[-1] - self.threshold_)
+        else:
+            coef, intercept = w.copy(), -self.threshold_
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
+        self.epsilon_spent_ = float("inf")
+        return self
+
+    def decision_function(self, X):
+        """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
+        check_is_fitted(self, "weights_")
+        Xd = self._transform(validate_predict(self, X), fitting=False)
+        return halfspace_decision_function(self.weights_, Xd, self.model_info_)

@@ -153,3 +153,31 @@ def test_defaults_certify_on_one_hot_adult(data_home):
     assert clf.score(data.X_test, data.y_test) > 0.6
     info = clf.model_info_
     assert info.grid[0] == (-2.0, -1.0, 0.0, 1.0, 2.0)
+
+
+@pytest.mark.parametrize("solver", ["enumerate", "highs", "glpk"])
+def test_zero_one_reference_is_the_optimum_by_brute_force(solver):
+    """ZeroOneHalfspaceClassifier minimizes the training 0/1 loss over W = {w in {-1,0,1}^3 :
+    ||w|| <= D}: checked against every grid point, with the model's own decision rule."""
+    import itertools
+
+    from privopt.estimators import ZeroOneHalfspaceClassifier
+
+    if solver != "enumerate":
+        require_solver(solver)
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(60, 3)).astype(float)
+    y = np.where(X @ [1.0, -1.0, 0.5] + rng.normal(0, 0.8, 60) >= 0.5, 1, 0)
+    for D in (np.sqrt(3), np.sqrt(2)):
+        clf = ZeroOneHalfspaceClassifier(norm_bound=D, grid=1, solver=solver).fit(X, y)
+        assert clf.certified_ and clf.report_.solver == solver
+        errors = {w: int(np.sum(predict_halfspace(np.array(w, float), X, clf.model_info_, pm=True)
+                                != np.where(y == 1, 1, -1)))
+                  for w in itertools.product((-1, 0, 1), repeat=3) if np.dot(w, w) <= D**2 + 1e-9}
+        best = min(errors.values())
+        assert round((1 - clf.score(X, y)) * len(y)) == best == clf.train_error_bounds_[1]
+        assert tuple(clf.coef_[0]) in errors and np.dot(clf.coef_[0], clf.coef_[0]) <= D**2 + 1e-9
+        assert clf.epsilon_spent_ == float("inf")
+    # a private fit on the same problem never beats it on the training data
+    priv = PrivateHalfspaceClassifier(epsilon=1.0, norm_bound=np.sqrt(2), grid=1, random_state=0).fit(X, y)
+    assert priv.score(X, y) <= clf.score(X, y)

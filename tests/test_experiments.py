@@ -31,7 +31,8 @@ def _run(small, out, **kw):
 def test_results_file_and_resume(small, tmp_path):
     require_solver("highs")
     rows = _run(small, tmp_path, methods=["opdisc", "nonprivate_lr"], epsilons=[1.0, 4.0], runs=2)
-    assert len(rows) == 8
+    assert len(rows) == 5          # 2 epsilons x 2 runs of OPDisc; the deterministic reference once
+    assert [r["epsilon"] for r in rows if r["method"] == "nonprivate_lr"] == [float("inf")]
     with open(tmp_path / "results.csv") as fh:
         header = next(csv.reader(fh))
     assert header == COLUMNS
@@ -44,14 +45,14 @@ def test_results_file_and_resume(small, tmp_path):
 
     # a complete sweep resumes to nothing new
     again = _run(small, tmp_path, methods=["opdisc", "nonprivate_lr"], epsilons=[1.0, 4.0], runs=2)
-    assert len(again) == 8
+    assert len(again) == 5
 
     # an interrupted sweep (rows lost) resumes exactly the missing runs, with the same seeds
     lines = (tmp_path / "results.csv").read_text().splitlines()
     (tmp_path / "results.csv").write_text("\n".join(lines[:4]) + "\n")
     resumed = _run(small, tmp_path, methods=["opdisc", "nonprivate_lr"], epsilons=[1.0, 4.0], runs=2)
     keys = [(r["method"], r["epsilon"], r["run"]) for r in resumed]
-    assert len(keys) == len(set(keys)) == 8
+    assert len(keys) == len(set(keys)) == 5
     old = {(r["method"], r["epsilon"], r["run"]): r["test_accuracy"] for r in rows}
     new = {(r["method"], r["epsilon"], r["run"]): r["test_accuracy"] for r in resumed}
     assert old == new  # seeds are derived from (method, epsilon, run): same answers
@@ -61,17 +62,18 @@ def test_resume_only_the_same_setting(small, tmp_path, capsys):
     """Another data set (or size, solver, time limit, ...) never resumes an old results file."""
     from privopt.experiments.adult import SettingMismatchError
 
-    rows = _run(small, tmp_path, methods=["nonprivate_lr"], epsilons=[1.0], runs=2)
+    rows = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
     assert len({r["setting"] for r in rows}) == 1
     with cf.ThreadPoolExecutor(1) as ex:
         again = run_experiment(small.X_train, small.y_train, small.X_test, small.y_test, executor=ex,
-                               out=str(tmp_path), methods=["nonprivate_lr"], epsilons=[1.0], runs=2,
+                               out=str(tmp_path), methods=["majority", "dpsgd"], epsilons=[1.0], runs=1,
                                figures=False)
     assert len(again) == 2 and "reusing 2 finished runs" in capsys.readouterr().err
     other = make_planted_halfspace(150, 4, n_test=100, noise=0.05, random_state=1)   # same size, other data
-    for data, kw in ((other, {}), (small, {"time_limit": 5.0}), (small, {"seed": 1})):
+    for data, kw in ((other, {}), (small, {"time_limit": 5.0}), (small, {"seed": 1}),
+                     (small, {"norm_bound": 2.0})):
         with pytest.raises(SettingMismatchError, match="another setting"):
-            _run(data, tmp_path, methods=["nonprivate_lr"], epsilons=[1.0], runs=2, **kw)
+            _run(data, tmp_path, methods=["majority"], epsilons=[1.0], runs=2, **kw)
 
 
 def test_demo_never_mixes_data_sets(tmp_path, monkeypatch, capsys):
@@ -109,6 +111,34 @@ def test_demo_explains_methods_and_figure(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert demo.METHOD_LINES["nonprivate_lr"] in captured.out and "How to read this" in captured.out
     assert captured.err.count("SYNTHETIC DATA INSTEAD") == 1          # the fallback is said once
+
+
+def test_both_calibrations_tuned_dpsgd_and_the_zero_one_reference(small, tmp_path):
+    """One sweep runs OPDisc under both calibrations (labelled apart, same seeds, the paper's
+    sigma smaller), DP-SGD tuned on the private data (labelled so, with the chosen
+    hyperparameters) and the non-private 0/1 optimum on OPDisc's grid and ball."""
+    require_solver("highs")
+    from privopt.estimators import ZeroOneHalfspaceClassifier
+    from privopt.experiments.adult import METHOD_DESCRIPTIONS, method_label
+
+    rows = _run(small, tmp_path, methods=["opdisc", "dpsgd_tuned", "nonprivate_01"], epsilons=[1.0], runs=2,
+                calibration=["proven", "paper"], norm_bound=2.0)
+    labels = sorted(s["method"] for s in summarize(rows))
+    assert labels == ["dpsgd_tuned", "nonprivate_01", "opdisc", "opdisc[paper]"]
+    assert all(lab in METHOD_DESCRIPTIONS for lab in labels)
+    op = {(r["calibration"], r["run"]): r for r in rows if r["method"] == "opdisc"}
+    assert set(op) == {("proven", 0), ("proven", 1), ("paper", 0), ("paper", 1)}
+    assert op["proven", 0]["seed"] == op["paper", 0]["seed"]    # common random numbers
+    tuned = [r for r in rows if r["method"] == "dpsgd_tuned"]
+    assert all(r["status"] == "ok" and "not private" in r["message"] and "clip_norm=" in r["message"]
+               for r in tuned)
+    (ref,) = [r for r in rows if r["method"] == "nonprivate_01"]
+    assert ref["certified"] is True and ref["epsilon"] == float("inf")
+    # the reference is the 0/1 optimum on the same grid: no OPDisc run beats it on training data
+    assert all(r["train_accuracy"] <= ref["train_accuracy"] + 1e-12 for r in op.values())
+    best = ZeroOneHalfspaceClassifier(bounds=(0.0, 1.0), levels=1, norm_bound=2.0).fit(small.X_train, small.y_train)
+    assert best.score(small.X_train, small.y_train) == pytest.approx(ref["train_accuracy"])
+    assert method_label("opdisc", "paper") == "opdisc[paper]" and method_label("rspm", "") == "rspm"
 
 
 def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ pytest.importorskip("sklearn")
 from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 from privopt.baselines import PRIVATE_BASELINES, REFERENCE_BASELINES  # noqa: E402
-from privopt.estimators import PrivateHalfspaceClassifier  # noqa: E402
+from privopt.estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier  # noqa: E402
 from privopt.solvers import available_solvers  # noqa: E402
 
 ESTIMATORS = {name: cls(random_state=0) for name, cls in {**PRIVATE_BASELINES, **REFERENCE_BASELINES}.items()}
@@ -26,6 +26,9 @@ ESTIMATORS["halfspace_opdisc"] = PrivateHalfspaceClassifier(random_state=0, boun
                                                             time_limit=10)
 ESTIMATORS["halfspace_rspm"] = PrivateHalfspaceClassifier(mechanism="rspm", random_state=0, bounds=(-5, 5),
                                                           levels=2, time_limit=10)
+ESTIMATORS["halfspace_zero_one"] = ZeroOneHalfspaceClassifier(bounds=(-5, 5), levels=2, time_limit=10)
+#: Estimators that are not private (no noise, deterministic).
+NOT_PRIVATE = set(REFERENCE_BASELINES) | {"halfspace_zero_one"}
 
 #: name -> {check name: reason}; at most 2 per estimator.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {name: {} for name in ESTIMATORS}
@@ -55,7 +58,7 @@ def test_tags(name):
     tags = est.__sklearn_tags__()
     assert tags.classifier_tags.multi_class is False
     assert tags.input_tags.sparse is False
-    private = name not in REFERENCE_BASELINES
+    private = name not in NOT_PRIVATE
     assert tags.classifier_tags.poor_score is (name != "nonprivate_lr")
     # a fixed int seed is reproducible; None (the private default) is not
     assert tags.non_deterministic is False

@@ -40,6 +40,12 @@ def _csv(kind):
     return parse
 
 
+def _calibration(text):
+    if text not in ("proven", "paper"):
+        raise argparse.ArgumentTypeError(f"calibration {text!r}: choose 'proven', 'paper' or 'proven,paper'")
+    return text
+
+
 def add_experiment_parser(sub, func):
     p = sub.add_parser("experiment", help="run a paper experiment (adult)",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -48,8 +54,10 @@ def add_experiment_parser(sub, func):
                                    "setting resumes), figures in OUT.")
     p.add_argument("name", choices=["adult"], help="which experiment")
     p.add_argument("--methods", type=_csv(str), default=["opdisc", "rspm", "dpsgd"],
-                   help="comma-separated: opdisc, rspm, dpsgd, dpagd, noisy_sgd, objective_perturbation, "
-                        "output_perturbation, nonprivate_lr, majority")
+                   help="comma-separated: opdisc, rspm, dpsgd, dpsgd_tuned (the paper's grid search on the "
+                        "private data: not itself private), dpagd, noisy_sgd, objective_perturbation, "
+                        "output_perturbation; references (not private, run once): nonprivate_lr, "
+                        "nonprivate_01 (0/1 optimum on OPDisc's grid), majority")
     p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0], help="comma-separated epsilons")
     p.add_argument("--runs", type=int, default=15, help="runs per method and epsilon")
     p.add_argument("--solver", default="highs", help="MILP solver for OPDisc and RSPM (see `privopt solvers`)")
@@ -63,9 +71,11 @@ def add_experiment_parser(sub, func):
                    help="folder holding adult/; none: $PRIVOPT_DATA_HOME, then the user cache, then a download")
     p.add_argument("--levels", type=int, default=4,
                    help="grid steps of the numeric features for the MIP methods (public bounds [0, 1])")
-    p.add_argument("--calibration", choices=["proven", "paper"], default="proven",
-                   help="OPDisc noise: 'proven' (privopt's complete proof) or 'paper' "
-                        "(Algorithm 1's value, to reproduce the paper)")
+    p.add_argument("--calibration", type=_csv(_calibration), default="proven",
+                   help="OPDisc noise: 'proven' (privopt's complete proof), 'paper' "
+                        "(Algorithm 1's value, to reproduce the paper) or 'proven,paper' for both")
+    p.add_argument("--norm-bound", type=float, default=None,
+                   help="OPDisc's ball D, grid -floor(D)..floor(D); none: the paper's sqrt(d)")
     p.set_defaults(func=func)
     return p
 
@@ -80,7 +90,7 @@ def main_adult(args) -> int:
             methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
             time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
             data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
-            numeric_levels=args.levels, calibration=args.calibration)
+            numeric_levels=args.levels, calibration=args.calibration, norm_bound=args.norm_bound)
     except DatasetError as exc:
         print(f"privopt experiment adult: the UCI Adult files are not available: {exc}\n"
               "Give the folder that holds adult/ (adult.data, adult.test, adult.names) with "

@@ -52,6 +52,40 @@ COLUMNS = [
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
 MIP_METHODS = ("opdisc", "rspm")
+#: DP-SGD with the paper's grid search over clip norm, batch size and learning
+#: rate, the best combination chosen on a validation split of the TRAINING
+#: (private) data, as in [NRVW20] Section 5: every run is (epsilon, delta)-DP,
+#: the selection is not.
+TUNED_METHODS = ("dpsgd_tuned",)
+#: The non-private 0/1-loss optimum on OPDisc's grid and ball.
+ZERO_ONE_REFERENCE = "nonprivate_01"
+#: Methods without randomness: run once per sweep (epsilon recorded as inf).
+DETERMINISTIC_METHODS = ("nonprivate_lr", "majority", ZERO_ONE_REFERENCE)
+#: Seconds for the non-private 0/1 reference when the sweep sets no time limit.
+REFERENCE_TIME_LIMIT = 600.0
+
+#: One line per method: what it is (for tables, figure legends and the demo).
+METHOD_DESCRIPTIONS = {
+    "opdisc": "OPDisc [NRVW20, Alg. 1]: 0/1 loss, objective perturbation, privopt's proven sigma",
+    "opdisc[paper]": "OPDisc with Algorithm 1's sigma (as published; its proof has a gap)",
+    "rspm": "RSPM [NRW18]: 0/1 loss over {-1,0,1}^d, Laplace objective perturbation",
+    "dpsgd": "DP-SGD logistic regression [ACG+16], privopt's public default hyperparameters",
+    "dpsgd_tuned": ("DP-SGD logistic regression, hyperparameters chosen on the private data as in "
+                    "the paper (the choice is not itself private)"),
+    "dpagd": "DP-AGD logistic regression [LK18]",
+    "noisy_sgd": "noisy SGD on the hinge loss [AMU20]",
+    "objective_perturbation": "objective-perturbed logistic regression [CMS11, Alg. 2]",
+    "output_perturbation": "output-perturbed logistic regression [CMS11, Alg. 1]",
+    "nonprivate_lr": "logistic regression, not private (reference)",
+    "majority": "majority class, not private (reference)",
+    ZERO_ONE_REFERENCE: "0/1-loss optimum on OPDisc's grid and ball, not private (reference)",
+}
+
+
+def method_label(method: str, calibration: str = "") -> str:
+    """The name a run is grouped and drawn under: the method, with OPDisc's
+    calibration when it is not privopt's proven one (``"opdisc[paper]"``)."""
+    return f"{method}[{calibration}]" if method == "opdisc" and calibration not in ("", "proven") else method
 
 
 def _baselines():
@@ -65,9 +99,11 @@ def available_methods() -> list[str]:
 
     names = [m for m in MIP_METHODS if m in MECHANISMS]
     try:
-        names += list(_baselines())
+        names += list(_baselines()) + list(TUNED_METHODS)
     except ImportError:  # baselines need the [learn] extra
         pass
+    if "opdisc" in names:
+        names.append(ZERO_ONE_REFERENCE)
     return names
 
 
@@ -89,23 +125,41 @@ class Task:
     levels: tuple | None
     baseline_params: tuple = ()
     calibration: str = "proven"
+    norm_bound: float | None = None
+
+
+def _opdisc_ball(task: Task, n_features: int) -> float:
+    """OPDisc's D: the task's, else the paper's ||w|| <= sqrt(d) (grid
+    -floor(D)..floor(D) either way)."""
+    return task.norm_bound if task.norm_bound is not None else math.sqrt(n_features)
 
 
 def _make_estimator(task: Task, n_features: int):
+    levels = list(task.levels) if task.levels is not None else 1
     if task.method in MIP_METHODS:
         from ..estimators import PrivateHalfspaceClassifier
 
         return PrivateHalfspaceClassifier(
             epsilon=task.epsilon, delta=task.delta, mechanism=task.method, bounds=(0.0, 1.0),
-            levels=list(task.levels) if task.levels is not None else 1, solver=task.solver,
+            levels=levels, solver=task.solver,
             time_limit=task.time_limit, random_state=task.seed, on_failure="return",
             calibration=task.calibration if task.method == "opdisc" else "proven",
-            # the paper's ball for OPDisc: ||w|| <= sqrt(d), grid -floor(sqrt d)..floor(sqrt d)
-            norm_bound=math.sqrt(n_features) if task.method == "opdisc" else None)
+            norm_bound=_opdisc_ball(task, n_features) if task.method == "opdisc" else None)
+    if task.method == ZERO_ONE_REFERENCE:
+        from ..estimators import ZeroOneHalfspaceClassifier
+
+        return ZeroOneHalfspaceClassifier(
+            bounds=(0.0, 1.0), levels=levels, norm_bound=_opdisc_ball(task, n_features),
+            solver=task.solver, time_limit=task.time_limit or REFERENCE_TIME_LIMIT)
+    if task.method in TUNED_METHODS:
+        from ..baselines import DPSGDLogisticRegression
+
+        return DPSGDLogisticRegression(epsilon=task.epsilon, delta=task.delta, random_state=task.seed,
+                                       bounds=(0.0, 1.0), **dict(task.baseline_params))
     cls = _baselines()[task.method]
     params = cls().get_params()
     kwargs = {}
-    if "epsilon" in params:
+    if "epsilon" in params and math.isfinite(task.epsilon):
         kwargs["epsilon"] = task.epsilon
     if "delta" in params:
         kwargs["delta"] = task.delta
@@ -132,12 +186,22 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
         est = _make_estimator(task, X_train.shape[1])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UncertifiedReleaseWarning)
-            est.fit(X_train, y_train)
+            if task.method in TUNED_METHODS:
+                est, row["message"] = _tuned(est, task, X_train, y_train)
+            else:
+                est.fit(X_train, y_train)
         uncertified = [w for w in caught if issubclass(w.category, UncertifiedReleaseWarning)]
         row["train_accuracy"] = float(est.score(X_train, y_train))
         row["test_accuracy"] = float(est.score(X_test, y_test))
         result = getattr(est, "result_", None)
-        if result is not None:
+        if task.method == ZERO_ONE_REFERENCE:   # not private: the best halfspace found counts
+            row["certified"] = est.certified_
+            lo, hi = est.train_error_bounds_
+            n = len(y_train)
+            row["message"] = ("" if est.certified_ else
+                              f"not proven optimal within {est.time_limit:g} s; optimum's training accuracy "
+                              f"<= {1 - (lo or 0) / n:.4f}")
+        elif result is not None:
             row["certified"] = bool(result.certified)
             if not result.certified:
                 row["status"] = "uncertified"
@@ -155,6 +219,25 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
         row["message"] = f"{type(exc).__name__}: {exc}"[:300]
     row["seconds"] = time.perf_counter() - start
     return row
+
+
+def _tuned(est, task: Task, X_train, y_train):
+    """The paper's DP-SGD baseline: grid search (privopt.baselines.DEFAULT_DPSGD_GRID)
+    with the validation split drawn from the training data, refit on all of it."""
+    import warnings
+
+    from ..baselines import private_grid_search
+    from ..baselines.grid_search import DEFAULT_DPSGD_GRID
+    from ..exceptions import PrivacyLeakWarning
+
+    grid = dict(DEFAULT_DPSGD_GRID)
+    n_fit = len(y_train) - int(round(0.25 * len(y_train)))  # the search fits on 3/4 of the records
+    grid["batch_size"] = [b for b in grid["batch_size"] if b <= n_fit] or [max(1, n_fit // 10)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the label says it; the row records it
+        found = private_grid_search(est, grid, X_train, y_train, random_state=task.seed)
+    params = ", ".join(f"{k}={v:g}" for k, v in sorted(found.best_params.items()))
+    return found.best_estimator, f"chosen on private data (not private): {params}"
 
 
 def read_results(path) -> list[dict]:
@@ -182,11 +265,12 @@ def _done_keys(rows) -> set:
 
 
 def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, levels, baseline_params,
-                       seed) -> str:
+                       seed, norm_bound=None) -> str:
     """A short fingerprint of everything that changes a run's result except
     (method, epsilon, run, calibration): the data (a hash of the arrays, so
-    their size too), solver, time limit, levels, baseline parameters and the
-    sweep's seed.  A results file is resumed only with the same setting."""
+    their size too), solver, time limit, levels, baseline parameters, OPDisc's
+    ball and the sweep's seed.  A results file is resumed only with the same
+    setting."""
     import hashlib
 
     h = hashlib.sha256()
@@ -194,8 +278,11 @@ def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, 
         arr = np.ascontiguousarray(np.asarray(a))
         h.update(str((arr.shape, arr.dtype.str)).encode())
         h.update(arr.tobytes())
-    h.update(repr((solver, time_limit, None if levels is None else tuple(levels),
-                   tuple(sorted((baseline_params or {}).items())), seed)).encode())
+    key = (solver, time_limit, None if levels is None else tuple(levels),
+           tuple(sorted((baseline_params or {}).items())), seed)
+    if norm_bound is not None:  # settings of sweeps with the paper's ball keep their old fingerprint
+        key += (float(norm_bound),)
+    h.update(repr(key).encode())
     return h.hexdigest()[:12]
 
 
@@ -218,7 +305,7 @@ def run_experiment(
     X_train, y_train, X_test, y_test, *,
     methods, epsilons, runs=15, solver="highs", time_limit=None, out="results", seed=0,
     scheduler=None, executor=None, max_workers=None, levels=None, baseline_params=None,
-    progress=True, figures=True, title="", calibration="proven",
+    progress=True, figures=True, title="", calibration="proven", norm_bound=None,
 ) -> list[dict]:
     """Run every (method, epsilon, run) not yet in ``out/results.csv``.
 
@@ -228,7 +315,15 @@ def run_experiment(
     feature for the MIP methods (public feature bounds are (0, 1));
     ``baseline_params``: extra parameters for the baselines (e.g. a public
     ``data_norm``); ``calibration``: OPDisc's noise calibration, "proven"
-    (default) or "paper" (see :func:`privopt.opdisc`).
+    (default) or "paper" (see :func:`privopt.opdisc`), or a list of both to
+    run OPDisc under each (rows say which; the paper's is drawn as
+    ``opdisc[paper]``); ``norm_bound``: OPDisc's ball D (default sqrt(d), the
+    paper's), grid -floor(D)..floor(D).
+
+    Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
+    paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
+    optimum on OPDisc's grid and ball.  Methods without randomness
+    (:data:`DETERMINISTIC_METHODS`) run once, recorded with epsilon = inf.
     """
     from .._progress import progress_bar
 
@@ -241,11 +336,19 @@ def run_experiment(
             raise ValueError(f"unknown method {m!r}; choose from {', '.join(known)}")
     epsilons = [check_epsilon(e) for e in epsilons]
     runs = check_int(runs, "runs", minimum=1)
-    calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
+    calibrations = [calibration] if isinstance(calibration, str) else list(calibration)
+    if not calibrations:
+        raise ValueError("calibration: give 'proven', 'paper' or a list of them")
+    calibrations = list(dict.fromkeys(check_choice(c, "calibration", OPDISC_CALIBRATIONS) for c in calibrations))
+    if norm_bound is not None:
+        from .._validation import check_positive
+
+        norm_bound = check_positive(norm_bound, "norm_bound")
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
     setting = experiment_setting(X_train, y_train, X_test, y_test, solver=solver, time_limit=time_limit,
-                                 levels=levels, baseline_params=baseline_params, seed=seed)
+                                 levels=levels, baseline_params=baseline_params, seed=seed,
+                                 norm_bound=norm_bound)
     existing = read_results(path)
     other = sorted({r.get("setting") or "(none recorded)" for r in existing} - {setting})
     if other:
@@ -262,10 +365,17 @@ def run_experiment(
     n = len(y_train)
     delta = 1.0 / n**2
     extra = tuple(sorted((baseline_params or {}).items()))
-    tasks = [Task(m, e, r, task_seed(seed, m, e, r), delta, solver, time_limit,
-                  tuple(levels) if levels is not None else None, extra, calibration)
-             for m in methods for e in epsilons for r in range(runs)
-             if (m, round(e, 9), r, _row_calibration(m, calibration)) not in done]
+    lv = tuple(levels) if levels is not None else None
+    grid = []
+    for m in methods:
+        if m in DETERMINISTIC_METHODS:
+            grid.append((m, math.inf, 0, ""))
+            continue
+        for c in (calibrations if m == "opdisc" else [""]):
+            grid += [(m, e, r, c) for e in epsilons for r in range(runs)]
+    tasks = [Task(m, e, r, task_seed(seed, m, e, r) if math.isfinite(e) else task_seed(seed, m, 0.0, r),
+                  delta, solver, time_limit, lv, extra, c or "proven", norm_bound)
+             for m, e, r, c in grid if (m, round(e, 9), r, _row_calibration(m, c)) not in done]
     new_file = not os.path.exists(path)
     fh = open(path, "a", newline="")
     writer = csv.DictWriter(fh, fieldnames=COLUMNS)
@@ -303,11 +413,12 @@ def run_experiment(
 
 
 def summarize(rows) -> list[dict]:
-    """Per (method, epsilon): runs, certified, uncertified, errors, mean/std accuracy of the
-    certified (or non-oracle) runs, median seconds."""
+    """Per (method label, epsilon): runs, certified, uncertified, errors, mean/std accuracy of
+    the certified (or non-oracle) runs, median seconds.  The label is
+    :func:`method_label` (``opdisc[paper]`` for the paper's calibration)."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r["method"], r["epsilon"]), []).append(r)
+        groups.setdefault((method_label(r["method"], r.get("calibration") or ""), r["epsilon"]), []).append(r)
     out = []
     for (m, e), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         good = [r for r in rs if r["status"] == "ok"]
@@ -361,11 +472,14 @@ def run_adult_experiment(
     *, methods=("opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
     time_limit=None, scheduler=None, out="results/adult", seed=0, data_home=None, n_train=None,
     numeric_levels=4, progress=True, max_workers=None, figures=True, calibration="proven",
+    norm_bound=None,
 ) -> list[dict]:
     """The Adult experiment of [NRVW20] Section 5: balanced n = 15682,
     d = 23, a seeded 80/20 held-out split, delta = 1/n^2.  ``n_train``
-    subsamples the training set (for the demo); ``calibration="paper"`` runs
-    OPDisc with Algorithm 1's noise scale, as the paper did."""
+    subsamples the training set (the first n_train of the shuffled rows);
+    ``calibration="paper"`` (or ``["proven", "paper"]``) runs OPDisc with
+    Algorithm 1's noise scale, as the paper did; ``norm_bound`` replaces the
+    paper's ball D = sqrt(23) (grid -floor(D)..floor(D))."""
     from ..datasets import load_adult
 
     data = load_adult(data_home, random_state=seed)
@@ -377,5 +491,6 @@ def run_adult_experiment(
         X_train, y_train, data.X_test, data.y_test, methods=list(methods), epsilons=epsilons, runs=runs,
         solver=solver, time_limit=time_limit, out=out, seed=seed, scheduler=scheduler,
         max_workers=max_workers, levels=levels, baseline_params=adult_baseline_params(data),
-        progress=progress, figures=figures, calibration=calibration,
-        title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]})")
+        progress=progress, figures=figures, calibration=calibration, norm_bound=norm_bound,
+        title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]}"
+              + (f", OPDisc D = {norm_bound:g})" if norm_bound is not None else ")"))

@@ -11,7 +11,13 @@ import numpy as np
 __all__ = ["plot_accuracy", "plot_runtimes"]
 
 #: Non-private reference points, drawn as horizontal lines.
-REFERENCE = ("nonprivate_lr", "majority")
+REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01")
+
+
+def _label(r) -> str:
+    from .adult import method_label
+
+    return method_label(r["method"], r.get("calibration") or "")
 
 
 def _plt():
@@ -31,18 +37,20 @@ def plot_accuracy(rows, path, title=""):
     plt = _plt()
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-    methods = sorted({r["method"] for r in rows})
-    all_eps = sorted({r["epsilon"] for r in rows})
+    methods = sorted({_label(r) for r in rows})
+    all_eps = sorted({r["epsilon"] for r in rows if math.isfinite(r["epsilon"])})
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, key, label in [(axes[0], "train_accuracy", "training"), (axes[1], "test_accuracy", "held-out")]:
         for i, m in enumerate(methods):
             c = colors[i % len(colors)]
-            rs = [r for r in rows if r["method"] == m]
+            rs = [r for r in rows if _label(r) == m]
             if m in REFERENCE:
                 vals = [r[key] for r in rs if r["status"] == "ok"]
+                best_found = any(r["certified"] is False for r in rs if r["status"] == "ok")
                 if vals:
-                    ax.axhline(np.mean(vals), color=c, ls="--", lw=1.2, label=f"{m} (not private)")
+                    ax.axhline(np.mean(vals), color=c, ls="--", lw=1.2,
+                               label=f"{m} (not private{', best found' if best_found else ''})")
                 continue
             eps = sorted({r["epsilon"] for r in rs})
             mean, std, xs = [], [], []
@@ -83,7 +91,7 @@ def plot_accuracy(rows, path, title=""):
 def plot_runtimes(rows, path, title=""):
     """Histogram of seconds per run for each method (log scale)."""
     plt = _plt()
-    methods = sorted({r["method"] for r in rows})
+    methods = sorted({_label(r) for r in rows})
     fig, ax = plt.subplots(figsize=(7, 4.2))
     secs = [r["seconds"] for r in rows if r["seconds"] > 0]
     if not secs:
@@ -91,8 +99,8 @@ def plot_runtimes(rows, path, title=""):
         return path
     bins = np.logspace(np.log10(max(min(secs), 1e-3)), np.log10(max(secs) * 1.01), 25)
     for m in methods:
-        vals = [r["seconds"] for r in rows if r["method"] == m]
-        unc = sum(r["status"] == "uncertified" for r in rows if r["method"] == m)
+        vals = [r["seconds"] for r in rows if _label(r) == m]
+        unc = sum(r["status"] == "uncertified" for r in rows if _label(r) == m)
         ax.hist(vals, bins=bins, alpha=0.55, label=f"{m} (median {np.median(vals):.1f} s"
                 + (f", {unc} uncertified" if unc else "") + ")")
     from matplotlib.ticker import MaxNLocator
