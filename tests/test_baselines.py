@@ -165,6 +165,20 @@ def test_subsampling_amplification_round_trip_and_hand_value():
     assert e == pytest.approx(math.log(2.0)) and d == pytest.approx(5e-7)
     e0, d0 = acc.deamplify_by_subsampling(0.3, 1e-8, 0.25)
     assert acc.amplify_by_subsampling(e0, d0, 0.25) == pytest.approx((0.3, 1e-8))
+    # q = 1/2, eps = ln 2 -> eps0 = log(1 + (2 - 1)/(1/2)) = ln 3, on both branches of the formula
+    assert acc.deamplify_by_subsampling(math.log(2.0), 1e-6, 0.5)[0] == pytest.approx(math.log(3.0))
+    # q = 1/2, eps = ln 5 > 1 -> eps0 = log(1 + 4/(1/2)) = ln 9
+    assert acc.deamplify_by_subsampling(math.log(5.0), 1e-6, 0.5)[0] == pytest.approx(math.log(9.0))
+
+
+@pytest.mark.parametrize("eps", [50.0, 1e3, 1e4])
+def test_accounting_at_very_large_epsilon(eps):
+    """Huge budgets (a user switching privacy off in effect) give finite parameters, not overflow."""
+    e0, _ = acc.deamplify_by_subsampling(eps, 1e-6, 0.01)
+    assert e0 == pytest.approx(eps - math.log(0.01))
+    assert acc.amplify_by_subsampling(e0, 1e-6, 0.01)[0] == pytest.approx(eps)
+    rho = acc.zcdp_rho_from_dp(eps, 1e-6)
+    assert rho > 0 and acc.dp_epsilon_from_zcdp(rho, 1e-6) <= eps
 
 
 @pytest.mark.parametrize("eps,q,steps", [(0.1, 256 / 15682, 306), (1.0, 0.01, 500), (3.0, 0.05, 100)])

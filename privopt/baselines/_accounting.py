@@ -141,7 +141,11 @@ def zcdp_rho_from_dp(epsilon: float, delta: float) -> float:
     def excess(rho):
         return dp_epsilon_from_zcdp(rho, delta) - epsilon
 
-    if excess(lo) > 0:  # pragma: no cover - the min() makes this impossible
+    for _ in range(60):  # the closed form can round a hair above epsilon (e.g. epsilon = 1e4)
+        if excess(lo) <= 0:
+            break
+        lo *= 1.0 - 1e-9
+    else:  # pragma: no cover - the min() makes this impossible
         raise RuntimeError("zCDP conversion is looser than [BS16]")
     hi = 2.0 * lo
     while excess(hi) <= 0:
@@ -223,13 +227,19 @@ def amplify_by_subsampling(epsilon: float, delta: float, q: float) -> tuple[floa
     Section 5: sampling without replacement, substitution relation; the
     proof couples the two subsamples so that they differ with probability q
     and uses advanced joint convexity, their Theorem 2)."""
+    if epsilon > 700.0:  # e^eps overflows; log(1 + q (e^eps - 1)) = eps + log q + log(1 + (1 - q) e^-eps / q)
+        return epsilon + math.log(q) + math.log1p((1.0 - q) * math.exp(-epsilon) / q), q * delta
     return math.log1p(q * math.expm1(epsilon)), q * delta
 
 
 def deamplify_by_subsampling(epsilon: float, delta: float, q: float) -> tuple[float, float]:
     """The inverse of :func:`amplify_by_subsampling`: the (eps0, delta0) a base
     mechanism may have so that the subsampled mechanism is (eps, delta)-DP:
-    ``eps0 = log(1 + (e^eps - 1)/q)``, ``delta0 = delta / q``."""
+    ``eps0 = log(1 + (e^eps - 1)/q)``, ``delta0 = delta / q``.  Above
+    eps = 1 it is evaluated as ``eps - log q + log(1 - (1 - q) e^-eps)`` (the
+    same number, without overflow at large eps)."""
+    if epsilon > 1.0:
+        return epsilon - math.log(q) + math.log1p(-(1.0 - q) * math.exp(-epsilon)), delta / q
     return math.log1p(math.expm1(epsilon) / q), delta / q
 
 
