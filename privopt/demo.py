@@ -3,7 +3,7 @@
 OPDisc, RSPM (when installed), DP-SGD logistic regression and non-private
 logistic regression on a 4000-record subsample of the paper's balanced Adult
 training set, at three epsilons, a few runs each; prints the table and writes
-``accuracy_vs_epsilon.png`` and ``runtime_histogram.png``.  With the Adult
+``accuracy_vs_epsilon.png`` and ``runtimes.png``.  With the Adult
 files neither found nor downloadable, it says how to provide them and runs on
 a synthetic planted-halfspace data set instead.
 """
@@ -92,5 +92,5 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
     print(format_summary(summarize(rows)))
     print("\n" + CLOSING)
     print(f"\nresults: {os.path.join(out, 'results.csv')}\nfigures: "
-          f"{os.path.join(out, 'accuracy_vs_epsilon.png')}, {os.path.join(out, 'runtime_histogram.png')}")
+          f"{os.path.join(out, 'accuracy_vs_epsilon.png')}, {os.path.join(out, 'runtimes.png')}")
     return 0

@@ -41,7 +41,7 @@ def test_results_file_and_resume(small, tmp_path):
         assert r["seconds"] > 0 and r["delta"] == pytest.approx(1 / 150**2)
     assert all(r["certified"] is True for r in rows if r["method"] == "opdisc")
     assert os.path.getsize(tmp_path / "accuracy_vs_epsilon.png") > 10_000
-    assert os.path.getsize(tmp_path / "runtime_histogram.png") > 5_000
+    assert os.path.getsize(tmp_path / "runtimes.png") > 5_000
 
     # a complete sweep resumes to nothing new
     again = _run(small, tmp_path, methods=["opdisc", "nonprivate_lr"], epsilons=[1.0, 4.0], runs=2)
@@ -188,7 +188,7 @@ def test_cli_experiment_adult(data_home, tmp_path):
     rows = read_results(out / "results.csv")
     assert {r["method"] for r in rows} == {"opdisc", "nonprivate_lr"}
     assert all(r["n_train"] == "400" for r in rows)
-    assert (out / "accuracy_vs_epsilon.png").exists() and (out / "runtime_histogram.png").exists()
+    assert (out / "accuracy_vs_epsilon.png").exists() and (out / "runtimes.png").exists()
 
 
 def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path, capsys, monkeypatch):

@@ -137,7 +137,7 @@ print(format_summary(summarize(rows)))
 
 # %%
 display(Image(filename=os.path.join(out, "accuracy_vs_epsilon.png")))
-display(Image(filename=os.path.join(out, "runtime_histogram.png")))
+display(Image(filename=os.path.join(out, "runtimes.png")))
 shutil.rmtree(out)  # the figures are embedded above; results.csv was only needed to build them
 
 # %% [markdown]

@@ -98,5 +98,5 @@ def main_adult(args) -> int:
         return 2
     print(format_summary(summarize(rows)))
     print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
-          f"{args.out}/runtime_histogram.png")
+          f"{args.out}/runtimes.png")
     return 0

@@ -408,7 +408,7 @@ def run_experiment(
         from .plots import plot_accuracy, plot_runtimes
 
         plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
-        plot_runtimes(rows, os.path.join(out, "runtime_histogram.png"), title=title)
+        plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
     return rows
 
 
