@@ -42,6 +42,9 @@ def test_results_file_and_resume(small, tmp_path):
     assert all(r["certified"] is True for r in rows if r["method"] == "opdisc")
     assert os.path.getsize(tmp_path / "accuracy_vs_epsilon.png") > 10_000
     assert os.path.getsize(tmp_path / "runtimes.png") > 5_000
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| opdisc | 1 | 2 | 2 | 0 |" in summary and "| nonprivate_lr | inf | 1 |" in summary
+    assert "privopt's proven sigma" in summary   # one line per method on what it is
 
     # a complete sweep resumes to nothing new
     again = _run(small, tmp_path, methods=["opdisc", "nonprivate_lr"], epsilons=[1.0, 4.0], runs=2)

@@ -41,6 +41,7 @@ __all__ = [
     "run_experiment",
     "run_adult_experiment",
     "read_results",
+    "write_summary",
     "summarize",
     "task_seed",
 ]
@@ -409,7 +410,43 @@ def run_experiment(
 
         plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
         plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
+    write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)
     return rows
+
+
+def write_summary(rows, path, *, title="", figures=True) -> str:
+    """``summary.md`` of a results file: the table of :func:`summarize`, one line per
+    method on what it is, and the figures.  Rewritten after every sweep."""
+    from collections import Counter
+
+    summary = summarize(rows)
+    labels = list(dict.fromkeys(s["method"] for s in summary))
+    n_train = sorted({r.get("n_train") for r in rows if r.get("n_train")})
+    lines = [f"# {title or 'Experiment'}", "",
+             "Written by privopt's experiment runner (`privopt experiment`, "
+             f"`privopt.experiments.run_experiment`); results: `results.csv` ({len(rows)} runs; n_train {', '.join(map(str, n_train))}). Every "
+             "method is accounted under replace-one neighbours; delta = 1/n^2. Accuracies are mean ± std "
+             "over runs whose solves were certified optimal (uncertified ones are counted, not averaged); "
+             "references without randomness ran once (epsilon inf).", "",
+             "| method | epsilon | runs | ok | uncertified | train accuracy | held-out accuracy | median s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append(f"| {s['method']} | {s['epsilon']:g} | {s['runs']} | {s['ok']} | {s['uncertified']} | "
+                     f"{s['train_mean']:.3f} ± {s['train_std']:.3f} | {s['test_mean']:.3f} ± {s['test_std']:.3f} | "
+                     f"{s['median_seconds']:.2g} |")
+    lines += ["", "Methods:", ""]
+    lines += [f"- `{lab}`: {METHOD_DESCRIPTIONS.get(lab, '')}" for lab in labels]
+    tuned = Counter(r["message"].split(": ", 1)[-1] for r in rows
+                    if r["method"] in TUNED_METHODS and r.get("status") == "ok" and r.get("message"))
+    if tuned:
+        lines += ["", "Hyperparameters `dpsgd_tuned` chose on the private data (runs):", ""]
+        lines += [f"- {params} ({k})" for params, k in tuned.most_common(8)]
+    if figures:
+        lines += ["", "![accuracy](accuracy_vs_epsilon.png)", "", "![run times](runtimes.png)"]
+    text = "\n".join(lines) + "\n"
+    with open(path, "w") as fh:
+        fh.write(text)
+    return text
 
 
 def summarize(rows) -> list[dict]:
