@@ -64,9 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solvers", help="list the solvers privopt knows and whether they are installed")
     p.set_defaults(func=cmd_solvers)
 
-    p = sub.add_parser("demo", help="a small version of the paper's Adult experiment (a few minutes)")
+    p = sub.add_parser("demo", help="a small version of the paper's Adult experiment (a few minutes)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--out", default="privopt-demo", help="folder for the table and figures")
-    p.add_argument("--solver", default="highs")
+    p.add_argument("--solver", default="auto",
+                   help="oracle solver: auto (exact enumeration where small, else HiGHS) or any name of "
+                        "`privopt solvers`")
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per solve")
     p.add_argument("--runs", type=int, default=3, help="runs per epsilon")
     p.add_argument("--data-home", default=None,
