@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
@@ -129,6 +130,25 @@ def test_not_installed_has_install_hint(monkeypatch):
 def test_options_of_wrong_type(options):
     with pytest.raises(SolverOptionError):
         solve(small_milp(), "highs", options=options)
+
+
+def test_unknown_highs_option_names_are_refused_before_any_solve(monkeypatch):
+    """A misspelt HiGHS option is refused with the closest real names, by solve() and by a
+    mechanism before it draws noise; real option names pass."""
+    require_solver("highs")
+    import privopt
+    from privopt.solvers import _dispatch
+
+    calls = []
+    monkeypatch.setattr(_dispatch, "_RUNNERS", {k: (lambda *a, **k: calls.append(1)) for k in _dispatch._RUNNERS})
+    with pytest.raises(SolverOptionError, match=r"options: HiGHS has no option 'presolv' \(did you mean 'presolve'"):
+        solve(small_milp(), "highs", options={"presolv": "off"})
+    model = privopt.models.zero_one_halfspace(np.eye(3), np.array([1, -1, 1]))
+    with pytest.raises(SolverOptionError, match="solver_options: HiGHS has no option 'time_limt'") as info:
+        privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="highs", solver_options={"time_limt": 3})
+    assert info.value.parameter == "solver_options" and calls == []
+    monkeypatch.undo()
+    assert solve(small_milp(), "highs", options={"presolve": "off", "mip_allow_restart": False}).certified_optimal
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     """
     from ..oracle import check_on_failure
     from ..perturbation import is_transformed
-    from ..solvers._dispatch import _check_limits, _check_options
+    from ..solvers._dispatch import _check_limits, _check_options, check_option_names
 
     on_failure = check_on_failure(on_failure)
     if not isinstance(return_noise, (bool, np.bool_)):
@@ -95,6 +95,7 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
 
         solver = choose_solver(model)
     name = check_solver_ready(solver)
+    check_option_names(name, options, "solver_options")
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model "
                          "(privopt.perturbation.revert(model) undoes it).", "model")

@@ -9,6 +9,8 @@ import logging
 import functools
 import math
 import numbers
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -396,6 +398,53 @@ def _check_options(options) -> dict:
     return dict(options)
 
 
+@functools.lru_cache(maxsize=1)
+def _highs_probe():
+    """A highspy.Highs object for looking up option names (HiGHS prints its
+    banner once per process at the first construction; it is kept off the
+    console here)."""
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            probe = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    probe.setOptionValue("output_flag", False)
+    return probe
+
+
+def check_option_names(solver_name: str, options: dict, parameter: str = "options") -> None:
+    """Refuse option names the solver does not have, for solvers whose option
+    names privopt can look up (HiGHS, through highspy's own option table).
+    Other solvers' options are passed on unchecked (their documentation is the
+    reference); a misspelt option there is reported by the solver, if at all."""
+    if not options or solver_name not in ("highs", "appsi_highs"):
+        return
+    try:
+        import highspy
+        probe = _highs_probe()
+    except Exception:  # pragma: no cover - highspy missing: availability is reported elsewhere
+        return
+    unknown = [k for k in options if probe.getOptionValue(k)[0] != highspy.HighsStatus.kOk]
+    if unknown:
+        names = [a for a in dir(highspy.HighsOptions()) if not a.startswith("_")]
+        hints = []
+        for k in unknown:
+            close = difflib.get_close_matches(k, names, n=2, cutoff=0.6)
+            hints.append(f"{k!r}" + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""))
+        err = SolverOptionError(
+            f"{parameter}: HiGHS has no option {', '.join(hints)}; see https://ergo-code.github.io/HiGHS/stable/options/"
+            "definitions/ for its options. privopt's own time_limit, mip_gap, abs_gap and threads are "
+            "arguments, not options.")
+        err.parameter = parameter
+        raise err
+
+
 def _check_limits(time_limit, mip_gap, abs_gap, threads, seed):
     if time_limit is not None:
         if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
@@ -511,6 +560,7 @@ def solve(
                              "persistent")
     _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
     user_options = _check_options(options)
+    check_option_names(spec.name, user_options)
     if not isinstance(model, pyo.Block):
         raise ModelError(f"model must be a Pyomo model (e.g. a ConcreteModel), got {type(model).__name__}.",
                          "model")
