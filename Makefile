@@ -5,13 +5,14 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: demo test system-deps benchmarks notebooks clean help
+.PHONY: demo test system-deps benchmarks notebooks lab clean help
 
 help:
 	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
 	@echo "make test        create/update $(VENV) with the test extras and run pytest"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
 	@echo "make notebooks   re-execute the teaching notebooks in place (refresh their outputs)"
+	@echo "make lab         install JupyterLab into $(VENV) and open the notebooks in it"
 
 # GLPK and CBC come from the operating system.  Install them where we can
 # (root with apt-get), otherwise say how and carry on: their tests then skip
@@ -53,6 +54,13 @@ benchmarks: system-deps $(VENV)/.test-installed
 
 notebooks: system-deps $(VENV)/.test-installed
 	$(PY) notebooks/execute.py
+
+$(VENV)/.lab-installed: pyproject.toml $(VENV)/.test-installed
+	$(PIP) install -q -e ".[notebooks,scip,gurobi]"
+	touch $@
+
+lab: system-deps $(VENV)/.lab-installed
+	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -20,6 +20,9 @@ SCRIPTS = {
                               ["--solvers", "highs", "--seeds", "2", "--time-limit", "60"]),
     "bench_opsamp_workers.py": ([], []),
     "bench_audit.py": ([], []),
+    # the long sweeps resume from their committed CSVs; --quick only rebuilds their tables and figures
+    "bench_oracle_suite.py": ([], ["--summary-only"]),
+    "bench_regimes.py": ([], ["--summary-only"]),
 }
 
 
