@@ -34,3 +34,20 @@ def test_no_reference_to_files_users_never_get():
             if "DESIGN.md" in text or "../shared" in text:
                 offenders.append(f.relative_to(ROOT).as_posix())
     assert not offenders, offenders
+
+
+def test_reference_pages_build_with_mkdocs(tmp_path):
+    """docs/ builds with MkDocs in strict mode: a broken link or a page missing from the
+    navigation fails the build (and this test)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (pip install -e '.[test]')")
+    res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    pages = {p.stem for p in (ROOT / "docs").glob("*.md")}
+    built = {p.parent.name if p.parent != tmp_path / "site" else "index" for p in (tmp_path / "site").rglob("index.html")}
+    assert pages <= built, pages - built
