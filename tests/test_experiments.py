@@ -184,12 +184,14 @@ def test_cli_experiment_adult(data_home, tmp_path):
     env = {**os.environ, "PRIVOPT_DATA_HOME": data_home, "MPLBACKEND": "Agg"}
     proc = subprocess.run(
         [sys.executable, "-m", "privopt", "experiment", "adult", "--methods", "opdisc,nonprivate_lr",
-         "--epsilons", "2", "--runs", "1", "--n-train", "400", "--workers", "1", "--out", str(out)],
+         "--epsilons", "2", "--runs", "1", "--n-train", "400", "--workers", "1", "--out", str(out),
+         "--calibration", "proven,paper", "--norm-bound", "2"],
         capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "held-out acc" in proc.stdout
+    assert "held-out acc" in proc.stdout and "opdisc[paper]" in proc.stdout
     rows = read_results(out / "results.csv")
     assert {r["method"] for r in rows} == {"opdisc", "nonprivate_lr"}
+    assert sorted(r["calibration"] for r in rows if r["method"] == "opdisc") == ["paper", "proven"]
     assert all(r["n_train"] == "400" for r in rows)
     assert (out / "accuracy_vs_epsilon.png").exists() and (out / "runtimes.png").exists()
 
@@ -204,6 +206,13 @@ def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path,
         if action.option_strings and action.dest != "help":
             assert action.help, action.dest                       # every option explained
     assert "(default: 15)" in text and "(default: results/adult)" in text
+    args = sub.parse_args(["adult", "--calibration", "proven,paper", "--norm-bound", "2",
+                           "--methods", "opdisc,dpsgd_tuned,nonprivate_01"])
+    assert args.calibration == ["proven", "paper"] and args.norm_bound == 2.0
+    assert sub.parse_args(["adult"]).calibration == ["proven"]
+    with pytest.raises(SystemExit):
+        sub.parse_args(["adult", "--calibration", "proven,papr"])
+    assert "calibration 'papr'" in capsys.readouterr().err
 
     def no_adult(*a, **k):
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
