@@ -40,7 +40,7 @@ def plot_accuracy(rows, path, title=""):
 
     methods = sorted({_label(r) for r in rows})
     all_eps = sorted({r["epsilon"] for r in rows if math.isfinite(r["epsilon"])})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13.5, 4.2), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, key, label in [(axes[0], "train_accuracy", "training"), (axes[1], "test_accuracy", "held-out")]:
         for i, m in enumerate(methods):
@@ -84,7 +84,8 @@ def plot_accuracy(rows, path, title=""):
     axes[0].set_ylabel("accuracy")
     fig.text(0.5, 0.005, "mean ± std over certified runs; x = runs the solver did not certify "
              "(not private, not averaged)", ha="center", fontsize=8)
-    axes[1].legend(fontsize=8, loc="lower right")
+    # outside the panels, so that it never hides a point
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     if title:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
