@@ -155,8 +155,10 @@ def _make_estimator(task: Task, n_features: int):
     if task.method in TUNED_METHODS:
         from ..baselines import DPSGDLogisticRegression
 
+        accepted = DPSGDLogisticRegression().get_params()
         return DPSGDLogisticRegression(epsilon=task.epsilon, delta=task.delta, random_state=task.seed,
-                                       bounds=(0.0, 1.0), **dict(task.baseline_params))
+                                       bounds=(0.0, 1.0),
+                                       **{k: v for k, v in task.baseline_params if k in accepted})
     cls = _baselines()[task.method]
     params = cls().get_params()
     kwargs = {}
