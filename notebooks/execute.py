@@ -10,7 +10,7 @@ timeout of 300 s per cell, and is written back with its outputs (no per-cell
 timing metadata, so that a refresh changes only what the cells print).  A cell
 that raises stops that notebook, which is then NOT written; the script exits
 with status 1.  Set PRIVOPT_DATA_HOME to the folder holding adult/ first, or
-05_adult_in_small falls back to synthetic data (it says so in its output).
+05_adult_experiment falls back to synthetic data (it says so in its output).
 """
 
 from __future__ import annotations

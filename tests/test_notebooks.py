@@ -31,7 +31,7 @@ COMMON = ("nbformat", "nbclient", "ipykernel", "matplotlib", "numpy", "pyomo", "
 EXTRA = {
     "02_why_normalize": ("scipy",),
     "04_opsamp_convex": ("dask", "distributed"),
-    "05_adult_in_small": ("sklearn", "dp_accounting"),
+    "05_adult_experiment": ("sklearn", "dp_accounting"),
 }
 
 
@@ -60,7 +60,7 @@ def test_the_five_notebooks_exist():
         "02_why_normalize",
         "03_decorate_and_swap_solvers",
         "04_opsamp_convex",
-        "05_adult_in_small",
+        "05_adult_experiment",
     ], stems
 
 
