@@ -42,8 +42,8 @@ METHOD_LINES = {
 CLOSING = (
     "How to read this: each private method's held-out accuracy rises with epsilon (less noise) towards "
     "its non-private reference (dashed lines): nonprivate_01 for OPDisc (the same problem without "
-    "noise), nonprivate_lr for the convex method. At epsilon 0.1 OPDisc's noise outweighs the data "
-    "(accuracy near or even below chance, with a wide spread); the epsilon at which a curve reaches its "
+    "noise), nonprivate_lr for the convex method. At epsilon 0.1 the MIP methods' noise weighs most "
+    "against the data (lowest accuracy, widest spread); the epsilon at which a curve reaches its "
     "reference is what privacy costs that method here. Uncertified MIP runs are never counted as "
     "private results (the table shows them apart). The full comparison, and where a 0/1-loss method "
     "can win, is in notebooks/05_adult_experiment.ipynb. Seeds are fixed here for a reproducible demo, "
