@@ -12,6 +12,7 @@ EXTRAS = {
     "dp_accounting": ("learn", "the DP-SGD / DP-AGD privacy accounting"),
     "dask": ("dask", "parallel OPSamp and experiment sweeps"),
     "distributed": ("dask", "parallel OPSamp and experiment sweeps"),
+    "ray": ("ray", "OPSamp's oracle calls on a Ray cluster (executor='ray')"),
     "matplotlib": ("plot", "figures"),
     "pyscipopt": ("scip", "the SCIP solver"),
     "gurobipy": ("gurobi", "the Gurobi solver"),

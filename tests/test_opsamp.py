@@ -415,6 +415,55 @@ def test_same_result_on_every_executor(threads):
     assert not np.array_equal(other.weights, ref.weights)
 
 
+def test_multiprocessing_pools_and_ray_give_the_same_answer(threads):
+    """A multiprocessing.Pool, and on a local Ray instance both executor='ray' (privopt's own
+    Ray pool, the model sent once per worker) and a user's ray.util.multiprocessing.Pool:
+    the same bits as a thread pool for the same random_state."""
+    import multiprocessing
+
+    X, y = _data(n=20, d=3, seed=3)
+    model, _ = abs_model(X, y)
+    kw = dict(epsilon=2.0, delta=1e-4, n_oracle_calls=10, random_state=123, progress=False)
+    ref = opsamp(model, executor=threads, **kw)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        res = opsamp(model, executor=pool, **kw)
+    np.testing.assert_array_equal(res.weights, ref.weights)
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'privopt[ray]')")
+    from ray.util.multiprocessing import Pool
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        res = opsamp(model, executor="ray", **kw)
+        np.testing.assert_array_equal(res.weights, ref.weights)
+        assert ray.is_initialized()                                  # the user's session is left alone
+        user_pool = Pool(2)
+        try:
+            res = opsamp(model, executor=user_pool, **kw)
+        finally:
+            user_pool.terminate()
+        np.testing.assert_array_equal(res.weights, ref.weights)
+    finally:
+        ray.shutdown()
+
+
+def test_executor_ray_without_ray_names_the_extra(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *a, **k):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    monkeypatch.delitem(sys.modules, "ray", raising=False)
+    X, y = _data(n=20, d=3, seed=3)
+    model, _ = abs_model(X, y)
+    with pytest.raises(ImportError, match=r"privopt\[ray\]"):
+        opsamp(model, epsilon=2.0, delta=1e-4, n_oracle_calls=4, random_state=0, executor="ray", progress=False)
+
+
 @pytest.mark.slow
 def test_dask_cluster_of_processes_gives_the_same_answer(threads):
     distributed = pytest.importorskip("dask.distributed")

@@ -8,8 +8,12 @@ mechanisms:
 
 * :func:`check_executor` accepts ``None`` (a local process pool, created
   later), any :class:`~concurrent.futures.Executor` (process or thread pool,
-  ``dask.distributed.Client.get_executor()``, ...), or a ``dask.distributed``
-  ``Client`` itself (its ``get_executor()`` is used);
+  ``dask.distributed.Client.get_executor()``, ...), a ``dask.distributed``
+  ``Client`` itself (its ``get_executor()`` is used), a pool with the
+  ``multiprocessing.Pool`` interface (the standard library's, or Ray's
+  ``ray.util.multiprocessing.Pool``, which runs on a Ray cluster), seen
+  through :class:`PoolExecutor`, or the string ``"ray"`` (a Ray pool created
+  by :func:`ray_executor` for the run);
 * :func:`default_executor` sizes a :class:`~concurrent.futures.ProcessPoolExecutor`
   to the CPUs this process may use, capped by the number of calls;
 * :func:`dumps_model` serializes a Pyomo model once (``pickle``, or
@@ -28,27 +32,92 @@ from __future__ import annotations
 
 import os
 import pickle
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 
 from ..exceptions import ModelError, ParameterTypeError
 
 __all__ = ["check_executor", "default_executor", "usable_cpus", "worker_count", "dumps_model", "share",
-           "run_ordered"]
+           "run_ordered", "PoolExecutor", "ray_executor"]
+
+#: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
+RAY = "ray"
+
+
+class PoolExecutor(Executor):
+    """A :class:`concurrent.futures.Executor` view of a pool with the
+    ``multiprocessing.Pool`` interface (``apply_async`` with ``callback`` and
+    ``error_callback``): the standard library's ``multiprocessing.Pool`` or
+    Ray's ``ray.util.multiprocessing.Pool`` (Ray's documented drop-in for it,
+    whose workers are actors on a Ray cluster).  ``owned``: ``shutdown``
+    terminates the pool (privopt created it); otherwise the pool is left
+    running for its owner."""
+
+    def __init__(self, pool, *, owned: bool = False):
+        self._pool = pool
+        self._owned = owned
+        n = getattr(pool, "_processes", None)
+        self._max_workers = n if isinstance(n, int) and n > 0 else None
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut = Future()
+        fut.set_running_or_notify_cancel()
+        self._pool.apply_async(fn, args, kwargs, callback=fut.set_result, error_callback=fut.set_exception)
+        return fut
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        if self._owned:
+            self._pool.terminate()
+
+
+def _is_pool(obj) -> bool:
+    return callable(getattr(obj, "apply_async", None)) and callable(getattr(obj, "terminate", None))
 
 
 def check_executor(executor):
-    """``None``, an Executor, or something with ``get_executor()`` (a dask Client)."""
+    """``None``, ``"ray"``, an Executor, something with ``get_executor()`` (a
+    dask Client), or a ``multiprocessing.Pool``-like pool (wrapped in
+    :class:`PoolExecutor`)."""
     if executor is None or isinstance(executor, Executor):
         return executor
+    if isinstance(executor, str) and executor.strip().lower() == RAY:
+        from .._optional import require
+
+        require("ray")  # a missing extra fails here, before any noise is drawn
+        return RAY
     get = getattr(executor, "get_executor", None)
     if callable(get):
         inner = get()
         if isinstance(inner, Executor):
             return inner
+    if _is_pool(executor):
+        return PoolExecutor(executor)
     raise ParameterTypeError(
-        "executor must be None (a local process pool), a concurrent.futures.Executor (e.g. "
-        "ThreadPoolExecutor(2), ProcessPoolExecutor(4), dask_client.get_executor()) or a "
-        f"dask.distributed Client, got {type(executor).__name__}.", "executor")
+        "executor must be None (a local process pool), 'ray' (a pool on the Ray cluster of "
+        "ray.init / RAY_ADDRESS), a concurrent.futures.Executor (e.g. ThreadPoolExecutor(2), "
+        "ProcessPoolExecutor(4), dask_client.get_executor()), a dask.distributed Client, or a "
+        "multiprocessing.Pool-like pool (multiprocessing.Pool, ray.util.multiprocessing.Pool), "
+        f"got {type(executor).__name__}.", "executor")
+
+
+def ray_executor(n_tasks: int, initializer=None, initargs=()) -> PoolExecutor:
+    """A ``ray.util.multiprocessing.Pool`` for one run, seen as an Executor.
+
+    Ray's pool connects to the cluster ``ray.init`` already joined, else to
+    ``RAY_ADDRESS``, else starts a local Ray instance (Ray's own rules).  It
+    has one worker per CPU of the cluster, at most ``n_tasks``; each worker
+    runs ``initializer(*initargs)`` once when it starts, so a model passed
+    there is sent to each worker once.  The pool is terminated after the run.
+    """
+    from .._optional import require
+
+    require("ray")
+    from ray.util.multiprocessing import Pool
+
+    pool = Pool(initializer=initializer, initargs=initargs)
+    if isinstance(getattr(pool, "_processes", None), int) and pool._processes > n_tasks:
+        pool.terminate()
+        pool = Pool(processes=max(1, int(n_tasks)), initializer=initializer, initargs=initargs)
+    return PoolExecutor(pool, owned=True)
 
 
 def usable_cpus() -> int:

@@ -32,7 +32,16 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP, get_spec
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
-from ._parallel import check_executor, default_executor, dumps_model, run_ordered, share, worker_count
+from ._parallel import (
+    RAY,
+    check_executor,
+    default_executor,
+    dumps_model,
+    ray_executor,
+    run_ordered,
+    share,
+    worker_count,
+)
 
 __all__ = ["opsamp"]
 
@@ -326,11 +335,18 @@ def opsamp(
     solver, time_limit, threads, solver_options, abs_gap :
         Passed to :func:`privopt.oracle.certified_solve` for each call
         (``time_limit`` is per call).
-    executor : concurrent.futures.Executor or dask Client, optional
+    executor : None, "ray", concurrent.futures.Executor, dask Client or pool, optional
         Where the calls run.  ``None``: a local ``ProcessPoolExecutor`` with
         min(usable CPUs, m) workers, shut down afterwards (scripts on
         platforms that do not fork need the ``if __name__ == "__main__":``
-        guard).  A given executor is used and left running.
+        guard).  ``"ray"``: a ``ray.util.multiprocessing.Pool`` (Ray's
+        documented drop-in for ``multiprocessing.Pool``) on the Ray cluster
+        ``ray.init``/``RAY_ADDRESS`` points at (a local Ray instance
+        otherwise), one worker per cluster CPU, the model sent to each worker
+        once, terminated afterwards (needs ``privopt[ray]``).  A given
+        executor, dask Client or ``multiprocessing.Pool``-like pool (the
+        standard library's or Ray's) is used and left running; the model is
+        then sent with the calls (scattered once on dask).
     random_state : None, int or numpy Generator
         ``None`` (default): the operating system's secure source.  A seed
         makes the run reproducible and is **not private** if known.
@@ -454,9 +470,11 @@ def opsamp(
 
     # --- the m oracle calls -----------------------------------------------------
     solve_kwargs = {"time_limit": time_limit, "threads": threads, "options": options, "abs_gap": abs_gap}
-    owned = executor is None
+    owned = executor is None or executor == RAY
     key = uuid.uuid4().hex   # names this run's model in the workers
-    if owned:   # the model goes to each worker once, with the pool's initializer
+    if executor == RAY:   # a Ray pool for this run; the model goes to each worker once
+        pool = ray_executor(m, initializer=_install_payload, initargs=(key, payload))
+    elif owned:   # the model goes to each worker once, with the pool's initializer
         pool = default_executor(m, initializer=_install_payload, initargs=(key, payload))
     else:
         pool = executor
