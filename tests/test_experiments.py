@@ -42,6 +42,8 @@ def test_results_file_and_resume(small, tmp_path):
     assert all(r["certified"] is True for r in rows if r["method"] == "opdisc")
     assert os.path.getsize(tmp_path / "accuracy_vs_epsilon.png") > 10_000
     assert os.path.getsize(tmp_path / "runtimes.png") > 5_000
+    assert {r["neighbouring"] for r in rows if r["method"] == "opdisc"} == {"replace_one"}
+    assert {r["neighbouring"] for r in rows if r["method"] == "nonprivate_lr"} == {""}   # not private
     summary = (tmp_path / "summary.md").read_text()
     assert "| opdisc | 1 | 2 | 2 | 0 |" in summary and "| nonprivate_lr | inf | 1 |" in summary
     assert "privopt's proven sigma" in summary   # one line per method on what it is
@@ -59,6 +61,24 @@ def test_results_file_and_resume(small, tmp_path):
     old = {(r["method"], r["epsilon"], r["run"]): r["test_accuracy"] for r in rows}
     new = {(r["method"], r["epsilon"], r["run"]): r["test_accuracy"] for r in resumed}
     assert old == new  # seeds are derived from (method, epsilon, run): same answers
+
+
+def test_a_results_file_of_an_older_privopt_is_rewritten_with_todays_columns(small, tmp_path):
+    rows = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
+    old_columns = [c for c in COLUMNS if c != "neighbouring"]
+    with open(tmp_path / "results.csv", newline="") as fh:
+        old = list(csv.DictReader(fh))
+    with open(tmp_path / "results.csv", "w", newline="") as fh:       # as an older privopt wrote it
+        w = csv.DictWriter(fh, fieldnames=old_columns)
+        w.writeheader()
+        w.writerows([{k: r[k] for k in old_columns} for r in old])
+    again = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0, 2.0], runs=1)
+    with open(tmp_path / "results.csv", newline="") as fh:
+        assert next(csv.reader(fh)) == COLUMNS
+    assert len(again) == 3
+    by = {(r["method"], r["epsilon"]): r for r in again}
+    assert by["dpsgd", 1.0]["neighbouring"] == "" and by["dpsgd", 2.0]["neighbouring"] == "replace_one"
+    assert by["dpsgd", 1.0]["test_accuracy"] == rows[[r["method"] for r in rows].index("dpsgd")]["test_accuracy"]
 
 
 def test_resume_only_the_same_setting(small, tmp_path, capsys):

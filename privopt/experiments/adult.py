@@ -49,6 +49,7 @@ __all__ = [
 COLUMNS = [
     "method", "epsilon", "run", "train_accuracy", "test_accuracy", "seconds", "certified",
     "status", "delta", "n_train", "n_test", "solver", "seed", "calibration", "setting", "message",
+    "neighbouring",
 ]
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
@@ -196,6 +197,8 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
         uncertified = [w for w in caught if issubclass(w.category, UncertifiedReleaseWarning)]
         row["train_accuracy"] = float(est.score(X_train, y_train))
         row["test_accuracy"] = float(est.score(X_test, y_test))
+        # the relation the fitted estimator's guarantee holds under ("" for the non-private references)
+        row["neighbouring"] = getattr(est, "neighbouring_", "")
         result = getattr(est, "result_", None)
         if task.method == ZERO_ONE_REFERENCE:   # not private: the best halfspace found counts
             row["certified"] = est.certified_
@@ -256,6 +259,20 @@ def read_results(path) -> list[dict]:
             r["certified"] = {"True": True, "False": False}.get(r.get("certified", ""), None)
             rows.append(r)
     return rows
+
+
+def _rewrite(path, rows) -> None:
+    """Write ``rows`` to ``path`` with the columns of :data:`COLUMNS` (empty where a row of
+    an older file has no value)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        for r in rows:
+            out = {k: r.get(k, "") for k in COLUMNS}
+            out["certified"] = {True: "True", False: "False", None: ""}.get(r.get("certified"), "")
+            writer.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()})
+    os.replace(tmp, path)
 
 
 def _row_calibration(method: str, calibration: str) -> str:
@@ -380,6 +397,11 @@ def run_experiment(
                   delta, solver, time_limit, lv, extra, c or "proven", norm_bound)
              for m, e, r, c in grid if (m, round(e, 9), r, _row_calibration(m, c)) not in done]
     new_file = not os.path.exists(path)
+    if not new_file:
+        with open(path, newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if header != COLUMNS:  # a file of an older privopt: rewrite it with today's columns
+            _rewrite(path, existing)
     fh = open(path, "a", newline="")
     writer = csv.DictWriter(fh, fieldnames=COLUMNS)
     if new_file:
