@@ -30,6 +30,7 @@ __all__ = [
     "NotCertifiedError",
     "NoiseDominatesWarning",
     "WeakGuaranteeWarning",
+    "UncheckedOptionsWarning",
     "PrivacyLeakWarning",
     "UncertifiedReleaseWarning",
     "NoiseDisclosureWarning",
@@ -165,3 +166,9 @@ class WeakGuaranteeWarning(UserWarning):
     mechanism may then publish a whole record with probability delta and
     still be (epsilon, delta)-DP.  The common rule is delta well below 1/n
     (privopt's estimators use 1/n^2)."""
+
+
+class UncheckedOptionsWarning(UserWarning):
+    """Solver options went to a solver privopt does not know (a pass-through
+    name Pyomo knows): privopt can neither translate nor check them, so a
+    misspelt option may be ignored silently.  Check the solver's documentation."""

@@ -6,6 +6,7 @@ import math
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pyomo.environ as pyo
@@ -149,6 +150,22 @@ def test_unknown_highs_option_names_are_refused_before_any_solve(monkeypatch):
     assert info.value.parameter == "solver_options" and calls == []
     monkeypatch.undo()
     assert solve(small_milp(), "highs", options={"presolve": "off", "mip_allow_restart": False}).certified_optimal
+
+
+def test_options_for_a_solver_privopt_does_not_know_are_flagged(monkeypatch):
+    from privopt.exceptions import UncheckedOptionsWarning
+    from privopt.solvers import _dispatch
+
+    monkeypatch.setattr(_dispatch, "_availability", lambda name: (False, None))
+    with pytest.warns(UncheckedOptionsWarning, match="'max_iter' go to it unchanged and unchecked"):
+        with pytest.raises(SolverNotAvailableError):
+            solve(small_milp(), "ipopt", options={"max_iter": 10})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncheckedOptionsWarning)   # no options, or a known solver: silent
+        with pytest.raises(SolverNotAvailableError):
+            solve(small_milp(), "ipopt")
+        with pytest.raises(SolverNotAvailableError):
+            solve(small_milp(), "cbc", options={"cuts": "on"})
 
 
 @pytest.mark.parametrize(

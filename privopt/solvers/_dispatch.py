@@ -421,8 +421,22 @@ def _highs_probe():
 def check_option_names(solver_name: str, options: dict, parameter: str = "options") -> None:
     """Refuse option names the solver does not have, for solvers whose option
     names privopt can look up (HiGHS, through highspy's own option table).
-    Other solvers' options are passed on unchecked (their documentation is the
-    reference); a misspelt option there is reported by the solver, if at all."""
+    Options for a solver privopt does not know (a pass-through name) draw an
+    :class:`~privopt.exceptions.UncheckedOptionsWarning`.  The other solvers
+    of privopt's table (GLPK, CBC, SCIP, ...) get their options unchecked
+    (their documentation is the reference); a misspelt option there is
+    reported by the solver, if at all."""
+    if options and solver_name not in REGISTRY:
+        import warnings
+
+        from ..exceptions import UncheckedOptionsWarning
+
+        warnings.warn(
+            f"{parameter}: privopt does not know the options of solver {solver_name!r}; "
+            f"{', '.join(repr(k) for k in options)} go to it unchanged and unchecked (a misspelt option may "
+            "be ignored): check them against the solver's documentation.", UncheckedOptionsWarning,
+            stacklevel=4)
+        return
     if not options or solver_name not in ("highs", "appsi_highs"):
         return
     try:
