@@ -10,9 +10,11 @@ two parts (the m-independent A / eps and the deviation min(t_H, t_B) / eps), the
 held-out accuracy of sign(<w, x>) and the wall time of each run.  References: the
 non-private hinge minimizer and the majority class.
 
-Writes ``benchmarks/results/opsamp_m_sweep.csv``, ``.md`` and ``.png``.
+Writes ``benchmarks/results/opsamp_m_sweep.csv``, ``.md`` and ``.png``.  Runs
+already in the CSV (same m, seed and epsilon) are kept, not repeated, so the
+sweep can be extended (``--fresh`` starts over).
 
-    python benchmarks/bench_opsamp_m_sweep.py --seeds 2   # a few minutes on 2 cores
+    python benchmarks/bench_opsamp_m_sweep.py --seeds 2   # about 20 minutes on 2 cores (m = 10^4: 6 min a run)
 """
 
 from __future__ import annotations
@@ -53,7 +55,20 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--data-home", default=None)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--fresh", action="store_true", help="ignore the runs already in the CSV")
     args = p.parse_args(argv)
+    path = os.path.join(args.out, "opsamp_m_sweep.csv")
+    rows = []
+    if os.path.exists(path) and not args.fresh:
+        with open(path, newline="") as fh:
+            for r in csv.DictReader(fh):
+                row = {"m": int(r["m"]), "seed": int(r["seed"]), "epsilon": float(r.get("epsilon") or 1.0),
+                       "test_accuracy": float(r["test_accuracy"]), "laplace_scale": float(r["laplace_scale"]),
+                       "A_over_eps": float(r["A_over_eps"]), "deviation_over_eps": float(r["deviation_over_eps"]),
+                       "seconds": float(r["seconds"]), "certified": r["certified"] == "True"}
+                if row["epsilon"] == args.epsilon:
+                    rows.append(row)
+    done = {(r["m"], r["seed"]) for r in rows}
 
     data = load_adult(args.data_home, feature_set=ATTRIBUTES, scale="public", balance=False,
                       holdout="adult.test", random_state=0)
@@ -65,10 +80,11 @@ def main(argv=None):
     w_star = np.array([v.value for v in ref.w.values()])
     nonprivate = accuracy(w_star, Xt, yt)
     majority = max(np.mean(yt == 1), np.mean(yt == -1))
-    rows = []
     with ProcessPoolExecutor(args.workers) as pool:
         for m in (int(x) for x in args.ms.split(",")):
             for seed in range(args.seeds):
+                if (m, seed) in done:
+                    continue
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -76,7 +92,7 @@ def main(argv=None):
                                          random_state=seed, executor=pool, progress=False)
                 seconds = time.perf_counter() - start
                 par = res.parameters
-                rows.append({"m": m, "seed": seed, "test_accuracy": round(accuracy(res.weights, Xt, yt), 4),
+                rows.append({"m": m, "seed": seed, "epsilon": args.epsilon, "test_accuracy": round(accuracy(res.weights, Xt, yt), 4),
                              "laplace_scale": par["laplace_scale"],
                              "A_over_eps": par["stability_bound"] / args.epsilon,
                              "deviation_over_eps": min(par["t_hoeffding"], par["t_bernstein"]) / args.epsilon,
@@ -84,7 +100,8 @@ def main(argv=None):
                 print(f"m={m:6d} seed={seed} acc={rows[-1]['test_accuracy']:.4f} "
                       f"laplace={par['laplace_scale']:.3f} {seconds:6.1f} s", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "opsamp_m_sweep.csv"), "w", newline="") as fh:
+    rows.sort(key=lambda r: (r["m"], r["seed"]))
+    with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
@@ -96,13 +113,15 @@ def main(argv=None):
                         "acc_min": min(r["test_accuracy"] for r in g), "acc_max": max(r["test_accuracy"] for r in g),
                         "laplace": g[0]["laplace_scale"], "A": g[0]["A_over_eps"], "dev": g[0]["deviation_over_eps"],
                         "seconds": statistics.median(r["seconds"] for r in g),
-                        "certified": all(r["certified"] for r in g)})
+                        "certified": all(r["certified"] for r in g), "runs": len(g)})
+    lo_runs, hi_runs = min(s["runs"] for s in summary), max(s["runs"] for s in summary)
+    seeds_text = f"{lo_runs}" if lo_runs == hi_runs else f"{lo_runs}-{hi_runs}"
     lines = [
         "# What m buys: OPSamp on Adult against the number of oracle calls",
         "",
         f"Adult training file (n = {n}, all records), attributes {', '.join(ATTRIBUTES)} / public bounds + "
         f"intercept (d = 4), hinge loss, weights in [-1, 1]^4; held-out adult.test ({len(yt)} records). "
-        f"epsilon = {args.epsilon:g}, delta = 1/n^2, {args.seeds} seeds per m, persistent HiGHS oracle on "
+        f"epsilon = {args.epsilon:g}, delta = 1/n^2, {seeds_text} seeds per m, persistent HiGHS oracle on "
         f"{args.workers} worker processes (Python {platform.python_version()}, privopt {privopt.__version__}). "
         f"Non-private hinge minimizer: held-out accuracy {nonprivate:.4f}; majority class {majority:.4f}. "
         "The Laplace scale is per coordinate, on weights whose box has width 2.",
@@ -125,7 +144,7 @@ def main(argv=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 5))
         ax = axes[0]
         for r in rows:
             ax.semilogx(r["m"], r["test_accuracy"], "o", color="C0", alpha=0.35, ms=4)
@@ -133,14 +152,14 @@ def main(argv=None):
         ax.axhline(nonprivate, color="k", ls="--", lw=1, label="non-private hinge minimizer")
         ax.axhline(majority, color="0.5", ls=":", lw=1, label="majority class")
         ax.set(xlabel="m = n_oracle_calls", ylabel="held-out accuracy", title="accuracy at epsilon = 1")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)  # below: hides no point
         ax = axes[1]
         ax.loglog(ms, [s["laplace"] for s in summary], "k-o", label="Laplace scale lambda / eps")
         ax.loglog(ms, [s["dev"] for s in summary], "C0--", label="deviation min(t_H, t_B) / eps")
         ax.loglog(ms, [s["A"] for s in summary], "C1--", label="A / eps (independent of m)")
         ax.axhline(2.0, color="r", ls=":", lw=1, label="box width 2")
         ax.set(xlabel="m = n_oracle_calls", ylabel="scale per coordinate", title="noise added at the end")
-        ax.legend(fontsize=8, loc="upper right")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
         for i, s in enumerate(summary):
             ax.annotate(f"{s['seconds']:.0f} s", (s["m"], s["laplace"]), textcoords="offset points", xytext=(0, 6),
                         fontsize=7, ha="center")
