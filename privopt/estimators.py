@@ -138,6 +138,29 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 self.discretizer_ = FeatureDiscretizer(bounds=self.bounds, levels=self.levels).fit(Xa)
         return Xa if self.discretizer_ is None else self.discretizer_.transform(Xa)
 
+    def _check_time_limit(self):
+        if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
+            raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
+
+    def _zero_one_model(self, Xd, y):
+        """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
+        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
+        norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
+                      else min(math.sqrt(d_model), 2.0))
+        grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
+        return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept)
+
+    def _set_linear(self, w, info):
+        """``threshold_``, ``coef_`` (1, d) and ``intercept_`` from the model's weights ``w``."""
+        threshold = float(info.extra["threshold"])
+        self.threshold_ = threshold
+        if self.fit_intercept:
+            coef, intercept = w[:-1].copy(), float(w[-1] - threshold)
+        else:
+            coef, intercept = w.copy(), -threshold
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
+
     # -- scikit-learn API ------------------------------------------------------
     def fit(self, X, y):
         """Fit on (X, y); all checks run before any solve."""
@@ -156,16 +179,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         y = np.where(y_pm == 1, 1, -1)
         n = Xd.shape[0]
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
-        if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
-            raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
+        self._check_time_limit()
 
         if mechanism == "opdisc":
-            d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
-            norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
-                          else min(math.sqrt(d_model), 2.0))
-            grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
-            model = zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound,
-                                       fit_intercept=self.fit_intercept)
+            model = self._zero_one_model(Xd, y)
             result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
                                           time_limit=self.time_limit, random_state=self.random_state,
                                           on_failure=self.on_failure, calibration=calibration)
@@ -184,15 +201,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.result_ = result
         self.neighbouring_ = result.neighbouring
         self.classes_ = np.asarray(classes)
-        w = np.asarray(result.weights, dtype=float)
-        threshold = info.extra["threshold"]
-        self.threshold_ = float(threshold)
-        if self.fit_intercept:
-            coef, intercept = w[:-1].copy(), float(w[-1] - threshold)
-        else:
-            coef, intercept = w.copy(), float(-threshold)
-        self.coef_ = coef.reshape(1, -1)
-        self.intercept_ = np.array([intercept])
+        self._set_linear(np.asarray(result.weights, dtype=float), info)
         return self
 
     def decision_function(self, X):
@@ -262,16 +271,10 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
         from .models import get_info
         from .solvers import choose_solver, solve
 
-        if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
-            raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
+        self._check_time_limit()
         Xa, classes, y_pm = validate_fit(self, X, y)
         Xd = self._transform(Xa, fitting=True)
-        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
-        norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
-                      else min(math.sqrt(d_model), 2.0))
-        grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
-        model = zero_one_halfspace(Xd, np.where(y_pm == 1, 1, -1), grid=grid, norm_bound=norm_bound,
-                                   fit_intercept=self.fit_intercept)
+        model = self._zero_one_model(Xd, np.where(y_pm == 1, 1, -1))
         solver = choose_solver(model) if self.solver == "auto" else self.solver
         report = solve(model, solver, time_limit=self.time_limit)
         info = get_info(model)
@@ -284,13 +287,7 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
         self.train_error_bounds_ = (None if report.bound is None else float(report.bound),
                                     None if report.objective is None else float(report.objective))
         self.classes_ = np.asarray(classes)
-        self.threshold_ = float(info.extra["threshold"])
-        if self.fit_intercept:
-            coef, intercept = w[:-1].copy(), float(w[-1] - self.threshold_)
-        else:
-            coef, intercept = w.copy(), -self.threshold_
-        self.coef_ = coef.reshape(1, -1)
-        self.intercept_ = np.array([intercept])
+        self._set_linear(w, info)
         self.epsilon_spent_ = float("inf")
         return self
 
