@@ -153,14 +153,8 @@ def _make_estimator(task: Task, n_features: int):
         return ZeroOneHalfspaceClassifier(
             bounds=(0.0, 1.0), levels=levels, norm_bound=_opdisc_ball(task, n_features),
             solver=task.solver, time_limit=task.time_limit or REFERENCE_TIME_LIMIT)
-    if task.method in TUNED_METHODS:
-        from ..baselines import DPSGDLogisticRegression
-
-        accepted = DPSGDLogisticRegression().get_params()
-        return DPSGDLogisticRegression(epsilon=task.epsilon, delta=task.delta, random_state=task.seed,
-                                       bounds=(0.0, 1.0),
-                                       **{k: v for k, v in task.baseline_params if k in accepted})
-    cls = _baselines()[task.method]
+    # the tuned baseline starts from DP-SGD built like every baseline; _tuned then searches its grid
+    cls = _baselines()["dpsgd" if task.method in TUNED_METHODS else task.method]
     params = cls().get_params()
     kwargs = {}
     if "epsilon" in params and math.isfinite(task.epsilon):
