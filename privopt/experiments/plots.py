@@ -42,6 +42,7 @@ def plot_accuracy(rows, path, title=""):
     all_eps = sorted({r["epsilon"] for r in rows if math.isfinite(r["epsilon"])})
     fig, axes = plt.subplots(1, 2, figsize=(13.5, 4.2), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    private = [lab for lab in methods if lab not in REFERENCE]
     for ax, key, label in [(axes[0], "train_accuracy", "training"), (axes[1], "test_accuracy", "held-out")]:
         for i, m in enumerate(methods):
             c = colors[i % len(colors)]
@@ -54,7 +55,6 @@ def plot_accuracy(rows, path, title=""):
                                label=f"{m} (not private{', best found' if best_found else ''})")
                 continue
             # methods sit side by side around each epsilon (log axis) so error bars do not hide each other
-            private = [lab for lab in methods if lab not in REFERENCE]
             dodge = math.exp(0.025 * (private.index(m) - (len(private) - 1) / 2))
             eps = sorted({r["epsilon"] for r in rs})
             mean, std, xs = [], [], []
