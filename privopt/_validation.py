@@ -115,6 +115,17 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+def check_auto_or(value, name: str, check, what: str):
+    """``"auto"`` (a public default rule applied at fit time) or a value that
+    passes ``check(value, name)``; any other string is refused naming both
+    options (``what`` describes the accepted values, e.g. "a positive number")."""
+    if isinstance(value, str):
+        if value == "auto":
+            return value
+        raise ParameterError(f"{name} must be {what} or 'auto', got {value!r}.", name)
+    return check(value, name)
+
+
 def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """A finite 2-D float array (a copy; the caller's array is never touched)."""
     try:

@@ -56,7 +56,7 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
              data_home=None) -> int:
     from .datasets import DatasetError, load_adult, make_planted_halfspace
     from .experiments import available_methods, format_summary, run_experiment, summarize
-    from .experiments.adult import SettingMismatchError, adult_baseline_params, adult_levels
+    from .experiments.adult import SettingMismatchError, adult_levels
     from .solvers import available_solvers
 
     methods = [m for m in DEMO_METHODS if m in available_methods()]
@@ -67,7 +67,6 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         X_train, y_train = data.X_train[:n_train], data.y_train[:n_train]
         X_test, y_test = data.X_test, data.y_test
         levels = adult_levels(data.feature_blocks, X_train.shape[1])
-        baseline_params = adult_baseline_params(data)
         title = f"Adult, {len(y_train)} training records (of {len(data.y_train)}), d = {X_train.shape[1]}"
     except DatasetError as exc:
         n_syn, d_syn, noise = FALLBACK
@@ -81,7 +80,6 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         data = make_planted_halfspace(n_syn, d_syn, n_test=2000, noise=noise, random_state=0)
         X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
         levels = None
-        baseline_params = None
         title = f"SYNTHETIC planted halfspace, n = {n_syn}, d = {d_syn}"
     print(f"{title}; methods {', '.join(methods)}; epsilons {', '.join(f'{e:g}' for e in epsilons)}; "
           f"{runs} runs each; time limit {time_limit:g} s per solve.")
@@ -89,7 +87,7 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         print(f"  {m:14s} {METHOD_LINES.get(m, '')}")
     print()
     kwargs = dict(methods=methods, epsilons=epsilons, runs=runs, solver=solver, time_limit=time_limit,
-                  out=out, seed=0, levels=levels, baseline_params=baseline_params, progress=progress,
+                  out=out, seed=0, levels=levels, progress=progress,
                   title=title, norm_bound=DEMO_NORM_BOUND)
     try:
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)

@@ -528,11 +528,12 @@ def test_reference_points_are_marked_not_private():
 
 def test_feature_map_uses_public_bounds_and_row_clipping():
     fmap = FeatureMap(np.array([0.0, -1.0]), np.array([2.0, 1.0]), 1.0, True)
-    X = np.array([[1.0, 0.0], [5.0, -3.0], [2.0, 1.0]])
+    X = np.array([[1.0, 0.0], [0.5, 0.5], [5.0, -3.0], [2.0, 1.0]])
     x1 = fmap.scaled(X)
-    np.testing.assert_allclose(x1[0], [0.5, 0.5])
-    np.testing.assert_allclose(x1[1], [1.0, 0.0])  # clipped to the bounds
-    np.testing.assert_allclose(x1[2], [1, 1] / np.sqrt(2))  # row clipped to norm 1
+    np.testing.assert_allclose(x1[0], [0.0, 0.0], atol=1e-15)  # the middle of the range maps to 0
+    np.testing.assert_allclose(x1[1], [-0.5, 0.5])  # 2 (x - lower) / (upper - lower) - 1
+    np.testing.assert_allclose(x1[2], [1, -1] / np.sqrt(2))  # clipped to the bounds, then to norm 1
+    np.testing.assert_allclose(x1[3], [1, 1] / np.sqrt(2))  # row clipped to norm 1
     assert np.all(np.linalg.norm(fmap.transform(X), axis=1) <= 1 + 1e-12)
 
 
@@ -557,14 +558,16 @@ def test_privacy_leak_warning_only_without_bounds(cls):
 
 def test_grid_search_warns_and_picks_from_the_grid():
     X, y = separable()
-    grid = {"clip_norm": [0.5, 1.0], "batch_size": [16], "learning_rate": [0.01, 2.0]}
+    grid = {"clip_norm": [0.5, 1.0], "batch_size": [16], "noise_multiplier": [1.2, 1e4]}
     with pytest.warns(PrivacyLeakWarning, match="not itself private"):
         res = dpsgd_grid_search(X, y, epsilon=5.0, delta=1e-5, param_grid=grid, epochs=2,
-                                noise_multiplier=1.2, bounds=(0, 1), random_state=0)
+                                bounds=(0, 1), random_state=0)
     assert len(res.results) == 4
     assert res.best_params in [p for p, _ in res.results]
     assert res.best_score == max(s for _, s in res.results)
-    assert res.best_params["learning_rate"] == 2.0  # lr 0.01 barely moves from w = 0
+    # noise 1e4 times the clipped gradient drowns the signal: it must lose
+    assert res.best_params["noise_multiplier"] == 1.2
+    assert max(s for p, s in res.results if p["noise_multiplier"] == 1e4) < 0.8
     assert res.best_estimator.epsilon_spent_ <= 5.0
 
 
@@ -685,3 +688,60 @@ def test_noisy_sgd_noise_against_amu20_remark1(eps):
     delta = 1 / n**2
     amu = 64 * math.log(3 / delta) / (math.sqrt(n) * eps)
     assert 0.40 < acc.noisy_sgd_sigma(eps, delta, n, math.ceil(n / 2)) / amu < 0.46
+
+
+# -- public default rules (privopt/baselines/_defaults.py), values worked out by hand --------
+def test_default_rules_against_hand_values():
+    from privopt.baselines import _defaults as dft
+
+    # Lambda = 0.1 d_z / (n eps): 0.1 * 31 / (398 * 1) = 0.0077889...
+    assert dft.default_objective_perturbation_alpha(398, 31, 1.0) == pytest.approx(3.1 / 398, rel=1e-12)
+    assert dft.default_objective_perturbation_alpha(12546, 24, 0.1) == pytest.approx(2.4 / 1254.6, rel=1e-12)
+    # Lambda = d_z / (n eps): 31 / 398 = 0.077889...; noise norm 2 d_z / (n Lambda eps) = 2
+    lam = dft.default_output_perturbation_alpha(398, 31, 1.0)
+    assert lam == pytest.approx(31 / 398, rel=1e-12)
+    assert 2 * 31 / (398 * lam * 1.0) == pytest.approx(2.0)
+    # batch min(256, max(1, ceil(n/10))): 40 at n = 398, 256 at n = 12546, 1 at n = 5
+    assert [dft.default_batch_size(n) for n in (5, 398, 2559, 2561, 12546)] == [1, 40, 256, 256, 256]
+    # epochs max(20, ceil(600 b / n)): ceil(600*40/398) = ceil(60.30) = 61; ceil(600*256/12546) = 13 -> 20
+    assert dft.default_dpsgd_epochs(398, 40) == 61
+    assert dft.default_dpsgd_epochs(12546, 256) == 20
+    assert dft.default_dpsgd_epochs(5, 1) == 120
+    with pytest.raises(ValueError):
+        dft.default_objective_perturbation_alpha(0, 3, 1.0)
+
+
+@pytest.mark.parametrize("cls,rule", [
+    (ObjectivePerturbationLogisticRegression, "default_objective_perturbation_alpha"),
+    (OutputPerturbationLogisticRegression, "default_output_perturbation_alpha"),
+])
+def test_perturbation_alpha_auto_follows_the_public_rule(cls, rule):
+    from privopt.baselines import _defaults as dft
+
+    X, y = separable(n=300, d=4)
+    n = X.shape[0]  # separable() keeps the points outside its margin
+    est = cls(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert est.get_params()["alpha"] == "auto"
+    assert est.alpha_ == pytest.approx(getattr(dft, rule)(n, 5, 2.0))  # d_z = 4 features + intercept
+    assert cls(epsilon=2.0, alpha=0.3, bounds=(0, 1), random_state=0).fit(X, y).alpha_ == 0.3
+    with pytest.raises(ParameterError, match="alpha"):
+        cls(alpha="automatic", bounds=(0, 1)).fit(X, y)
+
+
+def test_dpsgd_auto_schedule_follows_the_public_rules():
+    X, y = separable(n=300, d=4)
+    assert X.shape[0] == 224  # separable() keeps the points outside its margin
+    est = DPSGDLogisticRegression(epsilon=5.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
+    # batch ceil(224/10) = 23, epochs max(20, ceil(600*23/224) = ceil(61.6)) = 62,
+    # T = round(62 * 224 / 23) = round(603.8) = 604
+    assert (est.batch_size_, est.epochs_, est.n_steps_) == (23, 62, 604)
+    with pytest.raises(ParameterError, match="epochs"):
+        DPSGDLogisticRegression(epochs="many", bounds=(0, 1)).fit(X, y)
+
+
+def test_dpagd_default_gradient_clip_never_clips():
+    # ||z|| <= 1 makes every per-example logistic gradient norm <= 1 = the default clip
+    assert DPAGDLogisticRegression().get_params()["grad_clip"] == 1.0
+    X, y = separable(n=200, d=4)
+    Z = DPAGDLogisticRegression(bounds=(0, 1))._prepare(X, y, (0, 1), None, True)[1]
+    assert np.max(np.linalg.norm(Z, axis=1)) <= 1 + 1e-12

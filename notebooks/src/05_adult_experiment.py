@@ -44,7 +44,7 @@ import privopt
 from privopt.calibration import opdisc_sigma
 from privopt.datasets import DatasetError, load_adult, make_planted_halfspace
 from privopt.experiments import available_methods, format_summary, read_results, run_experiment, summarize
-from privopt.experiments.adult import adult_baseline_params, adult_levels
+from privopt.experiments.adult import adult_levels
 
 with warnings.catch_warnings():  # without ipywidgets tqdm.auto warns once on import; progress bars are off here
     warnings.simplefilter("ignore")
@@ -164,7 +164,6 @@ try:
     X_train, y_train = data.X_train[:N_TRAIN], data.y_train[:N_TRAIN]  # rows come shuffled
     X_test, y_test = data.X_test, data.y_test
     levels = adult_levels(data.feature_blocks, X_train.shape[1], numeric_levels=2)
-    baseline_params = adult_baseline_params(data)  # public row-norm bound for the baselines, from the schema
     title = f"Adult, {len(y_train)} training records (of {len(data.y_train)}), d = {X_train.shape[1]}"
     print(f"UCI Adult found: {len(data.y_train)} training and {len(y_test)} held-out records; "
           f"using the first {len(y_train)} training records.")
@@ -177,7 +176,6 @@ except DatasetError as exc:
     data = make_planted_halfspace(N_TRAIN, 6, n_test=2000, noise=0.1, random_state=SEED)
     X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
     levels = None  # the features are already 0/1
-    baseline_params = {"data_norm": math.sqrt(6)}  # public: ||x|| <= sqrt(d) on {0,1}^d
     title = f"SYNTHETIC planted halfspace, n = {N_TRAIN}, d = 6"
 
 methods = [m for m in ("opdisc", "rspm", "dpsgd", "objective_perturbation", "nonprivate_lr", "nonprivate_01")
@@ -187,7 +185,7 @@ start = time.perf_counter()
 with ProcessPoolExecutor(max_workers=2) as pool:
     live = run_experiment(X_train, y_train, X_test, y_test, methods=methods, epsilons=EPSILONS, runs=RUNS,
                           executor=pool, solver="auto", time_limit=TIME_LIMIT, out=out, seed=SEED, levels=levels,
-                          baseline_params=baseline_params, norm_bound=NORM_BOUND, progress=False, title=title)
+                          norm_bound=NORM_BOUND, progress=False, title=title)
 print(f"{len(live)} runs in {time.perf_counter() - start:.0f} s (wall clock, 2 workers)\n")
 print(format_summary(summarize(live)))
 display(Image(filename=os.path.join(out, "accuracy_vs_epsilon.png")))

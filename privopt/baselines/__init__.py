@@ -16,7 +16,7 @@ Not private (reference points): :class:`NonPrivateLogisticRegression`,
 :class:`MajorityClassClassifier`.
 
 All private estimators scale features with PUBLIC ``bounds`` (clip, map to
-[0, 1]), clip rows to ``data_norm`` and work with ``||z|| <= 1``; without
+[-1, 1]), clip rows to ``data_norm`` and work with ``||z|| <= 1``; without
 bounds they take them from the data and emit
 :class:`~privopt.exceptions.PrivacyLeakWarning`.  Every noise scale is
 computed in :mod:`privopt.baselines._accounting`.

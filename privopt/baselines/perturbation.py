@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_auto_or, check_positive
 from ..exceptions import UncertifiedReleaseWarning
 from . import _accounting as acc
+from . import _defaults
 from ._base import PrivateLinearClassifier, logistic_dloss, logistic_loss, merge_rows
 
 __all__ = [
@@ -88,12 +89,16 @@ def _warn_if_inexact(gnorm, tol):
 
 class _RegularizedLogisticRegression(PrivateLinearClassifier):
     """Shared parameters of the two [CMS11] perturbation estimators: L2
-    regularization ``alpha`` (Lambda) and the tolerance ``tol`` of the exact
-    (Newton) minimization; both are pure epsilon-DP."""
+    regularization ``alpha`` (Lambda; ``"auto"`` = the public rule of the
+    subclass, a function of n, the dimension d_z of z and epsilon, recorded
+    in ``alpha_``) and the tolerance ``tol`` of the exact (Newton)
+    minimization; both are pure epsilon-DP."""
 
     _pure_dp = True
+    #: The public rule behind ``alpha="auto"`` (n, d_z, epsilon) -> Lambda.
+    _auto_alpha = None
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, alpha=0.01, tol=1e-8, fit_intercept=True,
+    def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", tol=1e-8, fit_intercept=True,
                  bounds=None, data_norm=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -105,8 +110,14 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
         self.random_state = random_state
 
     def _check_params(self):
-        return {"alpha": check_positive(self.alpha, "alpha"),
+        return {"alpha": check_auto_or(self.alpha, "alpha", check_positive, "a positive number"),
                 "tol": check_positive(self.tol, "tol")}
+
+    def _resolve_alpha(self, p, n, d, eps):
+        """Lambda: the given ``alpha`` or the public rule; sets ``alpha_``."""
+        lam = self._auto_alpha(n, d, eps) if p["alpha"] == "auto" else p["alpha"]
+        self.alpha_ = float(lam)
+        return self.alpha_
 
 
 class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
@@ -138,8 +149,16 @@ class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
     norm ``tol`` and :class:`~privopt.exceptions.UncertifiedReleaseWarning` is
     emitted if it stops short.
 
+    Regularization: ``alpha="auto"`` (default) is the public rule
+    ``Lambda = 0.1 d_z / (n eps)`` (d_z: features plus the intercept column;
+    :func:`~privopt.baselines._defaults.default_objective_perturbation_alpha`),
+    which bounds the shift the noise causes in the minimiser
+    (``||b|| / (n Lambda)``, ``E||b|| = 2 d_z / eps'``) independently of n;
+    a number sets Lambda directly.
+
     Attributes
     ----------
+    alpha_ : Lambda used.
     epsilon_spent_ : epsilon (pure DP).  delta_spent_ : 0.
     epsilon_prime_, Delta_, beta_ : the quantities of steps 1-3.
 
@@ -151,15 +170,16 @@ class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
     and high-dimensional regression. COLT 2012.
     """
 
+    _auto_alpha = staticmethod(_defaults.default_objective_perturbation_alpha)
+
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
-        eps_p, big_delta, beta = acc.objective_perturbation_parameters(
-            eps, n, p["alpha"], LOGISTIC_C
-        )
+        lam = self._resolve_alpha(p, n, d, eps)
+        eps_p, big_delta, beta = acc.objective_perturbation_parameters(eps, n, lam, LOGISTIC_C)
         b = sample_gamma_norm_noise(rng, d, beta)
         w, gnorm = minimize_regularized_logistic(
-            Z * y[:, None], p["alpha"] + big_delta, linear=b / n, tol=p["tol"]
+            Z * y[:, None], lam + big_delta, linear=b / n, tol=p["tol"]
         )
         _warn_if_inexact(gnorm, p["tol"])
         self.epsilon_spent_ = float(eps)
@@ -183,8 +203,15 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     epsilon-DP; ``delta`` is accepted and not used.  The sensitivity bound is
     for the exact minimiser (same warning as objective perturbation).
 
+    Regularization: ``alpha="auto"`` (default) is the public rule
+    ``Lambda = d_z / (n eps)`` (d_z: features plus the intercept column;
+    :func:`~privopt.baselines._defaults.default_output_perturbation_alpha`),
+    under which the noise has expected norm ``2 d_z / (n Lambda eps) = 2``
+    whatever n; a number sets Lambda directly.
+
     Attributes
     ----------
+    alpha_ : Lambda used.
     epsilon_spent_, delta_spent_ (= 0), beta_, sensitivity_ = 2/(n Lambda).
 
     References
@@ -193,14 +220,17 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     risk minimization. JMLR 12:1069-1109, 2011.
     """
 
+    _auto_alpha = staticmethod(_defaults.default_output_perturbation_alpha)
+
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
-        beta = acc.output_perturbation_beta(eps, n, p["alpha"], lipschitz=1.0)
-        w, gnorm = minimize_regularized_logistic(Z * y[:, None], p["alpha"], tol=p["tol"])
+        lam = self._resolve_alpha(p, n, d, eps)
+        beta = acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
+        w, gnorm = minimize_regularized_logistic(Z * y[:, None], lam, tol=p["tol"])
         _warn_if_inexact(gnorm, p["tol"])
         self.epsilon_spent_ = float(eps)
         self.delta_spent_ = 0.0
         self.beta_ = float(beta)
-        self.sensitivity_ = 2.0 / (n * p["alpha"])
+        self.sensitivity_ = 2.0 / (n * lam)
         return w + sample_gamma_norm_noise(rng, d, beta)

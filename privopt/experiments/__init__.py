@@ -5,7 +5,6 @@ import argparse
 
 from .adult import (
     COLUMNS,
-    adult_baseline_params,
     adult_levels,
     available_methods,
     format_summary,
@@ -18,7 +17,6 @@ from .adult import (
 
 __all__ = [
     "COLUMNS",
-    "adult_baseline_params",
     "adult_levels",
     "available_methods",
     "format_summary",

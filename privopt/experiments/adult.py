@@ -514,15 +514,6 @@ def adult_levels(feature_blocks, d, numeric_levels: int = 4) -> list[int]:
     return levels
 
 
-def adult_baseline_params(data) -> dict:
-    """Public row-norm bound for the convex baselines: each one-hot group adds 1
-    to ||x||^2 and each numeric feature in [0, 1] at most 1, so
-    ||x||_2 <= sqrt(#groups + #numeric) (sqrt(7) for the paper's features).
-    It follows from the schema, not from the records."""
-    blocks = data.feature_blocks
-    return {"data_norm": math.sqrt(len(blocks))}
-
-
 def run_adult_experiment(
     *, methods=("opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
     time_limit=None, scheduler=None, out="results/adult", seed=0, data_home=None, n_train=None,
@@ -545,7 +536,7 @@ def run_adult_experiment(
     return run_experiment(
         X_train, y_train, data.X_test, data.y_test, methods=list(methods), epsilons=epsilons, runs=runs,
         solver=solver, time_limit=time_limit, out=out, seed=seed, scheduler=scheduler,
-        max_workers=max_workers, levels=levels, baseline_params=adult_baseline_params(data),
+        max_workers=max_workers, levels=levels,
         progress=progress, figures=figures, calibration=calibration, norm_bound=norm_bound,
         title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]}"
               + (f", OPDisc D = {norm_bound:g})" if norm_bound is not None else ")"))
