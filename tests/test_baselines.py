@@ -703,10 +703,6 @@ def test_default_rules_against_hand_values():
     assert 2 * 31 / (398 * lam * 1.0) == pytest.approx(2.0)
     # batch min(256, max(1, ceil(n/10))): 40 at n = 398, 256 at n = 12546, 1 at n = 5
     assert [dft.default_batch_size(n) for n in (5, 398, 2559, 2561, 12546)] == [1, 40, 256, 256, 256]
-    # epochs max(20, ceil(600 b / n)): ceil(600*40/398) = ceil(60.30) = 61; ceil(600*256/12546) = 13 -> 20
-    assert dft.default_dpsgd_epochs(398, 40) == 61
-    assert dft.default_dpsgd_epochs(12546, 256) == 20
-    assert dft.default_dpsgd_epochs(5, 1) == 120
     with pytest.raises(ValueError):
         dft.default_objective_perturbation_alpha(0, 3, 1.0)
 
@@ -728,15 +724,15 @@ def test_perturbation_alpha_auto_follows_the_public_rule(cls, rule):
         cls(alpha="automatic", bounds=(0, 1)).fit(X, y)
 
 
-def test_dpsgd_auto_schedule_follows_the_public_rules():
+def test_dpsgd_default_schedule():
     X, y = separable(n=300, d=4)
     assert X.shape[0] == 224  # separable() keeps the points outside its margin
     est = DPSGDLogisticRegression(epsilon=5.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
-    # batch ceil(224/10) = 23, epochs max(20, ceil(600*23/224) = ceil(61.6)) = 62,
-    # T = round(62 * 224 / 23) = round(603.8) = 604
-    assert (est.batch_size_, est.epochs_, est.n_steps_) == (23, 62, 604)
-    with pytest.raises(ParameterError, match="epochs"):
-        DPSGDLogisticRegression(epochs="many", bounds=(0, 1)).fit(X, y)
+    # batch ceil(224/10) = 23, 60 epochs: T = round(60 * 224 / 23) = round(584.3) = 584
+    assert (est.batch_size_, est.n_steps_) == (23, 584)
+    assert est.get_params()["learning_rate"] == 4.0  # 1/L, L = max l'' ||z||^2 = 1/4
+    with pytest.raises(ParameterError, match="batch_size must be an integer >= 1 or 'auto'"):
+        DPSGDLogisticRegression(batch_size="many", bounds=(0, 1)).fit(X, y)
 
 
 def test_dpagd_default_gradient_clip_never_clips():

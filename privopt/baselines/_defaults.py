@@ -19,16 +19,15 @@ Corollary 8).  Both shifts are fixed in size by ``Lambda = c d_z / (n eps)``,
 which shrinks as n eps grows (so large data sets are not over-regularized:
 on a 35,000-record set with 70% majority, privopt's former fixed
 Lambda = 0.01 left both [CMS11] models at the majority class) and grows at
-small n, where the noise would otherwise swamp the signal.  It is also the scale of [CMS11]'s own condition
-``Lambda >= c_loss / (n (e^{eps/4} - 1))`` under which Algorithm 2 spends no
-budget on the extra ``Delta`` term.
+small n, where the noise would otherwise swamp the signal.  It scales with
+n and eps as [CMS11]'s own threshold ``c_loss / (n (e^{eps/4} - 1))`` (about
+``1 / (n eps)`` for the logistic loss) below which Algorithm 2 adds the
+``Delta`` regularization and halves epsilon'; with d_z < 10 the rule is below
+that threshold and Algorithm 2 does so.
 
-*DP-SGD's schedule.*  The accounted noise of Poisson-sampled DP-SGD at a
-fixed (epsilon, delta) grows about like sqrt(T) while the signal of T steps
-grows like T, so extra steps cost little accuracy to noise but a short run
-under-optimizes: 20 epochs of batches of n/10 are only 200 steps, too few on
-the badly conditioned problems that norm-1 scaling creates.  The default
-takes at least 600 steps (and at least 20 epochs, as before).
+*DP-SGD's batch size* is a tenth of the data below n = 2560 (so that a small
+set still gets about ten steps per pass) and 256 above.  Its other defaults
+(60 passes, step 1/L = 4) are plain constants of the estimator.
 """
 
 from __future__ import annotations
@@ -37,13 +36,10 @@ import math
 
 __all__ = [
     "default_batch_size",
-    "default_dpsgd_epochs",
     "default_objective_perturbation_alpha",
     "default_output_perturbation_alpha",
     "OBJECTIVE_ALPHA_FACTOR",
     "OUTPUT_ALPHA_FACTOR",
-    "DPSGD_MIN_EPOCHS",
-    "DPSGD_MIN_STEPS",
 ]
 
 #: c of Lambda = c d_z / (n eps) for objective perturbation ([CMS11] Alg. 2).
@@ -51,10 +47,6 @@ OBJECTIVE_ALPHA_FACTOR = 0.1
 #: c of Lambda = c d_z / (n eps) for output perturbation ([CMS11] Alg. 1):
 #: the noise then has expected norm 2 / c = 2.
 OUTPUT_ALPHA_FACTOR = 1.0
-#: DP-SGD: at least this many passes ...
-DPSGD_MIN_EPOCHS = 20
-#: ... and at least this many steps.
-DPSGD_MIN_STEPS = 600
 
 
 def _check(n: int, d_z: int, epsilon: float) -> None:
@@ -92,16 +84,3 @@ def default_batch_size(n: int) -> int:
     if n < 1:
         raise ValueError(f"need n >= 1, got {n}")
     return int(min(256, max(1, math.ceil(n / 10))))
-
-
-def default_dpsgd_epochs(n: int, batch_size: int) -> int:
-    """DP-SGD's ``epochs="auto"``: the fewest passes, at least 20, that give at
-    least 600 steps of expected batch ``batch_size``:
-    ``max(20, ceil(600 batch_size / n))``.
-
-    E.g. n = 398, batch 40: max(20, ceil(60.30)) = 61 (T = 610 steps);
-    n = 12546, batch 256: max(20, ceil(12.24)) = 20 (T = 980).
-    """
-    if n < 1 or batch_size < 1:
-        raise ValueError(f"need n >= 1 and batch_size >= 1, got {n}, {batch_size}")
-    return int(max(DPSGD_MIN_EPOCHS, math.ceil(DPSGD_MIN_STEPS * batch_size / n)))

@@ -9,10 +9,10 @@ import numpy as np
 from .._validation import check_auto_or, check_choice, check_int, check_positive, check_real
 from ..exceptions import ParameterError
 from . import _accounting as acc
-from ._defaults import default_batch_size, default_dpsgd_epochs
+from ._defaults import default_batch_size
 from ._base import PrivateLinearClassifier, logistic_dloss
 
-__all__ = ["DPSGDLogisticRegression", "default_batch_size", "default_dpsgd_epochs"]
+__all__ = ["DPSGDLogisticRegression", "default_batch_size"]
 
 
 def _positive_int(value, name):
@@ -88,15 +88,14 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         public number of records n (256, tuned on Adult, once n >= 2560;
         otherwise a tenth of the data, so small data sets still get ~10
         steps per epoch).  See docs/estimators.md, "Defaults at small n".
-    learning_rate : eta.
-    epochs : passes over the data (T = round(epochs n / batch_size) steps),
-        or ``"auto"`` (default): ``max(20, ceil(600 batch_size / n))``, the
-        fewest passes, at least 20, that give at least 600 steps (20 epochs
-        on Adult, where the earlier default was tuned; about 60 when
-        ``batch_size="auto"`` takes a tenth of a small data set, where 20
-        passes were only 200 steps and left the model near the majority
-        class).  :func:`~privopt.baselines._defaults.default_dpsgd_epochs`;
-        see docs/estimators.md, "Defaults at small n".
+    learning_rate : eta (default 4.0 = 1/L: with ``||z|| <= 1`` each
+        per-example logistic loss is L-smooth in w with L = max l'' = 1/4).
+    epochs : passes over the data (T = round(epochs n / batch_size) steps;
+        default 60).  At a fixed (epsilon, delta) the accounted noise grows
+        about like sqrt(T) while the signal grows like T, so more passes cost
+        little; privopt's former 20 passes with eta = 1 under-optimized from
+        n = 140 (200 steps) to n = 35,000 (see docs/estimators.md, "Defaults
+        at small n").
     sampling : "poisson" or "shuffle" (see above).
     noise_multiplier : z, or None to calibrate it to (epsilon, delta).
     alpha : L2 penalty added to every step (data independent).
@@ -118,7 +117,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         (<= epsilon).
     delta_ : delta.
     n_steps_ : T.  sampling_probability_ : q (Poisson) or batch_size/n.
-    epochs_, batch_size_ : the values used (the rules' when "auto").
+    batch_size_ : the batch size used (the rule's when "auto").
     dp_event_ : the ``dp_accounting`` event accounted (recompute
         ``epsilon_spent_`` with ``PLDAccountant(neighboring_relation=
         NeighboringRelation.REPLACE_ONE).compose(dp_event_).get_epsilon(delta_)``).
@@ -138,7 +137,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size="auto",
-                 learning_rate=1.0, epochs="auto", sampling="poisson", noise_multiplier=None,
+                 learning_rate=4.0, epochs=60, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", neighbouring="replace_one",
                  n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None):
         self.epsilon = epsilon
@@ -164,7 +163,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
             "clip_norm": check_positive(self.clip_norm, "clip_norm"),
             "batch_size": check_auto_or(self.batch_size, "batch_size", _positive_int, "an integer >= 1"),
             "learning_rate": check_positive(self.learning_rate, "learning_rate"),
-            "epochs": check_auto_or(self.epochs, "epochs", _positive_int, "an integer >= 1"),
+            "epochs": check_int(self.epochs, "epochs", minimum=1),
             "sampling": check_choice(self.sampling, "sampling", {"poisson", "shuffle"}),
             "noise_multiplier": check_positive(self.noise_multiplier, "noise_multiplier",
                                                allow_none=True),
@@ -195,8 +194,6 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
                 f"batch_size ({p['batch_size']}) exceeds the number of records ({n}).",
                 "batch_size",
             )
-        if p["epochs"] == "auto":
-            p["epochs"] = default_dpsgd_epochs(n, p["batch_size"])
         q = p["batch_size"] / n
         if p["sampling"] == "poisson":
             steps = max(1, int(round(p["epochs"] / q)))
@@ -262,7 +259,6 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         self.epsilon_spent_ = float(spent)
         self.delta_ = float(delta)
         self.n_steps_ = int(steps)
-        self.epochs_ = int(p["epochs"])
         self.batch_size_ = int(p["batch_size"])
         self.sampling_probability_ = float(q)
         self.dp_event_ = acc.dpsgd_dp_event(z, q, steps, sampling, epochs)
