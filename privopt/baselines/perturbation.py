@@ -207,7 +207,10 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     ``Lambda = d_z / (n eps)`` (d_z: features plus the intercept column;
     :func:`~privopt.baselines._defaults.default_output_perturbation_alpha`),
     under which the noise has expected norm ``2 d_z / (n Lambda eps) = 2``
-    whatever n; a number sets Lambda directly.
+    whatever n; a number sets Lambda directly.  The noise ignores the
+    curvature of the loss (the sensitivity ``2 / (n Lambda)`` is a worst
+    case), so at the same epsilon objective perturbation is usually more
+    accurate (``benchmarks/bench_small_data.py``).
 
     Attributes
     ----------
