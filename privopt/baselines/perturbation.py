@@ -114,10 +114,9 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
                 "tol": check_positive(self.tol, "tol")}
 
     def _resolve_alpha(self, p, n, d, eps):
-        """Lambda: the given ``alpha`` or the public rule; sets ``alpha_``."""
-        lam = self._auto_alpha(n, d, eps) if p["alpha"] == "auto" else p["alpha"]
-        self.alpha_ = float(lam)
-        return self.alpha_
+        """Lambda: the given ``alpha`` or the public rule (the caller records it
+        as ``alpha_`` once the fit has succeeded)."""
+        return float(self._auto_alpha(n, d, eps) if p["alpha"] == "auto" else p["alpha"])
 
 
 class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
@@ -182,6 +181,7 @@ class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
             Z * y[:, None], lam + big_delta, linear=b / n, tol=p["tol"]
         )
         _warn_if_inexact(gnorm, p["tol"])
+        self.alpha_ = lam
         self.epsilon_spent_ = float(eps)
         self.delta_spent_ = 0.0
         self.epsilon_prime_ = float(eps_p)
@@ -232,6 +232,7 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
         beta = acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
         w, gnorm = minimize_regularized_logistic(Z * y[:, None], lam, tol=p["tol"])
         _warn_if_inexact(gnorm, p["tol"])
+        self.alpha_ = lam
         self.epsilon_spent_ = float(eps)
         self.delta_spent_ = 0.0
         self.beta_ = float(beta)
