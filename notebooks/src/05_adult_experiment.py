@@ -37,7 +37,6 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 from IPython.display import Image, display
 
 import privopt
