@@ -761,3 +761,17 @@ def test_defaults_beat_the_majority_class_where_the_former_ones_did_not(cls):
         est = cls(epsilon=1.0, bounds=bounds, random_state=seed, **kw).fit(Xtr, ytr)
         gains.append(est.score(Xte, yte) - max(np.mean(yte), 1 - np.mean(yte)))
     assert np.mean(gains) > 0.10  # measured +0.17 (DP-SGD) and +0.13 (objective perturbation)
+
+
+def test_noise_scales_under_the_auto_alpha_against_hand_values():
+    # With Lambda = d_z/(n eps), output perturbation's beta = n Lambda eps / 2 = d_z / 2 and its
+    # sensitivity 2/(n Lambda) = 2 eps / d_z, whatever n: d_z = 5, eps = 2 -> beta 2.5, sensitivity 0.8.
+    X, y = separable(n=300, d=4)
+    out = OutputPerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert out.beta_ == pytest.approx(2.5, rel=1e-12)
+    assert out.sensitivity_ == pytest.approx(0.8, rel=1e-12)
+    # Objective perturbation, Lambda = 0.1 d_z/(n eps): c/(n Lambda) = 0.25 eps / (0.1 d_z) = 1.0 at
+    # d_z = 5, eps = 2, so eps' = 2 - log(1 + 2 + 1) = 2 - 2 ln 2 = 0.61371..., Delta = 0, beta = eps'/2.
+    obj = ObjectivePerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert obj.epsilon_prime_ == pytest.approx(2 - 2 * math.log(2), rel=1e-12)
+    assert obj.Delta_ == 0.0 and obj.beta_ == pytest.approx(1 - math.log(2), rel=1e-12)
