@@ -1,8 +1,10 @@
 """Private baselines with their DEFAULT hyperparameters, from n = 100 to n = 35,000.
 
-Usage:  python benchmarks/bench_small_data.py [--seeds 5] [--tag ""]
+Usage:  python benchmarks/bench_small_data.py [--seeds 5] [--tag ""] [--before REV]
 Writes  benchmarks/results/small_data{tag}.csv (one row per fit) and
-        benchmarks/results/small_data{tag}.md (tables and verdicts).
+        benchmarks/results/small_data{tag}.md (tables and verdicts); with --before REV
+        the same script also runs, in parallel, on privopt as of git revision REV
+        (small_data_before.*), so before and after come from one invocation.
 
 Every baseline is built exactly as a user would build it: ``cls(epsilon=eps,
 delta=..., bounds=bounds, random_state=seed)`` and nothing else, so the run
@@ -29,7 +31,9 @@ import csv
 import math
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
@@ -111,14 +115,15 @@ def _stats(values):
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
 
 
-def summary(rows, seeds, tag) -> str:
+def summary(rows, seeds, tag, before=None) -> str:
     methods = list(PRIVATE_BASELINES)
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     info = {r["dataset"]: r for r in rows}
     lines = [
         "# Private baselines with their default hyperparameters",
         "",
-        f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "") + "`, "
+        f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "")
+        + (f" --before {before}" if before else "") + "`, "
         f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
         f"{platform.machine()}, {os.cpu_count()} cores.",
         "",
@@ -166,18 +171,39 @@ def summary(rows, seeds, tag) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_before(rev: str, seeds: int) -> subprocess.Popen:
+    """Start this script on privopt as of git revision ``rev`` (a temporary worktree put
+    first on PYTHONPATH), writing small_data_before.*; returns the process and its worktree."""
+    tree = tempfile.mkdtemp(prefix="privopt-before-")
+    subprocess.run(["git", "-C", HERE, "worktree", "add", "-f", "--detach", tree, rev], check=True,
+                   stdout=subprocess.DEVNULL)
+    env = dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--seeds", str(seeds), "--tag", "_before"],
+                            env=env, cwd=tree, stdout=subprocess.DEVNULL)
+    return proc, tree
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--tag", default="", help="suffix of the output files (e.g. _before)")
+    ap.add_argument("--before", metavar="REV", default=None,
+                    help="also run the same sets on privopt at git revision REV, side by side "
+                         "(writes small_data_before.*), e.g. 3e4008f for the former defaults")
     args = ap.parse_args()
     out = os.path.join(HERE, "results", f"small_data{args.tag}")
+    before = run_before(args.before, args.seeds) if args.before else None
     rows = run(args.seeds)
+    if before is not None:
+        proc, tree = before
+        if proc.wait() != 0:
+            print(f"the run on {args.before} failed", file=sys.stderr)
+        subprocess.run(["git", "-C", HERE, "worktree", "remove", "--force", tree], check=False)
     with open(out + ".csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    text = summary(rows, args.seeds, args.tag)
+    text = summary(rows, args.seeds, args.tag, args.before)
     with open(out + ".md", "w") as fh:
         fh.write(text)
     print(text)
