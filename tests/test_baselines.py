@@ -537,6 +537,20 @@ def test_feature_map_uses_public_bounds_and_row_clipping():
     assert np.all(np.linalg.norm(fmap.transform(X), axis=1) <= 1 + 1e-12)
 
 
+def test_intercept_column_has_the_scale_of_one_feature():
+    # d = 3 features on [-1, 1], R = sqrt(3): z = (x1, 1) / sqrt(R^2 + 1) = (x1, 1) / 2.
+    fmap = FeatureMap(-np.ones(3), np.ones(3), math.sqrt(3.0), True)
+    X = np.array([[1.0, -1.0, 1.0], [0.5, 0.0, -0.5]])
+    np.testing.assert_allclose(fmap.transform(X), [[0.5, -0.5, 0.5, 0.5], [0.25, 0.0, -0.25, 0.5]])
+    # weights on z -> coef_ and intercept_ on x1: both divided by 2 (s = 1).
+    coef, intercept = fmap.to_coef(np.array([2.0, 4.0, -2.0, 6.0]))
+    np.testing.assert_allclose(coef, [1.0, 2.0, -1.0])
+    assert intercept == pytest.approx(3.0)
+    # the former map (s = R) for comparison: z = (x1 / R, 1) / sqrt(2).
+    old = FeatureMap(-np.ones(3), np.ones(3), math.sqrt(3.0), True, intercept_scaling=math.sqrt(3.0))
+    np.testing.assert_allclose(old.transform(X)[0], [1, -1, 1, math.sqrt(3.0)] / np.sqrt(6.0))
+
+
 @pytest.mark.parametrize("cls", PRIVATE)
 def test_coef_and_intercept_give_the_decision_function(cls):
     X, y = separable()

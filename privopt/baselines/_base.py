@@ -17,9 +17,19 @@ Feature map (per record, public parameters only, so it costs no privacy)
    norm R; then every row is divided by R, so ``||x|| <= 1``.  The default
    ``None`` means ``R = sqrt(d)``, the largest norm a row of [-1, 1]^d can
    have, so no row is clipped and the map stays data independent.
-3. With ``fit_intercept`` the model sees ``z = (x, 1) / sqrt(2)``, still of
-   norm <= 1, so the intercept is an ordinary (regularised) weight and every
-   Lipschitz/smoothness constant below holds for it too.
+3. With ``fit_intercept`` a constant column ``s`` (the intercept scaling, as in
+   scikit-learn's liblinear solver) is appended before the division:
+   ``z = (x1, s) / sqrt(R^2 + s^2)`` (x1 the row after steps 1-2, before the
+   division by R), still of norm <= 1, so the intercept is an ordinary
+   (regularised) weight and every Lipschitz/smoothness constant below holds
+   for it too.  ``s = 1`` gives the constant the scale of one feature of
+   [-1, 1], so the L2 penalty (or, for the SGD methods, the step geometry)
+   treats the intercept like any feature weight.  privopt's first versions
+   used ``s = R`` (``z = (x1 / R, 1) / sqrt(2)``), which makes the intercept
+   R = sqrt(d) times cheaper than a feature: under the strong regularization
+   small data need, the fit then spends its budget on the class balance and
+   predicts the majority class (measured in docs/estimators.md, "Defaults at
+   small n").
 
 The fitted ``coef_`` and ``intercept_`` act on the features after steps 1-2
 *before* the division by R: ``decision_function(X) = x1 @ coef_ + intercept_``
@@ -95,11 +105,17 @@ def check_bounds(bounds, n_features: int | None = None):
 class FeatureMap:
     """The public, per-record feature map described in the module docstring."""
 
-    def __init__(self, lower, upper, data_norm, fit_intercept):
+    def __init__(self, lower, upper, data_norm, fit_intercept, intercept_scaling=1.0):
         self.lower = np.asarray(lower, dtype=float)
         self.upper = np.asarray(upper, dtype=float)
         self.data_norm = data_norm
         self.fit_intercept = fit_intercept
+        #: s of step 3.
+        self.intercept_scaling = float(intercept_scaling)
+
+    def _norm(self) -> float:
+        """``sqrt(R^2 + s^2)``, the divisor of step 3."""
+        return math.hypot(self.data_norm, self.intercept_scaling)
 
     def scaled(self, X: np.ndarray) -> np.ndarray:
         """Steps 1-2 without the final division by R (the space of coef_)."""
@@ -116,16 +132,18 @@ class FeatureMap:
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Rows z with ||z|| <= 1 (the space the optimisers work in)."""
-        z = self.scaled(X) / self.data_norm
-        if self.fit_intercept:
-            z = np.hstack([z, np.ones((z.shape[0], 1))]) / math.sqrt(2.0)
-        return z
+        x1 = self.scaled(X)
+        if not self.fit_intercept:
+            return x1 / self.data_norm
+        s = np.full((x1.shape[0], 1), self.intercept_scaling)
+        return np.hstack([x1, s]) / self._norm()
 
     def to_coef(self, w: np.ndarray):
         """Map weights on z to (coef_, intercept_) on the scaled features."""
         if self.fit_intercept:
-            coef = w[:-1] / (math.sqrt(2.0) * self.data_norm)
-            intercept = float(w[-1] / math.sqrt(2.0))
+            norm = self._norm()
+            coef = w[:-1] / norm
+            intercept = float(w[-1] * self.intercept_scaling / norm)
         else:
             coef = w / self.data_norm
             intercept = 0.0
