@@ -95,8 +95,11 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     ``benchmarks/bench_small_data.py`` (mean gradients of norm 0.07 to 0.3) it
     is clearly above the majority class in one of its 72 (set, epsilon)
     cells (n up to 35,000), and on its 70%-majority synthetic family it is
-    still at the majority rate with 700,000 training records (sigma = 8.7);
-    prefer DP-SGD or objective perturbation.
+    still at the majority rate with 700,000 training records (sigma = 8.7).
+    Even the step size, radius and loss chosen on held-out accuracy (not
+    private) do not lift it clearly above the majority on six small sets
+    (``benchmarks/bench_noisy_sgd_limit.py``).  Prefer DP-SGD or objective
+    perturbation.
 
     Parameters
     ----------
