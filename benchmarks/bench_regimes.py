@@ -153,7 +153,7 @@ def run(args):
               f"time limit {limit:g} s", flush=True)
         run_experiment(X, y, Xt, yt, out=os.path.join(OUT, folder), solver=args.solver,
                        time_limit=limit, levels=lv, baseline_params=bp, max_workers=args.workers,
-                       figures=False, progress=not args.quiet, seed=0, **kw)
+                       figures=False, progress=not args.quiet, seed=0, rerun_stale=args.rerun_stale, **kw)
 
 
 def collect(args):
@@ -424,6 +424,8 @@ def main(argv=None):
     p.add_argument("--datasets", type=lambda s: s.split(","), default=None,
                    help="only these data sets (adult and/or names of the data stage)")
     p.add_argument("--summary-only", action="store_true", help="only rebuild the tables and figures")
+    p.add_argument("--rerun-stale", action="store_true",
+                   help="rerun the runs an older revision of privopt's code computed (default: refuse)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     args = p.parse_args(argv)
     if not args.summary_only:

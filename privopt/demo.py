@@ -91,13 +91,13 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
                   title=title, norm_bound=DEMO_NORM_BOUND)
     try:
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
-    except SettingMismatchError:
-        # an earlier demo on other data (or options): keep its results aside, start over
+    except SettingMismatchError:  # includes StaleResultsError
+        # an earlier demo on other data (or options, or code): keep its results aside, start over
         path = os.path.join(out, "results.csv")
         kept = os.path.join(out, f"results-previous-{int(os.path.getmtime(path))}.csv")
         os.replace(path, kept)
-        print(f"{path} held runs of another setting (other data or options); moved it to {kept} "
-              "and starting over.\n", file=sys.stderr)
+        print(f"{path} held runs of another setting (other data or options) or of an older privopt; "
+              f"moved it to {kept} and starting over.\n", file=sys.stderr)
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
     print()
     print(format_summary(summarize(rows)))

@@ -99,6 +99,42 @@ def test_resume_only_the_same_setting(small, tmp_path, capsys):
             _run(data, tmp_path, methods=["majority"], epsilons=[1.0], runs=2, **kw)
 
 
+def test_resume_refuses_rows_of_another_revision(small, tmp_path, monkeypatch):
+    """Rows computed by an older revision of a method's code are never mixed with new ones."""
+    import privopt._revisions as revisions
+    from privopt.experiments.adult import StaleResultsError, method_revision
+
+    rows = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
+    assert {r["revision"] for r in rows} == {revisions.BASELINES} == {method_revision("dpsgd")}
+    assert method_revision("opdisc") == revisions.MECHANISMS
+    path = tmp_path / "results.csv"
+    before = path.read_bytes()
+
+    monkeypatch.setattr(revisions, "BASELINES", "2099-01-01")        # the baselines' code changed
+    with pytest.raises(StaleResultsError, match=r"dpsgd: 1 run .*--rerun-stale"):
+        _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
+    assert path.read_bytes() == before                              # refused: the file is untouched
+
+    # rerun_stale reruns the requested methods' stale rows; other methods' rows are left alone
+    again = _run(small, tmp_path, methods=["dpsgd"], epsilons=[1.0], runs=1, rerun_stale=True)
+    by = {r["method"]: r for r in again}
+    assert len(again) == 2 and by["dpsgd"]["revision"] == "2099-01-01"
+    assert by["majority"]["revision"] == rows[0]["revision"] != "2099-01-01"
+    old_dpsgd = [r for r in rows if r["method"] == "dpsgd"][0]
+    assert by["dpsgd"]["test_accuracy"] == old_dpsgd["test_accuracy"]   # same seed, same code here
+
+    # a file from a privopt that recorded no revision: refused as well, saying so
+    with open(path, newline="") as fh:
+        old = list(csv.DictReader(fh))
+    cols = [c for c in COLUMNS if c != "revision"]
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows([{k: r[k] for k in cols} for r in old])
+    with pytest.raises(StaleResultsError, match="unrecorded"):
+        _run(small, tmp_path, methods=["dpsgd"], epsilons=[1.0], runs=1)
+
+
 def test_demo_never_mixes_data_sets(tmp_path, monkeypatch, capsys):
     """A demo on other data moves the old results aside instead of printing them under the new title."""
     import privopt.datasets

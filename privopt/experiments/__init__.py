@@ -74,6 +74,9 @@ def add_experiment_parser(sub, func):
                         "(Algorithm 1's value, to reproduce the paper) or 'proven,paper' for both")
     p.add_argument("--norm-bound", type=float, default=None,
                    help="OPDisc's ball D, grid -floor(D)..floor(D); none: the paper's sqrt(d)")
+    p.add_argument("--rerun-stale", action="store_true",
+                   help="drop and rerun the runs of the requested methods that an older revision of "
+                        "privopt's code computed (default: refuse to mix them)")
     p.set_defaults(func=func)
     return p
 
@@ -88,7 +91,8 @@ def main_adult(args) -> int:
             methods=args.methods, epsilons=args.epsilons, runs=args.runs, solver=args.solver,
             time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
             data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
-            numeric_levels=args.levels, calibration=args.calibration, norm_bound=args.norm_bound)
+            numeric_levels=args.levels, calibration=args.calibration, norm_bound=args.norm_bound,
+            rerun_stale=args.rerun_stale)
     except DatasetError as exc:
         print(f"privopt experiment adult: the UCI Adult files are not available: {exc}\n"
               "Give the folder that holds adult/ (adult.data, adult.test, adult.names) with "

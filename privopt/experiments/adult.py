@@ -24,6 +24,7 @@ certified ones.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import csv
 import math
@@ -44,12 +45,15 @@ __all__ = [
     "write_summary",
     "summarize",
     "task_seed",
+    "method_revision",
+    "SettingMismatchError",
+    "StaleResultsError",
 ]
 
 COLUMNS = [
     "method", "epsilon", "run", "train_accuracy", "test_accuracy", "seconds", "certified",
     "status", "delta", "n_train", "n_test", "solver", "seed", "calibration", "setting", "message",
-    "neighbouring",
+    "neighbouring", "revision",
 ]
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
@@ -278,6 +282,16 @@ def _done_keys(rows) -> set:
     return {(r["method"], round(r["epsilon"], 9), r["run"], r.get("calibration") or "") for r in rows}
 
 
+def method_revision(method: str) -> str:
+    """Revision of the code that computes a row of ``method``
+    (:mod:`privopt._revisions`): the mechanisms' for OPDisc, RSPM and the 0/1
+    reference, the baselines' for every other method."""
+    from .. import _revisions
+
+    return _revisions.MECHANISMS if method in MIP_METHODS or method == ZERO_ONE_REFERENCE \
+        else _revisions.BASELINES
+
+
 def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, levels, baseline_params,
                        seed, norm_bound=None) -> str:
     """A short fingerprint of everything that changes a run's result except
@@ -304,6 +318,11 @@ class SettingMismatchError(ValueError):
     """``out/results.csv`` holds runs of another setting (data, solver, ...)."""
 
 
+class StaleResultsError(SettingMismatchError):
+    """``out/results.csv`` holds runs of a requested method computed by another
+    revision of privopt's code (:func:`method_revision`)."""
+
+
 def _make_executor(scheduler, max_workers):
     if scheduler:
         try:
@@ -319,7 +338,7 @@ def run_experiment(
     X_train, y_train, X_test, y_test, *,
     methods, epsilons, runs=15, solver="highs", time_limit=None, out="results", seed=0,
     scheduler=None, executor=None, max_workers=None, levels=None, baseline_params=None,
-    progress=True, figures=True, title="", calibration="proven", norm_bound=None,
+    progress=True, figures=True, title="", calibration="proven", norm_bound=None, rerun_stale=False,
 ) -> list[dict]:
     """Run every (method, epsilon, run) not yet in ``out/results.csv``.
 
@@ -333,6 +352,14 @@ def run_experiment(
     run OPDisc under each (rows say which; the paper's is drawn as
     ``opdisc[paper]``); ``norm_bound``: OPDisc's ball D (default sqrt(d), the
     paper's), grid -floor(D)..floor(D).
+
+    Resuming: rows are reused only for the same setting (data, solver, time
+    limit, levels, baseline parameters, ball, seed; else
+    :class:`SettingMismatchError`) and, for the methods requested, only when
+    computed by the current revision of their code (:func:`method_revision`;
+    rows without one come from a privopt that did not record it).  Otherwise
+    :class:`StaleResultsError`, unless ``rerun_stale=True``, which drops those
+    rows from the file and runs them again.
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
@@ -370,6 +397,27 @@ def run_experiment(
             f"{path} holds runs of another setting ({', '.join(other)}; this one is {setting}: a "
             "different data set or size, solver, time limit, levels, baseline parameters or seed). "
             "Use another out folder, or delete the file to start over.")
+    stale = [r for r in existing
+             if r["method"] in methods and (r.get("revision") or "") != method_revision(r["method"])]
+    if stale:
+        found = ", ".join(f"{m}: {k} run{'s' if k > 1 else ''} of revision "
+                          f"{sorted({r.get('revision') or 'unrecorded' for r in stale if r['method'] == m})}"
+                          f" (current: {method_revision(m)})"
+                          for m, k in sorted(collections.Counter(r["method"] for r in stale).items()))
+        if not rerun_stale:
+            raise StaleResultsError(
+                f"{path} holds runs computed by another revision of privopt's code ({found}); this "
+                "privopt may compute other numbers, and a sweep must not mix them. Pass "
+                "rerun_stale=True (privopt experiment ... --rerun-stale) to drop those runs and run "
+                "them again, or use another out folder.")
+        stale_ids = {id(r) for r in stale}
+        existing = [r for r in existing if id(r) not in stale_ids]
+        _rewrite(path, existing)
+        if progress:
+            import sys
+
+            print(f"dropped {len(stale)} runs of an older revision from {path} ({found}); running them "
+                  "again", file=sys.stderr, flush=True)
     done = _done_keys(existing)
     if existing and progress:
         import sys
@@ -411,6 +459,7 @@ def run_experiment(
         for fut in cf.as_completed(futures):
             row = fut.result()
             row["setting"] = setting
+            row["revision"] = method_revision(row["method"])
             writer.writerow({k: row.get(k, "") for k in COLUMNS})
             fh.flush()
             bar.update(1)
@@ -518,14 +567,15 @@ def run_adult_experiment(
     *, methods=("opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
     time_limit=None, scheduler=None, out="results/adult", seed=0, data_home=None, n_train=None,
     numeric_levels=4, progress=True, max_workers=None, figures=True, calibration="proven",
-    norm_bound=None,
+    norm_bound=None, rerun_stale=False,
 ) -> list[dict]:
     """The Adult experiment of [NRVW20] Section 5: balanced n = 15682,
     d = 23, a seeded 80/20 held-out split, delta = 1/n^2.  ``n_train``
     subsamples the training set (the first n_train of the shuffled rows);
     ``calibration="paper"`` (or ``["proven", "paper"]``) runs OPDisc with
     Algorithm 1's noise scale, as the paper did; ``norm_bound`` replaces the
-    paper's ball D = sqrt(23) (grid -floor(D)..floor(D))."""
+    paper's ball D = sqrt(23) (grid -floor(D)..floor(D)); ``rerun_stale``: see
+    :func:`run_experiment`."""
     from ..datasets import load_adult
 
     data = load_adult(data_home, random_state=seed)
@@ -538,5 +588,5 @@ def run_adult_experiment(
         solver=solver, time_limit=time_limit, out=out, seed=seed, scheduler=scheduler,
         max_workers=max_workers, levels=levels,
         progress=progress, figures=figures, calibration=calibration, norm_bound=norm_bound,
-        title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]}"
+        rerun_stale=rerun_stale, title=f"Adult (n_train = {len(y_train)}, d = {X_train.shape[1]}"
               + (f", OPDisc D = {norm_bound:g})" if norm_bound is not None else ")"))
