@@ -21,7 +21,7 @@ SCRIPTS = {
     "bench_opsamp_workers.py": ([], []),
     "bench_audit.py": ([], []),
     "bench_small_data.py": (["--before", "96de055"], ["--seeds", "2", "--tag", "_quick"]),
-    "bench_noisy_sgd_limit.py": ([], ["--seeds", "2", "--large-seeds", "2", "--large-n", "50000", "--tag", "_quick"]),
+    "bench_default_limits.py": ([], ["--seeds", "2", "--large-seeds", "2", "--large-n", "50000", "--tag", "_quick"]),
     # the long sweeps resume from their committed CSVs; --quick only rebuilds their tables and figures
     "bench_oracle_suite.py": ([], ["--summary-only"]),
     "bench_regimes.py": ([], ["--summary-only"]),

@@ -98,7 +98,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     still at the majority rate with 700,000 training records (sigma = 8.7).
     Even the step size, radius and loss chosen on held-out accuracy (not
     private) do not lift it clearly above the majority on six small sets
-    (``benchmarks/bench_noisy_sgd_limit.py``).  Prefer DP-SGD or objective
+    (``benchmarks/bench_default_limits.py``).  Prefer DP-SGD or objective
     perturbation.
 
     Parameters

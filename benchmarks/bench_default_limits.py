@@ -1,11 +1,12 @@
-"""How far is noisy SGD [AMU20] from useful, under privopt's valid accounting?
+"""Where no default can help: upper bounds for noisy SGD [AMU20] and output perturbation [CMS11].
 
-Usage:  python benchmarks/bench_noisy_sgd_limit.py [--seeds 5] [--large-seeds 3] [--large-n 50000,...]
-Writes  benchmarks/results/noisy_sgd_limit.md and .csv.
+Usage:  python benchmarks/bench_default_limits.py [--seeds 5] [--large-seeds 3] [--large-n 50000,...]
+Writes  benchmarks/results/default_limits.md and .csv.
 
-``NoisySGDClassifier`` is never clearly above the majority class with its
-defaults in ``bench_small_data.py``.  This script asks whether *any* default
-could do better, and at what n the algorithm starts to work:
+With their defaults, ``NoisySGDClassifier`` is clearly above the majority class
+in one cell of ``bench_small_data.py`` and ``OutputPerturbationLogisticRegression``
+misses it on several sets at epsilon = 1.  This script asks whether *any*
+default could do better, and (noisy SGD) at what n the algorithm starts to work:
 
 1. **Oracle grid at epsilon = 1.**  On six small sets of ``bench_small_data``
    where non-private logistic regression reaches >= 0.90, 36 settings (hinge
@@ -16,7 +17,11 @@ could do better, and at what n the algorithm starts to work:
    default, not a method.
 2. **Large n.**  The 70%-majority make_classification family of the
    development sets (d = 20, 6 informative features) at n = 50,000, 200,000
-   and 1,000,000 records (70/30 split), defaults, epsilon = 1.
+   and 1,000,000 records (70/30 split), noisy SGD's defaults, epsilon = 1.
+3. **Output perturbation, oracle regularization at epsilon = 1.**  On the sets
+   where its default ``alpha = d_z / (n eps)`` is not clearly above the
+   majority, ``alpha = c d_z / (n eps)`` for c in 0.1 ... 100, the best c
+   chosen on the held-out accuracy (again an upper bound for any rule).
 
 delta = min(1e-5, 1/n^2) as in ``bench_small_data``.  "Clearly above" = more
 than 0.05 and more than two standard errors above the majority rate.
@@ -43,13 +48,16 @@ sys.path.insert(0, HERE)
 
 import privopt  # noqa: E402
 from bench_small_data import MARGIN, datasets  # noqa: E402
-from privopt.baselines import NoisySGDClassifier  # noqa: E402
+from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression  # noqa: E402
 
 ORACLE_SETS = ("breast_cancer", "digits_odd_vs_even", "digits_3_vs_8", "synthetic_n300_d8_sep2",
                "synthetic_n1000_d15_sep1.5", "digits_1_vs_7")
 GRID = [(loss, lr, radius) for loss in ("hinge", "logistic") for lr in (None, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
         for radius in (1.0, 10.0, 100.0)]
 LARGE_N = (50_000, 200_000, 1_000_000)
+OUTPUT_SETS = ("digits_0-4_vs_5-9", "digits_3_vs_8", "digits_1_vs_7", "synthetic_n5000_d25_sep1.5",
+               "synthetic_n800_d12_sep1.5_w0.75")
+OUTPUT_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 
 
 def _stats(v):
@@ -104,16 +112,38 @@ def large(seeds: int, sizes=LARGE_N):
     return rows
 
 
+def output_oracle(seeds: int):
+    rows = []
+    for role, name, X, y, bounds in datasets():
+        if name not in OUTPUT_SETS:
+            continue
+        splits = [train_test_split(X, y, test_size=0.3, random_state=s, stratify=y) for s in range(seeds)]
+        maj = float(np.mean([max(np.mean(yte == c) for c in np.unique(y)) for _, _, _, yte in splits]))
+        for c in OUTPUT_FACTORS:
+            accs = []
+            for seed, (Xtr, Xte, ytr, yte) in enumerate(splits):
+                n, d = Xtr.shape
+                est = OutputPerturbationLogisticRegression(epsilon=1.0, alpha=c * (d + 1) / n, bounds=bounds,
+                                                           random_state=seed).fit(Xtr, ytr)
+                accs.append(est.score(Xte, yte))
+            mean, se = _stats(accs)
+            rows.append(dict(part="output_oracle", dataset=name, role=role, n_train=len(splits[0][2]),
+                             majority=maj, loss="logistic", learning_rate="", radius="", sigma="",
+                             accuracy=mean, se=se, factor=c))
+    return rows
+
+
 def _clear(r):
     return r["accuracy"] - r["majority"] > max(MARGIN, 2 * r["se"])
 
 
 def summary(rows, seeds, large_seeds) -> str:
-    lines = ["# Noisy SGD: an upper bound for any default, and large n", "",
-             f"`python benchmarks/bench_noisy_sgd_limit.py --seeds {seeds} --large-seeds {large_seeds}`, "
+    lines = ["# Where no default can help: noisy SGD and output perturbation", "",
+             f"`python benchmarks/bench_default_limits.py --seeds {seeds} --large-seeds {large_seeds}`, "
              f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
              f"{platform.machine()}, {os.cpu_count()} cores. epsilon = 1, delta = min(1e-5, 1/n^2).", "",
-             f"## Best of {len(GRID)} settings chosen on the held-out accuracy (not private; an upper bound)", "",
+             f"## Noisy SGD: best of {len(GRID)} settings chosen on the held-out accuracy (not private; "
+             "an upper bound)", "",
              f"Mean ± standard error over {seeds} seeds of the best setting; `+` = clearly above the majority.", "",
              "| data | n_train | majority | sigma | best accuracy | loss | step | radius |",
              "|---|---|---|---|---|---|---|---|"]
@@ -123,12 +153,22 @@ def summary(rows, seeds, large_seeds) -> str:
         lines.append(f"| {name} | {b['n_train']} | {b['majority']:.3f} | {b['sigma']:.2f} | "
                      f"{b['accuracy']:.3f} ± {b['se']:.3f}{' +' if _clear(b) else ''} | {b['loss']} | "
                      f"{b['learning_rate']} | {b['radius']:g} |")
-    lines += ["", f"## Defaults at large n ({large_seeds} seeds)", "",
+    lines += ["", f"## Noisy SGD: defaults at large n ({large_seeds} seeds)", "",
               "| data | n_train | majority | sigma | accuracy |", "|---|---|---|---|---|"]
     for r in rows:
         if r["part"] == "large_n":
             lines.append(f"| {r['dataset']} | {r['n_train']} | {r['majority']:.3f} | {r['sigma']:.2f} | "
                          f"{r['accuracy']:.3f} ± {r['se']:.3f}{' +' if _clear(r) else ''} |")
+    lines += ["", "## Output perturbation: alpha = c d_z / (n eps), best c chosen on the held-out accuracy "
+              f"(not private; an upper bound; {seeds} seeds)", "",
+              "| data | n_train | majority | default (c = 1) | best c | best accuracy |", "|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["dataset"] for r in rows if r["part"] == "output_oracle"):
+        cand = [r for r in rows if r["part"] == "output_oracle" and r["dataset"] == name]
+        b = max(cand, key=lambda r: r["accuracy"])
+        d = [r for r in cand if r["factor"] == 1.0][0]
+        lines.append(f"| {name} | {b['n_train']} | {b['majority']:.3f} | {d['accuracy']:.3f} ± {d['se']:.3f}"
+                     f"{' +' if _clear(d) else ''} | {b['factor']:g} | {b['accuracy']:.3f} ± {b['se']:.3f}"
+                     f"{' +' if _clear(b) else ''} |")
     return "\n".join(lines) + "\n"
 
 
@@ -141,10 +181,10 @@ def main():
     ap.add_argument("--tag", default="", help="suffix of the output files")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    rows = oracle(args.seeds) + large(args.large_seeds, args.large_n)
-    out = os.path.join(HERE, "results", f"noisy_sgd_limit{args.tag}")
+    rows = oracle(args.seeds) + large(args.large_seeds, args.large_n) + output_oracle(args.seeds)
+    out = os.path.join(HERE, "results", f"default_limits{args.tag}")
     with open(out + ".csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(fh, fieldnames=list(rows[-1]), restval="")
         writer.writeheader()
         writer.writerows(rows)
     text = summary(rows, args.seeds, args.large_seeds)
