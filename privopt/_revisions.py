@@ -6,15 +6,29 @@ revision for the methods it runs: a sweep must never silently mix numbers of
 two versions of an algorithm (e.g. rows computed before and after a change of
 a baseline's default hyperparameters).
 
-Maintainers: set the date of a family to today's in the same commit as any
-change that alters what one of its methods returns for the same inputs and
-seed -- defaults, feature map, accounting, noise, solver formulation -- and
-not for changes that cannot (docstrings, speed, error messages).
+Maintainers: in the same commit as any change that alters what a method returns
+for the same inputs and seed -- defaults, feature map, accounting, noise,
+solver formulation -- set that method's entry to a new value (today's date, with
+a suffix if it already is today's); not for changes that cannot (docstrings,
+speed, error messages).  A change shared by several methods (the baselines'
+feature map) bumps each of them.
 """
 
-#: DP-SGD (default and tuned), DP-AGD, noisy SGD, the two [CMS11] mechanisms and
-#: the non-private references of ``privopt.baselines`` (feature map, defaults).
-BASELINES = "2026-11-24"
-#: OPDisc, RSPM and the non-private 0/1 optimum on OPDisc's grid (calibration,
-#: formulation, certification, output step).
-MECHANISMS = "2026-11-24"
+#: method name of the experiment runner -> revision of the code behind its rows.
+REVISIONS = {
+    # OPDisc, RSPM and the non-private 0/1 optimum on OPDisc's grid (calibration,
+    # formulation, certification, output step)
+    "opdisc": "2026-11-24",
+    "rspm": "2026-11-24",
+    "nonprivate_01": "2026-11-24",
+    # privopt.baselines (feature map, defaults, accounting)
+    "dpsgd": "2026-11-24",
+    "dpsgd_tuned": "2026-11-24",
+    "dpagd": "2026-11-24",
+    "noisy_sgd": "2026-11-24",
+    "objective_perturbation": "2026-11-24",
+    # Gaussian noise when delta > 0 and it is the smaller (noise="auto")
+    "output_perturbation": "2026-11-24.2",
+    "nonprivate_lr": "2026-11-24",
+    "majority": "2026-11-24",
+}

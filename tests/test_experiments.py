@@ -104,13 +104,16 @@ def test_resume_refuses_rows_of_another_revision(small, tmp_path, monkeypatch):
     import privopt._revisions as revisions
     from privopt.experiments.adult import StaleResultsError, method_revision
 
+    from privopt.experiments import available_methods
+
+    assert set(available_methods()) <= set(revisions.REVISIONS)     # every method has a revision
     rows = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
-    assert {r["revision"] for r in rows} == {revisions.BASELINES} == {method_revision("dpsgd")}
-    assert method_revision("opdisc") == revisions.MECHANISMS
+    assert {r["method"]: r["revision"] for r in rows} == {m: revisions.REVISIONS[m] for m in ("majority", "dpsgd")}
+    assert method_revision("opdisc") == revisions.REVISIONS["opdisc"]
     path = tmp_path / "results.csv"
     before = path.read_bytes()
 
-    monkeypatch.setattr(revisions, "BASELINES", "2099-01-01")        # the baselines' code changed
+    monkeypatch.setitem(revisions.REVISIONS, "dpsgd", "2099-01-01")   # DP-SGD's code changed
     with pytest.raises(StaleResultsError, match=r"dpsgd: 1 run .*--rerun-stale"):
         _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
     assert path.read_bytes() == before                              # refused: the file is untouched
@@ -119,7 +122,7 @@ def test_resume_refuses_rows_of_another_revision(small, tmp_path, monkeypatch):
     again = _run(small, tmp_path, methods=["dpsgd"], epsilons=[1.0], runs=1, rerun_stale=True)
     by = {r["method"]: r for r in again}
     assert len(again) == 2 and by["dpsgd"]["revision"] == "2099-01-01"
-    assert by["majority"]["revision"] == rows[0]["revision"] != "2099-01-01"
+    assert by["majority"]["revision"] == revisions.REVISIONS["majority"] != "2099-01-01"
     old_dpsgd = [r for r in rows if r["method"] == "dpsgd"][0]
     assert by["dpsgd"]["test_accuracy"] == old_dpsgd["test_accuracy"]   # same seed, same code here
 

@@ -284,12 +284,10 @@ def _done_keys(rows) -> set:
 
 def method_revision(method: str) -> str:
     """Revision of the code that computes a row of ``method``
-    (:mod:`privopt._revisions`): the mechanisms' for OPDisc, RSPM and the 0/1
-    reference, the baselines' for every other method."""
+    (:data:`privopt._revisions.REVISIONS`)."""
     from .. import _revisions
 
-    return _revisions.MECHANISMS if method in MIP_METHODS or method == ZERO_ONE_REFERENCE \
-        else _revisions.BASELINES
+    return _revisions.REVISIONS[method]
 
 
 def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, levels, baseline_params,
