@@ -456,6 +456,78 @@ def test_output_perturbation_noise_scale():
     assert np.mean(diffs) == pytest.approx(d / beta, rel=0.1)
 
 
+def test_expected_gaussian_norm_against_hand_values():
+    # E||N(0, I_1)|| = sqrt(2/pi); E||N(0, I_2)|| = sqrt(pi/2) (Rayleigh mean); linear in sigma
+    assert acc.expected_gaussian_norm(1.0, 1) == pytest.approx(math.sqrt(2 / math.pi), rel=1e-12)
+    assert acc.expected_gaussian_norm(3.0, 2) == pytest.approx(3 * math.sqrt(math.pi / 2), rel=1e-12)
+    draws = np.linalg.norm(np.random.default_rng(0).normal(size=(20000, 65)), axis=1)
+    assert acc.expected_gaussian_norm(1.0, 65) == pytest.approx(draws.mean(), rel=0.01)
+
+
+def test_output_perturbation_gaussian_sigma_is_the_gaussian_mechanism_at_its_sensitivity():
+    # n = 100, Lambda = 0.02: sensitivity 2 / (n Lambda) = 1, so sigma is the analytic scale itself,
+    # and it meets Balle and Wang's exact delta at (eps, sigma) [BW18, Theorem 8].
+    for eps, delta in ((1.0, 1e-5), (0.3, 1e-8)):
+        sigma = acc.output_perturbation_gaussian_sigma(eps, delta, 100, 0.02)
+        assert sigma == pytest.approx(acc.analytic_gaussian_sigma(eps, delta), rel=1e-12)
+        assert balle_wang_delta(sigma, eps) == pytest.approx(delta, rel=1e-3)
+        # Lambda 4x larger: sensitivity and sigma 4x smaller
+        assert acc.output_perturbation_gaussian_sigma(eps, delta, 100, 0.08) == pytest.approx(sigma / 4)
+
+
+def test_output_perturbation_noise_rule_against_hand_values():
+    from privopt.baselines import _defaults as dft
+
+    # eps = 1, delta = 1e-5: s = 3.7306 (analytic Gaussian); Gaussian iff s m_d eps < d:
+    # d = 65: m = 8.0313, 29.96 < 65 -> Gaussian;  d = 11: m = 3.2422, 12.10 > 11 -> Laplace.
+    assert acc.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
+    assert dft.default_output_perturbation_noise(65, 1.0, 1e-5) == "gaussian"
+    assert dft.default_output_perturbation_noise(11, 1.0, 1e-5) == "laplace"
+    assert dft.default_output_perturbation_noise(65, 1.0, 0.0) == "laplace"  # pure DP asked for
+    # the switch is at d = 14 here: m_13 s = 13.05 > 13, m_14 s = 13.56 < 14
+    assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (13, 14)] == ["laplace", "gaussian"]
+
+
+def test_output_perturbation_gaussian_noise_scale_and_accounting():
+    X, y = separable()
+    n, d = X.shape[0], X.shape[1] + 1
+    lam, eps, delta = 0.05, 2.0, 1e-6
+    base = OutputPerturbationLogisticRegression(epsilon=eps, alpha=lam, bounds=(0, 1),
+                                                random_state=NoExponential()).fit(X, y)  # w*, no noise
+    fits = [OutputPerturbationLogisticRegression(epsilon=eps, delta=delta, alpha=lam, noise="gaussian",
+                                                 bounds=(0, 1), random_state=s).fit(X, y) for s in range(300)]
+    sigma = acc.analytic_gaussian_sigma(eps, delta, 2.0 / (n * lam))
+    est = fits[0]
+    assert (est.noise_, est.noise_std_, est.beta_) == ("gaussian", pytest.approx(sigma), None)
+    assert (est.epsilon_spent_, est.delta_spent_) == (eps, delta)
+    diffs = np.array([f.weights_ - base.weights_ for f in fits])
+    assert diffs.std() == pytest.approx(sigma, rel=0.05)
+    assert abs(diffs.mean()) < 4 * sigma / math.sqrt(diffs.size)
+    # auto: Laplace at d_z = 5 (its noise is the smaller one there: the switch is at 14)
+    auto = OutputPerturbationLogisticRegression(epsilon=eps, delta=delta, alpha=lam, bounds=(0, 1),
+                                                random_state=0).fit(X, y)
+    assert (auto.noise_, auto.delta_spent_, auto.noise_std_) == ("laplace", 0.0, None)
+    assert d == 5
+
+
+def test_output_perturbation_auto_noise_is_gaussian_in_high_dimension():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(300, 30))
+    y = (X[:, 0] > 0.5).astype(int)
+    est = OutputPerturbationLogisticRegression(epsilon=1.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
+    assert est.noise_ == "gaussian" and est.delta_spent_ == 1e-5
+    pure = OutputPerturbationLogisticRegression(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert pure.noise_ == "laplace" and pure.delta_spent_ == 0.0
+
+
+def test_output_perturbation_gaussian_without_delta_is_refused_before_the_data_are_read():
+    with pytest.raises(ParameterError, match="noise='gaussian'.*delta > 0") as err:
+        OutputPerturbationLogisticRegression(noise="gaussian", bounds=(0, 1)).fit("not data", None)
+    assert err.value.parameter == "noise"
+    with pytest.raises(ParameterError, match="noise must be one of"):
+        OutputPerturbationLogisticRegression(noise="laplacian", bounds=(0, 1)).fit("not data", None)
+
+
 # ---------------------------------------------------------------------------
 # scikit-learn interface, reproducibility, secure default, accuracy
 # ---------------------------------------------------------------------------

@@ -447,6 +447,25 @@ def objective_perturbation_parameters(epsilon: float, n: int, alpha: float,
     return eps_p, max(big_delta, 0.0), eps_p / 2.0
 
 
+def output_perturbation_gaussian_sigma(epsilon: float, delta: float, n: int, alpha: float,
+                                       lipschitz: float = 1.0) -> float:
+    """sigma of Gaussian output perturbation: ``w* + N(0, sigma^2 I)`` is
+    (epsilon, delta)-DP when ``sigma`` is the analytic Gaussian scale [BW18,
+    Theorem 8] for the L2 sensitivity ``2 L / (n Lambda)`` of the regularised
+    minimiser [CMS11, Corollary 8] (||z|| <= 1, L-Lipschitz loss).  E.g.
+    n = 100, Lambda = 0.02, L = 1: sensitivity 1, so sigma equals
+    :func:`analytic_gaussian_sigma` at (epsilon, delta)."""
+    return analytic_gaussian_sigma(epsilon, delta, 2.0 * lipschitz / (n * alpha))
+
+
+def expected_gaussian_norm(sigma: float, d: int) -> float:
+    """``E||N(0, sigma^2 I_d)|| = sigma sqrt(2) Gamma((d + 1)/2) / Gamma(d/2)``
+    (the mean of a chi distribution with d degrees of freedom, times sigma):
+    ``sqrt(2/pi)`` for d = 1, ``sqrt(pi/2)`` for d = 2, about ``sqrt(d - 1/2)``
+    for large d."""
+    return sigma * math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0))
+
+
 def output_perturbation_beta(epsilon: float, n: int, alpha: float, lipschitz: float = 1.0) -> float:
     """beta of [CMS11], Algorithm 1: noise density ``exp(-beta ||b||)`` with
     ``beta = n Lambda eps / 2`` (the L2 sensitivity of the regularised

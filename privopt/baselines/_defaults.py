@@ -25,6 +25,15 @@ n and eps as [CMS11]'s own threshold ``c_loss / (n (e^{eps/4} - 1))`` (about
 ``Delta`` regularization and halves epsilon'; with d_z < 10 the rule is below
 that threshold and Algorithm 2 does so.
 
+*Output perturbation's noise* (``noise="auto"``): with ``delta > 0`` the
+Gaussian noise of the analytic Gaussian mechanism replaces [CMS11]'s
+Laplace-like noise when its expected norm is smaller at the same Lambda.  The
+ratio of the two expected norms, ``s(eps, delta) m_d eps / d`` (``s``: the
+analytic Gaussian scale at sensitivity 1, ``m_d = E||N(0, I_d)||``, and d the
+dimension of z), does not depend on n or Lambda, so the choice is a public
+function of (d, eps, delta): Gaussian from d = 14 at eps = 1,
+delta = 1e-5.  Both are valid at (eps, delta): pure eps-DP implies it.
+
 *DP-SGD's batch size* is a tenth of the data below n = 2560 (so that a small
 set still gets about ten steps per pass) and 256 above.  Its other defaults
 (60 passes, step 1/L = 4) are plain constants of the estimator.
@@ -36,6 +45,7 @@ import math
 
 __all__ = [
     "default_batch_size",
+    "default_output_perturbation_noise",
     "default_objective_perturbation_alpha",
     "default_output_perturbation_alpha",
     "OBJECTIVE_ALPHA_FACTOR",
@@ -84,3 +94,21 @@ def default_batch_size(n: int) -> int:
     if n < 1:
         raise ValueError(f"need n >= 1, got {n}")
     return int(min(256, max(1, math.ceil(n / 10))))
+
+
+def default_output_perturbation_noise(d_z: int, epsilon: float, delta: float) -> str:
+    """``noise="auto"`` of output perturbation: ``"gaussian"`` when ``delta > 0``
+    and ``s(eps, delta) m_d eps < d_z`` (the expected norm of the Gaussian noise
+    below that of [CMS11]'s noise, ``2 d_z / (n Lambda eps)``, whatever n and
+    Lambda), else ``"laplace"``.  ``m_d = E||N(0, I_d)||``.
+
+    E.g. eps = 1, delta = 1e-5: s = 3.73 (analytic Gaussian), so d_z = 65
+    (m = 8.03): 30.0 < 65, Gaussian; d_z = 11 (m = 3.24): 12.1 > 11, Laplace.
+    """
+    _check(1, d_z, epsilon)
+    if not delta > 0:
+        return "laplace"
+    from . import _accounting as acc
+
+    gaussian = acc.expected_gaussian_norm(acc.analytic_gaussian_sigma(epsilon, delta), d_z) * epsilon
+    return "gaussian" if gaussian < d_z else "laplace"

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_auto_or, check_positive
-from ..exceptions import UncertifiedReleaseWarning
+from .._validation import check_auto_or, check_choice, check_positive
+from ..exceptions import ParameterError, UncertifiedReleaseWarning
 from . import _accounting as acc
 from . import _defaults
 from ._base import PrivateLinearClassifier, logistic_dloss, logistic_loss, merge_rows
@@ -22,6 +22,8 @@ __all__ = [
 
 #: Bound on the second derivative of the logistic loss (c in [CMS11]).
 LOGISTIC_C = 0.25
+#: Noises of output perturbation (see OutputPerturbationLogisticRegression).
+OUTPUT_NOISES = ("auto", "laplace", "gaussian")
 
 
 def sample_gamma_norm_noise(rng, d: int, beta: float) -> np.ndarray:
@@ -192,49 +194,91 @@ class ObjectivePerturbationLogisticRegression(_RegularizedLogisticRegression):
 
 class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     r"""L2-regularised logistic regression by output perturbation
-    ([CMS11], Algorithm 1).
+    ([CMS11], Algorithm 1; Gaussian noise for (epsilon, delta) optionally).
 
     ``w* = argmin_w (1/n) sum_i l(y_i <w, z_i>) + (Lambda/2)||w||^2``
-    (``Lambda = alpha``) has L2 sensitivity ``2 / (n Lambda)`` under replace-one
-    neighbours when ``||z|| <= 1`` and the loss is 1-Lipschitz ([CMS11],
-    Corollary 8); the output is ``w* + b`` with b of density proportional to
-    ``exp(-beta ||b||)``, ``beta = n Lambda eps / 2``
-    (:func:`~privopt.baselines._accounting.output_perturbation_beta`): pure
-    epsilon-DP; ``delta`` is accepted and not used.  The sensitivity bound is
-    for the exact minimiser (same warning as objective perturbation).
+    (``Lambda = alpha``) has L2 sensitivity ``Delta = 2 / (n Lambda)`` under
+    replace-one neighbours when ``||z|| <= 1`` and the loss is 1-Lipschitz
+    ([CMS11], Corollary 8).  The output is ``w* + b`` with
+
+    * ``noise="laplace"``: b of density proportional to ``exp(-beta ||b||)``,
+      ``beta = n Lambda eps / 2``
+      (:func:`~privopt.baselines._accounting.output_perturbation_beta`;
+      ||b|| is Gamma(d_z, 1/beta), expected norm ``2 d_z / (n Lambda eps)``):
+      [CMS11]'s Algorithm 1, pure epsilon-DP, ``delta`` not used;
+    * ``noise="gaussian"``: ``b ~ N(0, sigma^2 I)`` with sigma the analytic
+      Gaussian scale [BW18] for sensitivity Delta at (epsilon, delta)
+      (:func:`~privopt.baselines._accounting.output_perturbation_gaussian_sigma`):
+      (epsilon, delta)-DP, needs ``delta > 0``;
+    * ``noise="auto"`` (default): Gaussian when ``delta > 0`` and its expected
+      norm is the smaller of the two (from d_z = 14 at epsilon = 1,
+      delta = 1e-5; a public rule of (d_z, epsilon, delta):
+      :func:`~privopt.baselines._defaults.default_output_perturbation_noise`),
+      else Laplace.  With the default ``delta=0`` this is [CMS11]'s mechanism.
+
+    The sensitivity bound is for the exact minimiser (same warning as
+    objective perturbation).
 
     Regularization: ``alpha="auto"`` (default) is the public rule
     ``Lambda = d_z / (n eps)`` (d_z: features plus the intercept column;
     :func:`~privopt.baselines._defaults.default_output_perturbation_alpha`),
-    under which the noise has expected norm ``2 d_z / (n Lambda eps) = 2``
-    whatever n; a number sets Lambda directly.  The noise ignores the
-    curvature of the loss (the sensitivity ``2 / (n Lambda)`` is a worst
-    case), so at the same epsilon objective perturbation is usually more
-    accurate (``benchmarks/bench_small_data.py``).
+    under which the Laplace noise has expected norm ``2 d_z / (n Lambda eps)
+    = 2`` whatever n (the Gaussian one, when chosen, less); a number sets
+    Lambda directly.  The noise ignores the curvature of the loss (the
+    sensitivity ``2 / (n Lambda)`` is a worst case), so at the same epsilon
+    objective perturbation is usually more accurate
+    (``benchmarks/bench_small_data.py``).
 
     Attributes
     ----------
-    alpha_ : Lambda used.
-    epsilon_spent_, delta_spent_ (= 0), beta_, sensitivity_ = 2/(n Lambda).
+    alpha_ : Lambda used.  noise_ : "laplace" or "gaussian".
+    epsilon_spent_, delta_spent_ (0 for Laplace noise, delta for Gaussian),
+    sensitivity_ = 2/(n Lambda), beta_ (Laplace; else None), noise_std_
+    (Gaussian sigma; else None).
 
     References
     ----------
     [CMS11] Chaudhuri, Monteleoni, Sarwate. Differentially private empirical
     risk minimization. JMLR 12:1069-1109, 2011.
+    [BW18] Balle, Wang. Improving the Gaussian mechanism for differential
+    privacy: analytical calibration and optimal denoising. ICML 2018.
     """
 
     _auto_alpha = staticmethod(_defaults.default_output_perturbation_alpha)
 
+    def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", noise="auto", tol=1e-8,
+                 fit_intercept=True, bounds=None, data_norm=None, random_state=None):
+        super().__init__(epsilon, delta, alpha=alpha, tol=tol, fit_intercept=fit_intercept,
+                         bounds=bounds, data_norm=data_norm, random_state=random_state)
+        self.noise = noise
+
+    def _check_params(self):
+        p = super()._check_params()
+        p["noise"] = check_choice(self.noise, "noise", OUTPUT_NOISES)
+        if p["noise"] == "gaussian" and not self.delta > 0:
+            raise ParameterError(
+                "noise='gaussian' is (epsilon, delta)-DP and needs delta > 0; pass delta (e.g. "
+                "1/n^2) or use noise='laplace' (pure epsilon-DP).", "noise")
+        return p
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
         lam = self._resolve_alpha(p, n, d, eps)
-        beta = acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
+        noise = p["noise"] if p["noise"] != "auto" else \
+            _defaults.default_output_perturbation_noise(d, eps, delta)
+        if noise == "gaussian":
+            sigma, beta = acc.output_perturbation_gaussian_sigma(eps, delta, n, lam, lipschitz=1.0), None
+        else:
+            sigma, beta = None, acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
         w, gnorm = minimize_regularized_logistic(Z * y[:, None], lam, tol=p["tol"])
         _warn_if_inexact(gnorm, p["tol"])
         self.alpha_ = lam
+        self.noise_ = noise
         self.epsilon_spent_ = float(eps)
-        self.delta_spent_ = 0.0
-        self.beta_ = float(beta)
+        self.delta_spent_ = float(delta) if noise == "gaussian" else 0.0
+        self.beta_ = None if beta is None else float(beta)
+        self.noise_std_ = None if sigma is None else float(sigma)
         self.sensitivity_ = 2.0 / (n * lam)
+        if noise == "gaussian":
+            return w + np.asarray(rng.normal(0.0, sigma, size=d), dtype=float)
         return w + sample_gamma_norm_noise(rng, d, beta)
