@@ -4,8 +4,8 @@ Usage:  python benchmarks/bench_default_limits.py [--seeds 5] [--large-seeds 3] 
 Writes  benchmarks/results/default_limits.md and .csv.
 
 With their defaults, ``NoisySGDClassifier`` is clearly above the majority class
-in one cell of ``bench_small_data.py`` and ``OutputPerturbationLogisticRegression``
-misses it on several sets at epsilon = 1.  This script asks whether *any*
+in one cell of ``bench_small_data.py``, and ``OutputPerturbationLogisticRegression``
+with [CMS11]'s pure-DP noise (delta = 0) misses it on several sets at epsilon = 1.  This script asks whether *any*
 default could do better, and (noisy SGD) at what n the algorithm starts to work:
 
 1. **Oracle grid at epsilon = 1.**  On six small sets of ``bench_small_data``
@@ -18,9 +18,9 @@ default could do better, and (noisy SGD) at what n the algorithm starts to work:
 2. **Large n.**  The 70%-majority make_classification family of the
    development sets (d = 20, 6 informative features) at n = 50,000, 200,000
    and 1,000,000 records (70/30 split), noisy SGD's defaults, epsilon = 1.
-3. **Output perturbation, oracle regularization at epsilon = 1.**  On the sets
-   where its default ``alpha = d_z / (n eps)`` is not clearly above the
-   majority, ``alpha = c d_z / (n eps)`` for c in 0.1 ... 100, the best c
+3. **Output perturbation with [CMS11]'s noise (delta = 0), oracle
+   regularization at epsilon = 1.**  On the sets where its default
+   ``alpha = d_z / (n eps)`` is not clearly above the majority, ``alpha = c d_z / (n eps)`` for c in 0.1 ... 100, the best c
    chosen on the held-out accuracy (again an upper bound for any rule).
 
 delta = min(1e-5, 1/n^2) as in ``bench_small_data``.  "Clearly above" = more
@@ -159,8 +159,8 @@ def summary(rows, seeds, large_seeds) -> str:
         if r["part"] == "large_n":
             lines.append(f"| {r['dataset']} | {r['n_train']} | {r['majority']:.3f} | {r['sigma']:.2f} | "
                          f"{r['accuracy']:.3f} ± {r['se']:.3f}{' +' if _clear(r) else ''} |")
-    lines += ["", "## Output perturbation: alpha = c d_z / (n eps), best c chosen on the held-out accuracy "
-              f"(not private; an upper bound; {seeds} seeds)", "",
+    lines += ["", "## Output perturbation with [CMS11]'s noise (delta = 0): alpha = c d_z / (n eps), best c "
+              f"chosen on the held-out accuracy (not private; an upper bound; {seeds} seeds)", "",
               "| data | n_train | majority | default (c = 1) | best c | best accuracy |", "|---|---|---|---|---|---|"]
     for name in dict.fromkeys(r["dataset"] for r in rows if r["part"] == "output_oracle"):
         cand = [r for r in rows if r["part"] == "output_oracle" and r["dataset"] == name]
