@@ -94,7 +94,8 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
     regularization ``alpha`` (Lambda; ``"auto"`` = the public rule of the
     subclass, a function of n, the dimension d_z of z and epsilon, recorded
     in ``alpha_``) and the tolerance ``tol`` of the exact (Newton)
-    minimization; both are pure epsilon-DP."""
+    minimization; both are pure epsilon-DP by default (output perturbation
+    can add Gaussian noise for (epsilon, delta) instead: its ``noise``)."""
 
     _pure_dp = True
     #: The public rule behind ``alpha="auto"`` (n, d_z, epsilon) -> Lambda.
