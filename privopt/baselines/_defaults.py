@@ -3,7 +3,8 @@
 Each rule is a function of public quantities only -- the number of records n
 (public under the replace-one relation), the dimension of the feature vector
 z the optimiser sees (``d_z``: the features plus the intercept column) and
-the privacy budget epsilon -- never of the records' values, so using them
+the privacy budget (epsilon, and delta for output perturbation's noise) --
+never of the records' values, so using them
 costs no privacy.  Constants were chosen on a few development data sets and
 then checked on others that played no part in choosing them (docs/estimators.md,
 "Defaults at small n"; ``benchmarks/bench_small_data.py``).

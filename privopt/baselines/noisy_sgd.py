@@ -93,7 +93,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     n = 398 and 7.4 at n = 35,000 (epsilon = 1, delta = 1/n^2) per coordinate,
     against per-example gradients of norm <= 1.  On the data sets of
     ``benchmarks/bench_small_data.py`` (mean gradients of norm 0.07 to 0.3) it
-    is clearly above the majority class in one of its 72 (set, epsilon)
+    is clearly above the majority class in two of its 84 (set, epsilon)
     cells (n up to 35,000), and on its 70%-majority synthetic family it is
     still at the majority rate with 700,000 training records (sigma = 8.7).
     Even the step size, radius and loss chosen on held-out accuracy (not
