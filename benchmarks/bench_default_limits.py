@@ -4,24 +4,27 @@ Usage:  python benchmarks/bench_default_limits.py [--seeds 5] [--large-seeds 3] 
 Writes  benchmarks/results/default_limits.md and .csv.
 
 With their defaults, ``NoisySGDClassifier`` is clearly above the majority class
-in one cell of ``bench_small_data.py``, and ``OutputPerturbationLogisticRegression``
-with [CMS11]'s pure-DP noise (delta = 0) misses it on several sets at epsilon = 1.  This script asks whether *any*
-default could do better, and (noisy SGD) at what n the algorithm starts to work:
+in two of the 84 cells of ``bench_small_data.py``, and
+``OutputPerturbationLogisticRegression`` with [CMS11]'s pure-DP noise
+(delta = 0) misses it on several sets at epsilon = 1.  This script asks
+whether *any* default could do better, and (noisy SGD) at what n the
+algorithm starts to work:
 
-1. **Oracle grid at epsilon = 1.**  On six small sets of ``bench_small_data``
+1. **Noisy SGD, oracle grid at epsilon = 1.**  On six small sets of ``bench_small_data``
    where non-private logistic regression reaches >= 0.90, 36 settings (hinge
    or logistic loss x six step sizes, the analysis' formula included, x three
    radii) are each run on 5 seeds, and the setting with the best mean
    *held-out* accuracy is reported.  Choosing on the test data is not private
    and overstates what any public rule can reach: it is an upper bound for a
    default, not a method.
-2. **Large n.**  The 70%-majority make_classification family of the
+2. **Noisy SGD at large n.**  The 70%-majority make_classification family of the
    development sets (d = 20, 6 informative features) at n = 50,000, 200,000
    and 1,000,000 records (70/30 split), noisy SGD's defaults, epsilon = 1.
 3. **Output perturbation with [CMS11]'s noise (delta = 0), oracle
    regularization at epsilon = 1.**  On the sets where its default
-   ``alpha = d_z / (n eps)`` is not clearly above the majority, ``alpha = c d_z / (n eps)`` for c in 0.1 ... 100, the best c
-   chosen on the held-out accuracy (again an upper bound for any rule).
+   ``alpha = d_z / (n eps)`` is not clearly above the majority,
+   ``alpha = c d_z / (n eps)`` for c in 0.1 ... 100, the best c chosen on the
+   held-out accuracy (again an upper bound for any rule).
 4. **Output perturbation's noise rule on breast cancer.**  There (d_z = 31)
    ``noise="auto"`` picks the Gaussian noise, whose expected norm is 0.68 times
    [CMS11]'s, yet it was behind [CMS11]'s noise over ``bench_small_data``'s 5
