@@ -269,8 +269,10 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
             _defaults.default_output_perturbation_noise(d, eps, delta)
         if noise == "gaussian":
             sigma, beta = acc.output_perturbation_gaussian_sigma(eps, delta, n, lam, lipschitz=1.0), None
+            b = np.asarray(rng.normal(0.0, sigma, size=d), dtype=float)
         else:
             sigma, beta = None, acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
+            b = sample_gamma_norm_noise(rng, d, beta)
         w, gnorm = minimize_regularized_logistic(Z * y[:, None], lam, tol=p["tol"])
         _warn_if_inexact(gnorm, p["tol"])
         self.alpha_ = lam
@@ -280,6 +282,4 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
         self.beta_ = None if beta is None else float(beta)
         self.noise_std_ = None if sigma is None else float(sigma)
         self.sensitivity_ = 2.0 / (n * lam)
-        if noise == "gaussian":
-            return w + np.asarray(rng.normal(0.0, sigma, size=d), dtype=float)
-        return w + sample_gamma_norm_noise(rng, d, beta)
+        return w + b
