@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import os
 import platform
 import sys
@@ -54,7 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import privopt  # noqa: E402
-from bench_small_data import MARGIN, datasets  # noqa: E402
+from bench_small_data import MARGIN, _stats, datasets  # noqa: E402
 from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression  # noqa: E402
 
 ORACLE_SETS = ("breast_cancer", "digits_odd_vs_even", "digits_3_vs_8", "synthetic_n300_d8_sep2",
@@ -65,11 +64,6 @@ LARGE_N = (50_000, 200_000, 1_000_000)
 OUTPUT_SETS = ("digits_0-4_vs_5-9", "digits_3_vs_8", "digits_1_vs_7", "synthetic_n5000_d25_sep1.5",
                "synthetic_n800_d12_sep1.5_w0.75")
 OUTPUT_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-
-
-def _stats(v):
-    v = np.asarray(v, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
 
 
 def _fit_score(Xtr, ytr, Xte, yte, bounds, seed, **kw):
