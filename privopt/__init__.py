@@ -12,7 +12,7 @@ from . import exceptions
 from .exceptions import PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
 from . import calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
-from .mechanisms import opdisc, opsamp, rspm
+from .mechanisms import exponential_mechanism, opdisc, opsamp, rspm
 from .result import PrivateResult
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "opdisc",
     "opsamp",
     "rspm",
+    "exponential_mechanism",
     "private",
 ]
 

@@ -41,7 +41,10 @@ def private(mechanism: str = "opdisc", **kwargs):
         raise ParameterError(
             f"mechanism must be one of {sorted(mechanisms)}, got {mechanism!r}.", "mechanism")
     run = mechanisms[mechanism]
-    accepted = [name for name in inspect.signature(run).parameters if name != "model"]
+    from .mechanisms import PURE_MECHANISMS
+
+    fixed = run.keywords if isinstance(run, functools.partial) else {}  # e.g. method= of "exponential"
+    accepted = [name for name in inspect.signature(run).parameters if name != "model" and name not in fixed]
     for key in kwargs:
         if key not in accepted:
             close = difflib.get_close_matches(key, accepted, n=1)
@@ -50,7 +53,7 @@ def private(mechanism: str = "opdisc", **kwargs):
     if "epsilon" not in kwargs:
         raise ParameterError("epsilon: @private needs epsilon=...", "epsilon")
     check_epsilon(kwargs["epsilon"])
-    if mechanism != "rspm" and kwargs.get("delta") is None:
+    if mechanism not in PURE_MECHANISMS and kwargs.get("delta") is None:
         raise ParameterError(f"delta: @private('{mechanism}', ...) needs delta=... (e.g. 1/n^2).", "delta")
     if "delta" in kwargs and kwargs["delta"] is not None:
         check_delta(kwargs["delta"], allow_zero=(mechanism == "rspm"))

@@ -17,6 +17,14 @@ from ._opdisc import (
 )
 from ._opsamp import opsamp_parameters
 from ._rspm import rspm_noise_scale
+from ._selection import (
+    SELECTION_METHODS,
+    exponential_mechanism_probabilities,
+    permute_and_flip_probabilities,
+    selection_noise_scale,
+    selection_sensitivity,
+    selection_utility_bound,
+)
 
 __all__ = [
     "OPDISC_CALIBRATIONS",
@@ -29,4 +37,10 @@ __all__ = [
     "opdisc_utility_bound",
     "opsamp_parameters",
     "rspm_noise_scale",
+    "SELECTION_METHODS",
+    "exponential_mechanism_probabilities",
+    "permute_and_flip_probabilities",
+    "selection_noise_scale",
+    "selection_sensitivity",
+    "selection_utility_bound",
 ]

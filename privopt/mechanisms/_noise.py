@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise"]
+__all__ = ["draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise", "draw_selection_noise"]
 
 
 def _shape(size, *tail):
@@ -50,3 +50,19 @@ def draw_rspm_noise(rng, scale: float, n_separators: int, size=None) -> np.ndarr
     shape ``(n_separators,)`` (first the d draws for +e_j, then the d for
     -e_j), or ``(size, n_separators)``."""
     return np.asarray(rng.laplace(0.0, scale, size=_shape(size, n_separators)), dtype=float)
+
+
+def draw_selection_noise(rng, method: str, n_points: int, size=None) -> np.ndarray:
+    """The per-point noise of private selection, on the scale of one unit of
+    epsilon u / (2 Delta): standard Gumbel for ``method="exponential"``
+    (Gumbel-max sampling of the exponential mechanism [MT07]), Exponential(1)
+    for ``"permute_and_flip"`` (report-noisy-max form of [MS20], [DKSSWXZ21]).
+    Both come from ``rng.standard_exponential`` (G = -ln E), so a seeded
+    generator gives the same stream for both methods: shape ``(n_points,)``
+    or ``(size, n_points)``."""
+    e = np.asarray(rng.standard_exponential(_shape(size, int(n_points))), dtype=float)
+    if method == "exponential":
+        return -np.log(e)
+    if method == "permute_and_flip":
+        return e
+    raise ValueError(f"unknown selection method {method!r}")

@@ -45,6 +45,8 @@ __all__ = [
     "enumeration_size",
     "count_grid_points",
     "run_enumeration",
+    "iter_grid_blocks",
+    "iter_losses",
 ]
 
 #: Refuse to enumerate more grid points than this (``options={"max_points": ...}``).
@@ -170,6 +172,82 @@ def _grid_points(grid, coef, bound):
     return values, used
 
 
+def _prefix_counts(coef, bound):
+    """counts[j][u]: number of value tuples of coordinates 0..j-1 whose
+    squared-norm units sum to at most u (u = 0..bound); Python integers."""
+    exact = np.zeros(bound + 1, dtype=object)   # exactly u units
+    exact[0] = 1
+    out = [np.cumsum(exact)]
+    for c in coef:
+        new = np.zeros(bound + 1, dtype=object)
+        for x in c:
+            if x <= bound:
+                new[x:] += exact[: bound + 1 - x]
+        exact = new
+        out.append(np.cumsum(exact))
+    return out
+
+
+def iter_grid_blocks(grid, coef, bound, block_points: int):
+    """The points of W_tau in blocks of about ``block_points``: yields
+    ``(values, units)`` like :func:`_grid_points`, in exactly its order (the
+    last coordinate most significant), so that the concatenated blocks equal
+    ``_grid_points(grid, coef, bound)`` while memory stays O(block_points * d).
+
+    The points are split on a suffix of coordinates: a suffix assignment whose
+    completions (counted by dynamic programming) fit in a block is
+    materialized at once; small pieces are merged up to the block size."""
+    d = len(grid)
+    counts = _prefix_counts(coef, bound)
+    block_points = max(1, int(block_points))
+    buf_vals, buf_used, buf_n = [], [], 0
+
+    def pieces(j, suffix, used):
+        # suffix: value indices of coordinates j..d-1 (fixed); complete 0..j-1
+        budget = bound - used
+        if counts[j][budget] <= block_points:
+            if j == 0:
+                vals, units = np.zeros((1, 0)), np.zeros(1, dtype=np.int64)
+            else:
+                vals, units = _grid_points(grid[:j], coef[:j], budget)
+            if suffix:
+                tail = np.array([grid[j + i][k] for i, k in enumerate(suffix)], dtype=np.float64)
+                vals = np.hstack([vals, np.broadcast_to(tail, (vals.shape[0], len(suffix)))])
+            yield vals, units + used
+            return
+        for k, c in enumerate(coef[j - 1]):
+            if used + c <= bound and counts[j - 1][bound - used - c] > 0:
+                yield from pieces(j - 1, [k] + suffix, used + c)
+
+    for vals, units in pieces(d, [], 0):
+        buf_vals.append(vals)
+        buf_used.append(units)
+        buf_n += vals.shape[0]
+        if buf_n >= block_points:
+            yield np.vstack(buf_vals), np.concatenate(buf_used)
+            buf_vals, buf_used, buf_n = [], [], 0
+    if buf_n:
+        yield np.vstack(buf_vals), np.concatenate(buf_used)
+
+
+def block_points_for(rows: int) -> int:
+    """Points per scoring block for ``rows`` distinct rows (memory bound)."""
+    return max(1, _BLOCK_ENTRIES // max(1, rows))
+
+
+def iter_losses(data, coef, bound, block_points=None):
+    """The exact 0/1 loss of every point of W_tau, streamed: yields
+    ``(values, units, losses)`` per block, in the order of
+    :func:`iter_grid_blocks`.  ``losses`` is the number of misclassified
+    training records minus a constant that does not depend on w (rows with as
+    many positive as negative labels are dropped by the model builder)."""
+    X = data["X"]
+    if block_points is None:
+        block_points = block_points_for(X.shape[0])
+    for vals, units in iter_grid_blocks(data["grid"], coef, bound, block_points):
+        yield vals, units, _loss(X @ vals.T, data)
+
+
 def _loss(S, data):
     """Exact 0/1 loss of every column of the score matrix S (rows x points)."""
     pos, neg = data["pos"], data["neg"]
@@ -238,32 +316,30 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     data, noise, scale, normalize, (coef, bound, unit, D), n_points = plan
     block = _op()._find_block(model)
     d = len(data["grid"])
-    W, used = _grid_points(data["grid"], coef, bound)
-    assert W.shape[0] == n_points
-    if normalize:
-        s = np.sqrt(np.maximum(0.0, D * D - used * unit))
-        perturbation = (W @ noise[:d] + noise[d] * s) / D
-    else:
-        s = None
-        perturbation = W @ noise[:d]
     X = data["X"]
-    rows = max(1, X.shape[0])
-    block_size = max(1, _BLOCK_ENTRIES // rows)
-    best_val, best_idx = math.inf, -1
-    for lo in range(0, n_points, block_size):
+    best_val, best_w, best_s, done = math.inf, None, None, 0
+    for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
-            message = f"time limit after {lo:,} of {n_points:,} grid points"
-            if best_idx < 0:
+            message = f"time limit after {done:,} of {n_points:,} grid points"
+            if best_w is None:
                 return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
-            _load(model, data, W[best_idx], block, s[best_idx] if s is not None else None)
+            _load(model, data, best_w, block, best_s)
             return (TerminationCondition.maxTimeLimit, SolutionStatus.feasible, best_val, -math.inf,
                     message)
-        hi = min(n_points, lo + block_size)
-        J = _loss(X @ W[lo:hi].T, data) - scale * perturbation[lo:hi]
+        if normalize:
+            s = np.sqrt(np.maximum(0.0, D * D - used * unit))
+            perturbation = (W @ noise[:d] + noise[d] * s) / D
+        else:
+            s = None
+            perturbation = W @ noise[:d]
+        J = losses - scale * perturbation
         k = int(np.argmin(J))
         if J[k] < best_val:
-            best_val, best_idx = float(J[k]), lo + k
-    _load(model, data, W[best_idx], block, s[best_idx] if s is not None else None)
+            best_val, best_w = float(J[k]), W[k].copy()
+            best_s = None if s is None else float(s[k])
+        done += W.shape[0]
+    assert done == n_points
+    _load(model, data, best_w, block, best_s)
     message = f"exact enumeration of {n_points:,} grid points x {X.shape[0]:,} distinct rows"
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val, message
 

@@ -1,0 +1,271 @@
+"""Scoring every point of a finite, public W: the engines behind private
+selection (:func:`privopt.exponential_mechanism`).
+
+Two engines, each yielding blocks ``(points, losses)`` in a fixed order of W
+(so that noise drawn block by block in that order makes a seeded run
+reproducible):
+
+* :class:`HalfspaceScorer` for the 0/1-loss models of
+  :func:`privopt.models.zero_one_halfspace`: the streamed enumeration of
+  ``solver="enumerate"`` (:func:`privopt.solvers._enumerate.iter_losses`),
+  exact integer error counts with the model's own decision and tie rule;
+* :class:`FixAndSolveScorer` for any other Pyomo model whose decision vector
+  takes finitely many values: L(w) is the optimum of the model with the
+  weights fixed at w, solved by the chosen solver (persistently where the
+  solver allows) and certified; a model whose objective depends on the
+  weights alone is evaluated directly.
+
+Both know their size |W| and a prediction of their running time *before*
+reading the data's values, from public quantities only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..exceptions import ModelError, NotCertifiedError, ParameterError
+from ..perturbation import norm_levels
+from ..solvers import count_grid_points
+
+__all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
+           "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS"]
+
+#: Throughput of the halfspace engine used to PREDICT its time: multiply-adds
+#: (points x rows x (d + 2)) per second on one core, measured by
+#: ``benchmarks/bench_selection.py`` (2.4e9 to 4.8e9 there; the prediction uses a
+#: conservative fraction so that a slower machine still finishes in time).
+SCORE_ENTRIES_PER_SECOND = 1.5e9
+
+#: Default limit on |W| for the fix-and-solve engine (one solve per point).
+DEFAULT_MAX_EVALUATIONS = 10_000
+
+#: Default limit on |W| for the halfspace engine.
+DEFAULT_MAX_POINTS = 50_000_000
+
+
+class HalfspaceScorer:
+    """Exact 0/1 losses of every point of W_tau of a zero_one_halfspace model.
+
+    W_tau is the model's grid intersected with its ball (and with
+    ``norm_bound`` when given).  The predicted time uses n (public) as the
+    bound on the number of distinct rows, never the data's own count.
+    """
+
+    path = "enumerate"
+
+    def __init__(self, model, data, *, norm_bound=None, max_points=None):
+        from ..solvers._enumerate import _levels
+
+        self.data = data
+        self.grid = data["grid"]
+        self.d = len(self.grid)
+        D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
+        coef, bound, unit, D = _levels(data, D)
+        self.coef, self.bound, self.unit, self.norm_bound = coef, bound, unit, D
+        self.n_points = count_grid_points(coef, bound)
+        limit = DEFAULT_MAX_POINTS if max_points is None else max_points
+        if self.n_points > limit:
+            raise ParameterError(
+                f"max_points: W has {self.n_points:,} points, more than max_points={limit:,}. Use a "
+                "smaller norm_bound or grid, fewer features, or OPDisc (privopt.opdisc) with a MILP "
+                "solver, whose cost does not grow with |W|.", "max_points")
+
+    def predicted_seconds(self, n_records: int) -> float:
+        """Time predicted from public quantities: |W|, n and d."""
+        return self.n_points * max(1, n_records) * (self.d + 2) / SCORE_ENTRIES_PER_SECOND
+
+    def blocks(self):
+        from ..solvers._enumerate import iter_losses
+
+        for vals, _units, losses in iter_losses(self.data, self.coef, self.bound):
+            yield vals, losses
+
+
+def _product_points(grids, norm_bound, cap):
+    """The points of prod_j grids[j] (inside ||w|| <= norm_bound when given),
+    in lexicographic order with the LAST coordinate most significant, as one
+    array; raises when there are more than ``cap``."""
+    from ..solvers._enumerate import iter_grid_blocks
+
+    if norm_bound is not None:
+        lv = norm_levels(grids, norm_bound)
+        if lv.exact:
+            n = count_grid_points(lv.coef, int(lv.bound))
+            if n > cap:
+                return n, None
+            parts = [v for v, _ in iter_grid_blocks(grids, lv.coef, int(lv.bound), max(n, 1))]
+            return n, np.vstack(parts)
+    n = math.prod(len(g) for g in grids)
+    if n > cap:
+        return n, None
+    pts = np.array(list(itertools.product(*reversed([list(g) for g in grids]))), dtype=float)[:, ::-1]
+    if norm_bound is not None:
+        pts = pts[(pts ** 2).sum(axis=1) <= norm_bound ** 2 * (1 + 1e-12)]
+    return n, np.ascontiguousarray(pts)
+
+
+def _weight_only_constraints(model, weight_ids):
+    """Active constraints whose variables are all weights (they define W)."""
+    from pyomo.core.expr.visitor import identify_variables
+
+    out = []
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        vs = list(identify_variables(con.body, include_fixed=False))
+        if vs and all(id(v) in weight_ids for v in vs):
+            out.append(con)
+    return out
+
+
+def _filter_by_constraints(points, cons, w_vars):
+    """Keep the rows of ``points`` that satisfy every constraint in ``cons``
+    (linear ones vectorized, others point by point)."""
+    from pyomo.repn import generate_standard_repn
+
+    keep = np.ones(points.shape[0], dtype=bool)
+    index = {id(v): j for j, v in enumerate(w_vars)}
+    slow = []
+    for con in cons:
+        repn = generate_standard_repn(con.body, compute_values=True)
+        if not repn.is_linear():
+            slow.append(con)
+            continue
+        a = np.zeros(len(w_vars))
+        for v, c in zip(repn.linear_vars, repn.linear_coefs):
+            a[index[id(v)]] += c
+        val = points @ a + float(repn.constant)
+        tol = 1e-9 * (1 + np.abs(val))
+        if con.has_lb():
+            keep &= val >= pyo.value(con.lower) - tol
+        if con.has_ub():
+            keep &= val <= pyo.value(con.upper) + tol
+    if slow:
+        saved = [v.value for v in w_vars]
+        for i in np.flatnonzero(keep):
+            for v, x in zip(w_vars, points[i]):
+                v.set_value(float(x), skip_validation=True)
+            for con in slow:
+                body = pyo.value(con.body)
+                if (con.has_lb() and body < pyo.value(con.lower) - 1e-9 * (1 + abs(body))) or (
+                        con.has_ub() and body > pyo.value(con.upper) + 1e-9 * (1 + abs(body))):
+                    keep[i] = False
+                    break
+        for v, x in zip(w_vars, saved):
+            v.set_value(x, skip_validation=True)
+    return points[keep]
+
+
+class FixAndSolveScorer:
+    """L(w) for every w of a finite W of a user's Pyomo model.
+
+    W = prod_j grid_j, intersected with the ball ``norm_bound`` (if given) and
+    with the model's active constraints that involve the weights alone.  Those
+    constraints must be public (their coefficients fixed before the data).
+    The scorer works on a clone (``model`` is never modified): it deactivates
+    the weight-only constraints (every w in W meets them), fixes the weights
+    at each w in turn and minimizes over the remaining variables.  Every such
+    solve must be certified optimal (:func:`privopt.solvers.is_certified`);
+    otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
+    """
+
+    path = "fix_and_solve"
+
+    def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
+                 threads=None, abs_gap=None, solver_options=None, max_points=None):
+        from ..solvers import DEFAULT_ABS_GAP
+
+        self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
+        self.solver = solver
+        self.threads = threads
+        self.abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
+        self.solver_options = solver_options
+        self.time_limit = time_limit
+        self.clone = model.clone()
+        self.w_vars = [self.clone.find_component(v) for v in w_vars]
+        self.d = len(self.w_vars)
+        self.norm_bound = norm_bound
+        ids = {id(v) for v in self.w_vars}
+        cons = _weight_only_constraints(self.clone, ids)
+        cap = max(self.max_points * 100, 1_000_000)
+        n_raw, points = _product_points(grids, norm_bound, cap)
+        if points is None:
+            raise ParameterError(
+                f"max_points: the weights' grid has {n_raw:,} points before its constraints, too many "
+                f"to list (limit {cap:,}). Shrink the weights' bounds or give norm_bound, or use OPDisc "
+                "(privopt.opdisc), whose MILP does not list W.", "max_points")
+        if cons:
+            points = _filter_by_constraints(points, cons, self.w_vars)
+            for con in cons:
+                con.deactivate()
+        self.points = points
+        self.n_points = int(points.shape[0])
+        if self.n_points > self.max_points:
+            raise ParameterError(
+                f"max_points: W has {self.n_points:,} points and each needs one certified solve; the "
+                f"limit is max_points={self.max_points:,}. Raise max_points if you can wait, make W "
+                "smaller (tighter bounds, norm_bound, constraints on the weights), or use OPDisc "
+                "(privopt.opdisc), which solves one MILP whatever |W|.", "max_points")
+        from pyomo.core.expr.visitor import identify_variables
+
+        others = set()
+        for comp in itertools.chain(
+                self.clone.component_data_objects(pyo.Objective, active=True, descend_into=True),
+                self.clone.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
+            expr = comp.expr if comp.ctype is pyo.Objective else comp.body
+            for v in identify_variables(expr, include_fixed=False):
+                if id(v) not in ids:
+                    others.add(id(v))
+        self.direct = not others
+        self.objective = next(self.clone.component_data_objects(pyo.Objective, active=True,
+                                                                 descend_into=True))
+
+    def predicted_seconds(self, n_records=None) -> float:
+        """Without a solve there is no public prediction of a solve's time:
+        the limit is on |W| (``max_points``)."""
+        return float("nan")
+
+    def blocks(self, block_points=256):
+        from ..solvers import persistent_solver, solve
+
+        start = time.perf_counter()
+        opt = None if self.direct else persistent_solver(self.solver)
+        solved = False
+        for lo in range(0, self.n_points, block_points):
+            pts = self.points[lo:lo + block_points]
+            losses = np.empty(pts.shape[0])
+            for i, w in enumerate(pts):
+                for v, x in zip(self.w_vars, w):
+                    v.fix(float(x))
+                if self.direct:
+                    losses[i] = float(pyo.value(self.objective.expr))
+                    continue
+                remaining = None
+                if self.time_limit is not None:
+                    remaining = self.time_limit - (time.perf_counter() - start)
+                    if remaining <= 0:
+                        raise NotCertifiedError(
+                            f"time_limit: {self.time_limit} s ran out after {lo + i:,} of "
+                            f"{self.n_points:,} evaluations of L(w); nothing is released. Raise "
+                            "time_limit or make W smaller.", None)
+                if opt is not None and solved:   # the persistent solver sees the new fixed values
+                    opt.update_variables(self.w_vars)
+                report = solve(self.clone, self.solver, time_limit=remaining, threads=self.threads,
+                               abs_gap=self.abs_gap, options=self.solver_options, persistent=opt,
+                               raise_on_no_solution=False)
+                if not report.certified_optimal or report.objective is None:
+                    raise NotCertifiedError(
+                        f"Not certified: evaluating L(w) at w = {w.tolist()} ended with "
+                        f"{report.termination.name}; private selection needs the exact loss of every "
+                        "point of W, so nothing is released. Check that the model is feasible for "
+                        "every w that the weights' bounds and constraints allow, raise time_limit, "
+                        "or try another solver.", report)
+                losses[i] = float(report.objective)
+                solved = True
+            yield pts, losses
+        for v in self.w_vars:
+            v.unfix()
+

@@ -1,0 +1,311 @@
+r"""Private selection over a finite W: the exponential mechanism [MT07] and
+permute-and-flip [MS20], sampled exactly by report-noisy-max."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._progress import progress_bar
+from .._random import check_random_state
+from .._validation import check_epsilon, check_positive, check_probability
+from ..calibration._selection import (
+    check_loss_range,
+    check_selection_method,
+    selection_noise_scale,
+    selection_utility_bound,
+)
+from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from ..models._common import ENUMERATION_ATTR
+from ..models._info import get_info
+from ..perturbation import resolve_grids, weights_of
+from ..result import PrivateResult, weight_labels
+from ..solvers import DEFAULT_ABS_GAP
+from ._checks import check_model_objective, check_n_samples, check_solver_ready
+from ._noise import draw_selection_noise
+from ._scoring import FixAndSolveScorer, HalfspaceScorer
+
+__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys"]
+
+#: Scoring predicted to take longer than this shows a progress bar (seconds).
+_PROGRESS_AFTER = 10.0
+
+
+class SelectionReport:
+    """Diagnostics of one private selection (NOT private: they depend on the
+    data; keep them with the data curator).
+
+    Attributes: ``path`` ("enumerate" or "fix_and_solve"), ``solver``,
+    ``n_points`` (|W|), ``wall_time``, ``predicted_time`` (from public
+    quantities; NaN where there is none), ``certified_optimal`` (always True:
+    a release happens only when every loss was exact)."""
+
+    certified_optimal = True
+
+    def __init__(self, path, solver, n_points, wall_time, predicted_time):
+        self.path, self.solver, self.n_points = path, solver, int(n_points)
+        self.wall_time, self.predicted_time = float(wall_time), float(predicted_time)
+
+    def __repr__(self):
+        return (f"SelectionReport(path={self.path!r}, solver={self.solver!r}, n_points={self.n_points:,}, "
+                f"wall_time={self.wall_time:.2f}, predicted_time={self.predicted_time:.3g})")
+
+
+def selection_keys(losses, noise_scale, method, rng):
+    """Report-noisy-max keys of one block, noise drawn in the block's order
+    (:func:`privopt.mechanisms._noise.draw_selection_noise`): -L/s + G
+    (Gumbel, the exponential mechanism) or -L/s + E (Exponential(1),
+    permute-and-flip), s = 2 Delta / epsilon.  The released point is the
+    argmax over all blocks (first on ties, which have probability zero)."""
+    return draw_selection_noise(rng, method, losses.shape[0]) - losses / noise_scale
+
+
+def exponential_mechanism(
+    model,
+    weights=None,
+    *,
+    epsilon: float,
+    loss_range=None,
+    n_samples: int | None = None,
+    method: str = "exponential",
+    solver: str = "auto",
+    norm_bound: float | None = None,
+    grid=None,
+    beta: float = 0.05,
+    time_limit: float | None = None,
+    threads: int | None = None,
+    random_state=None,
+    solver_options: dict | None = None,
+    abs_gap: float = DEFAULT_ABS_GAP,
+    max_points: int | None = None,
+    progress: bool | None = None,
+) -> PrivateResult:
+    r"""Release a point of a finite, public W by private selection: pure
+    epsilon-DP, no delta.
+
+    The loss L(D, w) = sum_{i=1}^n l_i(w) (the model's one active objective,
+    minimized) is a sum of n per-record terms, each in ``loss_range`` = [a, b].
+    Under replace-one neighbours L moves by at most Delta = b - a at every w,
+    and privopt releases
+
+    * ``method="exponential"`` [MT07]: w with probability proportional to
+      exp(-epsilon L(D, w) / (2 Delta)), sampled exactly as
+      argmax_w -L(D, w) + (2 Delta/epsilon) G_w with iid standard Gumbel G_w;
+    * ``method="permute_and_flip"`` [MS20]: permute-and-flip, sampled as
+      argmax_w -L(D, w) + (2 Delta/epsilon) E_w with iid Exponential(1) E_w
+      [DKSSWXZ21]; never worse in expected loss than the exponential
+      mechanism at the same epsilon.
+
+    Both are epsilon-DP for any W fixed before the data.  With probability
+    >= 1 - beta the released point's loss exceeds min_W L by at most
+    alpha = (2 Delta / epsilon)(ln |W| + ln(1/beta)) (``parameters["alpha"]``;
+    :func:`privopt.calibration.selection_utility_bound`).  The noise is drawn
+    block by block in a fixed order of W, so memory stays bounded and a
+    seeded run is reproducible.
+
+    W is every value the weights' domains and bounds allow (or ``grid``, or the
+    model's declared grid), intersected with the ball ||w||_2 <= ``norm_bound``
+    when given and with the model's active constraints that involve the
+    weights alone (which must be public).  For the 0/1-loss models of
+    :func:`privopt.models.zero_one_halfspace` W is the model's grid and ball
+    and every point is scored by privopt's exact enumeration (the decision and
+    tie rule of the model); for any other model L(w) is the optimum of the
+    model with the weights fixed at w, solved by ``solver`` and certified.
+
+    Refusals.  Every check runs before the data's values are read: a missing
+    loss_range, continuous or unbounded weights, an empty W, a maximized
+    objective, |W| above ``max_points``, or (enumeration) a running time
+    predicted from |W|, n and d above ``time_limit``.  These depend on public
+    quantities only.  Two refusals can depend on the data, and so are
+    themselves observable: a solve of the fix-and-solve path that is not
+    certified optimal, and a ``time_limit`` that runs out during scoring
+    (the prediction is conservative so that this is rare).  Either raises
+    :class:`~privopt.exceptions.NotCertifiedError` and releases nothing.
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel
+        Its one active objective, minimized, is L(D, w).  Never modified.
+    weights : IndexedVar, list of Var, str, optional
+        The decision vector; default: the model's ``ModelInfo`` or ``model.w``.
+    epsilon : float
+        Privacy budget (> 0).
+    loss_range : float or (a, b), optional
+        Range of each per-record loss term (a width c means (0, c)).  Default:
+        the model's info (privopt's 0/1-loss models: (0, 1)).  Required for
+        a user's model.  Its width is the sensitivity Delta, not a Lipschitz
+        constant.
+    n_samples : int, optional
+        n; default: the model's info.  Used for alpha / n in the parameters
+        and to check that every L(w) lies in [n a, n b] (a loss outside means
+        the model breaks its declared contract and nothing is released).
+    method : {"exponential", "permute_and_flip"}
+    solver : str
+        ``"auto"``: enumeration for privopt's 0/1-loss models, HiGHS otherwise.
+        ``"enumerate"`` forces the enumeration; any other name is the solver of
+        the fix-and-solve path.
+    norm_bound : float, optional
+        D of the ball ||w||_2 <= D intersected with W.
+    grid : sequence, optional
+        Values of the weights (one sequence, or one per coordinate).
+    beta : float
+        Failure probability of the utility bound alpha.
+    time_limit : float, optional
+        Seconds.  Enumeration predicted to need longer is refused up front.
+    threads, solver_options, abs_gap :
+        For the solver of the fix-and-solve path.
+    random_state : None, int or numpy Generator
+        ``None`` (default): the operating system's secure source.  A seed makes
+        the run reproducible and is **not private** when the seed is known.
+    max_points : int, optional
+        The largest |W| accepted (default 50,000,000 for the enumeration,
+        10,000 for fix-and-solve, where each point is one solve).
+    progress : bool, optional
+        Show a progress bar; default: when scoring is predicted to take more
+        than a few seconds (or W has more than 200 points to solve).
+
+    Returns
+    -------
+    PrivateResult
+        ``mechanism`` is ``method``; ``delta`` is 0; ``parameters`` holds
+        ``method``, ``sensitivity`` (Delta), ``loss_range``, ``noise_scale``
+        (2 Delta / epsilon), ``n_points`` (|W|), ``alpha``, ``alpha_per_record``
+        (alpha / n), ``beta``, ``n_samples``, ``dim``, ``norm_bound``,
+        ``path``; ``report`` is a :class:`SelectionReport` (not private).
+
+    References
+    ----------
+    [MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
+    [MS20] McKenna, Sheldon. Permute-and-flip: a new mechanism for
+    differentially private selection. NeurIPS 2020.
+    [DKSSWXZ21] Ding, Kifer, Saghaian, Steinke, Wang, Xiao, Zhang. The
+    permute-and-flip mechanism is identical to report-noisy-max with
+    exponential noise. arXiv:2105.07260.
+    """
+    # --- validation, all before the data's values are read ----------------
+    epsilon = check_epsilon(epsilon)
+    method = check_selection_method(method)
+    beta = check_probability(beta, "beta")
+    if time_limit is not None:
+        time_limit = check_positive(time_limit, "time_limit")
+    if max_points is not None and (isinstance(max_points, bool) or not isinstance(max_points, int)
+                                   or max_points < 1):
+        raise ParameterError(f"max_points must be a positive integer, got {max_points!r}.", "max_points")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ParameterTypeError(f"progress must be True, False or None, got {progress!r}.", "progress")
+    if norm_bound is not None:
+        norm_bound = check_positive(norm_bound, "norm_bound")
+    if not isinstance(solver, str):
+        raise ParameterTypeError(f"solver must be a solver name, got {type(solver).__name__}.", "solver")
+    check_model_objective(model)
+    from ..perturbation import is_transformed
+
+    if is_transformed(model):
+        raise ModelError("model: it is already objective-perturbed; pass the original loss model.", "model")
+    info = get_info(model)
+    if loss_range is None and info is not None and info.loss_range is not None:
+        loss_range = info.loss_range
+    lo, hi = check_loss_range(loss_range)
+    sensitivity = hi - lo
+    n_samples = check_n_samples(n_samples, info)
+
+    w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    halfspace = getattr(model, ENUMERATION_ATTR, None)
+    solver_key = solver.strip().lower()
+    is_model_w = halfspace is not None and [v.name for v in w_vars] == [
+        v.name for v in model.w.values()] and grid is None
+    if solver_key == "enumerate" and not is_model_w:
+        raise ParameterError(
+            "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
+            "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
+    if solver_key in ("auto", "enumerate") and is_model_w:
+        from ..solvers._enumerate import _check_unchanged
+
+        _check_unchanged(model, halfspace, None)
+        scorer = HalfspaceScorer(model, halfspace, norm_bound=norm_bound, max_points=max_points)
+        solver_name = "enumerate"
+    else:
+        solver_name = check_solver_ready("highs" if solver_key == "auto" else solver)
+        grids = resolve_grids(w_vars, grid, info.grid if info else None)
+        scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
+                                   time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+                                   solver_options=solver_options, max_points=max_points)
+    n_points = scorer.n_points
+    if n_points == 0:
+        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
+                         "the constraints on the weights); there is nothing to select.", "weights")
+    if n_points == 1:
+        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
+                         "widen the weights' bounds or the ball.", "weights")
+    n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
+    predicted = scorer.predicted_seconds(int(n_public))
+    if time_limit is not None and math.isfinite(predicted) and predicted > time_limit:
+        raise ParameterError(
+            f"time_limit: scoring all {n_points:,} points of W is predicted to take about "
+            f"{predicted:,.0f} s (from |W|, n = {n_public:,} and d = {scorer.d}), more than "
+            f"time_limit={time_limit:g} s. Raise time_limit, make W smaller (norm_bound, a coarser "
+            "grid, fewer features), or use OPDisc (privopt.opdisc), whose MILP does not score W.",
+            "time_limit")
+
+    noise_scale = selection_noise_scale(epsilon, sensitivity)
+    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
+    rng = check_random_state(random_state)
+
+    # --- score W and sample: one pass, noise drawn block by block ----------
+    if progress is None:
+        progress = (predicted > _PROGRESS_AFTER) if math.isfinite(predicted) else n_points > 200
+    start = time.perf_counter()
+    best_key, best_w, done = -math.inf, None, 0
+    tol = 1e-6 * max(1.0, abs(n_samples * hi) if n_samples else 1.0)
+    with progress_bar(n_points, desc=f"privopt {method}", unit="pt", disable=not progress) as bar:
+        for pts, losses in scorer.blocks():
+            if n_samples is not None and scorer.path == "fix_and_solve" and (
+                    losses.min() < n_samples * lo - tol or losses.max() > n_samples * hi + tol):
+                raise ModelError(
+                    f"model: its loss at some w is outside [n a, n b] = [{n_samples * lo:g}, "
+                    f"{n_samples * hi:g}] for n = {n_samples} and loss_range = ({lo:g}, {hi:g}): it is "
+                    "not a sum of n terms in loss_range, so the guarantee would not hold; nothing is "
+                    "released. Fix loss_range or the model.", "model")
+            keys = selection_keys(losses, noise_scale, method, rng)
+            k = int(np.argmax(keys))
+            if keys[k] > best_key:
+                best_key, best_w = float(keys[k]), np.array(pts[k], dtype=float)
+            done += pts.shape[0]
+            bar.update(pts.shape[0])
+            if time_limit is not None and time.perf_counter() - start > time_limit and done < n_points:
+                from ..exceptions import NotCertifiedError
+
+                raise NotCertifiedError(
+                    f"time_limit: {time_limit:g} s ran out after scoring {done:,} of {n_points:,} "
+                    "points (the prediction was too optimistic for this machine); nothing is "
+                    "released. Raise time_limit or make W smaller.", None)
+    wall = time.perf_counter() - start
+
+    parameters = {
+        "method": method,
+        "sensitivity": sensitivity,
+        "loss_range": (lo, hi),
+        "noise_scale": noise_scale,
+        "n_points": n_points,
+        "alpha": alpha,
+        "alpha_per_record": None if not n_samples else alpha / n_samples,
+        "beta": beta,
+        "n_samples": n_samples,
+        "dim": len(w_vars),
+        "norm_bound": getattr(scorer, "norm_bound", None),
+        "path": scorer.path,
+        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential"
+        else "Exponential(1) per point",
+    }
+    return PrivateResult(
+        labels=weight_labels(w_vars),
+        weights=best_w + 0.0,
+        mechanism=method,
+        epsilon=epsilon,
+        delta=0.0,
+        parameters=parameters,
+        report=SelectionReport(scorer.path, solver_name, n_points, wall, predicted),
+        certified=True,
+    )
