@@ -14,10 +14,12 @@ the runs (or with a Bonferroni correction over a fixed family of events);
 both directions (D, D') and (D', D) are tried.  See :mod:`privopt.audit._stats`.
 
 An audit can show that a mechanism is NOT private (a lower bound above the
-claimed epsilon), never that it is.  privopt's tests audit OPDisc, OPSamp and
-RSPM at their stated epsilon (no violation expected) and deliberately broken
-variants (violations expected): OPDisc without the normalization pi on the
-instance of :func:`design_instance`, and noise scales divided by 10.
+claimed epsilon), never that it is.  privopt's tests audit OPDisc, OPSamp,
+RSPM and private selection (exponential mechanism, permute-and-flip) at
+their stated epsilon (no violation expected) and deliberately broken variants
+(violations expected): OPDisc without the normalization pi on the instance of
+:func:`design_instance`, noise scales divided by 10, and private selection
+calibrated with half the sensitivity.
 
 Usage::
 
@@ -33,10 +35,10 @@ real mechanism with a solver (``oracle="solver"``); the two agree run by run
 on the same seeds.
 """
 
-from ._instances import NeighbouringPair, design_instance, hinge_instance, opsamp_instance
+from ._instances import NeighbouringPair, design_instance, hinge_instance, opsamp_instance, selection_instance
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
-from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget
+from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget, SelectionTarget
 
 __all__ = [
     "audit",
@@ -48,9 +50,11 @@ __all__ = [
     "OPDiscTarget",
     "OPSampTarget",
     "RSPMTarget",
+    "SelectionTarget",
     "NeighbouringPair",
     "design_instance",
     "hinge_instance",
     "opsamp_instance",
+    "selection_instance",
     "ORACLES",
 ]

@@ -83,6 +83,27 @@ def design_instance() -> NeighbouringPair:
                             description="d=1, W={-1,0,1}: L=(2,1,2) on D, L'=(2,2,2) on D'")
 
 
+def selection_instance(k: int = 4) -> NeighbouringPair:
+    r"""A pair on which private selection is close to its worst case (d = 1).
+
+    W = {-1, 0, 1}, prediction +1 iff w x >= 0 (as in :func:`design_instance`).
+
+    D  = k x (x=1, +1), (x=1, -1), (x=0, -1):  L(-1), L(0), L(1) = k+1, 2, 2
+    D' = k x (x=1, +1), (x=1, +1), (x=0, -1):  L'(-1), L'(0), L'(1) = k+2, 1, 1
+
+    Replacing one record raises the loss of w = -1 by 1 and lowers every other
+    loss by 1, the largest change replace-one neighbours allow.  With w = -1
+    rare (k large), P[M(D) = -1] / P[M(D') = -1] approaches e^epsilon for the
+    exponential mechanism, so a calibration with half the sensitivity
+    (ratio up to e^{2 epsilon}) is caught.
+    """
+    X = np.array([[1.0]] * k + [[1.0], [0.0]])
+    y = np.array([1] * k + [-1, -1])
+    yp = np.array([1] * k + [1, -1])
+    return NeighbouringPair(X, y, X.copy(), yp, name=f"selection_d1_k{k}",
+                            description=f"d=1, W={{-1,0,1}}: L=({k + 1},2,2) on D, L'=({k + 2},1,1) on D'")
+
+
 def hinge_instance(n_copies: int = 1000) -> NeighbouringPair:
     r"""A one-feature pair for OPSamp with the hinge loss (use ``x_bound=2``).
 

@@ -41,7 +41,7 @@ from ..perturbation import norm_levels, pi_value, snap_to_grid
 from ..solvers import DEFAULT_ABS_GAP
 from ._instances import NeighbouringPair
 
-__all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget"]
+__all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget", "SelectionTarget"]
 
 _PUBLIC_FIELDS = ("grid", "separation", "norm_bound", "loss_range", "lipschitz", "lipschitz_l1",
                   "linf_diameter", "l2_diameter", "n_samples")
@@ -389,3 +389,70 @@ class OPSampTarget(AuditTarget):
     def __del__(self):
         if getattr(self, "_executor", None) is not None:
             self._executor.shutdown(wait=False)
+
+
+# ---------------------------------------------------------------------------
+# Private selection (exponential mechanism, permute-and-flip)
+# ---------------------------------------------------------------------------
+
+class SelectionTarget(AuditTarget):
+    """Private selection ([MT07], [MS20]) on ``zero_one_halfspace`` models of the pair.
+
+    The noise scale s = 2 Delta / epsilon is
+    :func:`privopt.calibration.selection_noise_scale` with Delta the width of
+    the model's declared loss range (as :func:`privopt.exponential_mechanism`
+    reads it); the per-point noise is drawn by
+    :func:`privopt.mechanisms._noise.draw_selection_noise` in the order in
+    which the mechanism scores W (:func:`privopt.solvers._enumerate.iter_grid_blocks`),
+    and the output is argmax_w -L(w)/s + noise_w over every point of W.
+
+    ``sensitivity_factor`` multiplies the Delta the calibration uses: 0.5 is
+    the deliberately broken variant "sensitivity halved" (it spends 2 epsilon).
+    """
+
+    mechanism = "exponential"
+
+    def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
+                 sensitivity_factor=1.0):
+        from ..calibration._selection import check_selection_method, selection_noise_scale
+        from ..solvers._enumerate import _grid_points
+
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = 0.0
+        self.method = check_selection_method(method)
+        self.mechanism = self.method
+        self.sensitivity_factor = _check_factor(sensitivity_factor)
+        self.models = tuple(zero_one_halfspace(*pair.data(k), grid=grid, norm_bound=norm_bound) for k in (0, 1))
+        info = _same_public_info(self.models)
+        self.info = info
+        grids = [tuple(float(v) for v in g) for g in info.grid]
+        levels = norm_levels(grids, info.norm_bound)
+        self.dim = len(grids)
+        self.candidates, _ = _grid_points(grids, levels.coef, int(levels.bound))
+        lo, hi = info.loss_range
+        self.sensitivity = float(hi) - float(lo)
+        self.scale = selection_noise_scale(self.epsilon, self.sensitivity * self.sensitivity_factor)
+        self.losses = _zero_one_losses(self.candidates, pair, info)
+        self.support = self.candidates
+        self.variant = ("as shipped" if self.sensitivity_factor == 1.0
+                        else "sensitivity halved" if self.sensitivity_factor == 0.5
+                        else f"sensitivity x {self.sensitivity_factor:g}")
+        self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": self.dim,
+                           "n_candidates": len(self.candidates), "n_records": info.n_samples}
+
+    def draw_noise(self, rng, size=None):
+        from ..mechanisms._noise import draw_selection_noise
+
+        return draw_selection_noise(rng, self.method, len(self.candidates), size=size)
+
+    def outputs_from_noise(self, which, noise):
+        keys = np.asarray(noise, dtype=float) - self.losses[which][None, :] / self.scale
+        return self.candidates[np.argmax(keys, axis=1)]
+
+    def run_mechanism(self, which, rng):
+        from ..mechanisms import exponential_mechanism
+
+        res = exponential_mechanism(self.models[which], epsilon=self.epsilon / self.sensitivity_factor,
+                                    method=self.method, random_state=rng, progress=False)
+        return np.asarray(res.weights, dtype=float)
