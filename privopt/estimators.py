@@ -72,7 +72,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     * ``"auto"`` (default): permute-and-flip wherever scoring W is predicted,
       from |W|, n and d alone (public), to fit in ``time_limit`` (120 s when
       None), else OPDisc (:func:`auto_mechanism`; the choice and its reason
-      are in ``mechanism_`` and ``mechanism_reason_``).  Measured on data sets
+      are in ``mechanism_`` and ``mechanism_reason_``).  A MILP solver named
+      in ``solver`` (e.g. ``"highs"``) means OPDisc.  Measured on data sets
       not used to choose it (``benchmarks/bench_small_data.py``,
       ``benchmarks/bench_regimes.py``, the Adult experiment), private
       selection over the default W is ahead of OPDisc at every epsilon and of
@@ -251,6 +252,18 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                  f"for {mechanism}.", "calibration")
         if mechanism != "auto" and mechanism not in MECHANISMS:
             raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
+        from .oracle import check_on_failure
+
+        check_on_failure(self.on_failure)
+        milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
+        if milp_solver:
+            from .mechanisms._checks import check_solver_ready
+
+            check_solver_ready(self.solver)     # an unknown or missing solver, before any work
+            if mechanism in _SELECTION:
+                raise ParameterError(
+                    f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
+                    f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
         Xa, classes, y_pm = validate_fit(self, X, y)
         Xd = self._transform(Xa, fitting=True)
         y = np.where(y_pm == 1, 1, -1)
@@ -262,16 +275,14 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if mechanism == "auto":
             if self.calibration != "proven":
                 mechanism, self.mechanism_reason_ = "opdisc", "calibration='paper' is OPDisc's"
+            elif milp_solver:
+                mechanism, self.mechanism_reason_ = "opdisc", f"solver={self.solver!r} is a MILP solver: OPDisc"
             else:
                 mechanism, self.mechanism_reason_ = auto_mechanism(
                     self._public_size(Xd.shape[1]), n, Xd.shape[1] + int(bool(self.fit_intercept)),
                     self.time_limit)
         self.mechanism_ = mechanism
         if mechanism in _SELECTION:
-            if self.solver not in ("auto", "enumerate"):
-                raise ParameterError(
-                    f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
-                    f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state)

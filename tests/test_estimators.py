@@ -24,7 +24,8 @@ def planted():
 
 def test_fit_predict_score_on_planted(planted):
     require_solver("highs")
-    clf = PrivateHalfspaceClassifier(epsilon=2.0, random_state=0).fit(planted.X_train, planted.y_train)
+    clf = PrivateHalfspaceClassifier(epsilon=2.0, mechanism="opdisc", random_state=0).fit(
+        planted.X_train, planted.y_train)
     assert clf.result_.certified and clf.result_.mechanism == "opdisc"
     assert clf.result_.delta == pytest.approx(1 / 400**2)  # delta=None -> 1/n^2
     acc = clf.score(planted.X_test, planted.y_test)
@@ -42,7 +43,7 @@ def test_calibration_option_and_neighbour_relation(planted):
     from privopt import calibration
 
     X, y = planted.X_train, planted.y_train
-    proven = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    proven = PrivateHalfspaceClassifier(epsilon=1.0, mechanism="opdisc", random_state=0).fit(X, y)
     paper = PrivateHalfspaceClassifier(epsilon=1.0, calibration="paper", random_state=0).fit(X, y)
     rspm = PrivateHalfspaceClassifier(epsilon=1.0, mechanism="rspm", random_state=0).fit(X, y)
     for est in (proven, paper, rspm):
@@ -169,7 +170,7 @@ def test_zero_one_reference_is_the_optimum_by_brute_force(solver):
     X = rng.integers(0, 3, size=(60, 3)).astype(float)
     y = np.where(X @ [1.0, -1.0, 0.5] + rng.normal(0, 0.8, 60) >= 0.5, 1, 0)
     for D in (np.sqrt(3), np.sqrt(2)):
-        clf = ZeroOneHalfspaceClassifier(norm_bound=D, grid=1, solver=solver).fit(X, y)
+        clf = ZeroOneHalfspaceClassifier(norm_bound=D, grid=1, solver=solver, fit_intercept=False).fit(X, y)
         assert clf.certified_ and clf.report_.solver == solver
         errors = {w: int(np.sum(predict_halfspace(np.array(w, float), X, clf.model_info_, pm=True)
                                 != np.where(y == 1, 1, -1)))

@@ -155,14 +155,14 @@ def test_estimator_seed_reproduces_and_generator_advances():
     mp = pytest.MonkeyPatch()
     mp.setattr(opdisc_mod, "draw_opdisc_noise", spy)
     try:
-        est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=3)
+        est = PrivateHalfspaceClassifier(epsilon=1.0, mechanism="opdisc", random_state=3)
         est.fit(_X(), _y())
         est.fit(_X(), _y())
         # an int seed: every fit is the same computation (scikit-learn's convention;
         # a run whose seed is known is not private anyway)
         np.testing.assert_array_equal(seen[0], seen[1])
         # one Generator: the second fit continues the stream -- different noise
-        est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=np.random.default_rng(3))
+        est = PrivateHalfspaceClassifier(epsilon=1.0, mechanism="opdisc", random_state=np.random.default_rng(3))
         est.fit(_X(), _y())
         est.fit(_X(), _y())
         np.testing.assert_array_equal(seen[2], seen[0])
@@ -290,3 +290,17 @@ def test_audit_draws_independent_noise_for_the_two_data_sets():
     target.draw_noise = spy
     audit.audit(target, n_samples=1000, random_state=0)
     assert len(drawn) == 2 and not np.array_equal(drawn[0], drawn[1])
+
+
+def test_selection_estimator_seed_reproduces_and_generator_advances():
+    """The same conventions for private selection, the estimator's default mechanism."""
+    from privopt.estimators import PrivateHalfspaceClassifier
+
+    X, y = _X(), _y()
+    a = PrivateHalfspaceClassifier(epsilon=0.5, random_state=3).fit(X, y).coef_
+    b = PrivateHalfspaceClassifier(epsilon=0.5, random_state=3).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    rng = np.random.default_rng(3)
+    est = PrivateHalfspaceClassifier(epsilon=0.01, random_state=rng)
+    draws = {tuple(est.fit(X, y).coef_[0]) for _ in range(8)}
+    assert len(draws) > 1          # the stream advances: not the same point every time
