@@ -21,6 +21,11 @@ REVISIONS = {
     "opdisc": "2026-11-24",
     "rspm": "2026-11-24",
     "nonprivate_01": "2026-11-24",
+    # private selection over the estimator's default W (issue 28) and the
+    # non-private 0/1 optimum on that W (scoring, sampling, default W)
+    "permute_and_flip": "2026-11-25",
+    "exponential": "2026-11-25",
+    "nonprivate_01_default": "2026-11-25",
     # privopt.baselines (feature map, defaults, accounting)
     "dpsgd": "2026-11-24",
     "dpsgd_tuned": "2026-11-24",

@@ -203,6 +203,53 @@ def test_both_calibrations_tuned_dpsgd_and_the_zero_one_reference(small, tmp_pat
     assert method_label("opdisc", "paper") == "opdisc[paper]" and method_label("rspm", "") == "rspm"
 
 
+def test_private_selection_and_the_zero_one_reference_on_the_estimators_default_w(small, tmp_path):
+    """permute_and_flip and exponential run the estimator with that mechanism and its default W
+    (intercept, grid -2..2, ||w|| <= min(sqrt(d), 2)), are recorded as pure epsilon-DP (delta 0,
+    scored by enumeration whatever the sweep's MILP solver), and nonprivate_01_default is the 0/1
+    optimum on that same W: no selection run beats it on the training data."""
+    from privopt.estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier
+    from privopt.experiments import available_methods
+    from privopt.experiments.adult import METHOD_DESCRIPTIONS, Task, _make_estimator
+    from privopt.experiments.plots import REFERENCE
+
+    methods = ["permute_and_flip", "exponential", "nonprivate_01_default"]
+    assert set(methods) <= set(available_methods())
+    rows = _run(small, tmp_path, methods=methods, epsilons=[1.0, 4.0], runs=2)
+    assert len(rows) == 9                 # 2 mechanisms x 2 epsilons x 2 runs; the reference once
+    labels = sorted({s["method"] for s in summarize(rows)})
+    assert labels == sorted(methods) and all(lab in METHOD_DESCRIPTIONS for lab in labels)
+    sel = [r for r in rows if r["method"] in methods[:2]]
+    assert all(r["status"] == "ok" and r["certified"] is True for r in sel)
+    assert {r["delta"] for r in sel} == {0.0} and {r["neighbouring"] for r in sel} == {"replace_one"}
+    assert {r["solver"] for r in sel} == {"enumerate"}
+    (ref,) = [r for r in rows if r["method"] == "nonprivate_01_default"]
+    assert ref["certified"] is True and ref["epsilon"] == float("inf") and ref["neighbouring"] == ""
+    assert all(r["train_accuracy"] <= ref["train_accuracy"] + 1e-12 for r in sel)
+    best = ZeroOneHalfspaceClassifier(bounds=(0.0, 1.0), levels=1).fit(small.X_train, small.y_train)
+    assert best.score(small.X_train, small.y_train) == pytest.approx(ref["train_accuracy"])
+    assert best.fit_intercept is True                              # the estimator's default W
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| permute_and_flip | 1 | 2 | 2 | 0 |" in summary and "| exponential | 4 | 2 | 2 | 0 |" in summary
+    assert "| nonprivate_01_default | inf | 1 | 1 | 0 |" in summary and "permute-and-flip [MS20]" in summary
+    assert "nonprivate_01_default" in REFERENCE                    # drawn as a reference line
+
+    # the runner builds the estimator with that mechanism and its defaults for W; the seed is the task's
+    for m in methods[:2]:
+        est = _make_estimator(Task(m, 1.0, 0, 7, 1e-6, "highs", 600.0, None), 4)
+        assert isinstance(est, PrivateHalfspaceClassifier) and est.mechanism == m and est.random_state == 7
+        default = PrivateHalfspaceClassifier()
+        for p in ("fit_intercept", "grid", "norm_bound", "solver", "calibration"):
+            assert getattr(est, p) == getattr(default, p), p
+        assert est.time_limit == 600.0 and est.bounds == (0.0, 1.0)
+    ref_est = _make_estimator(Task("nonprivate_01_default", float("inf"), 0, 7, 1e-6, "highs", None, None), 4)
+    for p in ("fit_intercept", "grid", "norm_bound", "solver"):
+        assert getattr(ref_est, p) == getattr(ZeroOneHalfspaceClassifier(), p), p
+    # the runner keeps the paper's homogeneous halfspace for OPDisc, RSPM and their reference
+    for m in ("opdisc", "rspm", "nonprivate_01"):
+        assert _make_estimator(Task(m, 1.0, 0, 7, 1e-6, "highs", None, None), 4).fit_intercept is False
+
+
 def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):
     require_solver("highs")
     from privopt.solvers import _dispatch

@@ -52,10 +52,12 @@ def add_experiment_parser(sub, func):
                                    "setting resumes), figures in OUT.")
     p.add_argument("name", choices=["adult"], help="which experiment")
     p.add_argument("--methods", type=_csv(str), default=["opdisc", "rspm", "dpsgd"],
-                   help="comma-separated: opdisc, rspm, dpsgd, dpsgd_tuned (the paper's grid search on the "
-                        "private data: not itself private), dpagd, noisy_sgd, objective_perturbation, "
-                        "output_perturbation; references (not private, run once): nonprivate_lr, "
-                        "nonprivate_01 (0/1 optimum on OPDisc's grid), majority")
+                   help="comma-separated: opdisc, rspm, permute_and_flip and exponential (private "
+                        "selection over the estimator's default W), dpsgd, dpsgd_tuned (the paper's grid "
+                        "search on the private data: not itself private), dpagd, noisy_sgd, "
+                        "objective_perturbation, output_perturbation; references (not private, run once): "
+                        "nonprivate_lr, nonprivate_01 (0/1 optimum on OPDisc's grid), nonprivate_01_default "
+                        "(0/1 optimum on the estimator's default W), majority")
     p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0], help="comma-separated epsilons")
     p.add_argument("--runs", type=int, default=15, help="runs per method and epsilon")
     p.add_argument("--solver", default="highs", help="MILP solver for OPDisc and RSPM (see `privopt solvers`)")

@@ -6,7 +6,9 @@ set and scores it on training and held-out data.  Runs are independent and
 are executed through any ``concurrent.futures.Executor`` (local processes by
 default, a dask cluster with ``scheduler=ADDRESS``).  Each finished run is
 appended to ``results.csv`` at once, so an interrupted sweep resumes where it
-stopped.  delta = 1/n^2 for every method, as in the paper.  Every method is
+stopped.  delta = 1/n^2 for every method, as in the paper (private selection,
+``permute_and_flip`` and ``exponential``, is pure epsilon-DP: its rows record
+delta = 0).  Every method is
 accounted under replace-one neighbours.  OPDisc uses privopt's proven noise
 calibration unless ``calibration="paper"`` (Algorithm 1's value, to reproduce
 the paper); the calibration is part of each row and of the resume key.
@@ -58,6 +60,11 @@ COLUMNS = [
 
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
 MIP_METHODS = ("opdisc", "rspm")
+#: Private selection over the estimator's default W (exponential mechanism,
+#: permute-and-flip): :class:`~privopt.PrivateHalfspaceClassifier` with that
+#: ``mechanism`` and its default W (intercept, grid -2..2, ||w|| <= min(sqrt(d), 2));
+#: pure epsilon-DP, rows record delta = 0.
+SELECTION_METHODS = ("permute_and_flip", "exponential")
 #: DP-SGD with the paper's grid search over clip norm, batch size and learning
 #: rate, the best combination chosen on a validation split of the TRAINING
 #: (private) data, as in [NRVW20] Section 5: every run is (epsilon, delta)-DP,
@@ -65,8 +72,13 @@ MIP_METHODS = ("opdisc", "rspm")
 TUNED_METHODS = ("dpsgd_tuned",)
 #: The non-private 0/1-loss optimum on OPDisc's grid and ball.
 ZERO_ONE_REFERENCE = "nonprivate_01"
+#: The non-private 0/1-loss optimum on the estimator's default W (the W of
+#: :data:`SELECTION_METHODS`).
+ZERO_ONE_DEFAULT_REFERENCE = "nonprivate_01_default"
+#: The non-private 0/1-loss references (:class:`~privopt.ZeroOneHalfspaceClassifier`).
+ZERO_ONE_REFERENCES = (ZERO_ONE_REFERENCE, ZERO_ONE_DEFAULT_REFERENCE)
 #: Methods without randomness: run once per sweep (epsilon recorded as inf).
-DETERMINISTIC_METHODS = ("nonprivate_lr", "majority", ZERO_ONE_REFERENCE)
+DETERMINISTIC_METHODS = ("nonprivate_lr", "majority", *ZERO_ONE_REFERENCES)
 #: Seconds for the non-private 0/1 reference when the sweep sets no time limit.
 REFERENCE_TIME_LIMIT = 600.0
 
@@ -85,6 +97,12 @@ METHOD_DESCRIPTIONS = {
     "nonprivate_lr": "logistic regression, not private (reference)",
     "majority": "majority class, not private (reference)",
     ZERO_ONE_REFERENCE: "0/1-loss optimum on OPDisc's grid and ball, not private (reference)",
+    "permute_and_flip": ("permute-and-flip [MS20] over the estimator's default W (intercept, grid -2..2, "
+                         "||w|| <= 2): 0/1 loss, pure epsilon-DP (delta = 0)"),
+    "exponential": ("exponential mechanism [MT07] over the estimator's default W (intercept, grid -2..2, "
+                    "||w|| <= 2): 0/1 loss, pure epsilon-DP (delta = 0)"),
+    ZERO_ONE_DEFAULT_REFERENCE: ("0/1-loss optimum on the estimator's default W (the W of permute_and_flip "
+                                 "and exponential), not private (reference)"),
 }
 
 
@@ -103,13 +121,15 @@ def _baselines():
 def available_methods() -> list[str]:
     from ..mechanisms import MECHANISMS
 
-    names = [m for m in MIP_METHODS if m in MECHANISMS]
+    names = [m for m in MIP_METHODS + SELECTION_METHODS if m in MECHANISMS]
     try:
         names += list(_baselines()) + list(TUNED_METHODS)
     except ImportError:  # baselines need the [learn] extra
         pass
     if "opdisc" in names:
         names.append(ZERO_ONE_REFERENCE)
+    if any(m in names for m in SELECTION_METHODS):
+        names.append(ZERO_ONE_DEFAULT_REFERENCE)
     return names
 
 
@@ -150,13 +170,26 @@ def _make_estimator(task: Task, n_features: int):
             levels=levels, solver=task.solver,
             time_limit=task.time_limit, random_state=task.seed, on_failure="return",
             calibration=task.calibration if task.method == "opdisc" else "proven",
-            norm_bound=_opdisc_ball(task, n_features) if task.method == "opdisc" else None)
+            norm_bound=_opdisc_ball(task, n_features) if task.method == "opdisc" else None,
+            fit_intercept=False)   # the paper's homogeneous halfspace (the estimator's default is True)
+    if task.method in SELECTION_METHODS:
+        from ..estimators import PrivateHalfspaceClassifier
+
+        # the estimator's defaults for W (fit_intercept, grid, norm_bound) and its solver (enumeration)
+        return PrivateHalfspaceClassifier(
+            epsilon=task.epsilon, mechanism=task.method, bounds=(0.0, 1.0), levels=levels,
+            time_limit=task.time_limit, random_state=task.seed)
+    if task.method == ZERO_ONE_DEFAULT_REFERENCE:
+        from ..estimators import ZeroOneHalfspaceClassifier
+
+        return ZeroOneHalfspaceClassifier(
+            bounds=(0.0, 1.0), levels=levels, time_limit=task.time_limit or REFERENCE_TIME_LIMIT)
     if task.method == ZERO_ONE_REFERENCE:
         from ..estimators import ZeroOneHalfspaceClassifier
 
         return ZeroOneHalfspaceClassifier(
             bounds=(0.0, 1.0), levels=levels, norm_bound=_opdisc_ball(task, n_features),
-            solver=task.solver, time_limit=task.time_limit or REFERENCE_TIME_LIMIT)
+            solver=task.solver, time_limit=task.time_limit or REFERENCE_TIME_LIMIT, fit_intercept=False)
     # the tuned baseline starts from DP-SGD built like every baseline; _tuned then searches its grid
     cls = _baselines()["dpsgd" if task.method in TUNED_METHODS else task.method]
     params = cls().get_params()
@@ -198,7 +231,9 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
         # the relation the fitted estimator's guarantee holds under ("" for the non-private references)
         row["neighbouring"] = getattr(est, "neighbouring_", "")
         result = getattr(est, "result_", None)
-        if task.method == ZERO_ONE_REFERENCE:   # not private: the best halfspace found counts
+        if task.method == ZERO_ONE_DEFAULT_REFERENCE:   # the estimator's default solver: say which ran
+            row["solver"] = getattr(est.report_, "solver", None) or task.solver
+        if task.method in ZERO_ONE_REFERENCES:   # not private: the best halfspace found counts
             row["certified"] = est.certified_
             lo, hi = est.train_error_bounds_
             n = len(y_train)
@@ -206,6 +241,9 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
                               f"not proven optimal within {est.time_limit:g} s; optimum's training accuracy "
                               f"<= {1 - (lo or 0) / n:.4f}")
         elif result is not None:
+            if task.method in SELECTION_METHODS:   # pure epsilon-DP: the guarantee's delta (0), W scored by
+                row["delta"] = float(result.delta)  # enumeration whatever the sweep's MILP solver
+                row["solver"] = getattr(result.report, "solver", None) or task.solver
             row["certified"] = bool(result.certified)
             if not result.certified:
                 row["status"] = "uncertified"
@@ -361,7 +399,9 @@ def run_experiment(
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
-    optimum on OPDisc's grid and ball.  Methods without randomness
+    optimum on OPDisc's grid and ball; ``permute_and_flip`` and
+    ``exponential`` are private selection over the estimator's default W,
+    ``nonprivate_01_default`` the 0/1-loss optimum on that W.  Methods without randomness
     (:data:`DETERMINISTIC_METHODS`) run once, recorded with epsilon = inf.
     """
     from .._progress import progress_bar
@@ -490,7 +530,7 @@ def write_summary(rows, path, *, title="", figures=True) -> str:
     lines = [f"# {title or 'Experiment'}", "",
              "Written by privopt's experiment runner (`privopt experiment`, "
              f"`privopt.experiments.run_experiment`); results: `results.csv` ({len(rows)} runs; n_train {', '.join(map(str, n_train))}). Every "
-             "method is accounted under replace-one neighbours; delta = 1/n^2. Accuracies are mean ± std "
+             "method is accounted under replace-one neighbours; delta = 1/n^2 (0 for the pure-DP private selection methods). Accuracies are mean ± std "
              "over runs whose solves were certified optimal (uncertified ones are counted, not averaged); "
              "references without randomness ran once (epsilon inf).", "",
              "| method | epsilon | runs | ok | uncertified | train accuracy | held-out accuracy | median s |",

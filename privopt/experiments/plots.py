@@ -12,7 +12,7 @@ import numpy as np
 __all__ = ["plot_accuracy", "plot_runtimes"]
 
 #: Non-private reference points, drawn as horizontal lines.
-REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01")
+REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01", "nonprivate_01_default")
 
 
 def _label(r) -> str:
@@ -46,12 +46,14 @@ def plot_accuracy(rows, path, title=""):
     for ax, key, label in [(axes[0], "train_accuracy", "training"), (axes[1], "test_accuracy", "held-out")]:
         for i, m in enumerate(methods):
             c = colors[i % len(colors)]
+            # past the colour cycle, another marker and line style tell two methods of one colour apart
+            marker, ls = (("o", "-"), ("s", ":"), ("^", "-."))[(i // len(colors)) % 3]
             rs = [r for r in rows if _label(r) == m]
             if m in REFERENCE:
                 vals = [r[key] for r in rs if r["status"] == "ok"]
                 best_found = any(r["certified"] is False for r in rs if r["status"] == "ok")
                 if vals:
-                    ax.axhline(np.mean(vals), color=c, ls="--", lw=1.2,
+                    ax.axhline(np.mean(vals), color=c, ls="--" if ls == "-" else ls, lw=1.2,
                                label=f"{m} (not private{', best found' if best_found else ''})")
                 continue
             # methods sit side by side around each epsilon (log axis) so error bars do not hide each other
@@ -68,7 +70,7 @@ def plot_accuracy(rows, path, title=""):
             n_err = sum(r["status"] == "error" for r in rs)
             note = "".join([f", {n_unc} uncertified" if n_unc else "", f", {n_err} failed" if n_err else ""])
             if xs:
-                ax.errorbar([x * dodge for x in xs], mean, yerr=std, marker="o", capsize=3, color=c,
+                ax.errorbar([x * dodge for x in xs], mean, yerr=std, marker=marker, ls=ls, capsize=3, color=c,
                             label=f"{m}{note}")
             unc = [r for r in rs if r["status"] == "uncertified" and not math.isnan(r[key])]
             if unc:
