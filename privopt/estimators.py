@@ -38,10 +38,10 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit) -> tuple[s
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
     scored, selection is the better mechanism; OPDisc remains for W too large
     to score, where its oracle is one MILP."""
-    from .mechanisms._scoring import DEFAULT_MAX_POINTS, SCORE_ENTRIES_PER_SECOND
+    from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
 
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
-    predicted = n_points * max(1, n_records) * (d + 2) / SCORE_ENTRIES_PER_SECOND
+    predicted = predict_scoring_seconds(n_points, n_records, d)
     if n_points <= DEFAULT_MAX_POINTS and predicted <= budget:
         return "permute_and_flip", (f"|W| = {n_points:,}: scoring W predicted to take {predicted:.3g} s "
                                     f"<= {budget:g} s")

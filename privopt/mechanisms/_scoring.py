@@ -33,13 +33,26 @@ from ..perturbation import norm_levels
 from ..solvers import count_grid_points
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
-           "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS"]
+           "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
 
-#: Throughput of the halfspace engine used to PREDICT its time: multiply-adds
-#: (points x rows x (d + 2)) per second on one core, measured by
-#: ``benchmarks/bench_selection.py`` (2.4e9 to 4.8e9 there; the prediction uses a
-#: conservative fraction so that a slower machine still finishes in time).
-SCORE_ENTRIES_PER_SECOND = 1.5e9
+#: Throughput of the halfspace engine used to PREDICT its time, in score
+#: entries per second, an entry being one multiply-add of a point with a row;
+#: each (point, row) pair also costs about :data:`ROW_OVERHEAD` entries (the
+#: comparison with the threshold and the weighted error count).  Measured by
+#: ``benchmarks/bench_selection.py`` at 5e9 to 1.3e10 per second on the
+#: development machine (2 cores), and 2 to 3 times less while other jobs ran;
+#: the prediction uses 2e9 so that a busy or slower machine still finishes
+#: within the predicted time.
+SCORE_ENTRIES_PER_SECOND = 2.0e9
+ROW_OVERHEAD = 18
+
+
+def predict_scoring_seconds(n_points: int, n_records: int, d: int) -> float:
+    """Seconds to score W, predicted from public quantities only: |W|, n (an
+    upper bound on the distinct rows, which are data-dependent) and d:
+    |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND."""
+    return n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND
+
 
 #: Default limit on |W| for the fix-and-solve engine (one solve per point).
 DEFAULT_MAX_EVALUATIONS = 10_000
@@ -77,7 +90,7 @@ class HalfspaceScorer:
 
     def predicted_seconds(self, n_records: int) -> float:
         """Time predicted from public quantities: |W|, n and d."""
-        return self.n_points * max(1, n_records) * (self.d + 2) / SCORE_ENTRIES_PER_SECOND
+        return predict_scoring_seconds(self.n_points, n_records, self.d)
 
     def blocks(self):
         from ..solvers._enumerate import iter_losses
