@@ -20,6 +20,7 @@ SCRIPTS = {
                               ["--solvers", "highs", "--seeds", "2", "--time-limit", "60"]),
     "bench_opsamp_workers.py": ([], []),
     "bench_audit.py": ([], []),
+    "bench_selection.py": ([], ["--repeats", "1"]),
     "bench_small_data.py": (["--before", "cf05b8a"], ["--seeds", "2", "--tag", "_quick"]),
     "bench_default_limits.py": ([], ["--seeds", "2", "--large-seeds", "2", "--large-n", "50000", "--tag", "_quick"]),
     # the long sweeps resume from their committed CSVs; --quick only rebuilds their tables and figures
