@@ -20,6 +20,14 @@ calibrations, delta = 1/n^2, and the hyperparameter rule stated per method:
 * ``data``: the other feature sets of ``bench_oracle_suite.py`` (none used to
   choose anything here) at epsilon 0.1, 0.5, 1 with privopt's default ball.
 
+Private selection (issue 28): ``permute_and_flip`` is
+``PrivateHalfspaceClassifier(mechanism="permute_and_flip")`` with the
+estimator's default W (intercept, grid -2..2, ||w|| <= min(sqrt(d), 2)), in the
+``n`` stage (D2 configurations) and the ``data`` stage, judged against the
+best untuned convex peer like OPDisc.  ``--methods`` restricts a run to some
+methods of each configuration (the others' rows are kept and resumed as they
+are), e.g. ``--methods permute_and_flip`` to add only its runs.
+
 Hyperparameters: "public default" methods use a rule fixed before seeing any
 data (OPDisc's D = min(sqrt(d), 2), DP-SGD's and CMS11's defaults);
 ``dpsgd_tuned`` and OPDisc's best D are chosen on the private data and are
@@ -61,6 +69,8 @@ SQRT23 = math.sqrt(23)
 
 #: methods compared at each configuration (OPDisc's ball is part of the configuration)
 PEERS = ["rspm", "dpsgd", "objective_perturbation", "dpsgd_tuned", "nonprivate_lr"]
+#: private selection over the estimator's default W (issue 28)
+SELECTION = ["permute_and_flip"]
 #: private convex peers whose hyperparameters follow a public rule
 UNTUNED_PEERS = ("dpsgd", "objective_perturbation")
 N_VALUES = (500, 1000, 2000, 4000, 12546)
@@ -113,7 +123,7 @@ def configurations(stages, runs):
     out = []
     if "n" in stages:
         for n in N_VALUES:
-            for ball, methods in (("D2", ["opdisc", "nonprivate_01", *PEERS]), ("paper", ["opdisc"])):
+            for ball, methods in (("D2", ["opdisc", "nonprivate_01", *PEERS, *SELECTION]), ("paper", ["opdisc"])):
                 out.append(("n", "adult", f"n/{n}-{ball}", ("adult", n),
                             dict(methods=methods, epsilons=[0.1, 1.0], runs=runs,
                                  norm_bound=2.0 if ball == "D2" else None)))
@@ -127,7 +137,7 @@ def configurations(stages, runs):
     if "data" in stages:
         for name in DATA_SETS:
             out.append(("data", name, f"data/{name}", (name, None),
-                        dict(methods=["opdisc", "nonprivate_01", *PEERS], epsilons=[0.1, 0.5, 1.0], runs=runs,
+                        dict(methods=["opdisc", "nonprivate_01", *PEERS, *SELECTION], epsilons=[0.1, 0.5, 1.0], runs=runs,
                              norm_bound=2.0)))
     return out
 
@@ -147,6 +157,10 @@ def run(args):
     for stage, dataset, folder, key, kw in configurations(args.stages, args.runs):
         if args.datasets and dataset not in args.datasets:
             continue
+        if args.methods:
+            kw = dict(kw, methods=[m for m in kw["methods"] if m in args.methods])
+            if not kw["methods"]:
+                continue
         X, y, Xt, yt, lv, bp = load(key)
         limit = TIME_LIMITS.get(dataset, args.time_limit)
         print(f"== {folder}: n = {len(y)}, d = {X.shape[1]}, {', '.join(kw['methods'])}, "
@@ -226,7 +240,8 @@ def _verdicts(rows):
         out.append({"stage": stage, "dataset": dataset, "n": n, "epsilon": eps,
                     "opdisc_D2": op_default, "opdisc_paper": st.get("opdisc D=sqrt(d)"),
                     "rspm": st.get("rspm"), "best_peer": best_peer, "peer": peers[best_peer],
-                    "tuned": tuned})
+                    "tuned": tuned, "pf": st.get("permute_and_flip"),
+                    "pf_errors": [r["message"] for r in by.get("permute_and_flip", []) if r["status"] == "error"]})
     return out
 
 
@@ -237,6 +252,14 @@ def _fmt(s):
     if not ok:
         return f"none of {bad} certified"
     return f"{m:.3f} ± {sd:.3f}" + (f" ({bad} not certified)" if bad else "")
+
+
+def _fmt_pf(v):
+    """Permute-and-flip's cell: as _fmt, but runs that raised (e.g. refused up front) say so."""
+    s, errors = v["pf"], v["pf_errors"]
+    if s and not s[2] and errors and len(errors) == s[3]:
+        return f"refused or failed in all {len(errors)} runs"
+    return _fmt(s) + (f" ({len(errors)} refused or failed)" if errors and s and s[2] else "")
 
 
 def _wins(a, b):
@@ -282,14 +305,34 @@ def write(rows, args):
         + ", ".join(f"{v:g} s on {k}" for k, v in TIME_LIMITS.items()) + ".",
         "",
         "| stage | data | n | eps | OPDisc D=2 | OPDisc D=sqrt(d) | RSPM | best untuned convex peer | "
-        "OPDisc D=2 beats it? | DP-SGD tuned (not private) | OPDisc D=2 beats it? |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "OPDisc D=2 beats it? | DP-SGD tuned (not private) | OPDisc D=2 beats it? | "
+        "permute-and-flip (estimator defaults) | permute-and-flip beats the best untuned peer? |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for v in verdicts:
         lines.append(f"| {v['stage']} | {v['dataset']} | {v['n']} | {v['epsilon']:g} | {_fmt(v['opdisc_D2'])} | "
                      f"{_fmt(v['opdisc_paper'])} | {_fmt(v['rspm'])} | {v['best_peer']} {_fmt(v['peer'])} | "
                      f"{_wins(v['opdisc_D2'], v['peer'])} | {_fmt(v['tuned'])} | "
-                     f"{_wins(v['opdisc_D2'], v['tuned'])} |")
+                     f"{_wins(v['opdisc_D2'], v['tuned'])} | {_fmt_pf(v)} | {_wins(v['pf'], v['peer'])} |")
+    pf = [v for v in verdicts if v["pf"]]
+    if pf:
+        lines += ["", "Permute-and-flip with the estimator's defaults against the best untuned convex peer "
+                  "(level = 'tie' or 'yes' above), per stage; a cell where it refused or failed counts as "
+                  "not level:", ""]
+        for stage in sorted({v["stage"] for v in pf}):
+            cells = [v for v in pf if v["stage"] == stage]
+            level = sum(_wins(v["pf"], v["peer"]) in ("tie", "**yes**") for v in cells)
+            ahead = sum(_wins(v["pf"], v["peer"]) == "**yes**" for v in cells)
+            failed = [v for v in cells if not v["pf"][2]]
+            lines.append(f"- `{stage}`: level with or ahead in {level} of {len(cells)} cells "
+                         f"(ahead by more than 2 standard errors in {ahead}"
+                         + (f"; refused or failed in {len(failed)}: "
+                            + ", ".join(f"{v['dataset']} eps {v['epsilon']:g}" for v in failed) if failed else "")
+                         + ")")
+        msgs = sorted({m for v in pf for m in v["pf_errors"]})
+        if msgs:
+            lines += ["", "Permute-and-flip's refusals (" + str(sum(len(v["pf_errors"]) for v in pf))
+                      + " runs), first message: " + msgs[0]]
     lines += ["", "## OPDisc against its ball D (Adult, all 12546 training records)", "",
               "| D | eps | OPDisc held-out | non-private 0/1 optimum on the same ball (train / held-out) |",
               "|---|---|---|---|"]
@@ -316,7 +359,7 @@ def _figures(rows):
 
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     order = ["opdisc D=2", "opdisc D=sqrt(d)", "rspm", "dpsgd", "objective_perturbation", "dpsgd_tuned",
-             "nonprivate_lr", "nonprivate_01"]
+             "permute_and_flip", "nonprivate_lr", "nonprivate_01"]
     style = {lab: colors[i % len(colors)] for i, lab in enumerate(order)}
 
     # accuracy against n
@@ -423,6 +466,8 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2, help="local worker processes")
     p.add_argument("--datasets", type=lambda s: s.split(","), default=None,
                    help="only these data sets (adult and/or names of the data stage)")
+    p.add_argument("--methods", type=lambda s: s.split(","), default=None,
+                   help="only these methods of each configuration (e.g. permute_and_flip); default: all")
     p.add_argument("--summary-only", action="store_true", help="only rebuild the tables and figures")
     p.add_argument("--rerun-stale", action="store_true",
                    help="rerun the runs an older revision of privopt's code computed (default: refuse)")
