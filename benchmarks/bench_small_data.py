@@ -28,6 +28,14 @@ defaults, not a privacy audit).
 
 A baseline is "clearly above" the majority class when its mean accuracy exceeds
 the majority rate by more than 0.05 and by more than two standard errors.
+
+``private_selection`` (issue 28) is privopt's private 0/1-loss estimator built as
+a user would, ``PrivateHalfspaceClassifier(epsilon=eps, delta=..., bounds=bounds,
+random_state=seed)``: its default ``mechanism="auto"`` runs permute-and-flip over
+its default W (intercept, grid -2..2, ||w|| <= min(sqrt(d), 2)) where scoring W
+is predicted to fit its time limit, else OPDisc (the ``mechanism`` column says
+which ran).  ``--methods`` runs only the methods named and keeps the other
+methods' rows of the results file as they are.
 """
 
 from __future__ import annotations
@@ -59,6 +67,16 @@ import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _private_selection(epsilon, delta, bounds, random_state):
+    """privopt's private 0/1-loss estimator with its defaults (mechanism="auto")."""
+    return privopt.PrivateHalfspaceClassifier(epsilon=epsilon, delta=delta, bounds=bounds,
+                                              random_state=random_state)
+
+
+#: Every method of the tables: the private baselines, then privopt's private selection estimator.
+METHODS = {**PRIVATE_BASELINES, "private_selection": _private_selection}
 EPSILONS = (0.5, 1.0, 2.0)
 MARGIN = 0.05
 
@@ -117,7 +135,8 @@ def datasets():
         yield "fresh-2", f"synthetic_n{n}_d{d}_sep{sep:g}" + (f"_w{w[0]:g}" if w else ""), X, y, _range(X)
 
 
-def run(seeds: int):
+def run(seeds: int, methods=None, epsilons=EPSILONS, after_set=None):
+    """Rows of every fit; ``after_set(rows)`` after each data set (to save as it goes)."""
     rows = []
     warnings.simplefilter("ignore")
     for role, name, X, y, bounds in datasets():
@@ -128,20 +147,26 @@ def run(seeds: int):
             base = dict(role=role, dataset=name, n_train=n, d=X.shape[1], seed=seed,
                         majority=max(np.mean(yte == c) for c in np.unique(y)),
                         nonprivate_lr=NonPrivateLogisticRegression().fit(Xtr, ytr).score(Xte, yte))
-            for eps in EPSILONS:
-                for method, cls in PRIVATE_BASELINES.items():
+            for eps in epsilons:
+                for method, cls in METHODS.items():
+                    if methods and method not in methods:
+                        continue
                     # every method gets the same (epsilon, delta) budget; objective perturbation
                     # ignores delta, output perturbation may use it (Gaussian noise, noise="auto")
                     kw = {"epsilon": eps, "delta": min(1e-5, 1.0 / n**2), "bounds": bounds,
                           "random_state": seed}
                     t = time.perf_counter()
+                    est = cls(**kw)
                     try:
-                        acc, err = cls(**kw).fit(Xtr, ytr).score(Xte, yte), ""
+                        acc, err = est.fit(Xtr, ytr).score(Xte, yte), ""
                     except Exception as exc:  # record, do not hide
                         acc, err = math.nan, f"{type(exc).__name__}: {exc}"[:160]
                     rows.append(dict(base, epsilon=eps, method=method, accuracy=acc,
-                                     seconds=round(time.perf_counter() - t, 3), error=err))
+                                     seconds=round(time.perf_counter() - t, 3), error=err,
+                                     mechanism=getattr(est, "mechanism_", "")))
         print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        if after_set is not None:
+            after_set(rows)
     return rows
 
 
@@ -152,24 +177,32 @@ def _stats(values):
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
 
 
-def summary(rows, seeds, tag, before=None) -> str:
-    methods = list(PRIVATE_BASELINES)
+def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None) -> str:
+    methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     info = {r["dataset"]: r for r in rows}
     lines = [
         "# Private baselines with their default hyperparameters",
         "",
         f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "")
-        + (f" --before {before}" if before else "") + "`, "
+        + (f" --before {before}" if before else "")
+        + (f" --methods {','.join(methods_run)}" if methods_run else "")
+        + (f" --epsilons {','.join(f'{e:g}' for e in epsilons_run)}" if epsilons_run else "") + "`, "
         f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
         f"{platform.machine()}, {os.cpu_count()} cores.",
         "",
         f"Held-out accuracy, mean ± standard error over {seeds} seeds (70/30 splits). "
         f"`+` marks a mean above the majority rate by more than {MARGIN} and by more than two standard "
         "errors ('clearly above'). `dev`: the sets the default rules' constants were chosen on; "
-        "`held-out`: sets that played no part in choosing them.",
+        "`held-out`: sets that played no part in choosing them."
+        + (f" Only {', '.join(methods_run)} ran in this invocation; the other methods' rows are those of "
+           "the results file it extended." if methods_run else ""),
         "",
     ]
+    if "private_selection" in methods:
+        lines += ["`private_selection`: `privopt.PrivateHalfspaceClassifier(epsilon, delta, bounds, "
+                  "random_state)` with its defaults (mechanism='auto': permute-and-flip over its default W "
+                  "where scoring W is predicted to fit the time limit, else OPDisc).", ""]
     verdict = {}
     for eps in EPSILONS:
         lines += [f"## epsilon = {eps:g}", "",
@@ -182,8 +215,12 @@ def summary(rows, seeds, tag, before=None) -> str:
                          and r["epsilon"] == eps])[0]
             cells = []
             for m in methods:
-                mean, se = _stats([r["accuracy"] for r in rows
-                                   if r["dataset"] == name and r["method"] == m and r["epsilon"] == eps])
+                accs = [r["accuracy"] for r in rows if r["dataset"] == name and r["method"] == m
+                        and r["epsilon"] == eps]
+                if not accs:   # not run at this epsilon (--methods/--epsilons)
+                    cells.append("-")
+                    continue
+                mean, se = _stats(accs)
                 clear = mean - maj > max(MARGIN, 2 * se)
                 verdict[(name, eps, m)] = (clear, lr >= 0.9, r0["role"])
                 cells.append(f"{mean:.3f} ± {se:.3f}{' +' if clear else ''}")
@@ -203,11 +240,61 @@ def summary(rows, seeds, tag, before=None) -> str:
                      and (info[name]["n_train"] < 200) == small]
             cnt.append(f"{sum(c[0] for c in cells)} of {len(cells)}")
         lines.append(f"| {m} | " + " | ".join(cnt) + " |")
+    if "private_selection" in methods and "dpsgd" in methods:
+        lines += _selection_lines(rows, verdict, info)
     errors = [r for r in rows if r["error"]]
     if errors:
         lines += ["", f"{len(errors)} fits raised; first: {errors[0]['dataset']} {errors[0]['method']}: "
                   f"{errors[0]['error']}"]
     return "\n".join(lines) + "\n"
+
+
+def _selection_lines(rows, verdict, info) -> list:
+    """At epsilon = 1: private selection against DP-SGD (ahead when the difference of means
+    exceeds two standard errors of the difference), counted per role over the criterion sets
+    (n_train >= 200, non-private LR >= 0.90) and over all sets, with the mechanism that ran."""
+    def acc(name, m):
+        return _stats([r["accuracy"] for r in rows if r["dataset"] == name and r["method"] == m
+                       and r["epsilon"] == 1.0])
+
+    lines = ["", "## private_selection at epsilon = 1", "",
+             "Ahead of DP-SGD: mean above DP-SGD's by more than two standard errors of the difference. "
+             "Criterion sets: n_train >= 200 and non-private LR >= 0.90.", "",
+             "| role | sets | clearly above majority | ahead of DP-SGD | level with DP-SGD | behind DP-SGD "
+             "| mechanism (fits) |",
+             "|---|---|---|---|---|---|---|"]
+    for role in dict.fromkeys(r["role"] for r in rows):
+        for crit in (True, False):
+            names = [n for (n, eps, m), v in verdict.items() if m == "private_selection" and eps == 1.0
+                     and v[2] == role and (not crit or (v[1] and info[n]["n_train"] >= 200))]
+            if not names:
+                continue
+            counts = {"ahead": 0, "level": 0, "behind": 0}
+            for n in names:
+                (a, sa), (b, sb) = acc(n, "private_selection"), acc(n, "dpsgd")
+                se = math.sqrt(sa ** 2 + sb ** 2)
+                counts["ahead" if a - b > 2 * se else "behind" if b - a > 2 * se else "level"] += 1
+            clear = sum(verdict[(n, 1.0, "private_selection")][0] for n in names)
+            mech = {}
+            for r in rows:
+                if r["dataset"] in names and r["method"] == "private_selection" and r["epsilon"] == 1.0:
+                    mech[r.get("mechanism") or "?"] = mech.get(r.get("mechanism") or "?", 0) + 1
+            lines.append(f"| {role} | {'criterion' if crit else 'all'}: {len(names)} | {clear} | "
+                         f"{counts['ahead']} | {counts['level']} | {counts['behind']} | "
+                         + ", ".join(f"{k} {v}" for k, v in sorted(mech.items())) + " |")
+    return lines
+
+
+def _read(path) -> list:
+    """Rows of a results file written by this script (numbers parsed)."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        for k in ("n_train", "d", "seed"):
+            r[k] = int(r[k])
+        for k in ("majority", "nonprivate_lr", "epsilon", "accuracy", "seconds"):
+            r[k] = float(r[k])
+    return rows
 
 
 def run_before(rev: str, seeds: int) -> subprocess.Popen:
@@ -229,23 +316,50 @@ def main():
     ap.add_argument("--before", metavar="REV", default=None,
                     help="also run the same sets on privopt at git revision REV, side by side "
                          "(writes small_data_before.*), e.g. 3e4008f for the former defaults")
+    ap.add_argument("--methods", type=lambda s: s.split(","), default=None,
+                    help=f"only these methods ({', '.join(METHODS)}); the other methods' rows of the "
+                         "results file are kept as they are")
+    ap.add_argument("--epsilons", type=lambda s: [float(x) for x in s.split(",")], default=None,
+                    help=f"only these epsilons (default: {', '.join(f'{e:g}' for e in EPSILONS)}); with "
+                         "--methods, the rows of the methods and epsilons not run are kept as they are")
     args = ap.parse_args()
     out = os.path.join(HERE, "results", f"small_data{args.tag}")
+    if args.epsilons and set(args.epsilons) - set(EPSILONS):
+        ap.error(f"epsilons: choose from {', '.join(f'{e:g}' for e in EPSILONS)}")
+    unknown = sorted(set(args.methods or ()) - set(METHODS))
+    if unknown:
+        ap.error(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+    if args.methods and args.before:
+        ap.error("--methods and --before do not go together")
+    kept = []
+    if (args.methods or args.epsilons) and os.path.exists(out + ".csv"):   # keep the rows not rerun as they are
+        epsilons = set(args.epsilons or EPSILONS)
+        kept = [r for r in _read(out + ".csv")
+                if not ((not args.methods or r["method"] in args.methods) and r["epsilon"] in epsilons)]
+        if {r["seed"] for r in kept} - set(range(args.seeds)):
+            ap.error(f"{out}.csv holds seeds other than 0..{args.seeds - 1}: give the same --seeds")
+
+    def save(new):
+        rows = kept + new
+        with open(out + ".csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+            writer.writeheader()
+            writer.writerows(rows)
+        text = summary(rows, args.seeds, args.tag, args.before, args.methods, args.epsilons)
+        with open(out + ".md", "w") as fh:
+            fh.write(text)
+        return text
+
     before = run_before(args.before, args.seeds) if args.before else None
-    rows = run(args.seeds)
+    # with --methods/--epsilons the file is saved after every data set (an interrupted run keeps its sets)
+    rows = run(args.seeds, args.methods, args.epsilons or EPSILONS,
+               after_set=save if (args.methods or args.epsilons) else None)
     if before is not None:
         proc, tree = before
         if proc.wait() != 0:
             print(f"the run on {args.before} failed", file=sys.stderr)
         subprocess.run(["git", "-C", HERE, "worktree", "remove", "--force", tree], check=False)
-    with open(out + ".csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    text = summary(rows, args.seeds, args.tag, args.before)
-    with open(out + ".md", "w") as fh:
-        fh.write(text)
-    print(text)
+    print(save(rows))
 
 
 if __name__ == "__main__":
