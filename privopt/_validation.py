@@ -22,6 +22,7 @@ __all__ = [
     "check_probability",
     "check_int",
     "check_choice",
+    "check_bool",
     "check_array_2d",
     "check_binary_labels",
 ]
@@ -102,6 +103,13 @@ def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool 
     if minimum is not None and value < minimum:
         raise ParameterError(f"{name} must be >= {minimum}, got {value}.", name)
     return value
+
+
+def check_bool(value, name: str) -> bool:
+    """``True`` or ``False`` (a Python or numpy bool; not 0/1, not None)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}.", name)
+    return bool(value)
 
 
 def check_choice(value, name: str, choices) -> str:

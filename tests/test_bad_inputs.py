@@ -462,7 +462,7 @@ def nothing_runs(monkeypatch):
     from privopt.datasets import _base, adult as adult_mod
     from privopt.solvers import _dispatch
 
-    opsamp_mod = __import__("sys").modules["privopt.mechanisms.opsamp"]
+    parallel_mod = __import__("sys").modules["privopt.mechanisms._parallel"]
 
     def boom(*a, **k):
         raise AssertionError("work started before the input was validated")
@@ -470,7 +470,7 @@ def nothing_runs(monkeypatch):
     for key in list(_dispatch._RUNNERS):
         monkeypatch.setitem(_dispatch._RUNNERS, key, boom)
     monkeypatch.setattr(oracle, "solve", boom)
-    monkeypatch.setattr(opsamp_mod, "_oracle_call", boom)
+    monkeypatch.setattr(parallel_mod, "oracle_call", boom)
     monkeypatch.setattr(adult_mod, "fetch_files", boom)
     monkeypatch.setattr(_base, "_urlopen", boom)
 

@@ -46,7 +46,7 @@ from privopt.solvers.examples import market_split
 
 from .conftest import require_solver
 
-opsamp_mod = sys.modules["privopt.mechanisms.opsamp"]
+parallel_mod = sys.modules["privopt.mechanisms._parallel"]  # the worker side of the OPSamp oracle calls
 
 TIME_LIMIT = 0.5
 
@@ -259,7 +259,7 @@ def test_missing_binary_is_reported_before_any_work(kind, solver, hint, path_wit
 
     for key in list(_dispatch._RUNNERS):
         monkeypatch.setitem(_dispatch._RUNNERS, key, boom)
-    monkeypatch.setattr(opsamp_mod, "_oracle_call", boom)
+    monkeypatch.setattr(parallel_mod, "oracle_call", boom)
     with pytest.raises(SolverNotAvailableError, match=hint) as err:
         run()
     assert solver in str(err.value) and err.value.report is None

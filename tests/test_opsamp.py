@@ -35,7 +35,7 @@ from privopt.solvers.examples import market_split
 from .conftest import solver_available
 
 # the module (the name privopt.mechanisms.opsamp is the function)
-opsamp_mod = sys.modules["privopt.mechanisms.opsamp"]
+parallel_mod = sys.modules["privopt.mechanisms._parallel"]  # the worker side of the OPSamp oracle calls
 
 BETA3 = 2 * math.exp(-3)      # 1 + ln(2 / beta) = 4
 DELTA5 = 4 * math.exp(-5)     # d = 2: ln(2d / delta) = 5
@@ -256,6 +256,45 @@ def test_parameters_reject_bad_values(kwargs, parameter):
 
 # --- 2. the mechanism: exact oracle answers, noise, output -----------------------
 
+def _try_solve_lock(queue):
+    from privopt.solvers._dispatch import solve_lock
+
+    got = solve_lock().acquire(timeout=5)
+    queue.put(got)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"), reason="needs os.register_at_fork")
+def test_one_solve_lock_reset_in_a_forked_child():
+    """The worker side and solve() share ONE lock, and a child forked while another
+    thread holds it gets a fresh one (else its first solve would wait forever)."""
+    import multiprocessing
+
+    from privopt.solvers._dispatch import solve_lock
+
+    assert parallel_mod._solve_lock() is solve_lock()
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with solve_lock():
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        child = ctx.Process(target=_try_solve_lock, args=(queue,))
+        child.start()
+        got = queue.get(timeout=30)
+        child.join(30)
+    finally:
+        release.set()
+        holder.join()
+    assert got is True
+
+
 def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
     X, y = _data(n=40, seed=4)
     model, C = abs_model(X, y)
@@ -264,22 +303,22 @@ def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
     kw = dict(time_limit=None, threads=None, options={}, abs_gap=1e-6)
     rng = np.random.default_rng(3)
     key = "test-persistent"
-    opsamp_mod._KEPT.pop(key, None)
+    parallel_mod._KEPT.pop(key, None)
     kept = None
     for _ in range(6):
         sigma = rng.exponential(0.5, size=2)
-        warm = opsamp_mod._oracle_call(payload, names, sigma, "highs", kw, key, True)
-        cold = opsamp_mod._oracle_call(payload, names, sigma, "highs", kw)
+        warm = parallel_mod.oracle_call(payload, names, sigma, "highs", kw, key, True)
+        cold = parallel_mod.oracle_call(payload, names, sigma, "highs", kw)
         assert warm.certified and cold.certified
         np.testing.assert_allclose(warm.values, cold.values, atol=1e-7)
         np.testing.assert_allclose(warm.values, linprog_abs(X, y, C, 1.0, sigma), atol=1e-6)
-        state = opsamp_mod._KEPT[key]
+        state = parallel_mod._KEPT[key]
         assert kept is None or state.model is kept          # built once, reused
         kept = state.model
     # a solver without a persistent path (GLPK) takes the cold path
     if solver_available("glpk"):
-        answer = opsamp_mod._oracle_call(payload, names, sigma, "glpk", kw, "test-glpk", True)
-        assert answer.certified and "test-glpk" not in opsamp_mod._KEPT
+        answer = parallel_mod.oracle_call(payload, names, sigma, "glpk", kw, "test-glpk", True)
+        assert answer.certified and "test-glpk" not in parallel_mod._KEPT
 
 
 def test_persistent_path_applies_the_failure_policy(monkeypatch):
@@ -336,7 +375,7 @@ def test_each_oracle_answer_is_the_exact_argmin():
     kw = dict(time_limit=None, threads=None, options={}, abs_gap=1e-6)
     for scale in (0.05, 0.3, 2.0):
         sigma = rng.exponential(scale, size=2)
-        answer = opsamp_mod._oracle_call(payload, names, sigma, "highs", kw)
+        answer = parallel_mod.oracle_call(payload, names, sigma, "highs", kw)
         assert answer.certified and answer.report.certified_optimal
         np.testing.assert_allclose(answer.values, linprog_abs(X, y, C, 1.0, sigma), atol=1e-6)
 
@@ -600,7 +639,7 @@ def test_invalid_parameters_raise_before_any_solve(kwargs, exc, parameter, monke
     model, _ = abs_model(X, y)
     rng = np.random.default_rng(0)
     before = rng.bit_generator.state
-    monkeypatch.setattr(opsamp_mod, "_oracle_call", lambda *a: pytest.fail("an oracle call ran"))
+    monkeypatch.setattr(parallel_mod, "oracle_call", lambda *a: pytest.fail("an oracle call ran"))
     executor = _RecordingExecutor()
     args = dict(epsilon=1.0, delta=1e-3, n_oracle_calls=8, random_state=rng, executor=executor, progress=False)
     args.update(kwargs)
@@ -680,7 +719,7 @@ def test_first_uncertified_call_stops_the_rest(monkeypatch):
     calls not yet started are cancelled."""
     X, y = _data()
     model, _ = abs_model(X, y)
-    real = opsamp_mod.certified_solve
+    real = parallel_mod.certified_solve
     seen = []
 
     def flaky(m, solver, **kw):
@@ -691,7 +730,7 @@ def test_first_uncertified_call_stops_the_rest(monkeypatch):
                 report, certified_optimal=False, termination=TerminationCondition.maxTimeLimit))
         return report
 
-    monkeypatch.setattr(opsamp_mod, "certified_solve", flaky)
+    monkeypatch.setattr(parallel_mod, "certified_solve", flaky)
     with ThreadPoolExecutor(1) as pool:
         with pytest.raises(NotCertifiedError, match="call 3 of 12"):
             opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=12, random_state=0, executor=pool,

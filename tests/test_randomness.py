@@ -29,7 +29,7 @@ from privopt.models import hinge_halfspace, rspm_halfspace, zero_one_halfspace
 
 from .conftest import require_solver
 
-opsamp_mod = sys.modules["privopt.mechanisms.opsamp"]
+parallel_mod = sys.modules["privopt.mechanisms._parallel"]  # the worker side of the OPSamp oracle calls
 opdisc_mod = sys.modules["privopt.mechanisms.opdisc"]
 rspm_mod = sys.modules["privopt.mechanisms.rspm"]
 
@@ -179,14 +179,14 @@ def test_opsamp_noise_is_one_stream_drawn_in_order():
     its own sigma_k."""
     require_solver("highs")
     received = []
-    original = opsamp_mod._oracle_call
+    original = parallel_mod.oracle_call
 
     def spy(payload, names, sigma, solver, solve_kwargs, *rest):
         received.append(np.array(sigma, dtype=float))
         return original(payload, names, sigma, solver, solve_kwargs, *rest)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(opsamp_mod, "_oracle_call", spy)
+    mp.setattr(parallel_mod, "oracle_call", spy)
     try:
         res = _run("opsamp", 11)
     finally:

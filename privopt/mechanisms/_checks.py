@@ -102,7 +102,8 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     return name, options, on_failure
 
 
-def warn_noise_disclosed(what: str = "the noise vector") -> None:
-    """The warning every mechanism gives when ``return_noise=True``."""
+def warn_noise_disclosed(what: str = "the noise vector", stacklevel: int = 3) -> None:
+    """The warning every mechanism gives when ``return_noise=True``
+    (``stacklevel`` 3: the caller of the function that calls this one)."""
     warnings.warn(f"result.noise holds {what}; publishing it voids privacy.", NoiseDisclosureWarning,
-                  stacklevel=3)
+                  stacklevel=stacklevel)

@@ -26,18 +26,34 @@ mechanisms:
   a tqdm bar over completed calls, returns the results in submission order and
   stops early (cancelling what has not started) when a result is fatal or a
   call raises.
+
+The second half is the worker side of OPSamp's oracle calls, which runs in
+whichever process the executor chose: :func:`oracle_chunk` (one task of
+several calls) and :func:`oracle_call` (one call: load the model, set sigma_k,
+solve, read w), the per-process caches (:data:`_KEPT`, the models kept for
+warm re-solves; :data:`_PAYLOADS`, the models installed by a pool's
+initializer, :func:`install_payload`) and the persistent path.  Solves in one
+process are serialized by the one solve lock of :mod:`privopt.solvers`
+(:func:`privopt.solvers._dispatch.solve_lock`, reset in a forked child).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import threading
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 
-from ..exceptions import ModelError, ParameterTypeError
+import numpy as np
+import pyomo.environ as pyo
+
+from ..exceptions import ModelError, NotCertifiedError, ParameterTypeError, SolverError
+from ..oracle import certified_solve
 
 __all__ = ["check_executor", "default_executor", "usable_cpus", "worker_count", "dumps_model", "share",
-           "run_ordered", "PoolExecutor", "ray_executor"]
+           "run_ordered", "PoolExecutor", "ray_executor", "OracleAnswer", "oracle_call", "oracle_chunk",
+           "install_payload"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
 RAY = "ray"
@@ -225,3 +241,181 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
             fut.cancel()
         bar.close()
     return results, fatal_index
+
+
+# ----------------------------------------------------------------------------
+# The worker side of OPSamp's oracle calls
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OracleAnswer:
+    """What one oracle call sends back: the weights (None without a
+    solution), the solve report and whether it was certified."""
+
+    values: tuple | None
+    report: object
+    certified: bool
+
+
+#: Per worker process: the models kept for persistent oracle calls (key of the
+#: opsamp run -> _Persistent), at most _MAX_KEPT of them, and the serialized
+#: models installed by the initializer of privopt's own process pools.
+_KEPT: dict = {}
+_MAX_KEPT = 4
+_PAYLOADS: dict = {}
+
+
+def install_payload(key: str, payload: bytes) -> None:
+    """Initializer of the process pools opsamp creates: the model arrives once per worker."""
+    _PAYLOADS[key] = payload
+
+
+@dataclass
+class _Persistent:
+    model: object
+    weights: list
+    solver_object: object
+    lock: threading.Lock
+    fast: object = None          # a HighsCostSession once the first solve built the HiGHS model
+    base_costs: object = None    # costs of w without the noise
+    fast_tried: bool = False
+
+
+def _solve_lock():
+    from ..solvers._dispatch import solve_lock
+
+    return solve_lock()
+
+
+def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswer:
+    try:
+        with _solve_lock():
+            extra = {} if persistent is None else {"persistent": persistent, "vars_to_load": w}
+            report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
+                                     **extra, **solve_kwargs)
+        certified = True
+    except NotCertifiedError as exc:
+        report, certified = exc.report, False
+    values = None
+    if report is not None and report.has_solution:
+        raw = [v.value for v in w]
+        if any(x is None for x in raw):
+            raise SolverError(f"{solver} returned a solution without values for the weights.", report)
+        values = tuple(float(x) for x in raw)
+    return OracleAnswer(values, report, certified)
+
+
+def _transformed_copy(payload, weight_names, sigma, *, mutable_noise=False):
+    """A private copy of the model with objective L(w) - <sigma, w>, and its w."""
+    model = pickle.loads(payload)
+    w = [cuid.find_component_on(model) for cuid in weight_names]
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False, mutable_noise=mutable_noise)
+    return model, w
+
+
+def _persistent_state(key, payload, weight_names, sigma, solver):
+    """The worker's kept model for run ``key`` (built on first use), or None
+    when the solver has no persistent path."""
+    from ..solvers import persistent_solver
+
+    state = _KEPT.get(key)
+    if state is not None:
+        return state
+    opt = persistent_solver(solver)
+    if opt is None:
+        return None
+    model, w = _transformed_copy(payload, weight_names, sigma, mutable_noise=True)
+    state = _Persistent(model, w, opt, threading.Lock())
+    while len(_KEPT) >= _MAX_KEPT:
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[key] = state
+    return state
+
+
+def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
+    """One call on the kept model: through the HighsCostSession once the first
+    solve has built the HiGHS model, else set sigma and re-solve through
+    :func:`privopt.oracle.certified_solve` (and try to attach the session)."""
+    from ..perturbation import set_noise
+
+    sigma = np.asarray(sigma, dtype=float)
+    with state.lock:
+        if state.fast is not None:
+            with _solve_lock():
+                values, report = state.fast.solve(state.base_costs - sigma)
+            if values is None:
+                raise SolverError(f"{solver} ended an OPSamp oracle call without a solution "
+                                  f"({report.termination.name}).", report)
+            return OracleAnswer(tuple(float(x) for x in values), report, report.certified_optimal)
+        set_noise(state.model, sigma)
+        answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
+        if not state.fast_tried:
+            from ..solvers import get_spec
+            from ..solvers._highs_costs import HighsCostSession
+
+            state.fast_tried = True
+            if get_spec(solver).name == "highs":
+                state.fast = HighsCostSession.attach(
+                    state.solver_object, state.weights, solver=solver,
+                    time_limit=solve_kwargs.get("time_limit"), abs_gap=solve_kwargs.get("abs_gap"),
+                    options=solve_kwargs.get("options"))
+                if state.fast is not None:
+                    state.base_costs = state.fast.costs() + sigma
+        return answer
+
+
+def oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: dict,
+                key: str | None = None, keep: bool = False) -> OracleAnswer:
+    """One OPSamp oracle call, run in a worker (top level, so picklable).
+
+    ``payload`` is the serialized model, or None when the pool's initializer
+    installed it under ``key``.  Two paths give the same answer:
+
+    * warm (``keep`` with a solver that has a persistent path,
+      :func:`privopt.solvers.persistent_solver`; the default for HiGHS): the
+      worker keeps the model of run ``key``, transformed once by
+      ``privopt.objective_perturbation`` with ``normalize=False`` and
+      ``mutable_noise=True``.  The first call sets sigma_k and solves through
+      :func:`privopt.oracle.certified_solve`; for HiGHS every later call
+      changes only the cost coefficients of w in the HiGHS model already
+      built (:class:`privopt.solvers._highs_costs.HighsCostSession`) and
+      re-solves warm from the previous basis, certified by the same rule
+      (:func:`privopt.solvers.is_certified`);
+    * cold (otherwise): the worker loads a private copy of the model, applies
+      the transformation (objective L(w) - <sigma, w>) and solves it from
+      scratch through :func:`privopt.oracle.certified_solve`.
+
+    An uncertified solve is returned with ``certified=False`` (the parent
+    applies the failure policy, so that its warning or error is raised where
+    the caller can see it); errors without a solution propagate.
+
+    Why a warm start cannot change the answer: the privacy proof of OPSamp
+    needs each answer w_k to be a function of the data and sigma_k alone.
+    Each call's objective is linear in w with a continuous noise vector, so its
+    minimizer over w is unique with probability one; a certified solve
+    returns the exact optimum, and a unique exact optimum does not depend on
+    the point the solver started from.  The warm path therefore returns what
+    the cold path returns (tests/test_opsamp.py checks it call by call).
+    """
+    if payload is None:
+        payload = _PAYLOADS[key]
+    if keep and key is not None:
+        state = _persistent_state(key, payload, weight_names, sigma, solver)
+        if state is not None:
+            return _warm_call(state, sigma, solver, solve_kwargs)
+    model, w = _transformed_copy(payload, weight_names, sigma)
+    return _read_answer(model, w, solver, solve_kwargs)
+
+
+def oracle_chunk(payload, weight_names, sigmas, solver, solve_kwargs, key=None, keep=False, stop=False):
+    """Several oracle calls in one task (:func:`oracle_call` for each row of
+    ``sigmas``, in order); with ``stop`` the task ends at its first
+    uncertified call (the parent then releases nothing)."""
+    out = []
+    for sigma in sigmas:
+        answer = oracle_call(payload, weight_names, sigma, solver, solve_kwargs, key, keep)
+        out.append(answer)
+        if stop and not answer.certified:
+            break
+    return out

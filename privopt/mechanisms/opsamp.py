@@ -1,11 +1,23 @@
 """OPSamp: objective perturbation by sampling over a continuous parameter
-space [NRVW20, Algorithm 2], with its oracle calls on any executor."""
+space [NRVW20, Algorithm 2], with its oracle calls on any executor.
+
+:func:`opsamp` runs in four stages, each a function of this module:
+
+1. :func:`_check` -- every argument and the model, before any noise is drawn
+   or any solve starts;
+2. :func:`_plan` -- the public constants (G, the diameters of W, n) and from
+   them m, eta and lambda (:func:`privopt.calibration.opsamp_parameters`);
+3. :func:`_run_calls` -- the m oracle calls on the executor (the worker side,
+   caches and warm re-solves are in :mod:`privopt.mechanisms._parallel`);
+4. :func:`_release` -- the failure policy, the average of the answers plus
+   Laplace noise, the projection onto the public box, and the result.
+
+All the noise is drawn in :func:`opsamp` itself, between stages 2 and 3.
+"""
 
 from __future__ import annotations
 
 import math
-import os
-import threading
 import uuid
 import warnings
 from dataclasses import dataclass
@@ -14,29 +26,33 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._random import check_random_state
-from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability, check_real
+from .._validation import check_bool, check_delta, check_epsilon, check_int, check_positive, check_probability, \
+    check_real
 from ..calibration import opsamp_parameters
+from ..calibration._opsamp import OPSampParameters
 from ..exceptions import (
     ModelError,
+    NoiseDominatesWarning,
     NotCertifiedError,
     ParameterError,
     ParameterTypeError,
     SolverError,
-    NoiseDominatesWarning,
     UncertifiedReleaseWarning,
 )
 from ..models._info import get_info
-from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP, get_spec
+from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
 from ._parallel import (
     RAY,
+    OracleAnswer,
     check_executor,
     default_executor,
     dumps_model,
+    install_payload,
+    oracle_chunk,
     ray_executor,
     run_ordered,
     share,
@@ -47,171 +63,42 @@ __all__ = ["opsamp"]
 
 
 @dataclass(frozen=True)
-class OracleAnswer:
-    """What one oracle call sends back: the weights (None without a
-    solution), the solve report and whether it was certified."""
+class _Run:
+    """The checked arguments of one opsamp call (stage 1)."""
 
-    values: tuple | None
-    report: object
-    certified: bool
-
-
-#: Pyomo's solver interfaces redirect sys.stdout / sys.stderr while they run
-#: (pyomo.common.tee), which breaks when two solves overlap in one process
-#: ("TeeStream: deadlock observed").  Solves in one process are therefore
-#: serialized: a thread pool (or an in-process dask cluster) gives the same
-#: answers as a process pool, but only processes solve in parallel.
-_SOLVE_LOCK = threading.Lock()
-
-
-def _new_solve_lock():  # a child forked while another thread held the lock
-    global _SOLVE_LOCK
-    _SOLVE_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_solve_lock)
-
-
-#: Per worker process: the models kept for persistent oracle calls (key of the
-#: opsamp run -> _Persistent), at most _MAX_KEPT of them, and the serialized
-#: models installed by the initializer of privopt's own process pools.
-_KEPT: dict = {}
-_MAX_KEPT = 4
-_PAYLOADS: dict = {}
-
-
-def _install_payload(key: str, payload: bytes) -> None:
-    """Initializer of the process pools opsamp creates: the model arrives once per worker."""
-    _PAYLOADS[key] = payload
-
-
-@dataclass
-class _Persistent:
     model: object
-    weights: list
-    solver_object: object
-    lock: threading.Lock
-    fast: object = None          # a HighsCostSession once the first solve built the HiGHS model
-    base_costs: object = None    # costs of w without the noise
-    fast_tried: bool = False
+    w_vars: list
+    info: object
+    epsilon: float
+    delta: float
+    beta: float
+    oracle_error: float
+    n_oracle_calls: int | None
+    solver: str
+    options: dict
+    on_failure: str
+    time_limit: float | None
+    threads: int | None
+    abs_gap: float
+    executor: object
+    rng: np.random.Generator
+    progress: bool
+    project: bool
+    persistent: bool
+    return_noise: bool
+
+    @property
+    def d(self) -> int:
+        return len(self.w_vars)
 
 
-def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswer:
-    try:
-        with _SOLVE_LOCK:
-            extra = {} if persistent is None else {"persistent": persistent, "vars_to_load": w}
-            report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
-                                     **extra, **solve_kwargs)
-        certified = True
-    except NotCertifiedError as exc:
-        report, certified = exc.report, False
-    values = None
-    if report is not None and report.has_solution:
-        raw = [v.value for v in w]
-        if any(x is None for x in raw):
-            raise SolverError(f"{solver} returned a solution without values for the weights.", report)
-        values = tuple(float(x) for x in raw)
-    return OracleAnswer(values, report, certified)
+@dataclass(frozen=True)
+class _Plan:
+    """The public constants and OPSamp's parameters (stage 2)."""
 
-
-def _persistent_state(key, payload, weight_names, sigma, solver):
-    """The worker's kept model for run ``key`` (built on first use), or None
-    when the solver has no persistent path."""
-    from ..solvers import persistent_solver
-
-    state = _KEPT.get(key)
-    if state is not None:
-        return state
-    opt = persistent_solver(solver)
-    if opt is None:
-        return None
-    import pickle
-
-    model = pickle.loads(payload)
-    w = [cuid.find_component_on(model) for cuid in weight_names]
-    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
-        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False, mutable_noise=True)
-    state = _Persistent(model, w, opt, threading.Lock())
-    while len(_KEPT) >= _MAX_KEPT:
-        _KEPT.pop(next(iter(_KEPT)))
-    _KEPT[key] = state
-    return state
-
-
-def _oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: dict,
-                 key: str | None = None, keep: bool = False) -> OracleAnswer:
-    """One OPSamp oracle call, run in a worker (top level, so picklable).
-
-    ``payload`` is the serialized model, or None when the pool's initializer
-    installed it under ``key``.  With ``keep`` and a solver that has a persistent path
-    (:func:`privopt.solvers.persistent_solver`), the worker keeps the model
-    of run ``key``, transformed once by ``privopt.objective_perturbation``
-    with ``normalize=False`` and ``mutable_noise=True``, and per call only
-    sets sigma_k and re-solves warm.  Otherwise it loads a private copy of
-    the model, applies the transformation (objective L(w) - <sigma, w>) and
-    solves from scratch.  Either way the solve goes through
-    :func:`privopt.oracle.certified_solve`.  An uncertified solve is returned
-    with ``certified=False`` (the parent applies the failure policy, so that
-    its warning or error is raised where the caller can see it); errors
-    without a solution propagate.
-
-    Why a warm start cannot change the answer: each call's objective is
-    linear in w with a continuous noise vector, so its minimizer over w is
-    unique with probability one, and a certified solve returns it whatever
-    the starting point.  The answer is therefore a function of (data,
-    sigma_k) alone, as the privacy argument of OPSamp needs.
-    """
-    if payload is None:
-        payload = _PAYLOADS[key]
-    if keep and key is not None:
-        state = _persistent_state(key, payload, weight_names, sigma, solver)
-        if state is not None:
-            from ..perturbation import set_noise
-
-            sigma = np.asarray(sigma, dtype=float)
-            with state.lock:
-                if state.fast is not None:
-                    with _SOLVE_LOCK:
-                        values, report = state.fast.solve(state.base_costs - sigma)
-                    if values is None:
-                        raise SolverError(f"{solver} ended an OPSamp oracle call without a solution "
-                                          f"({report.termination.name}).", report)
-                    return OracleAnswer(tuple(float(x) for x in values), report, report.certified_optimal)
-                set_noise(state.model, sigma)
-                answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
-                if not state.fast_tried:
-                    from ..solvers._highs_costs import HighsCostSession
-
-                    state.fast_tried = True
-                    if get_spec(solver).name == "highs":
-                        state.fast = HighsCostSession.attach(
-                            state.solver_object, state.weights, solver=solver,
-                            time_limit=solve_kwargs.get("time_limit"), abs_gap=solve_kwargs.get("abs_gap"),
-                            options=solve_kwargs.get("options"))
-                        if state.fast is not None:
-                            state.base_costs = state.fast.costs() + sigma
-                return answer
-    import pickle
-
-    model = pickle.loads(payload)
-    w = [cuid.find_component_on(model) for cuid in weight_names]
-    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
-        model, weights=w, noise=np.asarray(sigma, dtype=float), normalize=False)
-    return _read_answer(model, w, solver, solve_kwargs)
-
-
-def _oracle_chunk(payload, weight_names, sigmas, solver, solve_kwargs, key=None, keep=False, stop=False):
-    """Several oracle calls in one task (:func:`_oracle_call` for each row of
-    ``sigmas``, in order); with ``stop`` the task ends at its first
-    uncertified call (the parent then releases nothing)."""
-    out = []
-    for sigma in sigmas:
-        answer = _oracle_call(payload, weight_names, sigma, solver, solve_kwargs, key, keep)
-        out.append(answer)
-        if stop and not answer.certified:
-            break
-    return out
+    params: OPSampParameters
+    sources: tuple   # where D_inf, D_2, D_1 came from
+    n_samples: int
 
 
 def _box_diameters(w_vars):
@@ -223,12 +110,6 @@ def _box_diameters(w_vars):
             return None
         widths.append(float(ub) - float(lb))
     return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}.", name)
-    return bool(value)
 
 
 def opsamp(
@@ -392,16 +273,34 @@ def opsamp(
         ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
         ``report``: the tuple of the m SolveReports, in call order.
     """
-    # --- validation, all before any noise is drawn or any solve ----------------
+    run = _check(model, weights, epsilon=epsilon, delta=delta, beta=beta, oracle_error=oracle_error,
+                 n_oracle_calls=n_oracle_calls, solver=solver, time_limit=time_limit, threads=threads,
+                 executor=executor, random_state=random_state, progress=progress, on_failure=on_failure,
+                 solver_options=solver_options, abs_gap=abs_gap, return_noise=return_noise, project=project,
+                 persistent=persistent)
+    plan = _plan(run, lipschitz=lipschitz, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
+                 l1_diameter=l1_diameter, n_samples=n_samples)
+    # all the noise, from the one generator, in this process: sigma_1..sigma_m, then mu
+    sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.laplace_scale,
+                                   plan.params.n_oracle_calls, run.d)
+    answers = _run_calls(run, sigmas)
+    return _release(run, plan, answers, sigmas, mu)
+
+
+# --- 1. check: every argument and the model, before any noise or solve -------------
+
+def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls, solver, time_limit, threads,
+           executor, random_state, progress, on_failure, solver_options, abs_gap, return_noise, project,
+           persistent) -> _Run:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     beta = check_probability(beta, "beta")
     oracle_error = check_real(oracle_error, "oracle_error")
     if oracle_error < 0:
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
-    progress = _check_bool(progress, "progress")
-    project = _check_bool(project, "project")
-    persistent = _check_bool(persistent, "persistent")
+    progress = check_bool(progress, "progress")
+    project = check_bool(project, "project")
+    persistent = check_bool(persistent, "persistent")
     solver, options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
@@ -414,27 +313,39 @@ def opsamp(
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    d = len(w_vars)
-
     if info is not None and info.loss_range is not None:
         lo, hi = info.loss_range
         if hi - lo > 1.0 + 1e-12:
             raise ModelError(
                 f"model: its per-example losses range over [{lo:g}, {hi:g}]; OPSamp needs values in an "
                 "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "model")
+    return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
+                oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, solver=solver, options=options,
+                on_failure=on_failure, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+                executor=executor, rng=rng, progress=progress, project=project, persistent=persistent,
+                return_noise=bool(return_noise))
 
+
+# --- 2. plan: the public constants, m, eta and lambda --------------------------------
+
+def _lipschitz(lipschitz, info) -> float:
+    """G: the caller's, else the model's l1 constant, else its l2 constant
+    (also an l1 constant, since ||.||_2 <= ||.||_1)."""
     if lipschitz is None and info is not None:
         lipschitz = info.lipschitz_l1 if info.lipschitz_l1 is not None else info.lipschitz
     if lipschitz is None:
         raise ParameterError(
             "lipschitz: give G, the l1-Lipschitz constant of each per-example loss on W.", "lipschitz")
-    lipschitz = check_positive(lipschitz, "lipschitz")
+    return check_positive(lipschitz, "lipschitz")
 
-    sources = []
+
+def _diameters(w_vars, info, given: dict):
+    """(values, sources) of D_inf, D_2, D_1: the caller's, else the model
+    info's, else the box of the declared bounds (D_1 may stay None: then
+    :func:`~privopt.calibration.opsamp_parameters` takes min(d D_inf, sqrt(d) D_2))."""
     box = _box_diameters(w_vars)
-    given = {"linf_diameter": linf_diameter, "l2_diameter": l2_diameter, "l1_diameter": l1_diameter}
-    for i, name in enumerate(given):
-        value = given[name]
+    values, sources = [], []
+    for i, (name, value) in enumerate(given.items()):
         source = "argument"
         if value is None and info is not None and getattr(info, name, None) is not None:
             value, source = getattr(info, name), "model info"
@@ -448,46 +359,58 @@ def opsamp(
                 "that privopt can use the box of the declared bounds.", name)
         else:
             value = check_positive(value, name)
+        values.append(value)
         sources.append(source)
-        given[name] = value
-    linf_diameter, l2_diameter, l1_diameter = given.values()
+    return tuple(values), tuple(sources)
 
-    n_samples = check_n_samples(n_samples, info)
+
+def _plan(run: _Run, *, lipschitz, linf_diameter, l2_diameter, l1_diameter, n_samples) -> _Plan:
+    lipschitz = _lipschitz(lipschitz, run.info)
+    (linf_diameter, l2_diameter, l1_diameter), sources = _diameters(
+        run.w_vars, run.info,
+        {"linf_diameter": linf_diameter, "l2_diameter": l2_diameter, "l1_diameter": l1_diameter})
+    n_samples = check_n_samples(n_samples, run.info)
     if n_samples is None:
         raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
-    warn_if_delta_weak(delta, n_samples)
-
-    effective_error = max(oracle_error, abs_gap / n_samples)
-    params = opsamp_parameters(epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, d,
-                               n_oracle_calls=n_oracle_calls, beta=beta, oracle_error=effective_error,
+    warn_if_delta_weak(run.delta, n_samples, stacklevel=4)
+    # the oracle is certified within abs_gap on the sum, i.e. abs_gap / n per record
+    effective_error = max(run.oracle_error, run.abs_gap / n_samples)
+    params = opsamp_parameters(run.epsilon, run.delta, lipschitz, linf_diameter, l2_diameter, n_samples, run.d,
+                               n_oracle_calls=run.n_oracle_calls, beta=run.beta, oracle_error=effective_error,
                                l1_diameter=l1_diameter)
-    m = params.n_oracle_calls
-    payload = dumps_model(model)
-    weight_names = tuple(pyo.ComponentUID(v) for v in w_vars)
+    return _Plan(params=params, sources=sources, n_samples=n_samples)
 
-    # --- noise: everything from the one generator, in the parent ----------------
-    sigmas, mu = draw_opsamp_noise(rng, params.eta, params.laplace_scale, m, d)
 
-    # --- the m oracle calls -----------------------------------------------------
-    solve_kwargs = {"time_limit": time_limit, "threads": threads, "options": options, "abs_gap": abs_gap}
-    owned = executor is None or executor == RAY
+# --- 3. run: the m oracle calls on the executor ---------------------------------------
+
+def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
+    """The answers of the m calls, in call order.  Under ``on_failure="raise"``
+    the first uncertified call cancels the calls not started and raises
+    NotCertifiedError (nothing is released)."""
+    m = len(sigmas)
+    payload = dumps_model(run.model)
+    weight_names = tuple(pyo.ComponentUID(v) for v in run.w_vars)
+    solve_kwargs = {"time_limit": run.time_limit, "threads": run.threads, "options": run.options,
+                    "abs_gap": run.abs_gap}
+    owned = run.executor is None or run.executor == RAY
     key = uuid.uuid4().hex   # names this run's model in the workers
-    if executor == RAY:   # a Ray pool for this run; the model goes to each worker once
-        pool = ray_executor(m, initializer=_install_payload, initargs=(key, payload))
+    if run.executor == RAY:   # a Ray pool for this run; the model goes to each worker once
+        pool = ray_executor(m, initializer=install_payload, initargs=(key, payload))
     elif owned:   # the model goes to each worker once, with the pool's initializer
-        pool = default_executor(m, initializer=_install_payload, initargs=(key, payload))
+        pool = default_executor(m, initializer=install_payload, initargs=(key, payload))
     else:
-        pool = executor
+        pool = run.executor
     try:
         shared = None if owned else share(pool, payload)
         # several calls per task, so that the executor's round trip does not
         # dominate a warm re-solve: at least 4 tasks per worker, at most 64 calls each
         size = max(1, min(64, m // (4 * worker_count(pool))))
         chunks = [sigmas[k:k + size].copy() for k in range(0, m, size)]
-        stop = on_failure == "raise"
-        calls = [(shared, weight_names, chunk, solver, solve_kwargs, key, persistent, stop) for chunk in chunks]
+        stop = run.on_failure == "raise"
+        calls = [(shared, weight_names, chunk, run.solver, solve_kwargs, key, run.persistent, stop)
+                 for chunk in chunks]
         results, fatal_chunk = run_ordered(
-            pool, _oracle_chunk, calls, progress=progress, desc="OPSamp oracle calls",
+            pool, oracle_chunk, calls, progress=run.progress, desc="OPSamp oracle calls",
             is_fatal=(lambda batch: any(not a.certified for a in batch)) if stop else None,
             max_in_flight=max(8, 4 * worker_count(pool)), weights=[len(c) for c in chunks])
     finally:
@@ -507,32 +430,39 @@ def opsamp(
     for k, a in enumerate(answers):
         if a.values is None:  # pragma: no cover - solve() raises when there is no solution
             raise SolverError(f"OPSamp oracle call {k + 1} returned no solution.", a.report)
+    return answers
+
+
+# --- 4. release: average plus Laplace noise, projected onto the public box -----------
+
+def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.ndarray,
+             mu: np.ndarray) -> PrivateResult:
+    params, m, d = plan.params, len(answers), run.d
     uncertified = [k for k, a in enumerate(answers) if not a.certified]
     if uncertified:
         warnings.warn(
             f"{len(uncertified)} of {m} OPSamp oracle calls were not certified optimal (first: call "
             f"{uncertified[0] + 1}); the answer is returned WITHOUT a privacy guarantee.",
-            UncertifiedReleaseWarning, stacklevel=2)
+            UncertifiedReleaseWarning, stacklevel=3)
 
     w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
     output = w_bar + mu
-    lower = np.array([-np.inf if v.lb is None else float(v.lb) for v in w_vars])
-    upper = np.array([np.inf if v.ub is None else float(v.ub) for v in w_vars])
-    projected = bool(project and np.any(np.isfinite(lower) | np.isfinite(upper)))
+    lower = np.array([-np.inf if v.lb is None else float(v.lb) for v in run.w_vars])
+    upper = np.array([np.inf if v.ub is None else float(v.ub) for v in run.w_vars])
+    projected = bool(run.project and np.any(np.isfinite(lower) | np.isfinite(upper)))
     if projected:
         output = np.clip(output, lower, upper)   # post-processing onto the public box
     if params.laplace_scale > params.linf_diameter:
         warnings.warn(
             f"OPSamp's Laplace scale lambda/epsilon = {params.laplace_scale:.4g} exceeds the width of W "
             f"(D_inf = {params.linf_diameter:.4g}): the answer is mostly noise. More records, a larger "
-            "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning, stacklevel=2)
+            "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning, stacklevel=3)
 
     parameters = params.as_dict()
-    for key in ("epsilon", "delta"):
-        parameters.pop(key)
+    for name in ("epsilon", "delta"):
+        parameters.pop(name)
     parameters.update({
-        "diameter_source": {"linf_diameter": sources[0], "l2_diameter": sources[1],
-                            "l1_diameter": sources[2]},
+        "diameter_source": dict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
         "noise_distribution": f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu ~ Lap(lambda/epsilon)^{d}",
         "n_uncertified": len(uncertified),
         "projected": projected,
@@ -540,19 +470,19 @@ def opsamp(
                    + (", clipped to the box of the declared bounds" if projected else "")
                    + " (not a grid point even for integer weights)"),
         "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
-        "abs_gap": abs_gap,
-        "solver": solver,
+        "abs_gap": run.abs_gap,
+        "solver": run.solver,
     })
-    if return_noise:
-        warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
+    if run.return_noise:
+        warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)", stacklevel=4)
     return PrivateResult(
-        labels=weight_labels(w_vars),
+        labels=weight_labels(run.w_vars),
         weights=output,
         mechanism="opsamp",
-        epsilon=epsilon,
-        delta=delta,
+        epsilon=run.epsilon,
+        delta=run.delta,
         parameters=parameters,
         report=tuple(a.report for a in answers),
         certified=not uncertified,
-        noise=np.vstack([sigmas, mu[None, :]]) if return_noise else None,
+        noise=np.vstack([sigmas, mu[None, :]]) if run.return_noise else None,
     )

@@ -49,7 +49,31 @@ __all__ = [
     "DEFAULT_ABS_GAP",
 ]
 
+#: The one lock that serializes solves in a process.  Pyomo's solver
+#: interfaces redirect sys.stdout / sys.stderr while they run
+#: (pyomo.common.tee), which breaks when two solves overlap in one process
+#: ("TeeStream: deadlock observed"): a thread pool (or an in-process dask
+#: cluster) gives the same answers as a process pool, but only processes solve
+#: in parallel.  Reentrant, because OPSamp's worker holds it around a whole
+#: certified solve (checks included) and :func:`solve` takes it again around
+#: the run; replaced by a fresh lock in a forked child (a child forked while
+#: another thread held it would otherwise inherit it held, forever).  Use
+#: :func:`solve_lock` rather than importing the name, which a fork rebinds.
 _SOLVE_LOCK = threading.RLock()
+
+
+def _new_solve_lock() -> None:
+    global _SOLVE_LOCK
+    _SOLVE_LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_solve_lock)
+
+
+def solve_lock():
+    """The process's solve lock (see ``_SOLVE_LOCK``)."""
+    return _SOLVE_LOCK
 
 #: Absolute gap (objective units) within which incumbent and bound must agree
 #: for a solve to count as certified optimal, unless the caller says otherwise.
@@ -619,7 +643,7 @@ def solve(
         # Pyomo's solver interfaces redirect sys.stdout while they run, which is
         # not thread-safe: solves in one process are serialized.  Run solves in
         # parallel with processes (or a dask cluster), not threads.
-        with _SOLVE_LOCK:
+        with solve_lock():
             start = time.perf_counter()
             extra = {} if persistent is None else {"solver_object": persistent, "vars_to_load": vars_to_load}
             if plan is not None:
