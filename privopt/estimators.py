@@ -29,7 +29,7 @@ _SELECTION = ("permute_and_flip", "exponential")
 AUTO_SELECTION_SECONDS = 120.0
 
 
-def auto_mechanism(n_points: int, n_records: int, d: int, time_limit) -> tuple[str, str]:
+def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_work=None) -> tuple[str, str]:
     """The public rule of ``mechanism="auto"``: ``("permute_and_flip", why)``
     when W can be scored within the time limit (predicted from |W|, n and d,
     never from the data's values), else ``("opdisc", why)``.
@@ -41,7 +41,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit) -> tuple[s
     from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
 
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
-    predicted = predict_scoring_seconds(n_points, n_records, d)
+    predicted = predict_scoring_seconds(n_points, n_records, d, sparse_work)
     if n_points <= DEFAULT_MAX_POINTS and predicted <= budget:
         return "permute_and_flip", (f"|W| = {n_points:,}: scoring W predicted to take {predicted:.3g} s "
                                     f"<= {budget:g} s")
@@ -223,6 +223,28 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             return 10 ** 18   # no exact enumeration: too large to score
         return count_grid_points(lv.coef, int(lv.bound))
 
+    def _public_sparse_work(self, Xd, n):
+        """The sparse engine's work estimate for the auto rule, from the grid,
+        the ball, n and the number of feature values: levels + 1 for
+        discretized features (public), else the values present in X (for
+        integer features given as they are)."""
+        from .perturbation import norm_levels
+        from .solvers._enumerate import scoring_costs
+
+        grid, norm_bound = self._ball(Xd.shape[1])
+        if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool):
+            return None
+        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
+        grids = [tuple(float(v) for v in range(-int(grid), int(grid) + 1))] * d_model
+        lv = norm_levels(grids, norm_bound)
+        if not lv.exact:
+            return None
+        if self.discretizer_ is not None:
+            base = int(np.max(np.atleast_1d(self.levels))) + 1 + (1 if self.fit_intercept else 0)
+        else:
+            base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+        return scoring_costs(self._public_size(Xd.shape[1]), n, d_model, lv.coef, int(lv.bound), grids, base)[1]
+
     def _zero_one_model(self, Xd, y):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
         grid, norm_bound = self._ball(Xd.shape[1])
@@ -280,7 +302,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             else:
                 mechanism, self.mechanism_reason_ = auto_mechanism(
                     self._public_size(Xd.shape[1]), n, Xd.shape[1] + int(bool(self.fit_intercept)),
-                    self.time_limit)
+                    self.time_limit, self._public_sparse_work(Xd, n))
         self.mechanism_ = mechanism
         if mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)

@@ -350,3 +350,63 @@ def test_auto_rule_falls_back_to_opdisc_when_w_is_too_large_to_score():
     mech, why = auto_mechanism(10_507_649, 35_000, 65, 120.0)      # one-hot Adult, d = 64 + intercept
     assert mech == "opdisc" and "OPDisc" in why
     assert auto_mechanism(156_953, 12_546, 24, 0.1)[0] == "opdisc"
+
+
+# --- the sparse engine: the same losses in the same order as the dense one -----------------
+
+def _onehot(n, groups, cats, seed):
+    rng = np.random.default_rng(seed)
+    X = np.hstack([np.eye(cats)[rng.integers(0, cats, n)] for _ in range(groups)]).astype(int)
+    y = np.where(X @ rng.normal(size=X.shape[1]) + rng.normal(0, 1, n) > 0, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("case", ["onehot", "levels", "intercept_D3", "no_intercept"])
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_sparse_tables_equal_dense_losses(case, use_numba):
+    from privopt.solvers._enumerate import SparseTables, _levels, iter_losses
+
+    rng = np.random.default_rng(5)
+    if case == "onehot":
+        X, y = _onehot(400, 4, 3, 1)
+        kw = dict(grid=2, norm_bound=2.0, fit_intercept=True)
+    elif case == "levels":
+        X = rng.integers(0, 5, size=(300, 6))
+        y = np.where(X.sum(axis=1) + rng.normal(0, 2, 300) > 12, 1, -1)
+        kw = dict(grid=2, norm_bound=2.0, fit_intercept=True)
+    elif case == "intercept_D3":
+        X = rng.integers(0, 3, size=(200, 4))
+        y = np.where(rng.random(200) < 0.4, 1, -1)
+        kw = dict(grid=3, norm_bound=3.0, fit_intercept=True)
+    else:
+        X = rng.integers(-1, 2, size=(250, 5))
+        y = np.where(X[:, 0] - X[:, 2] + rng.normal(0, 1, 250) > 0, 1, -1)
+        kw = dict(grid=2, norm_bound=2.0, fit_intercept=False)
+    data = getattr(zero_one_halfspace(X, y, **kw), "_privopt_enumeration")
+    coef, bound, _, _ = _levels(data)
+    dense = list(iter_losses(data, coef, bound, engine="dense"))
+    tables = SparseTables(data, coef, bound, use_numba=use_numba)
+    W = np.vstack([b[0] for b in dense])
+    assert np.array_equal(np.concatenate([b[2] for b in dense]), tables.losses(W))
+    sparse = np.concatenate([b[2] for b in iter_losses(data, coef, bound, engine="sparse")])
+    assert np.array_equal(np.concatenate([b[2] for b in dense]), sparse)
+
+
+def test_engines_release_the_same_point_for_the_same_seed():
+    """The engine changes the time, never the answer: the same seed gives the same point."""
+    from privopt.solvers import _enumerate as en
+
+    X, y = _onehot(600, 5, 3, 2)
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+    outs = {}
+    for engine in ("dense", "sparse"):
+        mp = pytest.MonkeyPatch()
+        mp.setattr(en, "choose_engine", lambda *a, _e=engine, **k: _e)
+        try:
+            outs[engine] = [tuple(privopt.exponential_mechanism(model, epsilon=0.3, method=m, random_state=s).weights)
+                            for m in METHODS for s in range(3)]
+            outs[engine + "_opdisc"] = tuple(privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate",
+                                                            random_state=0).weights)
+        finally:
+            mp.undo()
+    assert outs["dense"] == outs["sparse"] and outs["dense_opdisc"] == outs["sparse_opdisc"]

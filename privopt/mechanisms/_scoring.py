@@ -47,11 +47,15 @@ SCORE_ENTRIES_PER_SECOND = 2.0e9
 ROW_OVERHEAD = 18
 
 
-def predict_scoring_seconds(n_points: int, n_records: int, d: int) -> float:
-    """Seconds to score W, predicted from public quantities only: |W|, n (an
-    upper bound on the distinct rows, which are data-dependent) and d:
-    |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND."""
-    return n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND
+def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: float | None = None) -> float:
+    """Seconds to score W, predicted from |W|, n (an upper bound on the
+    distinct rows, which are data-dependent) and d: the dense engine's
+    |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND, or the sparse
+    engine's work (:func:`privopt.solvers._enumerate.scoring_costs` with n
+    rows) at the same rate when it is given and smaller."""
+    dense = n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD)
+    work = dense if sparse_work is None else min(dense, sparse_work)
+    return work / SCORE_ENTRIES_PER_SECOND
 
 
 #: Default limit on |W| for the fix-and-solve engine (one solve per point).
@@ -89,8 +93,15 @@ class HalfspaceScorer:
                 "solver, whose cost does not grow with |W|.", "max_points")
 
     def predicted_seconds(self, n_records: int) -> float:
-        """Time predicted from public quantities: |W|, n and d."""
-        return predict_scoring_seconds(self.n_points, n_records, self.d)
+        """Time predicted from |W|, n, d, the grid and (for the sparse engine)
+        the number of distinct feature values, with n standing in for the
+        data-dependent number of distinct rows."""
+        from ..solvers._enumerate import scoring_costs
+
+        base = len(np.unique(self.data["X"])) if self.data["exact"] else None
+        _, sparse = scoring_costs(self.n_points, n_records, self.d, self.coef, self.bound,
+                                  self.grid if self.data["exact"] else None, base)
+        return predict_scoring_seconds(self.n_points, n_records, self.d, sparse)
 
     def blocks(self):
         from ..solvers._enumerate import iter_losses
