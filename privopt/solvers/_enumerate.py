@@ -70,13 +70,25 @@ AUTO_MAX_WORK = 2_000_000_000
 def choose_solver(model, fallback: str = "highs") -> str:
     """The solver ``solver="auto"`` means for ``model``: ``"enumerate"`` for a
     model of :func:`privopt.models.zero_one_halfspace` whose W_tau is small
-    enough (grid points x distinct rows <= :data:`AUTO_MAX_WORK`), otherwise
-    ``fallback``.  Both give the exact argmin, so the choice changes the time
-    a solve takes, never its answer."""
-    if getattr(model, ENUMERATION_ATTR, None) is None:
+    enough to score (the cheaper engine's work, :func:`scoring_costs`, at most
+    :data:`AUTO_MAX_WORK` x (d + 18), i.e. grid points x distinct rows <=
+    AUTO_MAX_WORK for the dense engine), otherwise ``fallback``.  Both give
+    the exact argmin, so the choice changes the time a solve takes, never its
+    answer."""
+    data = getattr(model, ENUMERATION_ATTR, None)
+    if data is None:
         return fallback
     points, rows = enumeration_size(model)
-    return "enumerate" if points * max(rows, 1) <= AUTO_MAX_WORK and points <= DEFAULT_MAX_POINTS else fallback
+    if points > DEFAULT_MAX_POINTS:
+        return fallback
+    d = data["X"].shape[1]
+    work = points * max(rows, 1) * (d + 18)
+    if sparse_applicable(data):
+        coef, bound, _, _ = _levels(data)
+        _, sparse = scoring_costs(points, max(rows, 1), d, coef, bound, data["grid"], len(np.unique(data["X"])))
+        if sparse is not None:
+            work = min(work, sparse)
+    return "enumerate" if work <= AUTO_MAX_WORK * (d + 18) else fallback
 
 
 def count_grid_points(coef, bound: int) -> int:
