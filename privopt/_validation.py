@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .exceptions import ParameterError, ParameterTypeError
+from .exceptions import ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
     "check_real",
@@ -23,6 +23,7 @@ __all__ = [
     "check_int",
     "check_choice",
     "check_bool",
+    "check_model_objective",
     "check_array_2d",
     "check_binary_labels",
 ]
@@ -108,8 +109,31 @@ def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool 
 def check_bool(value, name: str) -> bool:
     """``True`` or ``False`` (a Python or numpy bool; not 0/1, not None)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}.", name)
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).", name)
     return bool(value)
+
+
+def check_model_objective(model, *, minimize: bool = True):
+    """A Pyomo model with exactly one active objective (minimized, unless
+    ``minimize=False``); returns that objective.  The one check of the
+    objective, used by the mechanisms, the objective-perturbation
+    transformation and :func:`privopt.solvers.solve`; raises
+    :class:`~privopt.exceptions.ModelError` (a ParameterError)."""
+    import pyomo.environ as pyo
+
+    if not isinstance(model, pyo.Block):
+        raise ModelError(f"model must be a Pyomo model (e.g. a ConcreteModel), got {type(model).__name__}.",
+                         "model")
+    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    if len(objectives) != 1:
+        raise ModelError(
+            f"model: exactly one active objective is needed, found {len(objectives)}; "
+            "deactivate the others with obj.deactivate().", "model")
+    if minimize and objectives[0].sense != pyo.minimize:
+        raise ModelError(
+            "model: the objective is maximized; privopt perturbs a loss to be minimized. Negate "
+            "the expression and declare sense=minimize.", "model")
+    return objectives[0]
 
 
 def check_choice(value, name: str, choices) -> str:

@@ -87,19 +87,24 @@ def certified_solve(
     what: str = "the perturbed model",
     persistent=None,
     vars_to_load=None,
+    _prechecked: bool = False,
 ):
     """Solve ``model`` with gap 0 and apply the failure policy.
 
     ``persistent``: a solver object from
     :func:`privopt.solvers.persistent_solver` to re-solve the same model warm
     (``vars_to_load``: the variables whose values are wanted).
+    ``_prechecked`` (private): the mechanism ran its setup checks
+    (:func:`privopt.mechanisms._checks.check_run`), which
+    :func:`privopt.solvers.solve` then skips.
 
     Returns the :class:`~privopt.solvers.SolveReport` (certified, or
     uncertified under ``on_failure="return"``).  Errors from the solve
     (infeasible, no solution, crash) propagate with their report.
     """
     report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
-                   threads=threads, options=options, persistent=persistent, vars_to_load=vars_to_load)
+                   threads=threads, options=options, persistent=persistent, vars_to_load=vars_to_load,
+                   _prechecked=_prechecked)
     if report.certified_optimal:
         return report
     message = not_certified_message(report, what=what)

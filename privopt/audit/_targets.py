@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyomo.environ as pyo
 
-from .._validation import check_choice, check_delta, check_epsilon, check_positive, check_real
+from .._validation import check_bool, check_choice, check_delta, check_epsilon, check_positive, check_real
 from ..calibration import OPDISC_CALIBRATIONS, opdisc_delta, opdisc_sigma, opsamp_parameters, rspm_noise_scale
 from ..exceptions import ModelError, ParameterError, ParameterTypeError, UnprovenGuaranteeWarning
 from ..mechanisms._noise import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
@@ -149,9 +149,7 @@ class OPDiscTarget(AuditTarget):
         self.delta = check_delta(delta)
         self.calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
         self.noise_factor = _check_factor(noise_factor)
-        if not isinstance(normalize, bool):
-            raise ParameterTypeError("normalize must be True or False.", "normalize")
-        self.normalize = normalize
+        self.normalize = check_bool(normalize, "normalize")
         self.solver = solver
         self.models = tuple(zero_one_halfspace(*pair.data(k), grid=grid, norm_bound=norm_bound) for k in (0, 1))
         info = _same_public_info(self.models)

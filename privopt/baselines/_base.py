@@ -52,6 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._random import check_random_state
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (
+    check_bool,
     check_delta,
     check_epsilon,
     check_positive,
@@ -59,12 +60,6 @@ from .._validation import (
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
 __all__ = ["PrivateLinearClassifier", "FeatureMap", "check_bool", "check_bounds"]
-
-
-def check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}.", name)
-    return bool(value)
 
 
 def check_bounds(bounds, n_features: int | None = None):

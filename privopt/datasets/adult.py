@@ -24,7 +24,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._random import check_random_state
-from .._validation import check_choice, check_real
+from .._validation import check_bool, check_choice, check_real
 from ..exceptions import ParameterError, ParameterTypeError
 from ._base import ENV_DATA_HOME, Bunch, DatasetError, fetch_files
 
@@ -504,10 +504,8 @@ def load_adult(
     ((12546, 23), (3136, 23))
     """
     # -- arguments ----------------------------------------------------------
-    if not isinstance(download, bool):
-        raise ParameterTypeError(f"download must be True or False, got {download!r}.", "download")
-    if not isinstance(balance, bool):
-        raise ParameterTypeError(f"balance must be True or False, got {balance!r}.", "balance")
+    download = check_bool(download, "download")
+    balance = check_bool(balance, "balance")
     set_name, attributes = _check_feature_set(feature_set)
     categorical = [a for a in attributes if a in ADULT_CATEGORIES]
     numeric = [a for a in attributes if a in _NUMERIC]

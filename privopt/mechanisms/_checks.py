@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-import pyomo.environ as pyo
 
-from .._validation import check_int
+from .._validation import check_bool, check_int, check_model_objective
 from ..exceptions import (
     ModelError,
     NoiseDisclosureWarning,
     ParameterError,
-    ParameterTypeError,
     SolverNotAvailableError,
     WeakGuaranteeWarning,
 )
@@ -57,36 +54,22 @@ def check_solver_ready(solver) -> str:
     return spec.name
 
 
-def check_model_objective(model):
-    """Exactly one active objective, minimized; returns it."""
-    if not isinstance(model, pyo.Block):
-        raise ModelError(f"model must be a Pyomo model (ConcreteModel), got {type(model).__name__}.", "model")
-    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
-    if len(objectives) != 1:
-        raise ModelError(
-            f"model: exactly one active objective (the loss) is needed, found {len(objectives)}; "
-            "deactivate the others with obj.deactivate().", "model")
-    if objectives[0].sense != pyo.minimize:
-        raise ModelError(
-            "model: the objective is maximized; privopt perturbs a loss to be minimized. Negate "
-            "the expression and declare sense=minimize.", "model")
-    return objectives[0]
-
-
 def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, return_noise, on_failure):
     """The checks every mechanism runs before it draws noise or clones the model.
 
     Returns ``(solver_name, solver_options, on_failure)``; raises a privopt
-    error naming the parameter otherwise.
+    error naming the parameter otherwise.  These are the setup checks of
+    :func:`privopt.solvers.solve` (limits, options and their names for HiGHS,
+    availability, one active objective) plus the mechanisms' own; a mechanism
+    that ran them passes ``_prechecked=True`` to
+    :func:`privopt.oracle.certified_solve`, and ``solve`` does not repeat them.
     """
     from ..oracle import check_on_failure
     from ..perturbation import is_transformed
     from ..solvers._dispatch import _check_limits, _check_options, check_option_names
 
     on_failure = check_on_failure(on_failure)
-    if not isinstance(return_noise, (bool, np.bool_)):
-        raise ParameterTypeError(
-            f"return_noise must be True or False, got {type(return_noise).__name__}.", "return_noise")
+    check_bool(return_noise, "return_noise")
     _check_limits(time_limit, 0.0, abs_gap, threads, None)
     options = _check_options(solver_options)
     check_model_objective(model)

@@ -291,8 +291,9 @@ def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswe
     try:
         with _solve_lock():
             extra = {} if persistent is None else {"persistent": persistent, "vars_to_load": w}
+            # the parent ran check_run on these arguments (mechanisms/_checks.py)
             report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
-                                     **extra, **solve_kwargs)
+                                     _prechecked=True, **extra, **solve_kwargs)
         certified = True
     except NotCertifiedError as exc:
         report, certified = exc.report, False

@@ -241,7 +241,7 @@ def opdisc(
     )
     report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
                              options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
-                             what="the OPDisc objective")
+                             what="the OPDisc objective", _prechecked=True)
     w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
 
     parameters = {

@@ -15,6 +15,7 @@ from ..calibration._rspm import check_rspm_noise
 from ..exceptions import ModelError, ParameterTypeError
 from ..models._info import get_info
 from ..oracle import certified_solve
+from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_run, warn_noise_disclosed
@@ -188,13 +189,7 @@ def rspm(
     if {id(v) for v in p_vars} & {id(v) for v in n_vars}:
         raise ModelError("separator_vars: p and n share variables.", "separator_vars")
 
-    if weights is None:
-        weights = info.weights if info is not None else "w"
-    w_name = weights if isinstance(weights, str) else getattr(weights, "name", None)
-    w_comp = model.find_component(w_name) if isinstance(w_name, str) else None
-    if w_comp is None or not isinstance(w_comp, pyo.Var):
-        raise ModelError(f"weights: the model has no variable {w_name!r} (the decision vector w).", "weights")
-    w_vars = _scalars(w_comp)
+    w_vars = weights_of(model, weights, default_name=info.weights if info is not None else "w")
     if len(w_vars) != d:
         raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {d}.",
                          "weights")
@@ -228,7 +223,7 @@ def rspm(
         private_model, weights=p_c + n_c, noise=xi, normalize=False, scale=-1.0)
     report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
                              options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
-                             what="the RSPM objective")
+                             what="the RSPM objective", _prechecked=True)
     p_hat = np.array([round(pyo.value(v)) for v in p_c], dtype=int)
     n_hat = np.array([round(pyo.value(v)) for v in n_c], dtype=int)
     w_hat = (p_hat - n_hat).astype(float)

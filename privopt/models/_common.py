@@ -72,12 +72,6 @@ def get_weights(model) -> np.ndarray:
 # small argument checks
 # ----------------------------------------------------------------------------
 
-def check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).", name)
-    return bool(value)
-
-
 def check_name(value, name: str = "name") -> str:
     if not isinstance(value, str):
         raise ParameterTypeError(f"{name} must be a string, got {type(value).__name__}.", name)

@@ -49,12 +49,11 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from .._validation import check_binary_labels, check_positive
+from .._validation import check_binary_labels, check_bool, check_positive
 from ._common import (
     STATS_ATTR as _STATS_ATTR,
     add_constraints,
     add_intercept,
-    check_bool,
     check_name,
     check_target,
     check_X,

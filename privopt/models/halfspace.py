@@ -107,7 +107,7 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
-from .._validation import check_binary_labels, check_positive, check_real
+from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ParameterError, ParameterTypeError
 from ._common import (
     ENUMERATION_ATTR,
@@ -116,7 +116,6 @@ from ._common import (
     SNAP_TOL,
     add_constraints,
     add_intercept,
-    check_bool,
     check_name,
     check_X,
     column_codes,

@@ -53,6 +53,7 @@ from pyomo.common.config import ConfigDict, ConfigValue, In
 from pyomo.common.modeling import unique_component_name
 from pyomo.core import Transformation, TransformationFactory
 
+from .._validation import check_bool, check_model_objective
 from ..exceptions import ModelError, NotTransformedError, ParameterError, ParameterTypeError
 from ..models._info import get_info
 from ._grid import norm_levels, resolve_grids, weights_of
@@ -113,12 +114,12 @@ def _passthrough(value):
     return value
 
 
-def _strict_bool(value):
-    # Pyomo's domain=bool would read normalize="False" as True
-    if not isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"normalize must be True or False, got {type(value).__name__} ({value!r}).",
-                                 "normalize")
-    return bool(value)
+def _strict_bool(name):
+    """A ConfigValue domain for the flag ``name`` (Pyomo's domain=bool would
+    read normalize="False" as True)."""
+    def domain(value):
+        return check_bool(value, name)
+    return domain
 
 
 @TransformationFactory.register(
@@ -158,7 +159,7 @@ class ObjectivePerturbation(Transformation):
     CONFIG.declare("weights", ConfigValue(default=None, domain=_passthrough,
                                           description="decision vector (IndexedVar, list of Vars or name)"))
     CONFIG.declare("noise", ConfigValue(default=None, domain=_noise_domain, description="noise vector eta"))
-    CONFIG.declare("normalize", ConfigValue(default=True, domain=_strict_bool,
+    CONFIG.declare("normalize", ConfigValue(default=True, domain=_strict_bool("normalize"),
                                             description="inject pi(w) (True) or w (False)"))
     CONFIG.declare("norm_bound", ConfigValue(default=None, domain=_positive_or_none,
                                              description="D, the l2 bound on w"))
@@ -167,7 +168,7 @@ class ObjectivePerturbation(Transformation):
     CONFIG.declare("grid", ConfigValue(default=None, domain=_passthrough, description="grid values"))
     CONFIG.declare("grid_encoding", ConfigValue(default=None, domain=_passthrough,
                                                 description="existing binary grid encoding r[j,k]"))
-    CONFIG.declare("mutable_noise", ConfigValue(default=False, domain=_strict_bool,
+    CONFIG.declare("mutable_noise", ConfigValue(default=False, domain=_strict_bool("mutable_noise"),
                                                 description="noise as mutable Params (normalize=False only)"))
     CONFIG.declare("pi_encoding", ConfigValue(default="auto", domain=In(["auto", "piecewise", "binary"]),
                                               description="encoding of s = sqrt(D^2 - ||w||^2)"))
@@ -191,16 +192,7 @@ class ObjectivePerturbation(Transformation):
         info = get_info(model)
         weights = weights_of(model, config.weights, default_name=info.weights if info else "w")
         d = len(weights)
-        objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
-        if len(objectives) != 1:
-            raise ModelError(
-                f"model: exactly one active objective is needed, found {len(objectives)}; "
-                "deactivate the others.", "model")
-        original = objectives[0]
-        if original.sense != pyo.minimize:
-            raise ModelError(
-                "model: the objective is maximized; privopt perturbs a loss to be minimized. "
-                "Negate the expression and use sense=minimize.", "model")
+        original = check_model_objective(model)
         noise = config.noise
         if noise is None:
             raise ParameterError("noise: give the noise vector eta.", "noise")

@@ -23,10 +23,9 @@ from pyomo.opt import SolverFactory as LegacyFactory
 from pyomo.opt import SolverStatus
 from pyomo.opt import TerminationCondition as LegacyTC
 
-from .._validation import check_int
+from .._validation import check_int, check_model_objective
 from ..exceptions import (
     InfeasibleModelError,
-    ModelError,
     NoSolutionError,
     ParameterError,
     ParameterTypeError,
@@ -547,6 +546,7 @@ def solve(
     raise_on_no_solution: bool = True,
     persistent=None,
     vars_to_load=None,
+    _prechecked: bool = False,
 ) -> SolveReport:
     """Solve a Pyomo model with the solver called ``solver``.
 
@@ -579,6 +579,18 @@ def solve(
         model solved before is updated and re-solved warm.
     vars_to_load : list of VarData, optional
         With ``persistent``: load only these variables' values (default all).
+    _prechecked : bool
+        Private, for privopt's mechanisms: the caller already ran the setup
+        checks (:func:`privopt.mechanisms._checks.check_run`: ``time_limit``,
+        ``abs_gap`` and ``threads``, ``options`` and the HiGHS option names,
+        the one active objective, the solver's availability) on these
+        arguments, and ``options`` is the dict those checks returned, so
+        ``solve`` does not repeat them.  ``mip_gap`` and ``seed`` are then
+        not checked either (the mechanisms pass 0 and None).  The solver's
+        availability is still looked up (cached per process; it gives the
+        version for the report, and a worker on another machine may lack a
+        solver the parent has), as is the problem class of the transformed
+        model, which no mechanism checks.
 
     Returns
     -------
@@ -596,19 +608,13 @@ def solve(
     if persistent is not None and getattr(persistent, "_privopt_solver_name", None) != spec.name:
         raise ParameterError("persistent: pass an object from persistent_solver() for the same solver.",
                              "persistent")
-    _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
-    user_options = _check_options(options)
-    check_option_names(spec.name, user_options)
-    if not isinstance(model, pyo.Block):
-        raise ModelError(f"model must be a Pyomo model (e.g. a ConcreteModel), got {type(model).__name__}.",
-                         "model")
-    objectives = _active_objectives(model)
-    if len(objectives) != 1:
-        raise ParameterError(
-            f"the model must have exactly one active objective, found {len(objectives)}; "
-            "deactivate the others with obj.deactivate().",
-            "model",
-        )
+    if _prechecked:
+        user_options = dict(options or {})
+    else:
+        _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
+        user_options = _check_options(options)
+        check_option_names(spec.name, user_options)
+        check_model_objective(model, minimize=False)
     available, version = _availability(spec.name)
     if not available:
         raise SolverNotAvailableError(
