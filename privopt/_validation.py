@@ -24,6 +24,7 @@ __all__ = [
     "check_choice",
     "check_bool",
     "check_model_objective",
+    "renamed_argument",
     "check_array_2d",
     "check_binary_labels",
 ]
@@ -134,6 +135,25 @@ def check_model_objective(model, *, minimize: bool = True):
             "model: the objective is maximized; privopt perturbs a loss to be minimized. Negate "
             "the expression and declare sense=minimize.", "model")
     return objectives[0]
+
+
+def renamed_argument(function: str, new_name: str, new_value, old_name: str, old_value, *, why: str = "",
+                     stacklevel: int = 3):
+    """The value of an argument renamed from ``old_name`` to ``new_name``:
+    ``new_value``, or ``old_value`` with a DeprecationWarning naming the new
+    name (shown when the call comes from a script or a notebook); both given
+    is an error.  ``stacklevel`` 3: the caller of ``function``."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise ParameterError(
+            f"{old_name}: {function}() takes {new_name}= (its new name) or {old_name}= (deprecated), not both.",
+            old_name)
+    import warnings
+
+    warnings.warn(f"{function}({old_name}=...) is deprecated and will be removed; use {new_name}=..."
+                  + (f" ({why})" if why else "") + ".", DeprecationWarning, stacklevel=stacklevel)
+    return old_value
 
 
 def check_choice(value, name: str, choices) -> str:

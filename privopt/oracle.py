@@ -82,6 +82,7 @@ def certified_solve(
     time_limit=None,
     threads=None,
     options=None,
+    solver_options=None,
     abs_gap: float = DEFAULT_ABS_GAP,
     on_failure: str = "raise",
     what: str = "the perturbed model",
@@ -94,6 +95,7 @@ def certified_solve(
     ``persistent``: a solver object from
     :func:`privopt.solvers.persistent_solver` to re-solve the same model warm
     (``vars_to_load``: the variables whose values are wanted).
+    ``solver_options``: the same as ``options`` (see :func:`privopt.solvers.solve`).
     ``_prechecked`` (private): the mechanism ran its setup checks
     (:func:`privopt.mechanisms._checks.check_run`), which
     :func:`privopt.solvers.solve` then skips.
@@ -103,7 +105,7 @@ def certified_solve(
     (infeasible, no solution, crash) propagate with their report.
     """
     report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
-                   threads=threads, options=options, persistent=persistent, vars_to_load=vars_to_load,
+                   threads=threads, options=options, solver_options=solver_options, persistent=persistent, vars_to_load=vars_to_load,
                    _prechecked=_prechecked)
     if report.certified_optimal:
         return report

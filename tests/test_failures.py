@@ -76,7 +76,7 @@ def _hard_opdisc():
 def _hard_opsamp(executor):
     # a tiny G gives a large eta, i.e. small sigma_k: the perturbed market split stays hard
     m = market_split(n_constraints=4, n_vars=40, seed=1)
-    kw = dict(weights="x", epsilon=1.0, delta=1e-3, lipschitz=1e-5, n_samples=1, n_oracle_calls=6,
+    kw = dict(weights="x", epsilon=1.0, delta=1e-3, lipschitz_l1=1e-5, n_samples=1, n_oracle_calls=6,
               executor=executor, progress=False)
     return m, kw
 

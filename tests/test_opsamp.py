@@ -256,6 +256,20 @@ def test_parameters_reject_bad_values(kwargs, parameter):
 
 # --- 2. the mechanism: exact oracle answers, noise, output -----------------------
 
+def test_lipschitz_is_a_deprecated_alias_of_lipschitz_l1():
+    """opdisc's lipschitz is an l2 constant; opsamp's G is l1 and is called lipschitz_l1.
+    The old name still works, warns naming the new one, and gives the same release."""
+    X, y = _data()
+    model, C = abs_model(X, y, info=False)
+    kw = dict(epsilon=2.0, delta=1e-3, n_samples=12, n_oracle_calls=4, random_state=5, progress=False)
+    with ThreadPoolExecutor(1) as pool:
+        new = opsamp(model, lipschitz_l1=0.3, executor=pool, **kw)
+        with pytest.warns(DeprecationWarning, match=r"opsamp\(lipschitz=\.\.\.\) is deprecated.*lipschitz_l1="):
+            old = opsamp(model, lipschitz=0.3, executor=pool, **kw)
+    assert old.weights.tobytes() == new.weights.tobytes()
+    assert old.parameters["lipschitz_l1"] == new.parameters["lipschitz"] == 0.3
+
+
 def _try_solve_lock(queue):
     from privopt.solvers._dispatch import solve_lock
 
@@ -516,7 +530,7 @@ def test_laplace_step_has_the_stated_scale(threads):
     m.loss = pyo.Objective(expr=sum(1 - m.w[j] for j in range(d)) / d)
     samples, scale = [], None
     for seed in range(10):
-        res = opsamp(m, epsilon=0.5, delta=1e-3, lipschitz=0.01, n_samples=1000, n_oracle_calls=7, project=False,
+        res = opsamp(m, epsilon=0.5, delta=1e-3, lipschitz_l1=0.01, n_samples=1000, n_oracle_calls=7, project=False,
                      random_state=seed, executor=threads, progress=False)
         scale = res.parameters["laplace_scale"]
         samples.append(res.weights - 1.0)
@@ -608,7 +622,9 @@ BAD = [
     (dict(epsilon="1"), ParameterTypeError, "epsilon"),
     (dict(delta=0.0), ParameterError, "delta"),
     (dict(delta=1.0), ParameterError, "delta"),
-    (dict(lipschitz=-1.0), ParameterError, "lipschitz"),
+    (dict(lipschitz_l1=-1.0), ParameterError, "lipschitz_l1"),
+    (dict(lipschitz=-1.0), ParameterError, "lipschitz"),            # the deprecated name is named
+    (dict(lipschitz=1.0, lipschitz_l1=1.0), ParameterError, "lipschitz"),   # both
     (dict(linf_diameter=0.0), ParameterError, "linf_diameter"),
     (dict(linf_diameter="2"), ParameterTypeError, "linf_diameter"),
     (dict(l2_diameter=-1.0), ParameterError, "l2_diameter"),
@@ -667,9 +683,9 @@ def test_model_errors_before_any_solve():
     model, _ = abs_model(X, y, info=False)           # no info: G and n are needed
     with pytest.raises(ParameterError) as err:
         opsamp(model, n_samples=12, **kw)
-    assert err.value.parameter == "lipschitz"
+    assert err.value.parameter == "lipschitz_l1"
     with pytest.raises(ParameterError) as err:
-        opsamp(model, lipschitz=1.0, **kw)
+        opsamp(model, lipschitz_l1=1.0, **kw)
     assert err.value.parameter == "n_samples"
     model, _ = abs_model(X, y)
     model.w[1].setub(None)                           # unbounded weight and no diameter given
@@ -692,7 +708,7 @@ def test_missing_solver_raises_before_any_solve():
 
 def _hard_kwargs(executor):
     # G tiny -> eta large -> sigma small: the perturbed market split stays hard
-    return dict(weights="x", epsilon=1.0, delta=1e-3, lipschitz=1e-5, n_samples=1, n_oracle_calls=6,
+    return dict(weights="x", epsilon=1.0, delta=1e-3, lipschitz_l1=1e-5, n_samples=1, n_oracle_calls=6,
                 time_limit=0.1, executor=executor, progress=False, random_state=0)
 
 
@@ -771,7 +787,7 @@ def test_catalogue_models_every_solver(kind, milp_solver, threads):
     # the info's public constants: D_inf = 2b, D_2 = 2b sqrt(d), G = max_j beta_j / C, n
     assert (p["linf_diameter"], p["n_samples"], p["dim"]) == (2.0, 30, 2)
     assert p["l2_diameter"] == pytest.approx(2 * math.sqrt(2), rel=1e-12)
-    assert p["lipschitz"] == pytest.approx(1.0 / C, rel=1e-12)
+    assert p["lipschitz_l1"] == p["lipschitz"] == pytest.approx(1.0 / C, rel=1e-12)
     assert res.certified and all(r.certified_optimal for r in res.report)
     assert all(r.solver == milp_solver for r in res.report)
     sig, mu = res.noise[:-1], res.noise[-1]

@@ -313,11 +313,15 @@ def _small():
 def test_result_parameters_and_registry():
     require_solver("highs")
     model = _small()
-    res = rspm(model, epsilon=0.5, delta=1e-4, random_state=0)
+    res = rspm(model, epsilon=0.5, random_state=0)
     d = 3
     assert res.mechanism == "rspm"
     assert res.epsilon == 0.5 and res.delta == 0.0
-    assert res.parameters["requested_delta"] == 1e-4
+    assert res.parameters["requested_delta"] == 0.0
+    with pytest.warns(DeprecationWarning, match="RSPM is pure epsilon-DP"):
+        old = rspm(model, epsilon=0.5, delta=1e-4, random_state=0)     # deprecated, ignored
+    assert old.delta == 0.0 and old.parameters["requested_delta"] == 1e-4
+    assert old.weights.tolist() == res.weights.tolist()
     assert res.parameters["noise_scale"] == pytest.approx(4 * d / 0.5)
     assert res.parameters["noise"] == "laplace"
     assert res.parameters["n_separators"] == 2 * d
@@ -327,10 +331,19 @@ def test_result_parameters_and_registry():
     assert MECHANISMS["rspm"] is rspm
 
 
+def test_weights_positional_as_in_opdisc_and_opsamp():
+    require_solver("highs")
+    model = _small()
+    a = rspm(model, "w", epsilon=0.5, random_state=0)
+    b = rspm(model, model.w, epsilon=0.5, random_state=0)
+    c = rspm(model, weights="w", epsilon=0.5, random_state=0)
+    assert a.weights.tolist() == b.weights.tolist() == c.weights.tolist()
+
+
 def test_private_decorator_runs_rspm():
     require_solver("highs")
     X, y = data(8, 2, seed=4)
-    build = privopt.private("rspm", epsilon=1.0, delta=0.0, random_state=1)(rspm_halfspace)
+    build = privopt.private("rspm", epsilon=1.0, random_state=1)(rspm_halfspace)
     res = build(X, y)
     assert res.mechanism == "rspm" and res.weights.shape == (2,)
 
@@ -483,6 +496,7 @@ def _without_info():
     (_without_info, dict(epsilon=1.0), "separator_vars", ModelError),
     (_without_info, dict(epsilon=1.0, separator_vars=("pp", "nn")), "sensitivity", ModelError),
 ])
+@pytest.mark.filterwarnings("ignore:rspm\\(delta=:DeprecationWarning")
 def test_validation_names_the_parameter(no_solve, make, kwargs, parameter, error):
     with pytest.raises(error) as err:
         rspm(make(), **kwargs)

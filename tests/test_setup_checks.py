@@ -82,6 +82,21 @@ def test_solve_alone_still_checks_everything():
     assert privopt.solvers.solve(m).certified_optimal
 
 
+def test_solve_accepts_solver_options_as_the_mechanisms_spell_it():
+    require_solver("highs")
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=m.x)
+    a = privopt.solvers.solve(m, solver_options={"presolve": "off"})
+    b = privopt.solvers.solve(m, options={"presolve": "off"})
+    assert a.options["presolve"] == b.options["presolve"] == "off"
+    with pytest.raises(privopt.exceptions.SolverOptionError) as err:
+        privopt.solvers.solve(m, solver_options={"presolv": "on"})
+    assert err.value.parameter == "solver_options"
+    with pytest.raises(ParameterError, match="not both"):
+        privopt.solvers.solve(m, options={}, solver_options={})
+
+
 def test_one_objective_check_one_exception_type():
     m = pyo.ConcreteModel()
     m.w = pyo.Var([0, 1], bounds=(-1, 1))
@@ -91,7 +106,7 @@ def test_one_objective_check_one_exception_type():
                  lambda: pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
                      m, weights=m.w, noise=np.zeros(2), normalize=False),
                  lambda: privopt.solvers.solve(m),
-                 lambda: privopt.opsamp(m, epsilon=1.0, delta=1e-3, lipschitz=1.0, n_samples=5,
+                 lambda: privopt.opsamp(m, epsilon=1.0, delta=1e-3, lipschitz_l1=1.0, n_samples=5,
                                         progress=False)):
         with pytest.raises(ModelError, match="exactly one active objective") as err:
             call()

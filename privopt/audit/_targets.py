@@ -276,8 +276,8 @@ class RSPMTarget(AuditTarget):
     def run_mechanism(self, which, rng):
         from ..mechanisms import rspm
 
-        res = rspm(self.models[which], epsilon=self.epsilon / self.noise_factor, delta=self.requested_delta,
-                   solver=self.solver, random_state=rng)
+        res = rspm(self.models[which], epsilon=self.epsilon / self.noise_factor, solver=self.solver,
+                   random_state=rng)   # pure DP: no delta
         return np.asarray(res.weights, dtype=float)
 
 

@@ -26,8 +26,16 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._random import check_random_state
-from .._validation import check_bool, check_delta, check_epsilon, check_int, check_positive, check_probability, \
-    check_real
+from .._validation import (
+    check_bool,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_probability,
+    check_real,
+    renamed_argument,
+)
 from ..calibration import opsamp_parameters
 from ..calibration._opsamp import OPSampParameters
 from ..exceptions import (
@@ -118,7 +126,7 @@ def opsamp(
     *,
     epsilon: float,
     delta: float,
-    lipschitz: float | None = None,
+    lipschitz_l1: float | None = None,
     linf_diameter: float | None = None,
     l2_diameter: float | None = None,
     l1_diameter: float | None = None,
@@ -138,6 +146,7 @@ def opsamp(
     return_noise: bool = False,
     project: bool = True,
     persistent: bool = True,
+    lipschitz: float | None = None,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
@@ -186,10 +195,13 @@ def opsamp(
         The decision vector w (length d); default: the ModelInfo's or ``model.w``.
     epsilon, delta : float
         Privacy parameters, epsilon > 0, 0 < delta < 1.
-    lipschitz : float, optional
+    lipschitz_l1 : float, optional
         G, the l1-Lipschitz constant of each per-example loss; default: the
         model's ``info.lipschitz_l1``, else its l2 constant ``info.lipschitz``
         (also an l1 constant, since ||.||_2 <= ||.||_1).
+    lipschitz : float, optional
+        Deprecated name of ``lipschitz_l1`` (warns; ``lipschitz`` is the l2
+        constant in :func:`~privopt.mechanisms.opdisc`).
     linf_diameter, l2_diameter : float, optional
         D_inf and D_2 of W; default: the model's info, else the box of the
         weights' declared bounds, D_inf = max_j (ub_j - lb_j),
@@ -268,18 +280,22 @@ def opsamp(
         :func:`~privopt.calibration.opsamp_parameters`), ``alpha_source``,
         ``alpha_theorem7_rate``, the terms of alpha
         ``alpha_oracle``, ``alpha_perturbation``, ``alpha_laplace``, ``beta``,
-        ``oracle_error``, ``lipschitz``, ``linf_diameter``, ``l2_diameter``,
+        ``oracle_error``, ``lipschitz_l1`` (G; also under its old key
+        ``lipschitz``), ``linf_diameter``, ``l2_diameter``,
         ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
         ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
         ``report``: the tuple of the m SolveReports, in call order.
     """
+    lipschitz_l1 = renamed_argument("opsamp", "lipschitz_l1", lipschitz_l1, "lipschitz", lipschitz,
+                                    why="the l1-Lipschitz constant; lipschitz is the l2 constant in opdisc")
+    lipschitz_name = "lipschitz" if lipschitz is not None else "lipschitz_l1"   # errors name what was passed
     run = _check(model, weights, epsilon=epsilon, delta=delta, beta=beta, oracle_error=oracle_error,
                  n_oracle_calls=n_oracle_calls, solver=solver, time_limit=time_limit, threads=threads,
                  executor=executor, random_state=random_state, progress=progress, on_failure=on_failure,
                  solver_options=solver_options, abs_gap=abs_gap, return_noise=return_noise, project=project,
                  persistent=persistent)
-    plan = _plan(run, lipschitz=lipschitz, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
-                 l1_diameter=l1_diameter, n_samples=n_samples)
+    plan = _plan(run, lipschitz=lipschitz_l1, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
+                 l1_diameter=l1_diameter, n_samples=n_samples, lipschitz_name=lipschitz_name)
     # all the noise, from the one generator, in this process: sigma_1..sigma_m, then mu
     sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.laplace_scale,
                                    plan.params.n_oracle_calls, run.d)
@@ -328,15 +344,15 @@ def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls
 
 # --- 2. plan: the public constants, m, eta and lambda --------------------------------
 
-def _lipschitz(lipschitz, info) -> float:
+def _lipschitz(lipschitz, info, name="lipschitz_l1") -> float:
     """G: the caller's, else the model's l1 constant, else its l2 constant
     (also an l1 constant, since ||.||_2 <= ||.||_1)."""
     if lipschitz is None and info is not None:
         lipschitz = info.lipschitz_l1 if info.lipschitz_l1 is not None else info.lipschitz
     if lipschitz is None:
         raise ParameterError(
-            "lipschitz: give G, the l1-Lipschitz constant of each per-example loss on W.", "lipschitz")
-    return check_positive(lipschitz, "lipschitz")
+            f"{name}: give G, the l1-Lipschitz constant of each per-example loss on W.", name)
+    return check_positive(lipschitz, name)
 
 
 def _diameters(w_vars, info, given: dict):
@@ -364,8 +380,9 @@ def _diameters(w_vars, info, given: dict):
     return tuple(values), tuple(sources)
 
 
-def _plan(run: _Run, *, lipschitz, linf_diameter, l2_diameter, l1_diameter, n_samples) -> _Plan:
-    lipschitz = _lipschitz(lipschitz, run.info)
+def _plan(run: _Run, *, lipschitz, linf_diameter, l2_diameter, l1_diameter, n_samples,
+          lipschitz_name="lipschitz_l1") -> _Plan:
+    lipschitz = _lipschitz(lipschitz, run.info, lipschitz_name)
     (linf_diameter, l2_diameter, l1_diameter), sources = _diameters(
         run.w_vars, run.info,
         {"linf_diameter": linf_diameter, "l2_diameter": l2_diameter, "l1_diameter": l1_diameter})
@@ -470,6 +487,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
                    + (", clipped to the box of the declared bounds" if projected else "")
                    + " (not a grid point even for integer weights)"),
         "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
+        "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
         "abs_gap": run.abs_gap,
         "solver": run.solver,
     })

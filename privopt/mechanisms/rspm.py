@@ -3,6 +3,7 @@ over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5."""
 
 from __future__ import annotations
 
+import warnings
 
 import numpy as np
 import pyomo.environ as pyo
@@ -61,12 +62,12 @@ def _indexed_scalars(model, component, what: str) -> list:
 
 def rspm(
     model,
+    weights=None,
     *,
     epsilon: float,
-    delta: float = 0.0,
+    delta: float | None = None,
     noise: str = "laplace",
     separator_vars=None,
-    weights=None,
     sensitivity: float | None = None,
     solver: str = "highs",
     time_limit: float | None = None,
@@ -127,18 +128,21 @@ def rspm(
         modified: privopt transforms a clone, on which it also adds (again)
         the encoding constraints p_j + n_j <= 1 and w_j = p_j - n_j, so that
         phi(w) = (p, n) is a function of w even if the user's model forgot them.
+    weights : IndexedVar, list of Var, str, optional
+        The decision vector w (positional, as in :func:`~privopt.mechanisms.opdisc`
+        and :func:`~privopt.mechanisms.opsamp`); default: the model's info
+        ``weights`` or ``"w"``.
     epsilon : float
         > 0.
-    delta : float
-        In [0, 1).  Accepted for a uniform API (e.g. 1/n^2 as for OPDisc) but
-        not used: the Laplace variant is pure DP and the result records
-        ``delta = 0``; the value passed is kept as ``parameters["requested_delta"]``.
+    delta : float, optional
+        Deprecated and ignored: RSPM (Laplace) is pure epsilon-DP and the
+        result records ``delta = 0``.  Passing it warns
+        (DeprecationWarning); a value outside [0, 1) is still refused, and the
+        value is kept as ``parameters["requested_delta"]`` (0.0 when not given).
     noise : {"laplace"}
         Distribution of the separator noise.  ``"gaussian"`` raises (see above).
     separator_vars : (Var or str, Var or str), optional
         The binaries (p, n); default: the model's info, else an error.
-    weights : Var or str, optional
-        The decision vector w; default: the model's info ``weights`` or ``"w"``.
     sensitivity : float, optional
         Delta, the most one replaced record changes L(D, w) for any w;
         default: the width of the model's ``info.loss_range`` (1 for the 0/1
@@ -166,7 +170,11 @@ def rspm(
     """
     # --- validation, all before any noise is drawn or any solve starts ------
     epsilon = check_epsilon(epsilon)
-    requested_delta = check_delta(delta, allow_zero=True)
+    requested_delta = check_delta(0.0 if delta is None else delta, allow_zero=True)
+    if delta is not None:
+        warnings.warn(
+            "rspm(delta=...) is deprecated and ignored: RSPM is pure epsilon-DP (the result has delta = 0); "
+            "leave delta out.", DeprecationWarning, stacklevel=2)
     noise = check_rspm_noise(noise)
     solver, solver_options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,

@@ -543,6 +543,7 @@ def solve(
     threads: int | None = None,
     seed: int | None = None,
     options: dict | None = None,
+    solver_options: dict | None = None,
     raise_on_no_solution: bool = True,
     persistent=None,
     vars_to_load=None,
@@ -572,6 +573,10 @@ def solve(
         Translated where the solver has such an option (GLPK has neither).
     options : dict, optional
         Solver-specific options, passed after (and so over) the translated ones.
+    solver_options : dict, optional
+        The same as ``options``, under the name the mechanisms use
+        (``privopt.opdisc(..., solver_options=...)``), so that one spelling
+        works everywhere; give one of the two.
     raise_on_no_solution : bool
         Raise (default) when the solve ends without a feasible point.
     persistent : solver object, optional
@@ -605,6 +610,12 @@ def solve(
         After the solve; each carries the :class:`SolveReport` as ``.report``.
     """
     spec = get_spec(solver)
+    option_name = "options"
+    if solver_options is not None:
+        if options is not None:
+            raise ParameterError("solver_options: give options= or solver_options= (the same thing), not both.",
+                                 "solver_options")
+        options, option_name = solver_options, "solver_options"
     if persistent is not None and getattr(persistent, "_privopt_solver_name", None) != spec.name:
         raise ParameterError("persistent: pass an object from persistent_solver() for the same solver.",
                              "persistent")
@@ -613,7 +624,7 @@ def solve(
     else:
         _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
         user_options = _check_options(options)
-        check_option_names(spec.name, user_options)
+        check_option_names(spec.name, user_options, option_name)
         check_model_objective(model, minimize=False)
     available, version = _availability(spec.name)
     if not available:
