@@ -250,10 +250,6 @@ def logistic_dloss(margins: np.ndarray) -> np.ndarray:
     return -0.5 * (1.0 - np.tanh(0.5 * margins))
 
 
-def hinge_loss(margins: np.ndarray) -> np.ndarray:
-    return np.maximum(0.0, 1.0 - margins)
-
-
 def hinge_dloss(margins: np.ndarray) -> np.ndarray:
     """A subgradient of the hinge loss: -1 where m < 1, else 0."""
     return np.where(margins < 1.0, -1.0, 0.0)

@@ -163,10 +163,6 @@ class NormLevels:
     exact: bool
     norm_bound: float  # D actually used (snapped when D^2 is within 1e-9 of a level)
 
-    @property
-    def squared_norm_bound(self) -> float:
-        return self.bound * self.unit
-
 
 def norm_levels(grids, norm_bound: float) -> NormLevels:
     """Encode ||w||^2 on the grid exactly.
