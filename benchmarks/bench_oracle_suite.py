@@ -34,6 +34,15 @@ Instances (none was used to develop the formulation or the defaults):
 * ``planted-continuous-12``: 12 features uniform in [0, 1] on 4 levels, a
   planted real halfspace, 10% label noise, n = 2000.
 
+Private selection (issue 28): with ``--mechanisms permute_and_flip`` the suite
+also runs ``privopt.exponential_mechanism(model, method="permute_and_flip")``
+on the same model and ball wherever W has at most --max-points points: it
+scores every point of W by enumeration and samples once (pure epsilon-DP, no
+delta).  Its rows have ``solver = permute_and_flip``; their seconds are the
+time to score W and release a point, to set against OPDisc's one oracle solve
+on the same W (``certified`` is True for a release, False for a refusal: W
+predicted to take longer than the time limit to score).
+
 Writes ``benchmarks/results/oracle_suite.csv`` (one row per solve; an
 interrupted run resumes) and ``oracle_suite.md`` (fraction certified, median
 and p90 seconds, median final gap, held-out accuracy per instance, ball and
@@ -41,6 +50,7 @@ solver, and the figure of merit over all solves).
 
     python benchmarks/bench_oracle_suite.py                       # HiGHS + enumeration, 300 s
     python benchmarks/bench_oracle_suite.py --solvers highs,enumerate,cbc --time-limit 300 --seeds 3
+    python benchmarks/bench_oracle_suite.py --mechanisms permute_and_flip --seeds 1   # selection rows only
 """
 
 from __future__ import annotations
@@ -185,6 +195,38 @@ def one_solve(name, ball, solver, eps, seed, time_limit):
     return row
 
 
+#: private selection mechanisms the suite can run (rows with solver = the mechanism's name)
+SELECTION = ("permute_and_flip", "exponential")
+
+
+def one_select(name, ball, method, eps, seed, time_limit):
+    """Private selection over the ball's W: score every point, release one."""
+    from privopt.exceptions import PrivoptError
+    from privopt.solvers import enumeration_size
+
+    X, y, Xt, yt = instance(name)
+    model = model_of(name, ball)
+    points, rows = enumeration_size(model)
+    row = {"instance": name, "ball": ball, "solver": method, "epsilon": eps, "seed": seed, "n": len(y),
+           "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
+           "objective": None, "bound": None, "gap": None}
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = privopt.exponential_mechanism(model, epsilon=eps, method=method, time_limit=time_limit,
+                                                random_state=seed, progress=False)
+    except PrivoptError as exc:   # a refusal (predicted too slow) is recorded, not hidden
+        row.update(seconds=round(time.perf_counter() - start, 3), certified=False,
+                   status=f"refused: {type(exc).__name__}", train_accuracy=None, test_accuracy=None)
+        return row
+    row.update(seconds=round(time.perf_counter() - start, 3), certified=True, status="released")
+    info = privopt.models.get_info(model)
+    row["train_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, X, info, pm=True) == y)), 4)
+    row["test_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, Xt, info, pm=True) == yt)), 4)
+    return row
+
+
 def _key(r):
     return (r["instance"], r["ball"], r["solver"], float(r["epsilon"]), int(r["seed"]))
 
@@ -201,6 +243,9 @@ def main(argv=None):
                    help="skip enumeration where W_tau has more grid points")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--mechanisms", default="opdisc",
+                   help="comma-separated: opdisc (the oracle solves, by --solvers) and/or private selection "
+                        f"({', '.join(SELECTION)}) over the same W where it has at most --max-points points")
     p.add_argument("--summary-only", action="store_true", help="rewrite oracle_suite.md from the CSV")
     p.add_argument("--notes", default="", help="a paragraph appended to the summary")
     args = p.parse_args(argv)
@@ -213,7 +258,12 @@ def main(argv=None):
         return 0
 
     installed = {s.name for s in available_solvers() if s.available}
-    solvers = [s for s in args.solvers.split(",") if s in installed]
+    mechanisms = args.mechanisms.split(",")
+    unknown = sorted(set(mechanisms) - {"opdisc", *SELECTION})
+    if unknown:
+        p.error(f"unknown mechanisms {unknown}")
+    solvers = [s for s in args.solvers.split(",") if s in installed] if "opdisc" in mechanisms else []
+    selection = [m for m in mechanisms if m in SELECTION]
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "oracle_suite.csv")
     done = {}
@@ -233,7 +283,15 @@ def main(argv=None):
                 for eps in (float(e) for e in args.epsilons.split(",")):
                     for seed in range(args.seeds):
                         if (name, ball, solver, eps, seed) not in done:
-                            tasks.append((name, ball, solver, eps, seed, args.time_limit))
+                            tasks.append((one_solve, name, ball, solver, eps, seed, args.time_limit))
+            for method in selection:
+                if points > args.max_points:
+                    print(f"skip {method} on {name}/{ball}: {points:.3g} grid points", flush=True)
+                    continue
+                for eps in (float(e) for e in args.epsilons.split(",")):
+                    for seed in range(args.seeds):
+                        if (name, ball, method, eps, seed) not in done:
+                            tasks.append((one_select, name, ball, method, eps, seed, args.time_limit))
     print(f"{len(tasks)} solves to run ({len(done)} already in {path})", flush=True)
     stamp = dict(privopt=privopt.__version__, python=platform.python_version(),
                  date=datetime.datetime.now().isoformat(timespec="seconds"))
@@ -243,7 +301,7 @@ def main(argv=None):
         if new:
             writer.writeheader()
         with ProcessPoolExecutor(args.workers) as pool:
-            futures = [pool.submit(one_solve, *t) for t in tasks]
+            futures = [pool.submit(*t) for t in tasks]
             for fut in as_completed(futures):
                 row = {**fut.result(), **stamp}
                 writer.writerow(row)
@@ -277,7 +335,12 @@ def write_summary(rows, args):
         "instance's 0/1-loss model; seconds include building the perturbed model; a solve that is not "
         "certified within the time limit counts as a failure at the limit (its final absolute gap in "
         "loss units is shown).  Accuracy: mean held-out accuracy of the released w over the certified "
-        "solves at each epsilon.",
+        "solves at each epsilon."
+        + (" Rows with solver `permute_and_flip` or `exponential` are not OPDisc: private selection "
+           "(`privopt.exponential_mechanism`) over the same W, scoring every point by enumeration and "
+           "releasing one (pure epsilon-DP); 'certified' counts its releases (a refusal is W predicted "
+           "to take longer than the time limit to score)." if any(r["solver"] in SELECTION for r in rows)
+           else ""),
         "",
         "| instance | n | d | distinct rows | ball | grid points | solver | certified | median s | p90 s | "
         "median gap (uncertified) | held-out acc. eps 0.1 / 0.5 / 1 |",
