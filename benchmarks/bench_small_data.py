@@ -135,11 +135,14 @@ def datasets():
         yield "fresh-2", f"synthetic_n{n}_d{d}_sep{sep:g}" + (f"_w{w[0]:g}" if w else ""), X, y, _range(X)
 
 
-def run(seeds: int, methods=None, epsilons=EPSILONS, after_set=None):
-    """Rows of every fit; ``after_set(rows)`` after each data set (to save as it goes)."""
+def run(seeds: int, methods=None, epsilons=EPSILONS, after_set=None, only=None):
+    """Rows of every fit (of the sets named in ``only``, default all); ``after_set(rows)``
+    after each data set (to save as it goes)."""
     rows = []
     warnings.simplefilter("ignore")
     for role, name, X, y, bounds in datasets():
+        if only and name not in only:
+            continue
         t0 = time.perf_counter()
         for seed in range(seeds):
             Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
@@ -177,7 +180,7 @@ def _stats(values):
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
 
 
-def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None) -> str:
+def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, datasets_run=None) -> str:
     methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     info = {r["dataset"]: r for r in rows}
@@ -187,7 +190,8 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None) 
         f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "")
         + (f" --before {before}" if before else "")
         + (f" --methods {','.join(methods_run)}" if methods_run else "")
-        + (f" --epsilons {','.join(f'{e:g}' for e in epsilons_run)}" if epsilons_run else "") + "`, "
+        + (f" --epsilons {','.join(f'{e:g}' for e in epsilons_run)}" if epsilons_run else "")
+        + (f" --datasets {','.join(datasets_run)}" if datasets_run else "") + "`, "
         f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
         f"{platform.machine()}, {os.cpu_count()} cores.",
         "",
@@ -322,6 +326,8 @@ def main():
     ap.add_argument("--epsilons", type=lambda s: [float(x) for x in s.split(",")], default=None,
                     help=f"only these epsilons (default: {', '.join(f'{e:g}' for e in EPSILONS)}); with "
                          "--methods, the rows of the methods and epsilons not run are kept as they are")
+    ap.add_argument("--datasets", type=lambda s: s.split(","), default=None,
+                    help="only these data sets; the rows of the others are kept as they are")
     args = ap.parse_args()
     out = os.path.join(HERE, "results", f"small_data{args.tag}")
     if args.epsilons and set(args.epsilons) - set(EPSILONS):
@@ -332,10 +338,12 @@ def main():
     if args.methods and args.before:
         ap.error("--methods and --before do not go together")
     kept = []
-    if (args.methods or args.epsilons) and os.path.exists(out + ".csv"):   # keep the rows not rerun as they are
+    partial = bool(args.methods or args.epsilons or args.datasets)
+    if partial and os.path.exists(out + ".csv"):   # keep the rows not rerun as they are
         epsilons = set(args.epsilons or EPSILONS)
         kept = [r for r in _read(out + ".csv")
-                if not ((not args.methods or r["method"] in args.methods) and r["epsilon"] in epsilons)]
+                if not ((not args.methods or r["method"] in args.methods) and r["epsilon"] in epsilons
+                        and (not args.datasets or r["dataset"] in args.datasets))]
         if {r["seed"] for r in kept} - set(range(args.seeds)):
             ap.error(f"{out}.csv holds seeds other than 0..{args.seeds - 1}: give the same --seeds")
 
@@ -345,15 +353,15 @@ def main():
             writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
             writer.writeheader()
             writer.writerows(rows)
-        text = summary(rows, args.seeds, args.tag, args.before, args.methods, args.epsilons)
+        text = summary(rows, args.seeds, args.tag, args.before, args.methods, args.epsilons, args.datasets)
         with open(out + ".md", "w") as fh:
             fh.write(text)
         return text
 
     before = run_before(args.before, args.seeds) if args.before else None
     # with --methods/--epsilons the file is saved after every data set (an interrupted run keeps its sets)
-    rows = run(args.seeds, args.methods, args.epsilons or EPSILONS,
-               after_set=save if (args.methods or args.epsilons) else None)
+    rows = run(args.seeds, args.methods, args.epsilons or EPSILONS, after_set=save if partial else None,
+               only=args.datasets)
     if before is not None:
         proc, tree = before
         if proc.wait() != 0:
