@@ -30,7 +30,7 @@ REVISIONS = {
     "dpsgd": "2026-11-24",
     "dpsgd_tuned": "2026-11-24",
     "dpagd": "2026-11-24",
-    "noisy_sgd": "2026-11-24",
+    "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
     "objective_perturbation": "2026-11-24",
     # Gaussian noise when delta > 0 and it is the smaller (noise="auto")
     "output_perturbation": "2026-11-24.2",

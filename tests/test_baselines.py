@@ -396,7 +396,8 @@ def test_noisy_sgd_reports_and_uses_each_fresh_point_once(monkeypatch):
         return orig(m)
 
     monkeypatch.setitem(noisy_sgd._DLOSS_SCALAR, "hinge", counting)
-    est = NoisySGDClassifier(epsilon=2.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
+    est = NoisySGDClassifier(epsilon=2.0, delta=1e-5, bounds=(0, 1), accounting="amu_subsampling",
+                             random_state=0).fit(X, y)
     n = X.shape[0]
     m = math.ceil(n / 2)
     assert calls["n"] == m == est.n_gradient_steps_

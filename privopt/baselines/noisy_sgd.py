@@ -1,5 +1,6 @@
-"""Noisy SGD for non-smooth convex losses that stops when half the points have
-been seen [AMU20]."""
+"""Noisy SGD for convex Lipschitz losses: one pass with random allocation of
+records to steps [FS25, FS26] (default), or [AMU20]'s algorithm that stops
+when half the points have been seen."""
 
 from __future__ import annotations
 
@@ -32,74 +33,78 @@ _DLOSS_SCALAR = {"hinge": _hinge_dloss_scalar, "logistic": _logistic_dloss_scala
 
 
 class NoisySGDClassifier(PrivateLinearClassifier):
-    r"""Linear classifier (hinge or logistic loss) by the noisy SGD of
-    Arora, Marinov and Ullah [AMU20] for non-smooth convex losses.
+    r"""Linear classifier (hinge or logistic loss) by one pass of noisy
+    projected SGD in which every record is used in one step chosen uniformly
+    at random ("random allocation", [FS25]; "balls and bins", [CGH+25]), the
+    noise calibrated by the random-allocation accountant of [FS26].  The
+    former algorithm of Arora, Marinov and Ullah [AMU20] with privopt's
+    subsampling accounting stays available as ``accounting="amu_subsampling"``.
 
-    Algorithm.  With the public feature map of ``_base`` (``||z|| <= 1``, so
-    both losses are L = 1 Lipschitz in w), ``w_1 = 0``, ``m = ceil(n/2)``:
+    Algorithm (``accounting="allocation"``, the default).  With the public
+    feature map of ``_base`` (``||z|| <= 1``, so both losses are L = 1
+    Lipschitz in w), ``w_1 = 0`` and t steps (``batch_size``: t = ceil(n / b);
+    default: :func:`~privopt.baselines._accounting.noisy_sgd_allocation_steps`):
 
-    * draw an index i_t uniformly **with replacement** from the n records;
-    * if record i_t has not been drawn before (a fresh point):
-      ``w_{t+1} = Pi_D(w_t - eta (g_t + xi_t))`` with g_t a (sub)gradient of the
-      loss of record i_t at w_t and ``xi_t ~ N(0, sigma^2 I)``;
-    * if it has been drawn before: a noise-only step
-      ``w_{t+1} = Pi_D(w_t - eta xi_t)``;
-    * stop as soon as m distinct records have been drawn (half the points
-      seen); T, the number of draws, depends only on the indices;
-    * output the average of the iterates w_t at which a fresh gradient was
-      taken (post-processing).
+    * each record i independently draws its step ``J_i`` uniformly from
+      {1, ..., t}, from ``random_state`` (the secure generator by default),
+      before any record is read; the batches ``B_j = {i : J_i = j}`` have
+      Binomial(n, 1/t) sizes and may be empty;
+    * for j = 1..t: ``w_{j+1} = Pi_D(w_j - eta (sum_{i in B_j} g_i(w_j) + xi_j))``,
+      ``g_i`` a (sub)gradient of record i's loss (norm <= L = 1),
+      ``xi_j ~ N(0, sigma^2 I_d)``;
+    * output the average of w_1, ..., w_t (post-processing).
 
     ``Pi_D`` projects onto the ball ``{||w|| <= radius}``.
 
-    Privacy (replace-one neighbours, n public).  Derivation, implemented in
-    :func:`~privopt.baselines._accounting.noisy_sgd_sigma`:
-    each record enters at most one gradient step, so given the
-    (data-independent) index sequence two neighbours' runs differ in a single
-    Gaussian step whose L2 sensitivity is ``2L``; all other steps use the same
-    kernels.  The set of records used is a uniformly random subset of size m
-    (draws are exchangeable), so the algorithm is "sample m of n without
-    replacement, then run a mechanism that is (eps0, delta0)-DP in its
-    subsample"; subsampling amplification ([BBG18], without replacement,
-    substitution relation) gives ``(log(1 + q (e^eps0 - 1)), q delta0)`` with
-    ``q = m / n``.  We invert it and use the exact (analytic) Gaussian scale
-    [Balle and Wang 2018]:
+    Privacy (replace-one neighbours, n public), as
+    :func:`~privopt.baselines._accounting.noisy_sgd_allocation_delta`:
 
-        sigma = 2 L * sigma_G(log(1 + (e^eps - 1)/q), delta/q).
+    * Hypotheses of the random-allocation bound, and how this code meets them.
+      (H1) Each step releases a sum over its batch of per-record vectors of
+      L2 norm <= L plus N(0, sigma^2 I): the gradients of the 1-Lipschitz
+      losses on ``||z|| <= 1``, with no clipping needed.  (H2) The vector
+      function of step j may depend on the earlier released sums only
+      (adaptivity): it depends on ``w_j``, a function of the earlier noisy
+      sums.  (H3) Each record is in exactly k = 1 of the t steps, chosen
+      uniformly and independently of the data and of the other records: the
+      ``J_i`` above (not a permutation cut into equal batches, where the
+      others' positions determine the last record's).  (H4) t does not depend
+      on the data beyond n, which is public under replace-one.  Then under
+      add/remove neighbours (t fixed) the whole transcript is dominated by
+      ``P = (1/t) sum_j N(L e_j, sigma^2 I_t)`` against ``Q = N(0, sigma^2 I_t)``
+      ([CGH+25]; [FS25]), whose privacy loss distribution [FS26] computes
+      (the ``PLD_accounting`` package, pessimistic discretization).
+    * Replace-one by group privacy through D minus the record:
+      ``delta_RO(eps) <= (1 + e^{eps/2}) delta_AR(eps/2)``, or, if smaller, the
+      Gaussian bound of the one step that differs (sensitivity 2L, [BW18]).
+    * sigma is the smallest (to 0.2%, rounded up) noise whose ``delta_RO``
+      at ``epsilon`` is <= ``delta``
+      (:func:`~privopt.baselines._accounting.noisy_sgd_allocation_sigma`).
 
-    Step size.  The standard projected-subgradient analysis over the fresh
-    steps gives, for the average of those iterates,
-    ``E[F(w_bar)] - F(w*) <= (D^2/(2 eta) + eta T (L^2 + d sigma^2)/2) / m``
-    (F = population risk; fresh points are i.i.d. draws independent of w_t),
-    minimised by ``eta = D / sqrt(T_bar (L^2 + d sigma^2))`` with
-    ``T_bar = sum_{k<m} n/(n-k)`` (about n ln 2) the expected number of draws
-    (:func:`~privopt.baselines._accounting.noisy_sgd_step_size`).
+    Step size: ``eta = D / sqrt(t G^2)``, ``G^2 = L^2 (b (1 - 1/t) + b^2) +
+    d sigma^2``, b = n / t, the minimiser of the averaged-iterate bound
+    ``D^2/(2 eta t) + eta G^2/2``
+    (:func:`~privopt.baselines._accounting.noisy_sgd_allocation_step_size`).
     ``learning_rate`` overrides it.
 
-    What is from the paper and what is privopt's.  The algorithm is
-    [AMU20]'s (Algorithm 1); the accounting is privopt's own, above.
-    [AMU20, Theorem 6] sets sigma = 8 L sqrt(log(1/delta)) / (sqrt(n) eps)
-    and proves (4 eps (sqrt(log(1/delta')) + 2), delta + delta' +
-    2 exp(-n/16))-DP only for eps <= 1/(2 sqrt(n)) (Remark 1: for a target
-    (eps', delta'), sigma = 64 L ln(3/delta') / (sqrt(n) eps')); at
-    n = 12546 that regime ends near eps' = 0.16.  The analysis here is a
-    different, valid one with no such restriction; at the same target it
-    adds less noise than Remark 1 (0.41 to 0.45 times as much at n = 12546,
-    delta = 1/n^2, eps' from 0.05 to 0.16), so it is neither the paper's
-    constant nor "more conservative" than it.  The step size is the
-    formula above, not the theorem's eta = D / (sqrt(n) (L + sigma sqrt(d))).
+    Numbers.  At epsilon = 1, delta = 1/n^2: n = 398, d = 10 gives t = 199
+    steps (b = 2) and sigma = 0.99 per coordinate; n = 1050, d = 80 gives
+    t = 132 (b = 8) and sigma = 1.16 (the former accounting: 5.1 and more).
 
-    When it is useful.  Each record enters one step, and the valid analysis
-    above amplifies only by the subsampling q = 1/2, so sigma is large: 5.1 at
-    n = 398 and 7.4 at n = 35,000 (epsilon = 1, delta = 1/n^2) per coordinate,
-    against per-example gradients of norm <= 1.  On the data sets of
-    ``benchmarks/bench_small_data.py`` (mean gradients of norm 0.07 to 0.3) it
-    is clearly above the majority class in two of its 84 (set, epsilon)
-    cells (n up to 35,000), and on its 70%-majority synthetic family it is
-    still at the majority rate with 700,000 training records (sigma = 8.7).
-    Even the step size, radius and loss chosen on held-out accuracy (not
-    private) do not lift it clearly above the majority on six small sets
-    (``benchmarks/bench_default_limits.py``).  Prefer DP-SGD or objective
-    perturbation.
+    ``accounting="amu_subsampling"``: [AMU20]'s Algorithm 1 -- draw indices
+    uniformly with replacement; a fresh record takes a gradient step, a
+    repeated one a noise-only step; stop when m = ceil(n/2) distinct records
+    were drawn; output the average of the fresh-step iterates -- with
+    privopt's accounting: each record enters at most one step (sensitivity
+    2L), and the records used are a uniform subset of size m, so [BBG18]
+    amplification by q = m/n gives
+    ``sigma = 2 L sigma_G(log(1 + (e^eps - 1)/q), delta/q)``
+    (:func:`~privopt.baselines._accounting.noisy_sgd_sigma`) and
+    ``eta = D / sqrt(T_bar (L^2 + d sigma^2))``.  [AMU20, Theorem 6] itself
+    holds only for eps <= 1/(2 sqrt(n)).  Its sigma is 5.1 at n = 398 and
+    7.4 at n = 35,000 (epsilon = 1, delta = 1/n^2), and with it the
+    estimator was clearly above the majority class in 2 of the 84 cells of
+    ``benchmarks/bench_default_limits.py``.
 
     Parameters
     ----------
@@ -107,32 +112,48 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     loss : "hinge" (default) or "logistic".
     radius : D, radius of the feasible ball (public).
     learning_rate : None (the formula above) or a fixed eta.
+    batch_size : None (the default rule) or the expected batch size b of
+        ``accounting="allocation"`` (t = ceil(n / b) steps).
+    accounting : "allocation" (default) or "amu_subsampling".
     fit_intercept, bounds, data_norm, random_state : see ``_base``.
 
     Attributes
     ----------
     noise_std_ : sigma.  learning_rate_ : eta used.
-    n_steps_ : T (draws), n_gradient_steps_ : m.
-    epsilon_spent_ : epsilon of the run at delta (<= epsilon, by the bound above).
-    base_epsilon_, base_delta_ : (eps0, delta0) of the single Gaussian step.
-    sampling_fraction_ : q = m / n.
+    n_steps_ : number of steps (t, or T draws for "amu_subsampling").
+    n_gradient_steps_ : records whose gradient was used (n, or m).
+    epsilon_spent_ : epsilon of the run at delta (<= epsilon).
+    accounting_ : the accounting used.
+    batch_size_ : n / t (expected batch size; "allocation" only).
+    base_epsilon_, base_delta_, sampling_fraction_ : the single step's
+        (eps0, delta0) and q = m/n ("amu_subsampling" only; None otherwise).
 
     References
     ----------
+    [FS25] Feldman, Shenfeld. Privacy amplification by random allocation.
+    arXiv 2502.08202, 2025.
+    [FS26] Feldman, Shenfeld. Efficient privacy loss accounting for subsampling
+    and random allocation. ICML 2026 (arXiv 2602.17284).
+    [CGH+25] Chua, Ghazi, Harrison, Leeman, Kamath, Kumar, Manurangsi, Sinha,
+    Zhang. Balls-and-bins sampling for DP-SGD. AISTATS 2025.
     [AMU20] Arora, Marinov, Ullah. Private stochastic convex optimization:
     efficient algorithms for non-smooth objectives. arXiv 2002.09609, 2020.
     [BBG18] Balle, Barthe, Gaboardi. Privacy amplification by subsampling:
     tight analyses via couplings and divergences. NeurIPS 2018.
+    [BW18] Balle, Wang. Improving the Gaussian mechanism for differential
+    privacy: analytical calibration and optimal denoising. ICML 2018.
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, loss="hinge", radius=10.0,
-                 learning_rate=None, fit_intercept=True, bounds=None, data_norm=None,
-                 random_state=None):
+                 learning_rate=None, batch_size=None, accounting="allocation",
+                 fit_intercept=True, bounds=None, data_norm=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
         self.radius = radius
         self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.accounting = accounting
         self.fit_intercept = fit_intercept
         self.bounds = bounds
         self.data_norm = data_norm
@@ -144,6 +165,8 @@ class NoisySGDClassifier(PrivateLinearClassifier):
             "radius": check_positive(self.radius, "radius"),
             "learning_rate": check_positive(self.learning_rate, "learning_rate",
                                             allow_none=True),
+            "batch_size": check_positive(self.batch_size, "batch_size", allow_none=True),
+            "accounting": check_choice(self.accounting, "accounting", set(acc.NOISY_SGD_ACCOUNTING)),
         }
 
     @staticmethod
@@ -163,6 +186,55 @@ class NoisySGDClassifier(PrivateLinearClassifier):
                 return idx[:T], fresh[:T]
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
+        if p["accounting"] == "allocation":
+            return self._fit_allocation(Z, y, rng, eps, delta, p)
+        return self._fit_amu(Z, y, rng, eps, delta, p)
+
+    def _fit_allocation(self, Z, y, rng, eps, delta, p):
+        n, d = Z.shape
+        L = 1.0
+        if p["batch_size"] is None:
+            t = acc.noisy_sgd_allocation_steps(n, d, eps, delta)
+        else:
+            t = max(1, math.ceil(n / p["batch_size"]))
+        sigma = acc.noisy_sgd_allocation_sigma(eps, delta, t, L)
+        D = p["radius"]
+        eta = p["learning_rate"] or acc.noisy_sgd_allocation_step_size(D, L, sigma, d, n, t)
+        # the allocation: each record's step, uniform and independent, before any record is read
+        step_of = np.asarray(rng.integers(0, t, size=n), dtype=np.int64)
+        noise = np.asarray(rng.normal(0.0, sigma, size=(t, d)), dtype=float)
+        order = np.argsort(step_of, kind="stable")
+        ends = np.cumsum(np.bincount(step_of, minlength=t))
+        dloss = _DLOSS[p["loss"]]
+        yz = Z * y[:, None]
+        w = np.zeros(d)
+        w_sum = np.zeros(d)
+        start = 0
+        for j in range(t):
+            w_sum += w
+            step = noise[j]
+            stop = int(ends[j])
+            if stop > start:
+                rows = yz[order[start:stop]]
+                step = step + dloss(rows @ w) @ rows
+            start = stop
+            w = w - eta * step
+            nrm = math.sqrt(w @ w)
+            if nrm > D:
+                w *= D / nrm
+        self.accounting_ = "allocation"
+        self.noise_std_ = float(sigma)
+        self.learning_rate_ = float(eta)
+        self.n_steps_ = int(t)
+        self.n_gradient_steps_ = int(n)
+        self.batch_size_ = n / t
+        self.sampling_fraction_ = None
+        self.base_epsilon_, self.base_delta_ = None, None
+        self.epsilon_spent_ = float(acc.noisy_sgd_allocation_epsilon(sigma / L, t, delta))
+        self.delta_ = float(delta)
+        return w_sum / t
+
+    def _fit_amu(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
         m = int(math.ceil(n / 2))
         L = 1.0
@@ -187,6 +259,8 @@ class NoisySGDClassifier(PrivateLinearClassifier):
             nrm = math.sqrt(w @ w)
             if nrm > D:
                 w *= D / nrm
+        self.accounting_ = "amu_subsampling"
+        self.batch_size_ = None
         self.noise_std_ = float(sigma)
         self.learning_rate_ = float(eta)
         self.n_steps_ = int(T)
