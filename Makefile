@@ -5,11 +5,12 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: demo test system-deps benchmarks notebooks lab clean help
+.PHONY: demo test lint system-deps benchmarks notebooks lab clean help
 
 help:
 	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
 	@echo "make test        create/update $(VENV) with the test extras and run pytest"
+	@echo "make lint        ruff and mypy (configured in pyproject.toml), as CI runs them before the tests"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
 	@echo "make notebooks   re-execute the teaching notebooks in place (refresh their outputs)"
 	@echo "make lab         install JupyterLab into $(VENV) and open the notebooks in it"
@@ -48,6 +49,10 @@ demo: system-deps $(VENV)/.demo-installed
 
 test: system-deps $(VENV)/.test-installed
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check privopt tests benchmarks
+	$(VENV)/bin/mypy
 
 benchmarks: system-deps $(VENV)/.test-installed
 	$(PY) benchmarks/run_all.py

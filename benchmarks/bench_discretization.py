@@ -58,7 +58,8 @@ def main():
              "| L | distinct non-tie rows | best possible train acc | non-private LR train | non-private LR held-out |",
              "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['levels']} | {r['distinct_rows']} | {r['best_train_accuracy']} | {r['lr_train']} | {r['lr_test']} |")
+        lines.append(f"| {r['levels']} | {r['distinct_rows']} | {r['best_train_accuracy']} | {r['lr_train']} "
+                     f"| {r['lr_test']} |")
     with open(os.path.join(out, "discretization.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -92,7 +92,8 @@ def main(argv=None):
                                          random_state=seed, executor=pool, progress=False)
                 seconds = time.perf_counter() - start
                 par = res.parameters
-                rows.append({"m": m, "seed": seed, "epsilon": args.epsilon, "test_accuracy": round(accuracy(res.weights, Xt, yt), 4),
+                rows.append({"m": m, "seed": seed, "epsilon": args.epsilon,
+                             "test_accuracy": round(accuracy(res.weights, Xt, yt), 4),
                              "laplace_scale": par["laplace_scale"],
                              "A_over_eps": par["stability_bound"] / args.epsilon,
                              "deviation_over_eps": min(par["t_hoeffding"], par["t_bernstein"]) / args.epsilon,
@@ -160,7 +161,7 @@ def main(argv=None):
         ax.axhline(2.0, color="r", ls=":", lw=1, label="box width 2")
         ax.set(xlabel="m = n_oracle_calls", ylabel="scale per coordinate", title="noise added at the end")
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
-        for i, s in enumerate(summary):
+        for s in summary:
             ax.annotate(f"{s['seconds']:.0f} s", (s["m"], s["laplace"]), textcoords="offset points", xytext=(0, 6),
                         fontsize=7, ha="center")
         fig.suptitle(f"OPSamp on Adult (n = {n}, d = 4): what more oracle calls buy")

@@ -17,6 +17,7 @@ class FrozenDict(Mapping):
     """
 
     __slots__ = ("_data",)
+    _data: dict
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         object.__setattr__(self, "_data", dict(*args, **kwargs))

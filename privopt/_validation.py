@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Literal, overload
 
 import numpy as np
 
@@ -30,6 +31,12 @@ __all__ = [
 ]
 
 
+@overload
+def check_real(value, name: str, *, allow_none: Literal[False] = ...) -> float: ...
+@overload
+def check_real(value, name: str, *, allow_none: bool) -> float | None: ...
+
+
 def check_real(value, name: str, *, allow_none: bool = False) -> float | None:
     """Return ``value`` as a finite float or raise naming ``name``."""
     if value is None and allow_none:
@@ -43,6 +50,12 @@ def check_real(value, name: str, *, allow_none: bool = False) -> float | None:
     if not math.isfinite(value):
         raise ParameterError(f"{name} must be finite, got {value!r}.", name)
     return value
+
+
+@overload
+def check_positive(value, name: str, *, allow_none: Literal[False] = ..., hint: str = "") -> float: ...
+@overload
+def check_positive(value, name: str, *, allow_none: bool, hint: str = "") -> float | None: ...
 
 
 def check_positive(value, name: str, *, allow_none: bool = False, hint: str = "") -> float | None:
@@ -88,6 +101,12 @@ def check_probability(value, name: str, *, open_interval: bool = True) -> float:
     return value
 
 
+@overload
+def check_int(value, name: str, *, minimum: int | None = None, allow_none: Literal[False] = ...) -> int: ...
+@overload
+def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool) -> int | None: ...
+
+
 def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool = False) -> int | None:
     """An integer (not a bool), optionally >= ``minimum``."""
     if value is None and allow_none:
@@ -96,7 +115,7 @@ def check_int(value, name: str, *, minimum: int | None = None, allow_none: bool 
         raise ParameterTypeError(f"{name} must be an integer, got a bool ({value!r}).", name)
     if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer() and math.isfinite(value):
-            value = int(value)
+            value = int(value)  # type: ignore[call-overload]  # an integral Real (e.g. 3.0)
         else:
             raise ParameterTypeError(
                 f"{name} must be an integer, got {type(value).__name__} ({value!r}).", name

@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     try:
         from .experiments import add_experiment_parser
     except ImportError:  # pragma: no cover - experiments need the [experiment] extra
-        add_experiment_parser = None
-    if add_experiment_parser is not None:
+        pass
+    else:
         add_experiment_parser(sub, cmd_experiment)
     return parser
 

@@ -105,7 +105,8 @@ def certified_solve(
     (infeasible, no solution, crash) propagate with their report.
     """
     report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
-                   threads=threads, options=options, solver_options=solver_options, persistent=persistent, vars_to_load=vars_to_load,
+                   threads=threads, options=options, solver_options=solver_options, persistent=persistent,
+                   vars_to_load=vars_to_load,
                    _prechecked=_prechecked)
     if report.certified_optimal:
         return report

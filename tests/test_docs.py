@@ -49,5 +49,6 @@ def test_reference_pages_build_with_mkdocs(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     pages = {p.stem for p in (ROOT / "docs").glob("*.md")}
-    built = {p.parent.name if p.parent != tmp_path / "site" else "index" for p in (tmp_path / "site").rglob("index.html")}
+    site = tmp_path / "site"
+    built = {p.parent.name if p.parent != site else "index" for p in site.rglob("index.html")}
     assert pages <= built, pages - built

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -87,6 +88,12 @@ class AuditTarget:
     variant = "as shipped"
     support = None
     bins = None
+    # set by each target's __init__
+    pair: Any
+    models: tuple
+    epsilon: float
+    delta: float
+    parameters: dict
 
     def draw_noise(self, rng, size=None):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -99,7 +100,7 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
 
     _pure_dp = True
     #: The public rule behind ``alpha="auto"`` (n, d_z, epsilon) -> Lambda.
-    _auto_alpha = None
+    _auto_alpha: Callable[[int, int, float], float] | None = None
 
     def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", tol=1e-8, fit_intercept=True,
                  bounds=None, data_norm=None, random_state=None):

@@ -358,7 +358,8 @@ def _encode(records: _Records, attributes: Sequence[str], bounds: Mapping[str, f
 
 
 def _feature_layout(attributes: Sequence[str]) -> tuple[list[str], dict[str, list[int]]]:
-    names, blocks = [], {}
+    names: list[str] = []
+    blocks: dict[str, list[int]] = {}
     for a in attributes:
         start = len(names)
         if a in ADULT_CATEGORIES:
@@ -559,6 +560,7 @@ def load_adult(
     # -- step 4: held-out ---------------------------------------------------
     d = X.shape[1]
     if holdout == "split":
+        assert test_size is not None   # set above for holdout="split"
         tr, te = _stratified_split(y, test_size)
         X_train, y_train, idx_train = X[tr], y[tr], rec[tr]
         X_test, y_test, idx_test = X[te], y[te], rec[te]

@@ -130,7 +130,8 @@ def ray_executor(n_tasks: int, initializer=None, initargs=()) -> PoolExecutor:
     from ray.util.multiprocessing import Pool
 
     pool = Pool(initializer=initializer, initargs=initargs)
-    if isinstance(getattr(pool, "_processes", None), int) and pool._processes > n_tasks:
+    size = getattr(pool, "_processes", None)
+    if isinstance(size, int) and size > n_tasks:
         pool.terminate()
         pool = Pool(processes=max(1, int(n_tasks)), initializer=initializer, initargs=initargs)
     return PoolExecutor(pool, owned=True)

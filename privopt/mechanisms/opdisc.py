@@ -13,7 +13,6 @@ from .._validation import (
     check_choice,
     check_delta,
     check_epsilon,
-    check_int,
     check_positive,
     check_probability,
 )

@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 import uuid
 import warnings
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pyomo.environ as pyo
@@ -411,12 +413,13 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
                     "abs_gap": run.abs_gap}
     owned = run.executor is None or run.executor == RAY
     key = uuid.uuid4().hex   # names this run's model in the workers
+    pool: Executor
     if run.executor == RAY:   # a Ray pool for this run; the model goes to each worker once
         pool = ray_executor(m, initializer=install_payload, initargs=(key, payload))
     elif owned:   # the model goes to each worker once, with the pool's initializer
         pool = default_executor(m, initializer=install_payload, initargs=(key, payload))
-    else:
-        pool = run.executor
+    else:   # an Executor: check_executor wrapped anything else
+        pool = cast(Executor, run.executor)
     try:
         shared = None if owned else share(pool, payload)
         # several calls per task, so that the executor's round trip does not

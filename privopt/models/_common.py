@@ -132,7 +132,8 @@ def per_feature_bound(value, d: int, name: str, data_abs_max: np.ndarray | None,
     except (TypeError, ValueError) as exc:
         raise ParameterTypeError(f"{name} must be a positive number or a sequence of {d} of them.", name) from exc
     if arr.shape != (d,):
-        raise ParameterError(f"{name} must be a number or have one entry per feature ({d}), got shape {arr.shape}.", name)
+        raise ParameterError(
+            f"{name} must be a number or have one entry per feature ({d}), got shape {arr.shape}.", name)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ParameterError(f"{name} must contain finite numbers > 0, got {arr.tolist()}.", name)
     return arr
@@ -221,7 +222,8 @@ def parse_grid(grid, d: int, name: str = "grid") -> tuple:
             f"{name} must be None, an int B (grid -B..B) or a sequence of values, got the float {grid!r}.", name
         )
     if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
-        raise ParameterTypeError(f"{name} must be None, an int B, or a sequence of values, got {type(grid).__name__}.", name)
+        raise ParameterTypeError(
+            f"{name} must be None, an int B, or a sequence of values, got {type(grid).__name__}.", name)
     if len(grid) == 0:
         raise ParameterError(f"{name} is empty.", name)
     first = grid[0]

@@ -255,9 +255,9 @@ def squared_regression(X, y, *, bound=1.0, x_bound=None, y_bound=None, fit_inter
     for j in range(d):
         if G[j, j] != 0:
             quad.append(float(G[j, j]) / c2 * w[j] * w[j])
-        for l in range(j + 1, d):
-            if G[j, l] != 0:
-                quad.append(2.0 * float(G[j, l]) / c2 * w[j] * w[l])
+        for k in range(j + 1, d):
+            if G[j, k] != 0:
+                quad.append(2.0 * float(G[j, k]) / c2 * w[j] * w[k])
     lin = linexpr((-2.0 * g / c2).tolist(), [w[j] for j in range(d)], s / c2)
     model.loss = pyo.Objective(expr=pyo.quicksum(quad, linear=False) + lin, sense=pyo.minimize)
     attach_info(model, _info(d=d, n=n, bound=bound, beta=beta, C=C, factor=2.0, extra={

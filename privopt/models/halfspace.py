@@ -75,7 +75,8 @@ tight bound on the violation over W: with s_max = min(box max of <x_k, w>,
 sqrt(D^2) ||x_k||_2) and s_min the symmetric lower bound (box:
 per-coordinate extreme grid values; ball: ||w||_2 <= D), M_k = t - s_min for
 a majority +1 row and M_k = s_max - t + mu for a majority -1 row; both are at
-most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value|, and on the lattice s_max, s_min are rounded to it exactly.
+most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value|, and on the lattice s_max, s_min are
+rounded to it exactly.
 
 Chain (monotonicity) cuts.  With p_k = 1 - e_k (majority +1) or p_k = e_k
 (majority -1) the predicted-positive indicator, two distinct rows with
