@@ -27,6 +27,7 @@ __all__ = [
     "UnboundedModelError",
     "NoSolutionError",
     "SolverCrashedError",
+    "SolverLicenseError",
     "NotCertifiedError",
     "NoiseDominatesWarning",
     "WeakGuaranteeWarning",
@@ -120,6 +121,12 @@ class NoSolutionError(SolverError):
 
 class SolverCrashedError(SolverError):
     """The solver process died or returned an error instead of a status."""
+
+
+class SolverLicenseError(SolverError):
+    """The solver's licence does not allow this solve: e.g. the size-limited
+    Gurobi licence that ``pip install gurobipy`` includes refuses models with
+    more than 2000 variables or 2000 constraints."""
 
 
 class NotCertifiedError(SolverError):

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import check_int, check_positive
-from ._base import check_bool
+from ._base import check_bool, check_bounds
 
 __all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
 
@@ -22,30 +22,46 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
     """Ordinary L2-regularised logistic regression -- **NOT PRIVATE**.
 
     A reference point for the private baselines: scikit-learn's
-    ``LogisticRegression(C=C)`` on the raw features.  ``epsilon``, ``delta``
+    ``LogisticRegression(C=C)`` on the features.  ``epsilon``, ``delta``
     and ``random_state`` are accepted so that every baseline can be built the
     same way, and are ignored; ``epsilon_spent_`` is ``inf``.
+
+    ``bounds``: ``None`` (default) or the public ``(lower, upper)`` feature
+    ranges that the private baselines take (scalars or one entry per
+    feature).  Given, each feature is clipped to its range before fitting and
+    predicting, as the private baselines clip it, so that the reference sees
+    the same inputs; unlike theirs, ``coef_`` stays on the unscaled features.
+    Data inside the bounds is fitted exactly as without them.
     """
 
     _poor_score = False
     _deterministic = True
 
     def __init__(self, epsilon=None, delta=None, *, C=1.0, fit_intercept=True, max_iter=1000,
-                 random_state=None):
+                 random_state=None, bounds=None):
         self.epsilon = epsilon
         self.delta = delta
         self.C = C
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.random_state = random_state
+        self.bounds = bounds
+
+    def _clip(self, X):
+        if self._bounds is None:
+            return X
+        lower, upper = self._bounds
+        return np.clip(X, lower, upper)
 
     def fit(self, X, y):
         C = check_positive(self.C, "C")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        check_bounds(self.bounds)
         X, classes, y_pm = validate_fit(self, X, y)
+        self._bounds = check_bounds(self.bounds, X.shape[1])
         self._lr = LogisticRegression(C=C, fit_intercept=fit_intercept,
-                                      max_iter=max_iter).fit(X, y_pm)
+                                      max_iter=max_iter).fit(self._clip(X), y_pm)
         self.n_iter_ = self._lr.n_iter_.copy()
         self.classes_ = classes
         self.coef_ = self._lr.coef_.copy()
@@ -55,7 +71,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
 
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
-        return self._lr.decision_function(validate_predict(self, X))
+        return self._lr.decision_function(self._clip(validate_predict(self, X)))
 
     def predict(self, X):
         """``classes_[1]`` where the decision function is >= 0."""
@@ -65,17 +81,21 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
 class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Predicts the most frequent training label -- **NOT PRIVATE** (the
     majority is a statistic of the data).  Ties go to ``classes_[1]``.
-    ``epsilon``, ``delta``, ``random_state`` are accepted and ignored."""
+    ``epsilon``, ``delta``, ``random_state`` and ``bounds`` are accepted (as
+    every baseline takes them) and ignored; ``bounds`` is still checked."""
 
     _deterministic = True
 
-    def __init__(self, epsilon=None, delta=None, *, random_state=None):
+    def __init__(self, epsilon=None, delta=None, *, random_state=None, bounds=None):
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
+        self.bounds = bounds
 
     def fit(self, X, y):
+        check_bounds(self.bounds)
         X, classes, y_pm = validate_fit(self, X, y)
+        check_bounds(self.bounds, X.shape[1])
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.majority_ = 1 if y_pm.sum() >= 0 else -1

@@ -30,6 +30,7 @@ from ..exceptions import (
     ParameterError,
     ParameterTypeError,
     SolverCrashedError,
+    SolverLicenseError,
     SolverNotAvailableError,
     SolverOptionError,
     UnboundedModelError,
@@ -676,6 +677,14 @@ def solve(
         raise SolverCrashedError(
             f"Solver {spec.name!r} failed instead of returning a status: {exc}", report
         ) from exc
+    except Exception as exc:   # e.g. gurobipy.GurobiError, which is none of the above
+        licence = _licence_message(spec, exc, model)
+        if licence is None:
+            raise
+        report = _report(spec, version, TerminationCondition.licensingProblems, SolutionStatus.noSolution,
+                         None, None, time.perf_counter() - start, time_limit, mip_gap, abs_gap, solver_options,
+                         repr(exc))
+        raise SolverLicenseError(licence, report) from exc
     wall = time.perf_counter() - start
     if (tc == TerminationCondition.unknown and time_limit is not None
             and wall >= 0.95 * float(math.ceil(time_limit) if spec.integer_time_limit else time_limit)):
@@ -698,6 +707,32 @@ def solve(
             f"Solver {spec.name!r} hit the time limit of {time_limit} s without finding any "
             "feasible solution; raise time_limit.", report)
     raise NoSolutionError(f"Solver {spec.name!r} stopped ({tc.name}) without a solution.", report)
+
+
+#: gurobipy's error codes for licence problems (GRB.Error.NO_LICENSE, SIZE_LIMIT_EXCEEDED).
+_GUROBI_NO_LICENSE, _GUROBI_SIZE_LIMIT = 10009, 10010
+#: The limits of the size-limited licence that comes with ``pip install gurobipy``.
+GUROBI_SIZE_LIMIT = 2000
+
+
+def _licence_message(spec, exc, model) -> str | None:
+    """A clear message for a solver's licence error, or None for any other exception."""
+    if type(exc).__name__ != "GurobiError":
+        return None
+    errno = getattr(exc, "errno", None)
+    others = "'highs' (privopt's default), 'scip' or 'cbc'"
+    if errno == _GUROBI_SIZE_LIMIT or "size-limited" in str(exc):
+        n_vars = sum(1 for _ in model.component_data_objects(pyo.Var, active=True, descend_into=True))
+        n_cons = sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+        return (f"Solver {spec.name!r}: this model ({n_vars} variables, {n_cons} constraints, as privopt sends "
+                f"it) is too large for Gurobi's size-limited licence, which pip install gurobipy includes "
+                f"and which solves at most {GUROBI_SIZE_LIMIT} variables and {GUROBI_SIZE_LIMIT} constraints. "
+                f"Install a full Gurobi licence (free for academic use: https://www.gurobi.com/academia/), "
+                f"make the model smaller, or choose another solver: {others}. (Gurobi: {exc})")
+    if errno == _GUROBI_NO_LICENSE or "licen" in str(exc).lower():
+        return (f"Solver {spec.name!r}: Gurobi found no valid licence ({exc}). Install one "
+                f"(https://www.gurobi.com/downloads/) or choose another solver: {others}.")
+    return None
 
 
 def _suggest_for(pclass: str) -> str:
