@@ -152,8 +152,11 @@ def opsamp_parameters(
     privopt uses the following argument instead.  Couple the two neighbouring
     data sets D, D' through the same noise Sigma = (sigma_1..sigma_m) and let
     Y_k = ||O(D, sigma_k) - O(D', sigma_k)||_1.  The Y_k are independent (each
-    call's answer is a function of the data and its own sigma_k; privopt
-    solves every call from scratch), lie in [0, D_1] with D_1 the l1 diameter
+    call's answer is a function of the data and its own sigma_k alone: the
+    exact, certified minimizer, unique with probability one, is the same
+    point whether privopt solves the call from scratch or, by default,
+    re-solves it warm from the previous call's basis -- see
+    :func:`privopt.mechanisms._parallel.oracle_call`), lie in [0, D_1] with D_1 the l1 diameter
     of W, and E[Y_k] <= A by the stability lemma [NRVW20, Lemma 8; SN19].  So
     ||W(D, Sigma) - W(D', Sigma)||_1 <= (1/m) sum_k Y_k <= A + t with
     probability at least 1 - delta, where, with L = ln(1/delta), either

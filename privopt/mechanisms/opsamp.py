@@ -163,7 +163,8 @@ def opsamp(
     2. for k = 1..m: sigma_k ~ Exp(eta)^d (rate eta, mean 1/eta) and
        w_k = argmin_{w in W} L(D, w) - <sigma_k, w>, each solved exactly on a
        copy of ``model`` transformed by ``privopt.objective_perturbation``
-       with ``normalize=False`` and certified by the solver;
+       with ``normalize=False`` and certified by the solver (by default each
+       worker keeps its copy and re-solves it warm, see ``persistent``);
     3. output (1/m) sum_k w_k + mu, mu ~ Lap(lambda/epsilon)^d.
 
     Utility, [NRVW20, Theorem 7] verbatim: "Assuming the loss functions are
@@ -185,8 +186,9 @@ def opsamp(
     generator given by ``random_state``, in that order; each worker receives
     the serialized model and its sigma_k.  For a given ``random_state`` the
     result is therefore the same on a process pool, a thread pool or a dask
-    cluster, whatever order the calls finish in (solvers are deterministic on
-    a given model).
+    cluster, whatever order the calls finish in and whichever worker (and so
+    whichever warm start) each call gets: each answer is the unique exact
+    optimum for its sigma_k (see ``persistent``).
 
     Parameters
     ----------
@@ -228,8 +230,10 @@ def opsamp(
         abs_gap / n per record, so lambda uses
         max(oracle_error, abs_gap / n) (reported as ``oracle_error``).
     solver, time_limit, threads, solver_options, abs_gap :
-        Passed to :func:`privopt.oracle.certified_solve` for each call
-        (``time_limit`` is per call).
+        Passed to each call's solve (``time_limit`` is per call): through
+        :func:`privopt.oracle.certified_solve`, and on HiGHS's warm path
+        (see ``persistent``) to the HighsCostSession, which certifies by
+        the same rule.
     executor : None, "ray", concurrent.futures.Executor, dask Client or pool, optional
         Where the calls run.  ``None``: a local ``ProcessPoolExecutor`` with
         min(usable CPUs, m) workers, shut down afterwards (scripts on
@@ -255,10 +259,16 @@ def opsamp(
         A call that ends without any solution always raises.
     persistent : bool
         Keep one solver model per worker and per call change only the
-        objective coefficients of w, re-solving warm (default True; for
-        solvers with a persistent path, e.g. HiGHS; others solve each call
-        from scratch).  The answer for a given ``random_state`` is the same
-        either way (each call's minimizer is unique with probability one);
+        objective coefficients of w, re-solving warm from the previous
+        call's basis (default True; for solvers with a persistent path, e.g.
+        HiGHS, whose later calls skip Pyomo and change the costs in the
+        HiGHS model directly; others solve each call from scratch).  The
+        privacy proof needs each answer to be a function of the data and
+        sigma_k alone; it is, either way: each call's minimizer is unique
+        with probability one, and an exact, certified, unique optimum does
+        not depend on where the solver started (docs/guarantees.md, OPSamp).
+        The answer for a given ``random_state`` is therefore the same either
+        way (up to the last floating-point digits of the optimal vertex);
         False forces the cold path.
     project : bool
         Project the released point onto the box of the weights' declared
