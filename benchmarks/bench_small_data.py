@@ -189,7 +189,8 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, 
         "",
         f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "")
         + (f" --before {before}" if before else "")
-        + (f" --methods {','.join(methods_run)}" if methods_run else "")
+        + (" --summary-only" if methods_run == ["(summary only)"] else
+           f" --methods {','.join(methods_run)}" if methods_run else "")
         + (f" --epsilons {','.join(f'{e:g}' for e in epsilons_run)}" if epsilons_run else "")
         + (f" --datasets {','.join(datasets_run)}" if datasets_run else "") + "`, "
         f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
@@ -200,7 +201,9 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, 
         "errors ('clearly above'). `dev`: the sets the default rules' constants were chosen on; "
         "`held-out`: sets that played no part in choosing them."
         + (f" Only {', '.join(methods_run)} ran in this invocation; the other methods' rows are those of "
-           "the results file it extended." if methods_run else ""),
+           "the results file it extended." if methods_run and methods_run != ["(summary only)"] else "")
+        + (" Tables rebuilt from the results file (`--summary-only`); its rows come from earlier "
+           "invocations (see the git log of this file)." if methods_run == ["(summary only)"] else ""),
         "",
     ]
     if "private_selection" in methods:
@@ -265,17 +268,20 @@ def _selection_lines(rows, verdict, info) -> list:
              "Ahead of DP-SGD: mean above DP-SGD's by more than two standard errors of the difference. "
              "Criterion sets: n_train >= 200 and non-private LR >= 0.90.", "",
              "| role | sets | clearly above majority | ahead of DP-SGD | level with DP-SGD | behind DP-SGD "
-             "| mechanism (fits) |",
-             "|---|---|---|---|---|---|---|"]
+             "| every fit failed | mechanism (fits) |",
+             "|---|---|---|---|---|---|---|---|"]
     for role in dict.fromkeys(r["role"] for r in rows):
         for crit in (True, False):
             names = [n for (n, eps, m), v in verdict.items() if m == "private_selection" and eps == 1.0
                      and v[2] == role and (not crit or (v[1] and info[n]["n_train"] >= 200))]
             if not names:
                 continue
-            counts = {"ahead": 0, "level": 0, "behind": 0}
+            counts = {"ahead": 0, "level": 0, "behind": 0, "failed": 0}
             for n in names:
                 (a, sa), (b, sb) = acc(n, "private_selection"), acc(n, "dpsgd")
+                if math.isnan(a):   # no fit returned (errors are in the error column)
+                    counts["failed"] += 1
+                    continue
                 se = math.sqrt(sa ** 2 + sb ** 2)
                 counts["ahead" if a - b > 2 * se else "behind" if b - a > 2 * se else "level"] += 1
             clear = sum(verdict[(n, 1.0, "private_selection")][0] for n in names)
@@ -284,7 +290,7 @@ def _selection_lines(rows, verdict, info) -> list:
                 if r["dataset"] in names and r["method"] == "private_selection" and r["epsilon"] == 1.0:
                     mech[r.get("mechanism") or "?"] = mech.get(r.get("mechanism") or "?", 0) + 1
             lines.append(f"| {role} | {'criterion' if crit else 'all'}: {len(names)} | {clear} | "
-                         f"{counts['ahead']} | {counts['level']} | {counts['behind']} | "
+                         f"{counts['ahead']} | {counts['level']} | {counts['behind']} | {counts['failed']} | "
                          + ", ".join(f"{k} {v}" for k, v in sorted(mech.items())) + " |")
     return lines
 
@@ -328,8 +334,15 @@ def main():
                          "--methods, the rows of the methods and epsilons not run are kept as they are")
     ap.add_argument("--datasets", type=lambda s: s.split(","), default=None,
                     help="only these data sets; the rows of the others are kept as they are")
+    ap.add_argument("--summary-only", action="store_true", help="only rebuild the .md from the .csv")
     args = ap.parse_args()
     out = os.path.join(HERE, "results", f"small_data{args.tag}")
+    if args.summary_only:
+        text = summary(_read(out + ".csv"), args.seeds, args.tag, methods_run=["(summary only)"])
+        with open(out + ".md", "w") as fh:
+            fh.write(text)
+        print(text)
+        return
     if args.epsilons and set(args.epsilons) - set(EPSILONS):
         ap.error(f"epsilons: choose from {', '.join(f'{e:g}' for e in EPSILONS)}")
     unknown = sorted(set(args.methods or ()) - set(METHODS))
