@@ -22,9 +22,11 @@ REVISIONS = {
     "rspm": "2026-11-24",
     "nonprivate_01": "2026-11-24",
     # private selection over the estimator's default W (issue 28) and the
-    # non-private 0/1 optimum on that W (scoring, sampling, default W)
-    "permute_and_flip": "2026-11-25",
-    "exponential": "2026-11-25",
+    # non-private 0/1 optimum on that W (scoring, sampling, default W).
+    # .2: the sparse scoring engine's time prediction (8b23b20) releases where
+    # the dense prediction refused (e.g. adult-onehot-28 at a 60 s limit)
+    "permute_and_flip": "2026-11-25.2",
+    "exponential": "2026-11-25.2",
     "nonprivate_01_default": "2026-11-25",
     # privopt.baselines (feature map, defaults, accounting)
     "dpsgd": "2026-11-24",
