@@ -6,7 +6,8 @@ number of distinct rows, the wall time, the throughput in score entries per
 second (points x distinct rows x (d + ROW_OVERHEAD), the unit of
 ``privopt.mechanisms._scoring.SCORE_ENTRIES_PER_SECOND``), and the time the
 mechanism predicted from public quantities only (|W|, n, d: n bounds the
-distinct rows).  The prediction must not be below the wall time, or a
+distinct rows, and the number of distinct feature values for the sparse
+engine).  The prediction must not be below the wall time, or a
 ``time_limit`` set from it would stop a run half-way.  OPDisc's exact oracle on
 the same W (``solver="auto"``) is timed alongside.
 
@@ -15,8 +16,15 @@ the Adult files are available, ``PRIVOPT_DATA_HOME``), breast cancer (30
 features, levels 4, intercept, D = 2), and two synthetic sets with many
 distinct rows.
 
+A second table compares the two exact scoring engines in the same run: the
+dense one (one matrix product of each block of points with the distinct rows)
+and the sparse one (losses tabulated per support from the rows' pattern
+histograms, read back in the same order), on one-hot and on dense data, as
+score entries per second in the dense engine's unit (both engines compute the
+same losses for the same points).
+
 Run:  python benchmarks/bench_selection.py [--repeats 3]
-Writes benchmarks/results/selection.csv and selection.md.
+Writes benchmarks/results/selection.csv, selection.md and selection_engines.csv.
 """
 
 from __future__ import annotations
@@ -64,6 +72,43 @@ def instances():
         yield f"synthetic_n{n}_d{d}_D{D:g}", X, y, int(D), D, False
 
 
+def engine_instances():
+    """(name, model) pairs for the engine comparison: one-hot and dense data."""
+    rng = np.random.default_rng(1)
+    for n, groups, cats in ((5000, 8, 4), (20000, 10, 4)):
+        X = np.hstack([np.eye(cats)[rng.integers(0, cats, n)] for _ in range(groups)]).astype(int)
+        y = np.where(X @ rng.normal(size=X.shape[1]) + rng.normal(0, 1, n) > 0, 1, -1)
+        yield f"onehot_{groups}x{cats}_n{n}", zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+    X = rng.integers(0, 5, size=(3000, 12))
+    y = np.where(X @ rng.normal(size=12) + rng.normal(0, 2, 3000) > 0, 1, -1)
+    yield "levels4_d12_n3000", zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+
+
+def compare_engines():
+    from privopt.solvers._enumerate import _levels, choose_engine, iter_losses
+
+    out = []
+    for name, model in engine_instances():
+        data = model._privopt_enumeration
+        coef, bound, _, _ = _levels(data)
+        points, rows = enumeration_size(model)
+        d = data["X"].shape[1]
+        row = {"instance": name, "d": d, "points": points, "distinct_rows": rows,
+               "auto_engine": choose_engine(data, coef, bound)}
+        losses = {}
+        for engine in ("sparse", "dense"):
+            t = time.perf_counter()
+            losses[engine] = np.concatenate([b[2] for b in iter_losses(data, coef, bound, engine=engine)])
+            sec = time.perf_counter() - t
+            row[f"{engine}_seconds"] = sec
+            row[f"{engine}_entries_per_second"] = points * rows * (d + ROW_OVERHEAD) / sec
+            print(name, engine, f"{sec:.1f} s", flush=True)
+        row["identical_losses"] = bool(np.array_equal(losses["sparse"], losses["dense"]))
+        row["speedup"] = row["dense_seconds"] / row["sparse_seconds"]
+        out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -99,7 +144,7 @@ def main():
              f"`python benchmarks/bench_selection.py --repeats {args.repeats}` (privopt {privopt.__version__}, "
              f"Python {platform.python_version()}, {datetime.now(timezone.utc).isoformat(timespec='seconds')}, "
              f"{os.cpu_count()} cores). Median over repeats; epsilon 1. `entries/s` = points x distinct rows x "
-             f"(d + {ROW_OVERHEAD}) / seconds; `predicted` = the mechanism's prediction from |W|, n and d only "
+             f"(d + {ROW_OVERHEAD}) / seconds; `predicted` = the mechanism's prediction from |W|, n, d and the number of feature values "
              f"(SCORE_ENTRIES_PER_SECOND = {SCORE_ENTRIES_PER_SECOND:.3g}): it must not be below the actual time.",
              "The machine was shared with other jobs during the run.", "",
              "| instance | method | n | d | |W| | distinct rows | seconds | entries/s | predicted s | predicted / actual |",
@@ -117,6 +162,20 @@ def main():
         lines.append(f"| {inst} | {meth} | {r0['n']:,} | {r0['d']} | {r0['points']:,} | {r0['distinct_rows']:,} | "
                      f"{sec:.2f} | {'' if np.isnan(eps_) else f'{eps_:.3g}'} | "
                      f"{'' if np.isnan(pred) else f'{pred:.3g}'} | {'' if np.isnan(pred) else f'{pred / sec:.1f}'} |")
+    engines = compare_engines()
+    with open(os.path.join(args.out, "selection_engines.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(engines[0]))
+        w.writeheader()
+        w.writerows(engines)
+    lines += ["", "## Sparse against dense scoring, same run", "",
+              "Score entries per second in the dense engine's unit (points x distinct rows x (d + "
+              f"{ROW_OVERHEAD})) for both engines; `identical`: the two loss vectors are equal.", "",
+              "| instance | d | |W| | distinct rows | engine auto picks | dense s | sparse s | dense entries/s | "
+              "sparse entries/s | speed-up | identical |", "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|"]
+    for r in engines:
+        lines.append(f"| {r['instance']} | {r['d']} | {r['points']:,} | {r['distinct_rows']:,} | {r['auto_engine']} | "
+                     f"{r['dense_seconds']:.1f} | {r['sparse_seconds']:.1f} | {r['dense_entries_per_second']:.3g} | "
+                     f"{r['sparse_entries_per_second']:.3g} | {r['speedup']:.1f}x | {r['identical_losses']} |")
     with open(os.path.join(args.out, "selection.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -35,15 +35,15 @@ from ..solvers import count_grid_points
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
 
-#: Throughput of the halfspace engine used to PREDICT its time, in score
+#: Throughput of the halfspace engines used to PREDICT their time, in score
 #: entries per second, an entry being one multiply-add of a point with a row;
 #: each (point, row) pair also costs about :data:`ROW_OVERHEAD` entries (the
 #: comparison with the threshold and the weighted error count).  Measured by
-#: ``benchmarks/bench_selection.py`` at 5e9 to 1.3e10 per second on the
-#: development machine (2 cores), and 2 to 3 times less while other jobs ran;
-#: the prediction uses 2e9 so that a busy or slower machine still finishes
-#: within the predicted time.
-SCORE_ENTRIES_PER_SECOND = 2.0e9
+#: ``benchmarks/bench_selection.py`` at 2.4e9 to 1.3e10 per second for the
+#: dense engine on the development machine (2 cores), the low end while other
+#: jobs ran; the prediction uses 1.5e9 so that a busy or slower machine still
+#: finishes within the predicted time.
+SCORE_ENTRIES_PER_SECOND = 1.5e9
 ROW_OVERHEAD = 18
 
 
