@@ -144,10 +144,12 @@ def main():
              f"`python benchmarks/bench_selection.py --repeats {args.repeats}` (privopt {privopt.__version__}, "
              f"Python {platform.python_version()}, {datetime.now(timezone.utc).isoformat(timespec='seconds')}, "
              f"{os.cpu_count()} cores). Median over repeats; epsilon 1. `entries/s` = points x distinct rows x "
-             f"(d + {ROW_OVERHEAD}) / seconds; `predicted` = the mechanism's prediction from |W|, n, d and the number of feature values "
+             f"(d + {ROW_OVERHEAD}) / seconds; `predicted` = the mechanism's prediction from |W|, n, d and the "
+             "number of feature values "
              f"(SCORE_ENTRIES_PER_SECOND = {SCORE_ENTRIES_PER_SECOND:.3g}): it must not be below the actual time.",
              "The machine was shared with other jobs during the run.", "",
-             "| instance | method | n | d | |W| | distinct rows | seconds | entries/s | predicted s | predicted / actual |",
+             "| instance | method | n | d | |W| | distinct rows | seconds | entries/s | predicted s "
+             "| predicted / actual |",
              "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     keys = []
     for r in rows:

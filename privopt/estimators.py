@@ -318,7 +318,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
                                      "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
             model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept)
-            result = MECHANISMS["rspm"](model, epsilon=epsilon, delta=delta, solver=self.solver,
+            result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                         time_limit=self.time_limit, random_state=self.random_state,
                                         on_failure=self.on_failure)
         from .models import get_info

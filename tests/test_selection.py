@@ -25,7 +25,7 @@ from privopt.calibration import (
     selection_sensitivity,
     selection_utility_bound,
 )
-from privopt.exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
+from privopt.exceptions import ModelError, ParameterError, ParameterTypeError
 from privopt.models import zero_one_halfspace
 from privopt.solvers._enumerate import _grid_points, iter_grid_blocks
 from privopt.perturbation import norm_levels
@@ -382,7 +382,7 @@ def test_sparse_tables_equal_dense_losses(case, use_numba):
         X = rng.integers(-1, 2, size=(250, 5))
         y = np.where(X[:, 0] - X[:, 2] + rng.normal(0, 1, 250) > 0, 1, -1)
         kw = dict(grid=2, norm_bound=2.0, fit_intercept=False)
-    data = getattr(zero_one_halfspace(X, y, **kw), "_privopt_enumeration")
+    data = zero_one_halfspace(X, y, **kw)._privopt_enumeration
     coef, bound, _, _ = _levels(data)
     dense = list(iter_losses(data, coef, bound, engine="dense"))
     tables = SparseTables(data, coef, bound, use_numba=use_numba)

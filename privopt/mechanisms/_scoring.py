@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from ..exceptions import ModelError, NotCertifiedError, ParameterError
+from ..exceptions import NotCertifiedError, ParameterError
 from ..perturbation import norm_levels
 from ..solvers import count_grid_points
 

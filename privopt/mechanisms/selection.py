@@ -224,7 +224,8 @@ def exponential_mechanism(
         from ..solvers._enumerate import _check_unchanged
 
         _check_unchanged(model, halfspace, None)
-        scorer = HalfspaceScorer(model, halfspace, norm_bound=norm_bound, max_points=max_points)
+        scorer: HalfspaceScorer | FixAndSolveScorer = HalfspaceScorer(
+            model, halfspace, norm_bound=norm_bound, max_points=max_points)
         solver_name = "enumerate"
     else:
         solver_name = check_solver_ready("highs" if solver_key == "auto" else solver)
@@ -282,6 +283,8 @@ def exponential_mechanism(
                     "points (the prediction was too optimistic for this machine); nothing is "
                     "released. Raise time_limit or make W smaller.", None)
     wall = time.perf_counter() - start
+    assert best_w is not None   # W has at least two points, so the loop ran
+    released = np.asarray(best_w, dtype=float) + 0.0   # no -0.0
 
     parameters = {
         "method": method,
@@ -301,7 +304,7 @@ def exponential_mechanism(
     }
     return PrivateResult(
         labels=weight_labels(w_vars),
-        weights=best_w + 0.0,
+        weights=released,
         mechanism=method,
         epsilon=epsilon,
         delta=0.0,
