@@ -9,7 +9,7 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 
 from ._version import __version__
 from . import exceptions
-from .exceptions import PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
+from .exceptions import LossContractWarning, PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
 from . import calibration, models, perturbation, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import exponential_mechanism, opdisc, opsamp, rspm
@@ -20,6 +20,7 @@ __all__ = [
     "exceptions",
     "PrivacyLeakWarning",
     "UnprovenGuaranteeWarning",
+    "LossContractWarning",
     "PrivoptError",
     "PrivateResult",
     "audit",

@@ -36,6 +36,7 @@ __all__ = [
     "UncertifiedReleaseWarning",
     "NoiseDisclosureWarning",
     "UnprovenGuaranteeWarning",
+    "LossContractWarning",
 ]
 
 
@@ -173,6 +174,16 @@ class WeakGuaranteeWarning(UserWarning):
     mechanism may then publish a whole record with probability delta and
     still be (epsilon, delta)-DP.  The common rule is delta well below 1/n
     (privopt's estimators use 1/n^2)."""
+
+
+class LossContractWarning(UserWarning):
+    """The objective cannot be a SUM of n per-record terms, each in the
+    declared range (``loss_range``, or G for OPDisc), which every mechanism
+    assumes: e.g. it is written as a mean, ``sum(...) / n``.  The release is
+    still private, but its noise is calibrated to terms n times wider than the
+    loss's, so it says little.  privopt checks the objective's structure only
+    (its outermost constant factor against 1/n and 1/(2n)), before any data-dependent
+    work; see docs/own_model.md."""
 
 
 class UncheckedOptionsWarning(UserWarning):

@@ -11,13 +11,14 @@ from ..exceptions import (
     NoiseDisclosureWarning,
     ParameterError,
     SolverNotAvailableError,
+    LossContractWarning,
     WeakGuaranteeWarning,
 )
 from ..solvers import get_spec
 from ..solvers._dispatch import _availability
 
 __all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
-           "check_n_samples", "warn_if_delta_weak"]
+           "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
 
 
 def check_n_samples(n_samples, info):
@@ -90,3 +91,91 @@ def warn_noise_disclosed(what: str = "the noise vector", stacklevel: int = 3) ->
     (``stacklevel`` 3: the caller of the function that calls this one)."""
     warnings.warn(f"result.noise holds {what}; publishing it voids privacy.", NoiseDisclosureWarning,
                   stacklevel=stacklevel)
+
+
+def objective_scale(expr):
+    """The constant c of an objective written as c * E, E / k or -E (peeled
+    from the outside in, through named expressions), as ``(c, E)``; ``(1.0,
+    expr)`` when the outermost node is not such a scaling.
+
+    Reads the expression's TREE and the constants of its outermost scaling
+    nodes only, never the coefficients inside E (which may hold the data)."""
+    c, e = 1.0, expr
+    for _ in range(64):   # a bound on the nesting, not a data-dependent loop
+        if getattr(e, "is_named_expression_type", lambda: False)():
+            e = e.expr
+            continue
+        name = type(e).__name__
+        args = getattr(e, "args", None)
+        if name == "NegationExpression":
+            c, e = -c, args[0]
+            continue
+        if name == "DivisionExpression" and not _is_variable(args[1]):
+            k = _constant(args[1])
+            if k is None or k == 0:
+                break
+            c, e = c / k, args[0]
+            continue
+        if name in ("ProductExpression", "MonomialTermExpression") and args is not None and len(args) == 2:
+            if not _is_variable(args[0]) and _is_variable(args[1]):
+                k, inner = _constant(args[0]), args[1]
+            elif not _is_variable(args[1]) and _is_variable(args[0]):
+                k, inner = _constant(args[1]), args[0]
+            else:
+                break
+            if k is None:
+                break
+            c, e = c * k, inner
+            continue
+        break
+    return c, e
+
+
+def _is_variable(e) -> bool:
+    return bool(getattr(e, "is_potentially_variable", lambda: False)())
+
+
+def _constant(e):
+    from pyomo.environ import value
+
+    try:
+        return float(value(e))
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+
+
+#: 1/c = k n for these k is read as a mean (k = 2: the halved mean, ``sum(...) / (2 n)``).
+_MEAN_MULTIPLES = (1, 2)
+
+
+def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int = 3) -> bool:
+    """Warn (:class:`~privopt.exceptions.LossContractWarning`) when the active
+    objective is written as c * E with 1/|c| within 1% of n or 2 n, the
+    pattern of a mean ``sum(...) / n`` (or ``/ (2 n)``), which cannot be a sum
+    of n per-record terms each in the declared range: the release stays private, but its noise is calibrated to
+    terms n times wider than the loss's.  Returns whether it warned.
+
+    Public by construction: the check reads the objective's expression tree,
+    the constants of its outermost scaling nodes and n, before any solve and
+    without reading the coefficients inside the scaled expression (where the
+    data sits).  Nothing runs when n is unknown.  A mean whose 1/n is folded
+    into every coefficient (``sum(c_i / n * x_i)``) is not detected."""
+    if n_samples is None or n_samples < 2:
+        return False
+    from pyomo.environ import Objective
+
+    objectives = list(model.component_data_objects(Objective, active=True))
+    if len(objectives) != 1:
+        return False
+    c, _ = objective_scale(objectives[0].expr)
+    if c == 0 or not any(abs(1.0 / abs(c) - k * n_samples) <= 0.01 * k * n_samples for k in _MEAN_MULTIPLES):
+        return False
+    warnings.warn(
+        f"model: its objective is (...) / {1.0 / abs(c):.6g} with n_samples = {n_samples}: it looks like a MEAN "
+        f"of per-record losses. {what} assumes a SUM of n per-record terms, each in the declared range, and "
+        f"calibrates its noise to that range, so the noise is about n = {n_samples} times too large for this "
+        "loss (the release is still private, but close to useless). Drop the 1/n (minimize the sum), or, if "
+        "the declared range already describes the scaled terms, ignore this warning "
+        "(warnings.simplefilter('ignore', privopt.exceptions.LossContractWarning)).",
+        LossContractWarning, stacklevel=stacklevel)
+    return True

@@ -36,7 +36,7 @@ from ..perturbation import (
 )
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP, count_grid_points
-from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
+from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_if_mean_objective, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
 
 __all__ = ["opdisc"]
@@ -207,6 +207,7 @@ def opdisc(
 
     n_samples = check_n_samples(n_samples, info)
     warn_if_delta_weak(delta, n_samples)
+    warn_if_mean_objective(model, n_samples, "OPDisc")   # the objective's structure against n, before any solve
     if levels.exact and count_grid_points(levels.coef, int(levels.bound)) == 1:
         raise ParameterError(
             f"norm_bound: only one grid point lies in the ball ||w||_2 <= {D:g}, so the release would "

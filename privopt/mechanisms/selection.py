@@ -23,7 +23,7 @@ from ..models._info import get_info
 from ..perturbation import resolve_grids, weights_of
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
-from ._checks import check_model_objective, check_n_samples, check_solver_ready
+from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
 from ._scoring import FixAndSolveScorer, HalfspaceScorer
 
@@ -229,6 +229,8 @@ def exponential_mechanism(
         solver_name = "enumerate"
     else:
         solver_name = check_solver_ready("highs" if solver_key == "auto" else solver)
+        # a user's model: the objective's structure (a mean?) against n, before any solve
+        warn_if_mean_objective(model, n_samples, "Private selection")
         grids = resolve_grids(w_vars, grid, info.grid if info else None)
         scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
                                    time_limit=time_limit, threads=threads, abs_gap=abs_gap,
