@@ -133,7 +133,7 @@ def rspm(
         and :func:`~privopt.mechanisms.opsamp`); default: the model's info
         ``weights`` or ``"w"``.
     epsilon : float
-        > 0.
+        Privacy budget (> 0).
     delta : float, optional
         Deprecated and ignored: RSPM (Laplace) is pure epsilon-DP and the
         result records ``delta = 0``.  Passing it warns

@@ -98,8 +98,8 @@ def exponential_mechanism(
       [DKSSWXZ21]; never worse in expected loss than the exponential
       mechanism at the same epsilon.
 
-    Both are epsilon-DP for any W fixed before the data.  With probability
-    >= 1 - beta the released point's loss exceeds min_W L by at most
+    Both are epsilon-DP for any W fixed before the data.  With probability at
+    least 1 - beta the released point's loss exceeds min_W L by at most
     alpha = (2 Delta / epsilon)(ln |W| + ln(1/beta)) (``parameters["alpha"]``;
     :func:`privopt.calibration.selection_utility_bound`).  The noise is drawn
     block by block in a fixed order of W, so memory stays bounded and a
