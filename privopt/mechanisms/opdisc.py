@@ -118,9 +118,13 @@ def opdisc(
         value larger than the grid's smallest gap is an error (the grid would
         not be tau-separated).
     n_samples : int, optional
-        n, used ONLY for the utility bound alpha; default: the model's info.
-        Without it the private answer is still released (the noise does not
-        depend on n) and ``parameters["alpha"]`` is None.
+        n, used for the utility bound alpha and for two warnings, never for
+        the noise; default: the model's info.  With n known, delta > 1/n draws
+        a :class:`~privopt.exceptions.WeakGuaranteeWarning`, and an objective
+        written as a mean (``sum(...) / n``) a
+        :class:`~privopt.exceptions.LossContractWarning` (from the
+        expression's structure, before any solve).  Without it the private
+        answer is still released and ``parameters["alpha"]`` is None.
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
         variables declared continuous.

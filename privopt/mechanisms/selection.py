@@ -141,6 +141,9 @@ def exponential_mechanism(
         n; default: the model's info.  Used for alpha / n in the parameters
         and to check that every L(w) lies in [n a, n b] (a loss outside means
         the model breaks its declared contract and nothing is released).
+        With n known, a user's objective written as a mean (``sum(...) / n``)
+        draws a :class:`~privopt.exceptions.LossContractWarning`, from the
+        expression's structure alone, before any solve.
     method : {"exponential", "permute_and_flip"}
     solver : str
         ``"auto"``: enumeration for privopt's 0/1-loss models, HiGHS otherwise.
