@@ -409,9 +409,11 @@ _MAX_PATTERNS = 1 << 20
 #: tables), in multiply-add units: small problems stay dense.
 _SPARSE_SETUP_COST = 2_000_000_000
 #: Work units of one (point, coordinate) of the dense point stream that the
-#: sparse engine still pays (generation of the point and its table lookup),
-#: relative to one multiply-add of the dense engine.
-_SPARSE_POINT_COST = 3
+#: sparse engine still pays (generation of the point in the dense order and
+#: its table lookup), relative to one multiply-add of the dense engine:
+#: measured at about 100 by ``benchmarks/bench_selection.py`` (1.7 million
+#: points at d = 41 read back in 4.6 s).
+_SPARSE_POINT_COST = 100
 
 
 def _uniform_grid(grid):
@@ -587,10 +589,10 @@ def sparse_applicable(data) -> bool:
 def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base=None):
     """(dense, sparse) work estimates in multiply-add units for ``rows``
     distinct rows (sparse is None where it does not apply): dense
-    |W| rows (d + 18); sparse sum_k C(d, k) (rows (k + 2) + P_k G^k) for the
+    |W| rows (d + 18); sparse sum_k C(d, k) (rows (k + 2) + P_k V_k) for the
     pattern histograms and their products with the prediction tables (P_k =
-    min(base^k, rows) patterns, G nonzero grid values), plus |W| d * 3 for
-    reading the table in the dense order."""
+    min(base^k, rows) patterns, V_k value vectors on a support of size k),
+    plus |W| d * 100 for reading the table back in the dense order."""
     from math import comb
 
     dense = n_points * max(1, rows) * (d + 18)
@@ -600,8 +602,19 @@ def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base
     zero = g.index(0.0)
     umin = min(c for k, c in enumerate(coef[0]) if k != zero)
     kmax = min(d, int(bound // umin)) if umin > 0 else d
-    G = len(g) - 1
+    nonzero_units = [c for k, c in enumerate(coef[0]) if k != zero]
     b = max(1, rows) if base is None else base
-    hist = sum(comb(d, k) * (max(1, rows) * (k + 2) + min(b ** k, max(1, rows)) * G ** k)
-               for k in range(1, kmax + 1))
+    hist = 0
+    for k in range(1, kmax + 1):
+        # value vectors on a support of size k: k-tuples of nonzero values within the bound
+        counts = np.zeros(bound + 1, dtype=object)
+        counts[0] = 1
+        for _ in range(k):
+            new = np.zeros(bound + 1, dtype=object)
+            for c in nonzero_units:
+                if c <= bound:
+                    new[c:] += counts[: bound + 1 - c]
+            counts = new
+        n_values = int(counts.sum())
+        hist += comb(d, k) * (max(1, rows) * (k + 2) + min(b ** k, max(1, rows)) * n_values)
     return dense, _SPARSE_SETUP_COST + hist + n_points * d * _SPARSE_POINT_COST
