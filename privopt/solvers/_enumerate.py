@@ -94,15 +94,7 @@ def choose_solver(model, fallback: str = "highs") -> str:
 def count_grid_points(coef, bound: int) -> int:
     """Number of index tuples (k_1..k_d) with sum_j coef[j][k_j] <= bound
     (integer squared-norm units), by dynamic programming over coordinates."""
-    counts = np.zeros(bound + 1, dtype=object)
-    counts[0] = 1
-    for c in coef:
-        new = np.zeros(bound + 1, dtype=object)
-        for x in c:
-            if x <= bound:
-                new[x:] += counts[: bound + 1 - x]
-        counts = new
-    return int(counts.sum())
+    return int(_prefix_counts(coef, bound)[-1][bound])
 
 
 def _levels(data, norm_bound=None):
@@ -607,14 +599,6 @@ def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base
     hist = 0
     for k in range(1, kmax + 1):
         # value vectors on a support of size k: k-tuples of nonzero values within the bound
-        counts = np.zeros(bound + 1, dtype=object)
-        counts[0] = 1
-        for _ in range(k):
-            new = np.zeros(bound + 1, dtype=object)
-            for c in nonzero_units:
-                if c <= bound:
-                    new[c:] += counts[: bound + 1 - c]
-            counts = new
-        n_values = int(counts.sum())
+        n_values = count_grid_points([nonzero_units] * k, bound)
         hist += comb(d, k) * (max(1, rows) * (k + 2) + min(b ** k, max(1, rows)) * n_values)
     return dense, _SPARSE_SETUP_COST + hist + n_points * d * _SPARSE_POINT_COST
