@@ -212,10 +212,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
         return grid, norm_bound
 
-    def _public_size(self, n_features: int) -> int:
-        """|W| from the grid and the ball alone (no data)."""
+    def _public_levels(self, n_features: int):
+        """(d counting the intercept, per-coordinate grids, NormLevels) of W,
+        from the grid and the ball alone (no data)."""
         from .perturbation import norm_levels
-        from .solvers import count_grid_points
 
         grid, norm_bound = self._ball(n_features)
         d_model = n_features + (1 if self.fit_intercept else 0)
@@ -225,32 +225,35 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             seq = list(grid)
             grids = ([tuple(map(float, g)) for g in seq] if seq and np.ndim(seq[0]) == 1
                      else [tuple(map(float, seq))] * d_model)
-        lv = norm_levels(grids, norm_bound)
+        return d_model, grids, norm_levels(grids, norm_bound)
+
+    def _public_size(self, n_features: int) -> int:
+        """|W| from the grid and the ball alone (no data)."""
+        from .solvers import count_grid_points
+
+        _, _, lv = self._public_levels(n_features)
         if not lv.exact:
             return 10 ** 18   # no exact enumeration: too large to score
         return count_grid_points(lv.coef, int(lv.bound))
 
-    def _public_sparse_work(self, Xd, n):
-        """The sparse engine's work estimate for the auto rule, from the grid,
-        the ball, n and the number of feature values: levels + 1 for
-        discretized features (public), else the values present in X (for
-        integer features given as they are)."""
-        from .perturbation import norm_levels
+    def _public_sparse_work(self, Xd, n, n_points):
+        """The sparse engine's work estimate for the auto rule (|W| =
+        ``n_points``), from the grid, the ball, n and the number of feature
+        values: levels + 1 for discretized features (public), else the values
+        present in X (for integer features given as they are)."""
         from .solvers._enumerate import scoring_costs
 
-        grid, norm_bound = self._ball(Xd.shape[1])
+        grid, _ = self._ball(Xd.shape[1])
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool):
             return None
-        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
-        grids = [tuple(float(v) for v in range(-int(grid), int(grid) + 1))] * d_model
-        lv = norm_levels(grids, norm_bound)
+        d_model, grids, lv = self._public_levels(Xd.shape[1])
         if not lv.exact:
             return None
         if self.discretizer_ is not None:
             base = int(np.max(np.atleast_1d(self.levels))) + 1 + (1 if self.fit_intercept else 0)
         else:
             base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
-        return scoring_costs(self._public_size(Xd.shape[1]), n, d_model, lv.coef, int(lv.bound), grids, base)[1]
+        return scoring_costs(n_points, n, d_model, lv.coef, int(lv.bound), grids, base)[1]
 
     def _zero_one_model(self, Xd, y):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
@@ -307,9 +310,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             elif milp_solver:
                 mechanism, self.mechanism_reason_ = "opdisc", f"solver={self.solver!r} is a MILP solver: OPDisc"
             else:
+                n_points = self._public_size(Xd.shape[1])
                 mechanism, self.mechanism_reason_ = auto_mechanism(
-                    self._public_size(Xd.shape[1]), n, Xd.shape[1] + int(bool(self.fit_intercept)),
-                    self.time_limit, self._public_sparse_work(Xd, n))
+                    n_points, n, Xd.shape[1] + int(bool(self.fit_intercept)), self.time_limit,
+                    self._public_sparse_work(Xd, n, n_points))
         self.mechanism_ = mechanism
         if mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)

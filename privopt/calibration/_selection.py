@@ -58,7 +58,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_choice, check_epsilon, check_positive, check_probability
+from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..exceptions import ParameterError, ParameterTypeError
 
 __all__ = [
@@ -122,8 +122,7 @@ def selection_utility_bound(epsilon: float, sensitivity: float, n_points: int, b
     summed loss exceeds the minimum over W by at most
     (2 Delta / epsilon)(ln |W| + ln(1/beta)) [DR14, Theorem 3.11]."""
     beta = check_probability(beta, "beta")
-    if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral) or n_points < 1:
-        raise ParameterError(f"n_points must be a positive integer, got {n_points!r}.", "n_points")
+    n_points = check_int(n_points, "n_points", minimum=1)
     return selection_noise_scale(epsilon, sensitivity) * (math.log(n_points) + math.log(1.0 / beta))
 
 

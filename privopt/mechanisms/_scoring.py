@@ -22,7 +22,6 @@ reading the data's values, from public quantities only.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 
 import numpy as np
@@ -111,26 +110,25 @@ class HalfspaceScorer:
 
 
 def _product_points(grids, norm_bound, cap):
-    """The points of prod_j grids[j] (inside ||w|| <= norm_bound when given),
-    in lexicographic order with the LAST coordinate most significant, as one
-    array; raises when there are more than ``cap``."""
-    from ..solvers._enumerate import iter_grid_blocks
+    """``(count, points)``: the points of prod_j grids[j] (inside
+    ||w|| <= norm_bound when given), in the enumeration's order (the LAST
+    coordinate most significant), or ``(count, None)`` when there are more
+    than ``cap``.  Without a ball (or on a grid without exact norm levels) the
+    product is listed with zero norm units and filtered afterwards."""
+    from ..solvers._enumerate import _grid_points
 
-    if norm_bound is not None:
-        lv = norm_levels(grids, norm_bound)
-        if lv.exact:
-            n = count_grid_points(lv.coef, int(lv.bound))
-            if n > cap:
-                return n, None
-            parts = [v for v, _ in iter_grid_blocks(grids, lv.coef, int(lv.bound), max(n, 1))]
-            return n, np.vstack(parts)
-    n = math.prod(len(g) for g in grids)
+    lv = norm_levels(grids, norm_bound) if norm_bound is not None else None
+    if lv is not None and lv.exact:
+        coef, bound = lv.coef, int(lv.bound)
+    else:
+        coef, bound = [[0] * len(g) for g in grids], 0
+    n = count_grid_points(coef, bound)
     if n > cap:
         return n, None
-    pts = np.array(list(itertools.product(*reversed([list(g) for g in grids]))), dtype=float)[:, ::-1]
-    if norm_bound is not None:
+    pts, _ = _grid_points(grids, coef, bound)
+    if lv is not None and not lv.exact:
         pts = pts[(pts ** 2).sum(axis=1) <= norm_bound ** 2 * (1 + 1e-12)]
-    return n, np.ascontiguousarray(pts)
+    return n, pts
 
 
 def _weight_only_constraints(model, weight_ids):

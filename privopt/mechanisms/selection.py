@@ -10,14 +10,14 @@ import numpy as np
 
 from .._progress import progress_bar
 from .._random import check_random_state
-from .._validation import check_epsilon, check_positive, check_probability
+from .._validation import check_bool, check_epsilon, check_int, check_positive, check_probability
 from ..calibration._selection import (
     check_loss_range,
     check_selection_method,
     selection_noise_scale,
     selection_utility_bound,
 )
-from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models._common import ENUMERATION_ATTR
 from ..models._info import get_info
 from ..perturbation import resolve_grids, weights_of
@@ -193,11 +193,9 @@ def exponential_mechanism(
     beta = check_probability(beta, "beta")
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
-    if max_points is not None and (isinstance(max_points, bool) or not isinstance(max_points, int)
-                                   or max_points < 1):
-        raise ParameterError(f"max_points must be a positive integer, got {max_points!r}.", "max_points")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise ParameterTypeError(f"progress must be True, False or None, got {progress!r}.", "progress")
+    max_points = check_int(max_points, "max_points", minimum=1, allow_none=True)
+    if progress is not None:
+        progress = check_bool(progress, "progress")
     if norm_bound is not None:
         norm_bound = check_positive(norm_bound, "norm_bound")
     if not isinstance(solver, str):
@@ -281,8 +279,6 @@ def exponential_mechanism(
             done += pts.shape[0]
             bar.update(pts.shape[0])
             if time_limit is not None and time.perf_counter() - start > time_limit and done < n_points:
-                from ..exceptions import NotCertifiedError
-
                 raise NotCertifiedError(
                     f"time_limit: {time_limit:g} s ran out after scoring {done:,} of {n_points:,} "
                     "points (the prediction was too optimistic for this machine); nothing is "
