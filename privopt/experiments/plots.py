@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from ._methods import method_label
+
 __all__ = ["plot_accuracy", "plot_runtimes"]
 
 #: Non-private reference points, drawn as horizontal lines.
@@ -16,8 +18,6 @@ REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01", "nonprivate_01_defaul
 
 
 def _label(r) -> str:
-    from .adult import method_label
-
     return method_label(r["method"], r.get("calibration") or "")
 
 
