@@ -231,6 +231,15 @@ def _key(r):
     return (r["instance"], r["ball"], r["solver"], float(r["epsilon"]), int(r["seed"]))
 
 
+def _pending(fn, name, ball, label, args, done):
+    """The tasks of one (instance, ball, solver or selection method) not yet in ``done``: one per
+    epsilon and seed, each ``(fn, name, ball, label, epsilon, seed, time_limit)``."""
+    return [(fn, name, ball, label, eps, seed, args.time_limit)
+            for eps in (float(e) for e in args.epsilons.split(","))
+            for seed in range(args.seeds)
+            if (name, ball, label, eps, seed) not in done]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--instances", default=",".join(INSTANCES))
@@ -276,22 +285,13 @@ def main(argv=None):
     for name in args.instances.split(","):
         for ball in args.balls.split(","):
             points, rows = enumeration_size(model_of(name, ball))
-            for solver in solvers:
-                if solver == "enumerate" and points > args.max_points:
-                    print(f"skip enumerate on {name}/{ball}: {points:.3g} grid points", flush=True)
+            # the oracle's solvers, then private selection; enumeration and selection score every point of W
+            runners = [(one_solve, s, s == "enumerate") for s in solvers] + [(one_select, m, True) for m in selection]
+            for fn, label, scores_w in runners:
+                if scores_w and points > args.max_points:
+                    print(f"skip {label} on {name}/{ball}: {points:.3g} grid points", flush=True)
                     continue
-                for eps in (float(e) for e in args.epsilons.split(",")):
-                    for seed in range(args.seeds):
-                        if (name, ball, solver, eps, seed) not in done:
-                            tasks.append((one_solve, name, ball, solver, eps, seed, args.time_limit))
-            for method in selection:
-                if points > args.max_points:
-                    print(f"skip {method} on {name}/{ball}: {points:.3g} grid points", flush=True)
-                    continue
-                for eps in (float(e) for e in args.epsilons.split(",")):
-                    for seed in range(args.seeds):
-                        if (name, ball, method, eps, seed) not in done:
-                            tasks.append((one_select, name, ball, method, eps, seed, args.time_limit))
+                tasks += _pending(fn, name, ball, label, args, done)
     print(f"{len(tasks)} solves to run ({len(done)} already in {path})", flush=True)
     stamp = dict(privopt=privopt.__version__, python=platform.python_version(),
                  date=datetime.datetime.now().isoformat(timespec="seconds"))
@@ -331,7 +331,8 @@ def write_summary(rows, args):
         "",
         f"`python benchmarks/bench_oracle_suite.py` (privopt {privopt.__version__}, "
         f"Python {platform.python_version()}, {args.workers} solves in parallel, one core each; time limit "
-        f"{sorted({float(r['time_limit']) for r in rows})} s, seeds per epsilon as counted below).  Every solve is the OPDisc oracle of `privopt.opdisc` (delta = 1/n^2) on the "
+        f"{sorted({float(r['time_limit']) for r in rows})} s, seeds per epsilon as counted below).  "
+        "Every solve is the OPDisc oracle of `privopt.opdisc` (delta = 1/n^2) on the "
         "instance's 0/1-loss model; seconds include building the perturbed model; a solve that is not "
         "certified within the time limit counts as a failure at the limit (its final absolute gap in "
         "loss units is shown).  Accuracy: mean held-out accuracy of the released w over the certified "

@@ -137,8 +137,8 @@ def configurations(stages, runs):
     if "data" in stages:
         for name in DATA_SETS:
             out.append(("data", name, f"data/{name}", (name, None),
-                        dict(methods=["opdisc", "nonprivate_01", *PEERS, *SELECTION], epsilons=[0.1, 0.5, 1.0], runs=runs,
-                             norm_bound=2.0)))
+                        dict(methods=["opdisc", "nonprivate_01", *PEERS, *SELECTION], epsilons=[0.1, 0.5, 1.0],
+                             runs=runs, norm_bound=2.0)))
     return out
 
 
@@ -154,7 +154,7 @@ def load(key):
 
 
 def run(args):
-    for stage, dataset, folder, key, kw in configurations(args.stages, args.runs):
+    for _stage, dataset, folder, key, kw in configurations(args.stages, args.runs):
         if args.datasets and dataset not in args.datasets:
             continue
         if args.methods:
@@ -174,7 +174,7 @@ def collect(args):
     """Every run of every configuration (plus the paper's ball at full n from the
     Adult experiment's results) as rows of COLUMNS."""
     rows = []
-    for stage, dataset, folder, key, kw in configurations(("n", "D", "data"), args.runs):
+    for stage, dataset, folder, _key, kw in configurations(("n", "D", "data"), args.runs):
         path = os.path.join(OUT, folder, "results.csv")
         for r in read_results(path):
             d = None
@@ -380,8 +380,8 @@ def _figures(rows):
                 if xs:
                     ref = lab.startswith("nonprivate")
                     shift = math.exp(0.03 * (order.index(lab) - (len(order) - 1) / 2))  # side by side
-                    ax.errorbar([x * shift for x in xs], ms, yerr=None if ref else ss, marker="o", capsize=3, color=style[lab],
-                                ls="--" if ref else "-", label=lab + (" (not private)" if ref else "")
+                    ax.errorbar([x * shift for x in xs], ms, yerr=None if ref else ss, marker="o", capsize=3,
+                                color=style[lab], ls="--" if ref else "-", label=lab + (" (not private)" if ref else "")
                                 + (" (tuned on private data)" if lab == "dpsgd_tuned" else ""))
             ax.set_xscale("log")
             ax.set_xlabel("training records n")

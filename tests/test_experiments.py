@@ -263,10 +263,11 @@ def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):
 
 
 def test_summarize_excludes_uncertified():
+    run = {"method": "opdisc", "epsilon": 1.0}
     rows = [
-        {"method": "opdisc", "epsilon": 1.0, "status": "ok", "train_accuracy": 0.8, "test_accuracy": 0.7, "seconds": 1.0},
-        {"method": "opdisc", "epsilon": 1.0, "status": "ok", "train_accuracy": 0.6, "test_accuracy": 0.5, "seconds": 3.0},
-        {"method": "opdisc", "epsilon": 1.0, "status": "uncertified", "train_accuracy": 0.1, "test_accuracy": 0.1, "seconds": 9.0},
+        {**run, "status": "ok", "train_accuracy": 0.8, "test_accuracy": 0.7, "seconds": 1.0},
+        {**run, "status": "ok", "train_accuracy": 0.6, "test_accuracy": 0.5, "seconds": 3.0},
+        {**run, "status": "uncertified", "train_accuracy": 0.1, "test_accuracy": 0.1, "seconds": 9.0},
     ]
     s = summarize(rows)[0]
     assert s["train_mean"] == pytest.approx(0.7) and s["test_std"] == pytest.approx(0.1)
