@@ -58,3 +58,23 @@ def test_reference_pages_build_with_mkdocs(tmp_path):
     assert len(wanted) >= 10
     missing = [name for name in wanted if f'id="{name}"' not in api]
     assert not missing, missing
+
+
+def test_readme_is_a_front_page_whose_commands_and_examples_work():
+    """The README's two commands are Makefile targets, its links go into the docs site
+    (the reference lives there), and its python blocks run in order in one namespace."""
+    import warnings
+
+    readme = (ROOT / "README.md").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("demo", "test"):
+        assert f"make {target}" in readme and re.search(rf"^{target}:", makefile, re.M)
+    for page in ("mechanisms", "own_model", "guarantees", "experiments", "api"):
+        assert f"(docs/{page}.md" in readme, page
+    namespace: dict = {"__name__": "readme"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the OPSamp example says that its noise dominates
+        for k, code in enumerate(re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)):
+            exec(compile(code, f"README.md[block {k}]", "exec"), namespace)   # noqa: S102
+    assert namespace["clf"].mechanism_ == "permute_and_flip"
+    assert namespace["sel"].delta == 0 and namespace["res"].delta == 0
