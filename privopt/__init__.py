@@ -10,7 +10,7 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 from ._version import __version__
 from . import exceptions
 from .exceptions import LossContractWarning, PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
-from . import calibration, models, perturbation, solvers  # registers the transformation
+from . import calibration, models, perturbation, scoring, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import exponential_mechanism, opdisc, opsamp, rspm
 from .result import PrivateResult
@@ -33,6 +33,7 @@ __all__ = [
     "rspm",
     "exponential_mechanism",
     "private",
+    "scoring",
 ]
 
 
@@ -42,6 +43,10 @@ def __getattr__(name):
         from . import estimators
 
         return getattr(estimators, name)
+    if name == "PrivateScoringSystem":
+        from .scoring import _estimator
+
+        return _estimator.PrivateScoringSystem
     if name == "audit":  # scipy.stats is slow to import: load the audit on first use
         import importlib
 

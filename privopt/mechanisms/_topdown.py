@@ -1,0 +1,159 @@
+r"""Exact report-noisy-max over a W too large to score point by point.
+
+Private selection releases ``argmax_w  -L(w)/s + Z_w`` with Z_w i.i.d.
+standard Gumbel (the exponential mechanism [MT07], by the Gumbel-max
+identity) or Exponential(1) (permute-and-flip [MS20], by [DKSSWXZ21]),
+s = 2 Delta / epsilon.  Drawing one Z per point costs |W| draws.  This module
+draws the same joint distribution top down, so that whole regions of W whose
+best possible key cannot win are never scored.  It is the construction of the
+Gumbel process and A* sampling [MTM14, Sections 3-4], which rests only on
+elementary facts about i.i.d. continuous variables Z_1..Z_N with CDF F:
+
+(a) the maximum M = max_i Z_i has CDF F^N;
+(b) given M, the argmax is uniform on 1..N (exchangeability);
+(c) given M and the argmax, the other N - 1 variables are i.i.d. with
+    CDF F(x) / F(M) on x < M (F truncated at M).
+
+Partition W into regions (disjoint, public, each of known size N_r).  Draw each
+region's maximum M_r independently by (a).  A region whose upper bound
+M_r - LB_r / s is below the best key found so far cannot hold the argmax and is
+skipped; LB_r is any lower bound on L over the region.  A region that may win is
+split into groups G_1..G_m of sizes n_1..n_m: by (b) the group holding the
+argmax is G_g with probability n_g / N_r and its maximum is M_r; by (c) every
+other group's maximum is the maximum of n_h i.i.d. draws truncated at M_r.
+Recursing down to single points yields, for every point that is reached, its
+key with exactly the law it has under i.i.d. noise, and every point that is not
+reached has a key below the released one.  Hence the released point has the
+exact distribution of report-noisy-max, i.e. of the exponential mechanism or
+permute-and-flip, and is pure epsilon-DP with the same epsilon.  The bounds
+LB_r depend on the data but only decide how much work is done, not which point
+is released (the running time is data-dependent, as for every solver-based
+mechanism in privopt).
+
+Noise addressed by key.  Every random vector is drawn from a stream addressed
+by a key (a tuple of non-negative integers: level and region or group index),
+never from a shared sequential generator.  So the released point does not
+depend on the order in which regions are visited, nor on how they are split
+across workers of a cluster: sharded runs are bit-identical to local ones.
+With ``random_state=None`` the streams are SHAKE-256 outputs keyed by 256 bits
+from :func:`os.urandom` (a cryptographic extendable-output function, so the
+streams are computationally indistinguishable from independent uniform bits);
+with a seed they are PCG64 streams of :class:`numpy.random.SeedSequence`
+``(entropy, spawn_key=key)`` (reproducible, not private).
+
+Inverse CDFs used (U uniform on (0, 1)):
+
+    Gumbel,      max of n:                 ln n - ln(-ln U)
+                 max of n truncated at B:  -logaddexp(-B, ln(-ln U) - ln n)
+    Exponential, max of n:                 -ln(1 - U^(1/n))
+                 max of n truncated at B:  -ln(1 - U^(1/n) (1 - e^-B))
+
+(for n = 1 these are single draws).  They follow from (a) and (c): the max of
+n has CDF F^n, and truncated at B, (F(x)/F(B))^n; solve F(x)^n = U F(B)^n.
+
+[MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
+[MS20] McKenna, Sheldon. Permute-and-flip. NeurIPS 2020.
+[DKSSWXZ21] Ding et al. The permute-and-flip mechanism is identical to
+       report-noisy-max with exponential noise. arXiv:2105.07260.
+[MTM14] Maddison, Tarlow, Minka. A* sampling. NeurIPS 2014.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+
+import numpy as np
+
+from .._random import is_secure
+
+__all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
+
+EXPONENTIAL = "exponential"
+PERMUTE_AND_FLIP = "permute_and_flip"
+
+_TWO_53 = float(2**53)
+
+
+class KeyedStreams:
+    """Uniform draws on (0, 1) addressed by a key tuple.
+
+    Built from the caller's generator once (:func:`privopt._random.check_random_state`):
+    a secure generator gives a fresh 256-bit secret and SHAKE-256 streams, a
+    numpy Generator gives 128 bits of entropy for SeedSequence streams.  The
+    object is small and picklable, so it is sent to every worker of a sharded
+    run; each key must be used for one draw only.
+    """
+
+    def __init__(self, rng):
+        self.secure = is_secure(rng)
+        if self.secure:
+            self._secret = os.urandom(32)
+            self._entropy = 0
+        else:
+            hi, lo = (int(v) for v in rng.integers(0, 2**63, size=2, dtype=np.int64))
+            self._secret = b""
+            self._entropy = (hi << 64) | lo
+
+    def __repr__(self) -> str:
+        return f"KeyedStreams(secure={self.secure})"
+
+    def uniforms(self, key: tuple, n: int) -> np.ndarray:
+        """``n`` uniforms on the open interval (0, 1), 53 bits each, from the
+        stream of ``key``."""
+        n = int(n)
+        if self.secure:
+            material = self._secret + b"".join(struct.pack("<Q", int(k)) for k in key) + struct.pack("<Q", len(key))
+            words = np.frombuffer(hashlib.shake_256(material).digest(8 * n), dtype="<u8")
+        else:
+            seq = np.random.SeedSequence(self._entropy, spawn_key=tuple(int(k) for k in key))
+            words = np.random.Generator(np.random.PCG64(seq)).integers(0, 2**64, size=n, dtype=np.uint64,
+                                                                       endpoint=False)
+        return ((words >> np.uint64(11)).astype(np.float64) + 0.5) / _TWO_53
+
+
+def max_of(u, n, method: str) -> np.ndarray:
+    """The maximum of ``n`` i.i.d. noise draws (standard Gumbel for
+    ``"exponential"``, Exponential(1) for ``"permute_and_flip"``), by
+    inversion of the uniform ``u``; vectorized over ``u`` and ``n``."""
+    u = np.asarray(u, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if method == EXPONENTIAL:
+        return np.log(n) - np.log(-np.log(u))
+    if method == PERMUTE_AND_FLIP:
+        return -np.log(-np.expm1(np.log(u) / n))
+    raise ValueError(f"unknown selection method {method!r}")
+
+
+def truncated_max_of(u, n, bound, method: str) -> np.ndarray:
+    """The maximum of ``n`` i.i.d. noise draws conditioned to lie below
+    ``bound`` (fact (c) of the module docstring), by inversion of ``u``."""
+    u = np.asarray(u, dtype=float)
+    n = np.asarray(n, dtype=float)
+    bound = np.asarray(bound, dtype=float)
+    if method == EXPONENTIAL:
+        return -np.logaddexp(-bound, np.log(-np.log(u)) - np.log(n))
+    if method == PERMUTE_AND_FLIP:
+        root = np.exp(np.log(u) / n)
+        return -np.log1p(-root * -np.expm1(-bound))
+    raise ValueError(f"unknown selection method {method!r}")
+
+
+def pick_group(u: float, sizes) -> int:
+    """Index g of the group holding the argmax, with probability
+    sizes[g] / sum(sizes) (fact (b)), by inversion of ``u``."""
+    cum = np.cumsum(np.asarray(sizes, dtype=float))
+    g = int(np.searchsorted(cum, u * cum[-1], side="right"))
+    return min(g, len(cum) - 1)
+
+
+def split_region(u, sizes, region_max: float, method: str) -> np.ndarray:
+    """The maxima of the groups of a region whose maximum is ``region_max``:
+    ``u`` holds len(sizes) + 1 uniforms, ``u[0]`` picks the group holding the
+    argmax (its maximum is ``region_max``), ``u[1 + h]`` gives group h's
+    maximum truncated at ``region_max``."""
+    sizes = np.asarray(sizes)
+    out = truncated_max_of(u[1:], sizes, region_max, method)
+    out[pick_group(float(u[0]), sizes)] = region_max
+    return out

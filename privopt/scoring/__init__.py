@@ -1,0 +1,30 @@
+"""Private scoring systems (risk scores): integer points per binary item and
+a threshold, selected privately from the whole public set of such systems.
+
+* :class:`PrivateScoringSystem`: the scikit-learn estimator (``points_``,
+  ``threshold_``, ``scorecard()``, an optional private risk table);
+* :class:`ThresholdBinarizer`: binary items from numeric columns with public
+  cut points;
+* :func:`select_scoring_system`: the mechanism on arrays, returning a
+  :class:`~privopt.PrivateResult`;
+* :func:`best_scoring_system`: the exact non-private 0/1 optimum over the same
+  set (a reference, NOT private).
+"""
+
+from ._select import best_scoring_system, select_scoring_system
+
+__all__ = ["select_scoring_system", "best_scoring_system", "PrivateScoringSystem", "ScoreCard",
+           "ThresholdBinarizer"]
+
+
+def __getattr__(name):
+    # the estimator and the binarizer need scikit-learn (privopt[learn])
+    if name in ("PrivateScoringSystem", "ScoreCard"):
+        from . import _estimator
+
+        return getattr(_estimator, name)
+    if name == "ThresholdBinarizer":
+        from ._binarize import ThresholdBinarizer
+
+        return ThresholdBinarizer
+    raise AttributeError(f"module 'privopt.scoring' has no attribute {name!r}")

@@ -1,0 +1,127 @@
+"""Binary items from numeric columns, with public thresholds."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._optional import require
+
+require("sklearn")
+from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+
+from ..exceptions import ParameterError, PrivacyLeakWarning  # noqa: E402
+
+__all__ = ["ThresholdBinarizer"]
+
+
+class ThresholdBinarizer(TransformerMixin, BaseEstimator):
+    """Turn numeric columns into binary items ``column >= threshold``.
+
+    A scoring system adds points per item, so its items must be binary.  The
+    thresholds must be **public** (fixed without looking at the private data:
+    clinical cut-offs, round numbers, a published codebook): a threshold
+    computed from the data (a median, a quantile) reveals something about the
+    data that no privacy guarantee covers.
+
+    Parameters
+    ----------
+    thresholds : dict or list
+        Per column, a list of cut points: ``{"age": [40, 60], "bmi": [30]}``
+        (column names of a DataFrame) or ``{0: [40, 60]}`` / a list with one
+        entry per column (positions).  A column with ``[]`` is dropped; a
+        column missing from a dict is passed through when it is already 0/1
+        and refused otherwise.
+    from_data : None or int
+        ``None`` (default): use ``thresholds`` only.  An int q: columns
+        without public thresholds get q - 1 cut points at the training data's
+        quantiles.  This leaks the data and raises a
+        :class:`~privopt.PrivacyLeakWarning`; it is for teaching and for public
+        data only.
+
+    Attributes
+    ----------
+    thresholds_ : list of arrays
+        The cut points used, per input column.
+    """
+
+    def __init__(self, thresholds=None, from_data=None):
+        self.thresholds = thresholds
+        self.from_data = from_data
+
+    def _names(self):
+        names = getattr(self, "feature_names_in_", None)
+        return [str(c) for c in names] if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, dtype=np.float64)
+        names = self._names()
+        spec = self.thresholds
+        if spec is None:
+            spec = {}
+        if isinstance(spec, dict):
+            per = []
+            for j, name in enumerate(names):
+                cuts = spec.get(name, spec.get(j))
+                per.append(cuts)
+            unknown = [k for k in spec if k not in names and k not in range(len(names))]
+            if unknown:
+                raise ParameterError(f"thresholds: unknown columns {unknown!r}; the columns are {names!r}.",
+                                     "thresholds")
+        else:
+            per = list(spec)
+            if len(per) != len(names):
+                raise ParameterError(f"thresholds: expected one list of cut points per column ({len(names)}), "
+                                     f"got {len(per)}.", "thresholds")
+        leaked = []
+        out = []
+        for j, cuts in enumerate(per):
+            col = X[:, j]
+            if cuts is None:
+                if np.isin(col, (0.0, 1.0)).all():
+                    out.append(np.array([1.0]))
+                    continue
+                if self.from_data is None:
+                    raise ParameterError(
+                        f"thresholds: column {names[j]!r} is not binary and has no public cut points; give "
+                        f"them (thresholds={{{names[j]!r}: [...]}}) or, for public data only, from_data=q.",
+                        "thresholds")
+                q = int(self.from_data)
+                if q < 2:
+                    raise ParameterError(f"from_data must be an int >= 2 (quantile bins), got {self.from_data!r}.",
+                                         "from_data")
+                cuts = np.unique(np.quantile(col, np.arange(1, q) / q))
+                leaked.append(names[j])
+            out.append(np.sort(np.asarray(cuts, dtype=float)))
+        if leaked:
+            warnings.warn(
+                f"ThresholdBinarizer: cut points of {leaked!r} were computed from the data (from_data=...); they "
+                "reveal the data and no privacy guarantee covers them. Use public thresholds for private data.",
+                PrivacyLeakWarning, stacklevel=2)
+        self.thresholds_ = out
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "thresholds_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        cols = [(X[:, j][:, None] >= cuts[None, :]) for j, cuts in enumerate(self.thresholds_) if cuts.size]
+        if not cols:
+            return np.zeros((X.shape[0], 0), dtype=np.uint8)
+        return np.hstack(cols).astype(np.uint8)
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self, "thresholds_")
+        names = self._names()
+        out = []
+        for name, cuts in zip(names, self.thresholds_):
+            for c in cuts:
+                out.append(name if (c == 1.0 and cuts.size == 1 and self._binary_passthrough(name))
+                           else f"{name} >= {c:g}")
+        return np.asarray(out, dtype=object)
+
+    def _binary_passthrough(self, name) -> bool:
+        spec = self.thresholds if isinstance(self.thresholds, dict) else {}
+        j = self._names().index(name)
+        return spec.get(name, spec.get(j)) is None

@@ -1,0 +1,258 @@
+r"""Private selection of a scoring system, and the non-private optimum.
+
+:func:`select_scoring_system` releases one (points, threshold) from the public
+set W of :mod:`privopt.scoring._space` by the exponential mechanism [MT07] or
+permute-and-flip [MS20]: with probability proportional to
+exp(-epsilon err / 2) (EM), resp. permute-and-flip's law, where err counts the
+training errors of the candidate.  The sensitivity of err under replace-one is
+1, so both are pure epsilon-DP (delta = 0), and with probability 1 - beta
+
+    err(released) - min_W err <= (2 / epsilon) (ln |W| + ln(1 / beta)).
+
+They are sampled exactly by report-noisy-max drawn top down
+(:mod:`privopt.mechanisms._topdown`): supports whose best possible key cannot
+win are not scored, and the answer does not depend on how the supports are
+split across workers.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._random import check_random_state
+from .._validation import check_epsilon, check_int, check_probability
+from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
+from ..exceptions import ParameterError
+from ..mechanisms._topdown import KeyedStreams
+from ..result import PrivateResult
+from ._engine import better, decode, optimum_shard, plan_shards, sample_shard
+from ._space import RecordTable, ScoreSpace
+
+__all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds"]
+
+#: Measured throughput of the lower-bound pass (record patterns per second and
+#: core, numba kernel): a support of size j over m distinct rows costs ~m.
+BOUND_ROWS_PER_SECOND = 4e8
+
+#: Below this predicted time the shards run in this process (no pool).
+_LOCAL_SECONDS = 5.0
+
+
+class ScoringReport:
+    """Diagnostics of one fit (NOT private: they depend on the data).
+
+    ``regions_expanded`` / ``groups_expanded``: supports and points vectors
+    that were scored exactly (the rest were pruned by their bound),
+    ``n_regions``, ``n_shards``, ``wall_time``, ``predicted_bound_time``."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"ScoringReport({items})"
+
+
+def predict_bound_seconds(space: ScoreSpace, n_rows: int) -> float:
+    """Predicted seconds of the lower-bound pass on one core: every support
+    reads every distinct row once (public: d, k and the number of rows)."""
+    return space.n_regions * max(1, n_rows) / BOUND_ROWS_PER_SECOND
+
+
+def _resolve_executor(executor, predicted: float, n_shards: int):
+    """(executor or None for in-process, owned?)"""
+    from ..mechanisms._parallel import check_executor, default_executor, ray_executor
+
+    if isinstance(executor, str) and executor.strip().lower() == "local":
+        return None, False
+    ex = check_executor(executor)
+    if ex is None:
+        if predicted < _LOCAL_SECONDS or n_shards < 2:
+            return None, False
+        return default_executor(n_shards), True
+    if ex == "ray":
+        return ray_executor(n_shards), True
+    return ex, False
+
+
+def _run(fn, shards, args, executor, progress, desc, fold):
+    """Run ``fn(*args, shard, carried)`` over the shards, in-process (carrying
+    the best so far to prune more) or on the executor (each shard on its own;
+    the answer is the same), and fold the results."""
+    from .._progress import progress_bar
+    from ..mechanisms._parallel import run_ordered, share
+
+    best = None
+    stats = [0, 0]
+    if executor is None:
+        with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
+            for shard in shards:
+                out = fn(*args, shard, best)
+                best, stats = fold(best, out, stats)
+                bar.update(1)
+        return best, stats
+    shared = [share(executor, a) for a in args]
+    results, _ = run_ordered(executor, fn, [(*shared, shard, None) for shard in shards],
+                             progress=progress, desc=desc)
+    for out in results:
+        best, stats = fold(best, out, stats)
+    return best, stats
+
+
+def _sample_task(table, space, streams, method, scale, shard, floor):
+    return sample_shard(table, space, streams, method, scale, shard, floor)
+
+
+def _fold_sample(best, out, stats):
+    cand, expanded = out
+    if cand is not None and better(cand, best):
+        best = cand
+    return best, [stats[0] + expanded[0], stats[1] + expanded[1]]
+
+
+def _optimum_task(table, space, shard, ceiling):
+    return optimum_shard(table, space, shard, ceiling)
+
+
+def _fold_optimum(best, out, stats):
+    if out is not None and (best is None or (out[0], tuple(out[1:])) < (best[0], tuple(best[1:]))):
+        best = out
+    return best, stats
+
+
+def check_space(n_features: int, max_points, max_items, signs) -> ScoreSpace:
+    """The public W for ``n_features`` items, with clear errors."""
+    P = check_int(max_points, "max_points", minimum=1)
+    k = check_int(max_items, "max_items", minimum=1)
+    if signs is None:
+        s = None
+    else:
+        s = np.asarray(signs)
+        if s.shape != (n_features,) or not np.isin(s, (-1, 0, 1)).all():
+            raise ParameterError(f"signs: expected {n_features} entries in {{-1, 0, +1}} (one per item: "
+                                 "+1 = can only add points, -1 = only subtract, 0 = either), "
+                                 f"got {np.asarray(signs).tolist()!r}.", "signs")
+    return ScoreSpace(n_features, P, k, s)
+
+
+def check_binary_matrix(X, name: str = "X") -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ParameterError(f"{name}: expected a 2-D array of 0/1 items with at least one row, got shape "
+                             f"{X.shape}.", name)
+    if not np.isin(X, (0, 1)).all():
+        raise ParameterError(
+            f"{name}: scoring systems take binary items (0/1); found other values. Binarize numeric columns "
+            "with public thresholds first (privopt.scoring.ThresholdBinarizer).", name)
+    return X.astype(np.uint8)
+
+
+def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None,
+                          method="permute_and_flip", beta=0.05, random_state=None, executor=None,
+                          progress=None, time_limit=None, feature_names=None) -> PrivateResult:
+    """Release a scoring system (points vector and threshold) privately.
+
+    Parameters
+    ----------
+    X01 : array (n, d) of 0/1
+        The binary items.
+    y01 : array (n,) of 0/1
+        The labels (1 = the positive class).
+    epsilon : float
+        Pure epsilon-DP under replace-one (delta = 0).
+    max_points, max_items, signs
+        W: points in -P..P per item, at most ``max_items`` items, optional
+        per-item signs (+1 only adds points, -1 only subtracts, 0 either).
+    method : {"permute_and_flip", "exponential"}
+    executor : None, "local", a concurrent.futures Executor, a dask Client or "ray"
+        Where the shards of supports run.  None: in this process when the
+        predicted time is short, else a local process pool.  The released
+        point is the same on every executor for the same seed.
+    time_limit : float or None
+        Refuse, before any scoring, when the predicted lower-bound pass alone
+        exceeds it.
+
+    Returns
+    -------
+    PrivateResult
+        ``weights`` = (points..., threshold); ``parameters`` holds the
+        sensitivity (1), ``noise_scale`` 2/epsilon, ``n_points`` |W| and
+        ``alpha`` the utility bound above.  ``report`` (not private) says how
+        much of W was scored.
+    """
+    epsilon = check_epsilon(epsilon)
+    method = check_selection_method(method)
+    beta = check_probability(beta, "beta")
+    X01 = check_binary_matrix(X01)
+    y01 = np.asarray(y01).astype(int)
+    space = check_space(X01.shape[1], max_points, max_items, signs)
+    table = RecordTable.from_arrays(X01, y01)
+    predicted = predict_bound_seconds(space, X01.shape[0])
+    if time_limit is not None and predicted > time_limit:
+        raise ParameterError(
+            f"time_limit: bounding the {space.n_regions:,} supports of W on {X01.shape[0]:,} records is "
+            f"predicted to take ~{predicted:,.0f} s on one core, more than time_limit={time_limit:g}. Use fewer "
+            "items (max_items) or features, or shard on more workers (executor=...).", "time_limit")
+    rng = check_random_state(random_state)
+    streams = KeyedStreams(rng)
+    scale = selection_noise_scale(epsilon, 1.0)
+    n_points = space.size()
+    shards = plan_shards(space)
+    ex, owned = _resolve_executor(executor, predicted, len(shards))
+    if progress is None:
+        progress = predicted > 10.0
+    start = time.perf_counter()
+    try:
+        best, stats = _run(_sample_task, shards, (table, space, streams, method, scale), ex, progress,
+                           f"privopt scoring system ({method})", _fold_sample)
+    finally:
+        if owned:
+            ex.shutdown()
+    wall = time.perf_counter() - start
+    support, vec, threshold = decode(space, table, *best[1:])
+    coef = np.zeros(space.d)
+    coef[support] = vec
+    labels = tuple(feature_names) if feature_names is not None else tuple(range(space.d))
+    parameters = {
+        "method": method,
+        "sensitivity": 1.0,
+        "noise_scale": scale,
+        "n_points": n_points,
+        "alpha": selection_utility_bound(epsilon, 1.0, n_points, beta),
+        "beta": beta,
+        "n_samples": int(X01.shape[0]),
+        "max_points": space.P,
+        "max_items": space.k,
+        "path": "topdown",
+        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential" else "Exponential(1) per point",
+    }
+    report = ScoringReport(regions_expanded=stats[0], groups_expanded=stats[1], n_regions=space.n_regions,
+                           n_shards=len(shards), wall_time=wall, predicted_bound_time=predicted)
+    return PrivateResult(weights=np.append(coef, threshold), mechanism=method, epsilon=epsilon, delta=0.0,
+                         parameters=parameters, report=report, certified=True,
+                         labels=labels + ("threshold",))
+
+
+def best_scoring_system(X01, y01, *, max_points=5, max_items=5, signs=None, executor="local",
+                        progress=False):
+    """The exact non-private 0/1 optimum over the same W (NOT private):
+    ``(coef, threshold, errors)``, smallest errors first, then the first
+    support, points vector and threshold in W's order."""
+    X01 = check_binary_matrix(X01)
+    y01 = np.asarray(y01).astype(int)
+    space = check_space(X01.shape[1], max_points, max_items, signs)
+    table = RecordTable.from_arrays(X01, y01)
+    shards = plan_shards(space)
+    ex, owned = _resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards))
+    try:
+        best, _ = _run(_optimum_task, shards, (table, space), ex, progress, "privopt 0/1 optimum",
+                       _fold_optimum)
+    finally:
+        if owned:
+            ex.shutdown()
+    support, vec, threshold = decode(space, table, *best[1:])
+    coef = np.zeros(space.d, dtype=np.int64)
+    coef[support] = vec
+    return coef, threshold, int(best[0])
