@@ -61,6 +61,8 @@ n has CDF F^n, and truncated at B, (F(x)/F(B))^n; solve F(x)^n = U F(B)^n.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import Any
 import os
 import struct
 
@@ -68,7 +70,9 @@ import numpy as np
 
 from .._random import is_secure
 
-__all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
+__all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem", "plan_shards",
+           "sample_shard", "optimum_shard", "run_shards", "resolve_executor", "better", "BLOCK", "EXPONENTIAL",
+           "PERMUTE_AND_FLIP"]
 
 EXPONENTIAL = "exponential"
 PERMUTE_AND_FLIP = "permute_and_flip"
@@ -157,3 +161,214 @@ def split_region(u, sizes, region_max: float, method: str) -> np.ndarray:
     out = truncated_max_of(u[1:], sizes, region_max, method)
     out[pick_group(float(u[0]), sizes)] = region_max
     return out
+
+
+# ----------------------------------------------------------------------------
+# The sampler over a partition of W into supports
+# ----------------------------------------------------------------------------
+#: Supports per block of top-level noise (the unit of sharding).
+BLOCK = 4096
+
+
+class RegionProblem:
+    """What the sampler needs to know about W and the data (an interface).
+
+    W is partitioned into regions, one per support S (a sorted tuple of
+    indices; sizes 0..k, numbered by size then lexicographically), and each
+    region into groups of points.  Implementations give:
+
+    * ``k``; ``n_supports(size)``; ``offset(size)`` (number of the first
+      support of that size); ``supports(size, start, stop)`` (an array);
+    * ``region_sizes(supports)``: the number of points of each region (public);
+    * ``lower_bounds(supports)``: a lower bound on the loss over each region;
+    * ``group_errors(support)``: ``(err, sizes)``: err[g, b] is the loss of
+      point b of group g for b < sizes[g] (padding beyond).
+    """
+
+    k: int
+
+    def n_supports(self, size: int) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def offset(self, size: int) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def supports(self, size: int, start: int = 0, stop: int | None = None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def region_sizes(self, supports: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def lower_bounds(self, supports: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def group_errors(self, support):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def plan_shards(problem: RegionProblem, block: int = BLOCK) -> list[tuple[int, int, int]]:
+    """(size, start, stop) ranges of supports: each size's supports in
+    blocks of ``block`` lexicographic ranks (the unit of the top-level noise)."""
+    out = []
+    for size in range(problem.k + 1):
+        n = problem.n_supports(size)
+        for start in range(0, n, block):
+            out.append((size, start, min(n, start + block)))
+    return out
+
+
+def better(a, b) -> bool:
+    """Is candidate ``a`` = (key, region, group, position) preferred to ``b``?
+    Larger key first, then the smaller (region, group, position): a
+    deterministic rule, so that every split of W gives the same answer."""
+    if b is None:
+        return True
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return tuple(a[1:]) < tuple(b[1:])
+
+
+def _region_uniforms(problem, streams, size, start, stop):
+    """The uniforms of the region maxima of supports [start, stop) of one
+    noise block, keyed (0, size, block)."""
+    block0 = start // BLOCK
+    if block0 != (stop - 1) // BLOCK:
+        raise ValueError("a shard must lie within one noise block")
+    n_block = min(problem.n_supports(size), (block0 + 1) * BLOCK) - block0 * BLOCK
+    return streams.uniforms((0, size, block0), n_block)[start - block0 * BLOCK: stop - block0 * BLOCK]
+
+
+def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, shard, floor=None):
+    """Report-noisy-max over one shard of supports, keys -loss / scale + noise,
+    drawn top down (module docstring).  Returns ``(best, expanded)``: the best
+    candidate ``(key, region, group, position)`` of the shard (None when no
+    region of the shard can beat ``floor``, a candidate found elsewhere) and
+    the numbers of regions and groups that were scored."""
+    size, start, stop = shard
+    supports = problem.supports(size, start, stop)
+    lb = problem.lower_bounds(supports)
+    M = max_of(_region_uniforms(problem, streams, size, start, stop), problem.region_sizes(supports), method)
+    bound = M - lb / scale
+    best = floor
+    expanded = [0, 0]
+    first = problem.offset(size) + start
+    for r in np.argsort(-bound, kind="stable"):
+        if best is not None and bound[r] < best[0]:
+            break
+        region = first + int(r)
+        err, sizes = problem.group_errors(supports[r])
+        expanded[0] += 1
+        Mg = split_region(streams.uniforms((1, region), len(sizes) + 1), sizes, float(M[r]), method)
+        gbound = Mg - err.min(axis=1) / scale
+        for gi in np.argsort(-gbound, kind="stable"):
+            if best is not None and gbound[gi] < best[0]:
+                break
+            n = int(sizes[gi])
+            expanded[1] += 1
+            if n == 1:
+                keys = np.array([Mg[gi]]) - err[gi, :1] / scale
+            else:
+                z = split_region(streams.uniforms((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
+                keys = z - err[gi, :n] / scale
+            pos = int(np.argmax(keys))
+            cand = (float(keys[pos]), region, int(gi), pos)
+            if better(cand, best):
+                best = cand
+    if best is floor:
+        best = None
+    return best, expanded
+
+
+def optimum_shard(problem: RegionProblem, shard, ceiling=None):
+    """The exact minimum of the loss over one shard by branch and bound on
+    the regions' lower bounds: ``(loss, region, group, position)`` (smallest
+    loss, then smallest indices), or None when no region can go below
+    ``ceiling``, a candidate found elsewhere."""
+    size, start, stop = shard
+    supports = problem.supports(size, start, stop)
+    lb = problem.lower_bounds(supports)
+    best = ceiling
+    first = problem.offset(size) + start
+    for r in np.argsort(lb, kind="stable"):
+        if best is not None and lb[r] > best[0]:
+            break
+        err, sizes = problem.group_errors(supports[r])
+        flat = int(np.argmin(err))
+        gi, pos = divmod(flat, err.shape[1])
+        cand = (err[gi, pos].item(), first + int(r), gi, pos)
+        if best is None or (cand[0], cand[1:]) < (best[0], tuple(best[1:])):
+            best = cand
+    if best is ceiling:
+        best = None
+    return best
+
+
+def _sample_task(problem, streams, method, scale, shard, floor):
+    return sample_shard(problem, streams, method, scale, shard, floor)
+
+
+def _optimum_task(problem, shard, ceiling):
+    return optimum_shard(problem, shard, ceiling)
+
+
+def _fold_sample(best, out, stats):
+    cand, expanded = out
+    if cand is not None and better(cand, best):
+        best = cand
+    return best, [stats[0] + expanded[0], stats[1] + expanded[1]]
+
+
+def _fold_optimum(best, out, stats):
+    if out is not None and (best is None or (out[0], tuple(out[1:])) < (best[0], tuple(best[1:]))):
+        best = out
+    return best, stats
+
+
+def resolve_executor(executor, predicted: float, n_shards: int, local_seconds: float = 5.0):
+    """``(executor or None for in-process, owned)``: ``"local"`` runs the
+    shards here; None runs them here when the predicted time is below
+    ``local_seconds``, else on a local process pool; otherwise any executor
+    privopt accepts (:func:`privopt.mechanisms._parallel.check_executor`)."""
+    from ._parallel import check_executor, default_executor, ray_executor
+
+    if isinstance(executor, str) and executor.strip().lower() == "local":
+        return None, False
+    ex = check_executor(executor)
+    if ex is None:
+        if predicted < local_seconds or n_shards < 2:
+            return None, False
+        return default_executor(n_shards), True
+    if ex == "ray":
+        return ray_executor(n_shards), True
+    return ex, False
+
+
+def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, progress=False, desc="shards",
+               streams=None, method=None, scale=None):
+    """Run the sampler (``kind="sample"``) or the exact optimum
+    (``"optimum"``) over the shards: in this process (the best so far prunes
+    the next shards) or on ``executor`` (each shard on its own; the problem
+    is sent once per worker on dask).  The answer is the same either way.
+    Returns ``(best, (regions expanded, groups expanded))``."""
+    from .._progress import progress_bar
+    from ._parallel import run_ordered, share
+
+    tasks: dict[str, tuple[Callable[..., Any], tuple, Callable[..., Any]]] = {
+        "sample": (_sample_task, (problem, streams, method, scale), _fold_sample),
+        "optimum": (_optimum_task, (problem,), _fold_optimum),
+    }
+    fn, args, fold = tasks[kind]
+    best = None
+    stats = [0, 0]
+    if executor is None:
+        with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
+            for shard in shards:
+                best, stats = fold(best, fn(*args, shard, best), stats)
+                bar.update(1)
+        return best, tuple(stats)
+    shared = [share(executor, a) for a in args]
+    results, _ = run_ordered(executor, fn, [(*shared, shard, None) for shard in shards],
+                             progress=progress, desc=desc)
+    for out in results:
+        best, stats = fold(best, out, stats)
+    return best, tuple(stats)

@@ -25,9 +25,9 @@ from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
-from ..mechanisms._topdown import KeyedStreams
+from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards
 from ..result import PrivateResult
-from ._engine import better, decode, optimum_shard, plan_shards, sample_shard
+from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace
 
 __all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds"]
@@ -59,67 +59,6 @@ def predict_bound_seconds(space: ScoreSpace, n_rows: int) -> float:
     """Predicted seconds of the lower-bound pass on one core: every support
     reads every distinct row once (public: d, k and the number of rows)."""
     return space.n_regions * max(1, n_rows) / BOUND_ROWS_PER_SECOND
-
-
-def _resolve_executor(executor, predicted: float, n_shards: int):
-    """(executor or None for in-process, owned?)"""
-    from ..mechanisms._parallel import check_executor, default_executor, ray_executor
-
-    if isinstance(executor, str) and executor.strip().lower() == "local":
-        return None, False
-    ex = check_executor(executor)
-    if ex is None:
-        if predicted < _LOCAL_SECONDS or n_shards < 2:
-            return None, False
-        return default_executor(n_shards), True
-    if ex == "ray":
-        return ray_executor(n_shards), True
-    return ex, False
-
-
-def _run(fn, shards, args, executor, progress, desc, fold):
-    """Run ``fn(*args, shard, carried)`` over the shards, in-process (carrying
-    the best so far to prune more) or on the executor (each shard on its own;
-    the answer is the same), and fold the results."""
-    from .._progress import progress_bar
-    from ..mechanisms._parallel import run_ordered, share
-
-    best = None
-    stats = [0, 0]
-    if executor is None:
-        with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
-            for shard in shards:
-                out = fn(*args, shard, best)
-                best, stats = fold(best, out, stats)
-                bar.update(1)
-        return best, stats
-    shared = [share(executor, a) for a in args]
-    results, _ = run_ordered(executor, fn, [(*shared, shard, None) for shard in shards],
-                             progress=progress, desc=desc)
-    for out in results:
-        best, stats = fold(best, out, stats)
-    return best, stats
-
-
-def _sample_task(table, space, streams, method, scale, shard, floor):
-    return sample_shard(table, space, streams, method, scale, shard, floor)
-
-
-def _fold_sample(best, out, stats):
-    cand, expanded = out
-    if cand is not None and better(cand, best):
-        best = cand
-    return best, [stats[0] + expanded[0], stats[1] + expanded[1]]
-
-
-def _optimum_task(table, space, shard, ceiling):
-    return optimum_shard(table, space, shard, ceiling)
-
-
-def _fold_optimum(best, out, stats):
-    if out is not None and (best is None or (out[0], tuple(out[1:])) < (best[0], tuple(best[1:]))):
-        best = out
-    return best, stats
 
 
 def check_space(n_features: int, max_points, max_items, signs) -> ScoreSpace:
@@ -199,14 +138,16 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
     streams = KeyedStreams(rng)
     scale = selection_noise_scale(epsilon, 1.0)
     n_points = space.size()
-    shards = plan_shards(space)
-    ex, owned = _resolve_executor(executor, predicted, len(shards))
+    problem = ScoringProblem(space, table)
+    shards = plan_shards(problem)
+    ex, owned = resolve_executor(executor, predicted, len(shards), _LOCAL_SECONDS)
     if progress is None:
         progress = predicted > 10.0
     start = time.perf_counter()
     try:
-        best, stats = _run(_sample_task, shards, (table, space, streams, method, scale), ex, progress,
-                           f"privopt scoring system ({method})", _fold_sample)
+        best, stats = run_shards("sample", problem, shards, executor=ex, progress=progress,
+                                 desc=f"privopt scoring system ({method})", streams=streams, method=method,
+                                 scale=scale)
     finally:
         if owned:
             ex.shutdown()
@@ -244,11 +185,12 @@ def best_scoring_system(X01, y01, *, max_points=5, max_items=5, signs=None, exec
     y01 = np.asarray(y01).astype(int)
     space = check_space(X01.shape[1], max_points, max_items, signs)
     table = RecordTable.from_arrays(X01, y01)
-    shards = plan_shards(space)
-    ex, owned = _resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards))
+    problem = ScoringProblem(space, table)
+    shards = plan_shards(problem)
+    ex, owned = resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards), _LOCAL_SECONDS)
     try:
-        best, _ = _run(_optimum_task, shards, (table, space), ex, progress, "privopt 0/1 optimum",
-                       _fold_optimum)
+        best, _ = run_shards("optimum", problem, shards, executor=ex, progress=progress,
+                             desc="privopt 0/1 optimum")
     finally:
         if owned:
             ex.shutdown()

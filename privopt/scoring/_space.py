@@ -34,11 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ScoreSpace", "RecordTable", "BLOCK"]
-
-#: Supports per block of top-level noise (the unit of sharding).
-BLOCK = 4096
-
+__all__ = ["ScoreSpace", "RecordTable"]
 
 class ScoreSpace:
     """The public set W (see the module docstring).
