@@ -25,8 +25,10 @@ REVISIONS = {
     # non-private 0/1 optimum on that W (scoring, sampling, default W).
     # .2: the sparse scoring engine's time prediction (8b23b20) releases where
     # the dense prediction refused (e.g. adult-onehot-28 at a 60 s limit)
-    "permute_and_flip": "2026-11-25.2",
-    "exponential": "2026-11-25.2",
+    # .3: sampled top down by support with keyed noise streams (issue 29): the
+    # same distribution, another draw for the same seed
+    "permute_and_flip": "2026-11-25.3",
+    "exponential": "2026-11-25.3",
     "nonprivate_01_default": "2026-11-25",
     # privopt.baselines (feature map, defaults, accounting)
     "dpsgd": "2026-11-24",

@@ -29,23 +29,39 @@ _SELECTION = ("permute_and_flip", "exponential")
 AUTO_SELECTION_SECONDS = 120.0
 
 
-def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_work=None) -> tuple[str, str]:
+def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_work=None,
+                   topdown_regions: int | None = None) -> tuple[str, str]:
     """The public rule of ``mechanism="auto"``: ``("permute_and_flip", why)``
-    when W can be scored within the time limit (predicted from |W|, n and d,
-    never from the data's values), else ``("opdisc", why)``.
+    when private selection over W is predicted to finish within the time
+    limit (from |W|, n, d and the grid, never from the data's values), else
+    ``("opdisc", why)``.
+
+    ``topdown_regions``: the number of supports of W when the top-down sampler
+    applies (one integer grid with 0): its cost is the lower-bound pass,
+    supports x n rows at :data:`privopt.solvers._regions.BOUND_ROWS_PER_SECOND`
+    per core, on the local process pool it uses by default (all usable CPUs).
+    Otherwise every point is scored (:func:`privopt.mechanisms._scoring.predict_scoring_seconds`).
 
     Private selection's excess loss grows with ln |W| / epsilon, OPDisc's noise
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
-    scored, selection is the better mechanism; OPDisc remains for W too large
-    to score, where its oracle is one MILP."""
+    sampled, selection is the better mechanism; OPDisc remains for W too large,
+    where its oracle is one MILP."""
+    from .mechanisms._parallel import usable_cpus
     from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
+    from .solvers._regions import BOUND_ROWS_PER_SECOND
 
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
-    predicted = predict_scoring_seconds(n_points, n_records, d, sparse_work)
-    if n_points <= DEFAULT_MAX_POINTS and predicted <= budget:
-        return "permute_and_flip", (f"|W| = {n_points:,}: scoring W predicted to take {predicted:.3g} s "
-                                    f"<= {budget:g} s")
-    return "opdisc", (f"|W| = {n_points:,}: scoring W predicted to take {predicted:.3g} s > {budget:g} s "
+    if topdown_regions is not None:
+        predicted = topdown_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND / usable_cpus()
+        what = f"bounding the {topdown_regions:,} supports of W"
+        ok = predicted <= budget
+    else:
+        predicted = predict_scoring_seconds(n_points, n_records, d, sparse_work)
+        what = "scoring W"
+        ok = n_points <= DEFAULT_MAX_POINTS and predicted <= budget
+    if ok:
+        return "permute_and_flip", f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s <= {budget:g} s"
+    return "opdisc", (f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s > {budget:g} s "
                       "(or |W| above the enumeration limit); OPDisc solves one MILP instead")
 
 
@@ -61,15 +77,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     point of W privately:
 
     * ``"permute_and_flip"`` / ``"exponential"``: private selection over W
-      (:func:`privopt.exponential_mechanism`; [MS20], [MT07]).  Every point of
-      W is scored by exact enumeration of its training errors; pure
+      (:func:`privopt.exponential_mechanism`; [MS20], [MT07]), sampled
+      exactly from the training errors of W's points (top down by support:
+      only supports that can win are scored, so |W| has no limit); pure
       epsilon-DP (``delta`` is not used and the result reports 0); the excess
       training error is at most (2/epsilon)(ln |W| + ln(1/beta)) with
       probability 1 - beta.
     * ``"opdisc"``: objective perturbation ([NRVW20], Algorithm 1), one MILP
       (or enumeration) solve; (epsilon, delta)-DP.  For W too large to score.
     * ``"rspm"``: RSPM ([NRW18]) over {-1, 0, 1}^d.
-    * ``"auto"`` (default): permute-and-flip wherever scoring W is predicted,
+    * ``"auto"`` (default): permute-and-flip wherever sampling W is predicted,
       from |W|, n, d and the number of feature values (levels + 1 for
       discretized features), to fit in ``time_limit`` (120 s when None), else
       OPDisc (:func:`auto_mechanism`; the choice and its reason are in
@@ -255,6 +272,29 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
         return scoring_costs(n_points, n, d_model, lv.coef, int(lv.bound), grids, base)[1]
 
+    def _public_topdown_regions(self, Xd):
+        """The number of supports of W when the top-down sampler applies (one
+        integer grid with 0, few enough row patterns per support), from the
+        grid, the ball and the number of feature values (as for the sparse
+        estimate); None otherwise."""
+        from .solvers._regions import MAX_PATTERNS
+
+        grid, _ = self._ball(Xd.shape[1])
+        if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:
+            return None
+        d_model, _, lv = self._public_levels(Xd.shape[1])
+        if not lv.exact:
+            return None
+        units = [c for c in lv.coef[0] if c > 0]
+        kmax = min(d_model, int(lv.bound) // min(units)) if units else 0
+        if self.discretizer_ is not None:
+            base = int(np.max(np.atleast_1d(self.levels))) + 1 + (1 if self.fit_intercept else 0)
+        else:
+            base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+        if base ** kmax > MAX_PATTERNS:
+            return None
+        return sum(math.comb(d_model, k) for k in range(kmax + 1))
+
     def _zero_one_model(self, Xd, y):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
         grid, norm_bound = self._ball(Xd.shape[1])
@@ -311,9 +351,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 mechanism, self.mechanism_reason_ = "opdisc", f"solver={self.solver!r} is a MILP solver: OPDisc"
             else:
                 n_points = self._public_size(Xd.shape[1])
+                regions = self._public_topdown_regions(Xd)
                 mechanism, self.mechanism_reason_ = auto_mechanism(
                     n_points, n, Xd.shape[1] + int(bool(self.fit_intercept)), self.time_limit,
-                    self._public_sparse_work(Xd, n, n_points))
+                    None if regions is not None else self._public_sparse_work(Xd, n, n_points),
+                    topdown_regions=regions)
         self.mechanism_ = mechanism
         if mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)

@@ -234,12 +234,14 @@ def test_fix_and_solve_refuses_a_loss_outside_its_declared_contract():
 
 @pytest.mark.parametrize("method", METHODS)
 def test_audit_passes_shipped_and_flags_halved_sensitivity(method):
+    # the mechanism's own top-down sampler runs once per sample (~0.1 ms each): 40,000 samples
+    # per data set give eps_lb ~0.8 as shipped and ~1.6 with the sensitivity halved
     pair = audit.selection_instance()
-    shipped = audit.audit(audit.SelectionTarget(pair, epsilon=1.0, method=method), n_samples=200_000,
+    shipped = audit.audit(audit.SelectionTarget(pair, epsilon=1.0, method=method), n_samples=40_000,
                           random_state=0)
     assert not shipped.violation and shipped.epsilon_lower_bound <= 1.0
     broken = audit.audit(audit.SelectionTarget(pair, epsilon=1.0, method=method, sensitivity_factor=0.5),
-                         n_samples=200_000, random_state=0)
+                         n_samples=40_000, random_state=0)
     assert broken.violation and broken.epsilon_lower_bound > 1.2
 
 
@@ -293,9 +295,14 @@ def test_bad_inputs_are_refused():
 
 def test_predicted_time_above_time_limit_is_refused_before_scoring():
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 5, size=(5000, 12))
-    y = np.where(X.sum(axis=1) > 24, 1, -1)
-    model = zero_one_halfspace(X, y, grid=3, norm_bound=3.0)     # about 1.5 million points
+    X = rng.integers(0, 5, size=(300, 40))
+    y = np.where(X.sum(axis=1) > 80, 1, -1)
+    model = zero_one_halfspace(X, y, grid=3, norm_bound=3.0)     # 3.7e8 supports to bound
+    with pytest.raises(ParameterError, match="time_limit.*predicted"):
+        privopt.exponential_mechanism(model, epsilon=1.0, time_limit=0.5)
+    # the path that scores every point (a grid per coordinate) predicts its own time
+    model = zero_one_halfspace(X[:, :12], y, grid=[[-1.0, 0.0, 1.0]] * 11 + [[-1.0, 0.0, 0.5, 1.0]],
+                               norm_bound=3.0)
     with pytest.raises(ParameterError, match="time_limit.*predicted"):
         privopt.exponential_mechanism(model, epsilon=1.0, time_limit=0.5)
 
@@ -346,10 +353,17 @@ def test_estimator_auto_selects_privately_and_reports_why():
 def test_auto_rule_falls_back_to_opdisc_when_w_is_too_large_to_score():
     from privopt.estimators import auto_mechanism
 
+    # every point scored (no top-down path)
     assert auto_mechanism(156_953, 12_546, 24, 120.0)[0] == "permute_and_flip"
-    mech, why = auto_mechanism(10_507_649, 35_000, 65, 120.0)      # one-hot Adult, d = 64 + intercept
+    mech, why = auto_mechanism(10_507_649, 35_000, 65, 120.0)
     assert mech == "opdisc" and "OPDisc" in why
     assert auto_mechanism(156_953, 12_546, 24, 0.1)[0] == "opdisc"
+    # top down: one-hot Adult, d = 64 + intercept, D = 2: sum_{k <= 4} C(65, k) supports x n rows
+    regions = sum(math.comb(65, k) for k in range(5))
+    mech, why = auto_mechanism(10_507_649, 35_000, 65, 120.0, topdown_regions=regions)
+    assert mech == "permute_and_flip" and "722,866 supports" in why
+    regions = sum(math.comb(257, k) for k in range(5))           # d = 256: 1.8e8 supports
+    assert auto_mechanism(10**12, 35_000, 257, 120.0, topdown_regions=regions)[0] == "opdisc"
 
 
 # --- the sparse engine: the same losses in the same order as the dense one -----------------

@@ -406,10 +406,14 @@ class SelectionTarget(AuditTarget):
     The noise scale s = 2 Delta / epsilon is
     :func:`privopt.calibration.selection_noise_scale` with Delta the width of
     the model's declared loss range (as :func:`privopt.exponential_mechanism`
-    reads it); the per-point noise is drawn by
+    reads it).  The mechanism's own sampler runs: where the top-down path
+    applies (privopt's halfspace models on one grid), each run's noise is a
+    :class:`privopt.mechanisms._topdown.KeyedStreams` drawn from the run's
+    generator and the output is the top-down report-noisy-max over the
+    support-split W (:func:`privopt.mechanisms._topdown.run_shards`);
+    otherwise the per-point noise is drawn by
     :func:`privopt.mechanisms._noise.draw_selection_noise` in the order in
-    which the mechanism scores W (:func:`privopt.solvers._enumerate.iter_grid_blocks`),
-    and the output is argmax_w -L(w)/s + noise_w over every point of W.
+    which the mechanism scores W and the output is argmax_w -L(w)/s + noise_w.
 
     ``sensitivity_factor`` multiplies the Delta the calibration uses: 0.5 is
     the deliberately broken variant "sensitivity halved" (it spends 2 epsilon).
@@ -446,12 +450,40 @@ class SelectionTarget(AuditTarget):
         self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": self.dim,
                            "n_candidates": len(self.candidates), "n_records": info.n_samples}
 
+    def _problems(self):
+        if not hasattr(self, "_topdown"):
+            from ..mechanisms.selection import topdown_problem
+            from ..models._common import ENUMERATION_ATTR
+
+            problems = tuple(topdown_problem(getattr(m, ENUMERATION_ATTR)) for m in self.models)
+            self._topdown = problems if all(p is not None for p in problems) else None
+        return self._topdown
+
     def draw_noise(self, rng, size=None):
+        if self._problems() is not None:
+            from ..mechanisms._topdown import KeyedStreams
+
+            return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
         from ..mechanisms._noise import draw_selection_noise
 
         return draw_selection_noise(rng, self.method, len(self.candidates), size=size)
 
+    def stack_noise(self, draws):
+        return list(draws) if self._problems() is not None else np.stack(draws)
+
     def outputs_from_noise(self, which, noise):
+        problems = self._problems()
+        if problems is not None:
+            from ..mechanisms._topdown import plan_shards, run_shards
+
+            problem = problems[which]
+            shards = plan_shards(problem)
+            out = np.empty((len(noise), self.dim))
+            for i, streams in enumerate(noise):
+                best, _ = run_shards("sample", problem, shards, streams=streams, method=self.method,
+                                     scale=self.scale)
+                out[i] = problem.decode(best[1], best[2])
+            return out
         keys = np.asarray(noise, dtype=float) - self.losses[which][None, :] / self.scale
         return self.candidates[np.argmax(keys, axis=1)]
 

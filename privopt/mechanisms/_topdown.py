@@ -35,11 +35,11 @@ by a key (a tuple of non-negative integers: level and region or group index),
 never from a shared sequential generator.  So the released point does not
 depend on the order in which regions are visited, nor on how they are split
 across workers of a cluster: sharded runs are bit-identical to local ones.
-With ``random_state=None`` the streams are SHAKE-256 outputs keyed by 256 bits
-from :func:`os.urandom` (a cryptographic extendable-output function, so the
-streams are computationally indistinguishable from independent uniform bits);
-with a seed they are PCG64 streams of :class:`numpy.random.SeedSequence`
-``(entropy, spawn_key=key)`` (reproducible, not private).
+The streams are SHAKE-256 outputs keyed by a 256-bit secret (a cryptographic
+extendable-output function, so the streams are computationally
+indistinguishable from independent uniform bits): the secret comes from
+:func:`os.urandom` with ``random_state=None``, from the seeded generator
+otherwise (reproducible, not private).
 
 Inverse CDFs used (U uniform on (0, 1)):
 
@@ -83,22 +83,21 @@ _TWO_53 = float(2**53)
 class KeyedStreams:
     """Uniform draws on (0, 1) addressed by a key tuple.
 
-    Built from the caller's generator once (:func:`privopt._random.check_random_state`):
-    a secure generator gives a fresh 256-bit secret and SHAKE-256 streams, a
-    numpy Generator gives 128 bits of entropy for SeedSequence streams.  The
-    object is small and picklable, so it is sent to every worker of a sharded
-    run; each key must be used for one draw only.
+    The stream of key K is SHAKE-256(secret || K), a cryptographic
+    extendable-output function, read as 53-bit uniforms.  The 256-bit secret is
+    drawn once from the caller's generator: from :func:`os.urandom` for
+    privopt's secure generator (``random_state=None``), from the seeded numpy
+    Generator otherwise (reproducible, not private).  The object is small and
+    picklable, so it is sent to every worker of a sharded run; each key is
+    used for one draw only.
     """
 
     def __init__(self, rng):
         self.secure = is_secure(rng)
         if self.secure:
             self._secret = os.urandom(32)
-            self._entropy = 0
         else:
-            hi, lo = (int(v) for v in rng.integers(0, 2**63, size=2, dtype=np.int64))
-            self._secret = b""
-            self._entropy = (hi << 64) | lo
+            self._secret = rng.integers(0, 2**63, size=4, dtype=np.int64).astype("<i8").tobytes()
 
     def __repr__(self) -> str:
         return f"KeyedStreams(secure={self.secure})"
@@ -107,13 +106,8 @@ class KeyedStreams:
         """``n`` uniforms on the open interval (0, 1), 53 bits each, from the
         stream of ``key``."""
         n = int(n)
-        if self.secure:
-            material = self._secret + b"".join(struct.pack("<Q", int(k)) for k in key) + struct.pack("<Q", len(key))
-            words = np.frombuffer(hashlib.shake_256(material).digest(8 * n), dtype="<u8")
-        else:
-            seq = np.random.SeedSequence(self._entropy, spawn_key=tuple(int(k) for k in key))
-            words = np.random.Generator(np.random.PCG64(seq)).integers(0, 2**64, size=n, dtype=np.uint64,
-                                                                       endpoint=False)
+        material = self._secret + struct.pack(f"<{len(key) + 1}Q", len(key), *key)
+        words = np.frombuffer(hashlib.shake_256(material).digest(8 * n), dtype="<u8")
         return ((words >> np.uint64(11)).astype(np.float64) + 0.5) / _TWO_53
 
 
@@ -361,7 +355,11 @@ def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, prog
     best = None
     stats = [0, 0]
     if executor is None:
-        with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
+        if not progress:
+            for shard in shards:
+                best, stats = fold(best, fn(*args, shard, best), stats)
+            return best, tuple(stats)
+        with progress_bar(len(shards), desc=desc, unit="shard") as bar:
             for shard in shards:
                 best, stats = fold(best, fn(*args, shard, best), stats)
                 bar.update(1)

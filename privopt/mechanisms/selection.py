@@ -27,7 +27,7 @@ from ._checks import check_model_objective, check_n_samples, check_solver_ready,
 from ._noise import draw_selection_noise
 from ._scoring import FixAndSolveScorer, HalfspaceScorer
 
-__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys"]
+__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem"]
 
 #: Scoring predicted to take longer than this shows a progress bar (seconds).
 _PROGRESS_AFTER = 10.0
@@ -37,10 +37,12 @@ class SelectionReport:
     """Diagnostics of one private selection (NOT private: they depend on the
     data; keep them with the data curator).
 
-    Attributes: ``path`` ("enumerate" or "fix_and_solve"), ``solver``,
-    ``n_points`` (|W|), ``wall_time``, ``predicted_time`` (from public
-    quantities; NaN where there is none), ``certified_optimal`` (always True:
-    a release happens only when every loss was exact)."""
+    Attributes: ``path`` ("topdown", "enumerate" or "fix_and_solve"),
+    ``solver``, ``n_points`` (|W|), ``wall_time``, ``predicted_time`` (from
+    public quantities; NaN where there is none), ``certified_optimal``
+    (always True: a release happens only when every loss was exact); on the
+    top-down path also ``n_regions`` (supports), ``regions_expanded`` and
+    ``points_scored`` (how much of W was scored; the rest was pruned)."""
 
     certified_optimal = True
 
@@ -81,6 +83,7 @@ def exponential_mechanism(
     abs_gap: float = DEFAULT_ABS_GAP,
     max_points: int | None = None,
     progress: bool | None = None,
+    executor=None,
 ) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
@@ -101,9 +104,20 @@ def exponential_mechanism(
     Both are epsilon-DP for any W fixed before the data.  With probability at
     least 1 - beta the released point's loss exceeds min_W L by at most
     alpha = (2 Delta / epsilon)(ln |W| + ln(1/beta)) (``parameters["alpha"]``;
-    :func:`privopt.calibration.selection_utility_bound`).  The noise is drawn
-    block by block in a fixed order of W, so memory stays bounded and a
-    seeded run is reproducible.
+    :func:`privopt.calibration.selection_utility_bound`).
+
+    How it is sampled.  For privopt's 0/1-loss halfspace models (one integer
+    grid with 0 for every weight, the exact rule) W is split by support and
+    report-noisy-max is drawn top down [MTM14]: each support's largest noise
+    value first, then, only where it could still win against the best key
+    found, the noise of its points.  A support whose best possible key (its
+    largest noise minus a lower bound on its loss) is below the best key
+    found is never scored.  The released point has exactly the law above, W
+    is never listed point by point, so |W| has no limit, and the supports can
+    be sharded on any ``executor`` with the same answer for the same seed
+    (``parameters["path"] == "topdown"``).  Otherwise every point is scored
+    and the noise is drawn block by block in a fixed order of W (memory stays
+    bounded).
 
     W is every value the weights' domains and bounds allow (or ``grid``, or the
     model's declared grid), intersected with the ball ||w||_2 <= ``norm_bound``
@@ -163,11 +177,16 @@ def exponential_mechanism(
         ``None`` (default): the operating system's secure source.  A seed makes
         the run reproducible and is **not private** when the seed is known.
     max_points : int, optional
-        The largest |W| accepted (default 50,000,000 for the enumeration,
-        10,000 for fix-and-solve, where each point is one solve).
+        The largest |W| accepted where every point is scored (default
+        50,000,000 for the enumeration, 10,000 for fix-and-solve, where each
+        point is one solve); the top-down path has no limit on |W|.
     progress : bool, optional
         Show a progress bar; default: when scoring is predicted to take more
         than a few seconds (or W has more than 200 points to solve).
+    executor : None, "local", Executor, dask Client or "ray"
+        The top-down path only: where its shards of supports run.  None: in
+        this process when the predicted time is a few seconds, else a local
+        process pool.  The released point does not depend on it.
 
     Returns
     -------
@@ -186,6 +205,7 @@ def exponential_mechanism(
     [DKSSWXZ21] Ding, Kifer, Saghaian, Steinke, Wang, Xiao, Zhang. The
     permute-and-flip mechanism is identical to report-noisy-max with
     exponential noise. arXiv:2105.07260.
+    [MTM14] Maddison, Tarlow, Minka. A* sampling. NeurIPS 2014.
     """
     # --- validation, all before the data's values are read ----------------
     epsilon = check_epsilon(epsilon)
@@ -225,6 +245,12 @@ def exponential_mechanism(
         from ..solvers._enumerate import _check_unchanged
 
         _check_unchanged(model, halfspace, None)
+        problem = topdown_problem(halfspace, norm_bound)
+        if problem is not None:
+            return _select_topdown(problem, halfspace, w_vars, epsilon=epsilon, method=method, beta=beta,
+                                   sensitivity=sensitivity, loss_range=(lo, hi), n_samples=n_samples,
+                                   time_limit=time_limit, random_state=random_state, progress=progress,
+                                   executor=executor)
         scorer: HalfspaceScorer | FixAndSolveScorer = HalfspaceScorer(
             model, halfspace, norm_bound=norm_bound, max_points=max_points)
         solver_name = "enumerate"
@@ -313,3 +339,76 @@ def exponential_mechanism(
         report=SelectionReport(scorer.path, solver_name, n_points, wall, predicted),
         certified=True,
     )
+
+
+def topdown_problem(data, norm_bound=None):
+    """The support-split W of a zero_one_halfspace model's enumeration data
+    (:class:`privopt.solvers._regions.HalfspaceProblem`) for the top-down
+    path, or None where it does not apply."""
+    from ..solvers._enumerate import _levels
+    from ..solvers._regions import halfspace_problem
+
+    D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
+    coef, bound, _, _ = _levels(data, D)
+    problem = halfspace_problem(data, coef, bound)
+    if problem is not None:
+        problem.norm_bound = D
+    return problem
+
+
+def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity, loss_range, n_samples,
+                    time_limit, random_state, progress, executor):
+    """Private selection over a halfspace W split by support: exact
+    report-noisy-max drawn top down (:mod:`privopt.mechanisms._topdown`)."""
+    from ._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards
+
+    n_points = problem.n_points
+    if n_points < 2:
+        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
+                         "widen the grid or the ball.", "weights")
+    n_public = n_samples if n_samples is not None else 1
+    predicted = problem.predicted_seconds(n_public)
+    if time_limit is not None and predicted > time_limit:
+        raise ParameterError(
+            f"time_limit: bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records is "
+            f"predicted to take about {predicted:,.0f} s on one core, more than time_limit={time_limit:g} s. "
+            "Raise time_limit, shard on more workers (executor=...), or make W smaller (norm_bound, fewer "
+            "features).", "time_limit")
+    noise_scale = selection_noise_scale(epsilon, sensitivity)
+    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
+    streams = KeyedStreams(check_random_state(random_state))
+    shards = plan_shards(problem)
+    ex, owned = resolve_executor(executor, predicted, len(shards))
+    if progress is None:
+        progress = predicted > _PROGRESS_AFTER
+    start = time.perf_counter()
+    try:
+        best, expanded = run_shards("sample", problem, shards, executor=ex, progress=progress,
+                                    desc=f"privopt {method}", streams=streams, method=method,
+                                    scale=noise_scale)
+    finally:
+        if owned:
+            ex.shutdown()
+    wall = time.perf_counter() - start
+    released = problem.decode(best[1], best[2]) + 0.0
+    parameters = {
+        "method": method,
+        "sensitivity": sensitivity,
+        "loss_range": loss_range,
+        "noise_scale": noise_scale,
+        "n_points": n_points,
+        "alpha": alpha,
+        "alpha_per_record": None if not n_samples else alpha / n_samples,
+        "beta": beta,
+        "n_samples": n_samples,
+        "dim": len(w_vars),
+        "norm_bound": problem.norm_bound,
+        "path": "topdown",
+        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential"
+        else "Exponential(1) per point",
+    }
+    report = SelectionReport("topdown", "enumerate", n_points, wall, predicted)
+    report.regions_expanded, report.points_scored = expanded
+    report.n_regions = problem.n_regions
+    return PrivateResult(labels=weight_labels(w_vars), weights=released, mechanism=method, epsilon=epsilon,
+                         delta=0.0, parameters=parameters, report=report, certified=True)

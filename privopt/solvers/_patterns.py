@@ -45,6 +45,8 @@ def _numba_kernel():
                 prev = np.full(j, -1, np.int64)
                 hp = np.zeros(npat, np.int64)
                 hn = np.zeros(npat, np.int64)
+                seen = np.zeros(npat, np.bool_)
+                last = np.zeros(m, np.int64)
                 out = np.empty(R, np.int64)
                 for r in range(R):
                     l0 = 0
@@ -56,16 +58,24 @@ def _numba_kernel():
                             codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
                     for lev in range(j):
                         prev[lev] = supports[r, lev]
-                    hp[:] = 0
-                    hn[:] = 0
                     f = supports[r, j - 1]
                     for i in range(m):
                         c = codes[j - 1, i] + np.int64(digits_t[f, i]) * mult[j - 1]
+                        last[i] = c
                         hp[c] += pos[i]
                         hn[c] += neg[i]
+                    # only the patterns that occur: O(rows) per support, whatever base^j is
                     s = 0
-                    for c in range(npat):
-                        s += min(hp[c], hn[c])
+                    for i in range(m):
+                        c = last[i]
+                        if not seen[c]:
+                            seen[c] = True
+                            s += min(hp[c], hn[c])
+                    for i in range(m):
+                        c = last[i]
+                        hp[c] = 0
+                        hn[c] = 0
+                        seen[c] = False
                     out[r] = s
                 return out
 

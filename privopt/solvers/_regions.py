@@ -1,0 +1,132 @@
+r"""W_tau of a 0/1-loss halfspace model, split by support for the exact
+top-down samplers and the branch-and-bound optimum (:mod:`privopt.mechanisms._topdown`).
+
+W_tau = {w : w_j in grid, ||w||_2 <= D} (one grid shared by every coordinate,
+0 in it, squared norms in integer units, as :mod:`privopt.solvers._enumerate`
+lists them).  Its points with support S (the nonzero coordinates) form one
+region; on an integer grid and a small ball every support is small (at D = 2,
+at most 4 coordinates).  A region's points are the value vectors on S with all
+entries nonzero and squared norm within the bound: the same list V_k for every
+support of size k, so region sizes are public.
+
+Loss of a point: the model's exact rule (positive iff <w, x> >= theta) on the
+distinct rows, counted with their positive and negative labels, the same
+numbers as the enumeration's.  Lower bound of a region: the pattern bound of
+:mod:`privopt.solvers._patterns` on the coordinates of S.
+
+The cost of a run is the lower-bound pass, sum_k C(d, k) times the distinct
+rows (public: d, k and n bound it), plus the regions that are actually scored
+(data-dependent, usually a handful).  Nothing is enumerated point by point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..mechanisms._topdown import RegionProblem
+from ._patterns import pattern_lower_bounds
+
+__all__ = ["HalfspaceProblem", "halfspace_problem", "BOUND_ROWS_PER_SECOND"]
+
+#: Measured throughput of the lower-bound pass (rows per second per support,
+#: one core, numba kernel; benchmarks/bench_selection.py).
+BOUND_ROWS_PER_SECOND = 2e8
+
+#: Largest number of row patterns per support (base^k) the bound tabulates.
+MAX_PATTERNS = 1 << 22
+
+
+def halfspace_problem(data, coef, bound):
+    """A :class:`HalfspaceProblem` for the enumeration data of a
+    zero_one_halfspace model, or None where it does not apply (the margin
+    rule, a grid per coordinate, no 0 in the grid, too many row patterns)."""
+    from ._enumerate import _uniform_grid
+
+    grid = _uniform_grid(data["grid"])
+    if grid is None or not data["exact"]:
+        return None
+    X = data["X"]
+    base = len(np.unique(X)) if X.size else 1
+    zero = grid.index(0.0)
+    units = [coef[0][i] for i in range(len(grid)) if i != zero]
+    if not units or min(units) <= 0:
+        return None
+    kmax = min(X.shape[1], int(bound // min(units)))
+    if base ** kmax > MAX_PATTERNS:
+        return None
+    return HalfspaceProblem(data, grid, coef[0], bound)
+
+
+class HalfspaceProblem(RegionProblem):
+    """Regions = supports of W_tau; groups = single points (see module docstring)."""
+
+    def __init__(self, data, grid, units, bound):
+        X = np.asarray(data["X"], dtype=np.float64)
+        self.X = X
+        self.d = X.shape[1]
+        self.pos = np.asarray(data["pos"], dtype=np.int64)
+        self.neg = np.asarray(data["neg"], dtype=np.int64)
+        self.theta = float(data["theta"])
+        zero = grid.index(0.0)
+        nz = [i for i in range(len(grid)) if i != zero]
+        values = np.array([grid[i] for i in nz], dtype=np.float64)
+        u = np.array([units[i] for i in nz], dtype=np.int64)
+        U, inv = np.unique(X, return_inverse=True)
+        self.base = max(1, len(U))
+        self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
+        from ._enumerate import _grid_points
+
+        self.vectors = [np.zeros((1, 0))]
+        for k in range(1, min(self.d, int(bound // u.min())) + 1):
+            # k-tuples of nonzero values within the bound, listed with pruning
+            V, _ = _grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
+            self.vectors.append(V)
+        self.k = len(self.vectors) - 1
+        self.n_points = sum(math.comb(self.d, j) * self.vectors[j].shape[0] for j in range(self.k + 1))
+
+    def n_supports(self, size):
+        return math.comb(self.d, size)
+
+    def offset(self, size):
+        return sum(math.comb(self.d, j) for j in range(size))
+
+    @property
+    def n_regions(self) -> int:
+        return self.offset(self.k + 1)
+
+    def supports(self, size, start=0, stop=None):
+        stop = self.n_supports(size) if stop is None else stop
+        it = itertools.islice(itertools.combinations(range(self.d), size), start, stop)
+        out = np.fromiter(itertools.chain.from_iterable(it), dtype=np.int64, count=(stop - start) * size)
+        return out.reshape(stop - start, size)
+
+    def region_sizes(self, supports):
+        return np.full(supports.shape[0], float(self.vectors[supports.shape[1]].shape[0]))
+
+    def lower_bounds(self, supports):
+        return pattern_lower_bounds(self.digits_t, self.base, self.pos, self.neg, supports)
+
+    def group_errors(self, support):
+        V = self.vectors[len(support)]
+        scores = self.X[:, list(support)] @ V.T                 # (rows, points)
+        positive = scores >= self.theta
+        err = self.pos @ ~positive + self.neg @ positive
+        return err.astype(np.int64)[:, None], np.ones(V.shape[0], dtype=np.int64)
+
+    def decode(self, region: int, group: int) -> np.ndarray:
+        """The point of W_tau of a candidate (region, group)."""
+        size = 0
+        while self.offset(size + 1) <= region:
+            size += 1
+        support = self.supports(size, region - self.offset(size), region - self.offset(size) + 1)[0]
+        w = np.zeros(self.d)
+        w[support] = self.vectors[size][group]
+        return w
+
+    def predicted_seconds(self, n_records: int) -> float:
+        """The lower-bound pass on one core, with n standing in for the
+        (data-dependent) number of distinct rows."""
+        return self.n_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
