@@ -705,9 +705,14 @@ def summarize(df, argv_text=""):
     df["epsilon"] = df.epsilon.astype(float)
     names = [n for n in DATASETS if n in set(df.dataset)]
     eps_list = sorted(e for e in df.epsilon.unique() if np.isfinite(e))
+    runs = int(df.run.max()) + 1 if len(df) else 0
     L = ["# Private scoring systems: the honest comparison (issue 30)", "",
-         f"`python benchmarks/bench_scoring.py{argv_text}`, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-         f"{platform.machine()}, {os.cpu_count()} cores.  Protocol: the docstring of "
+         f"Runs: `python benchmarks/bench_scoring.py --datasets {','.join(TUNED)}`, then the held-out sets "
+         f"`python benchmarks/bench_scoring.py --datasets {','.join(HELD_OUT)}` ({runs} runs, epsilon "
+         f"{', '.join(f'{e:g}' for e in eps_list)}; `python benchmarks/bench_scoring.py` alone does both in "
+         f"this order).  Tables written by `bench_scoring.py{argv_text}` at "
+         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from `scoring.csv` (one row per fit), "
+         f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs.  Protocol: the docstring of "
          "`benchmarks/bench_scoring.py` (public binarization rules, 2/3-1/3 splits seeded by run, one W per "
          "set for every W-valued method).", "",
          "Held-out (test) accuracy, mean ± standard error over runs.  `pss` = privopt's "
@@ -787,15 +792,49 @@ def summarize(df, argv_text=""):
         L.append("")
         # the issue's other criteria
         L += ["## The issue's other checks", "",
-              "| set | n | pss eps 1 − optimum01 (paired) | pss eps 2 − FasterRisk (paired) |", "|---|---|---|---|"]
+              "Within 0.01: pss at epsilon 1 at most 0.01 below the 0/1 optimum of W (mean paired difference; "
+              "the issue asks it on sets with n >= 1,000).  Level or ahead: pss at epsilon 2 minus non-private "
+              "FasterRisk (same P and k) is >= -2 SE (paired).  pss times: median and largest seconds per fit "
+              "over all epsilons.", "",
+              "| set | n | pss eps 1 − optimum01 | within 0.01 | pss eps 2 − FasterRisk | level or ahead | "
+              "pss s/fit (median, max) |", "|---|---|---|---|---|---|---|"]
+        n_big = ok_big = n_fr = ok_fr = 0
         for name in names:
             a = _paired(_cell(df, name, "pss", 1.0), df[(df.dataset == name) & (df.method == "optimum01")]
                         .set_index("run").accuracy)
             b = _paired(_cell(df, name, "pss", 2.0), df[(df.dataset == name) & (df.method == "fasterrisk")]
                         .set_index("run").accuracy)
             n = int(df[df.dataset == name].iloc[0].n_train + df[df.dataset == name].iloc[0].n_test)
-            L.append(f"| {name} | {n} | {a[0]:+.3f} ± {a[1]:.3f} | {b[0]:+.3f} ± {b[1]:.3f} |")
-        L.append("")
+            within = a[0] >= -0.01
+            level = b[0] >= -2 * b[1]
+            if n >= 1000 and not math.isnan(a[0]):
+                n_big += 1
+                ok_big += within
+            if not math.isnan(b[0]):
+                n_fr += 1
+                ok_fr += level
+            sec = df[(df.dataset == name) & (df.method == "pss")].seconds
+            L.append(f"| {name} | {n} | {a[0]:+.3f} ± {a[1]:.3f} | {'yes' if within else '**no**'} | "
+                     f"{b[0]:+.3f} ± {b[1]:.3f} | {'yes' if level else '**no**'} | "
+                     f"{sec.median():.2f}, {sec.max():.2f} |")
+        L += ["", f"- Within 0.01 of the 0/1 optimum at epsilon 1: {ok_big} of {n_big} sets with n >= 1,000.",
+              f"- Level with or ahead of FasterRisk at epsilon 2: {ok_fr} of {n_fr} sets (two thirds = "
+              f"{math.ceil(2 * n_fr / 3)}).", ""]
+        L += ["## Notes", "",
+              "- The best private competitor of a cell is picked after the fact among five, which favours the "
+              "competitors (the maximum of five noisy means is biased upwards).",
+              "- DP-SGD (and the two-stage pipeline built on it) and OPDisc get delta = 1/n^2 on top of epsilon; "
+              "pss, objective perturbation and its two-stage pipeline are pure epsilon-DP.",
+              "- OPDisc does not search W: its model has no item limit and a norm ball instead "
+              f"(grid -{OPDISC_W['grid']}..{OPDISC_W['grid']}, ||(w, b)|| <= {OPDISC_W['norm_bound']:g}, the "
+              "ball that did better than -3..3 / D = 3 on four tuned sets in a 3-run check), "
+              f"{OPDISC_TIME_LIMIT:g} s limit per solve.",
+              "- `lr_rounded` and `*_rounded` use the fixed rule (top-k |coef|, scale to P, "
+              "threshold = ceil(-scaled intercept)); where they sit at the majority rate the rule's "
+              "threshold, which ignores the dropped items' share of the intercept, sends (nearly) every record to one "
+              "class.  The two-stage pipelines choose the threshold instead.",
+              "- W per set (P, k) and why: `SPACES` in the script (k = 4 where one k = 5 fit took 8.6 to 103 s).",
+              ""]
     return "\n".join(L)
 
 
@@ -837,6 +876,7 @@ def plot(df):
         ax.set_title(f"{name}{tag}: n={int(info.n_train + info.n_test)}, d={int(info.d)}, "
                      f"P={int(info.P)}, k={int(info.k)}", fontsize=9)
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks(EPSILONS)
         ax.set_xticklabels([f"{e:g}" for e in EPSILONS])
         ax.set_xlabel("epsilon", fontsize=8)
