@@ -5,6 +5,11 @@ Usage:
     python benchmarks/bench_scoring.py --datasets pima,wells --runs 3 --epsilons 1 --methods pss,two_stage_op
     python benchmarks/bench_scoring.py --summary-only        # rebuild scoring.md / scoring.png from scoring.csv
 
+In a working tree shared with people editing privopt/, pin the estimator first:
+    git archive <rev> privopt | tar -x -C /tmp/snap && echo <rev> > /tmp/snap/REVISION
+    PYTHONPATH=/tmp/snap python benchmarks/bench_scoring.py
+(the ``privopt`` column of scoring.csv records the source every row ran on).
+
 Writes benchmarks/results/scoring.csv (one row per run, method and epsilon; references once per run
 with epsilon "inf"), benchmarks/results/scoring.md (tables) and benchmarks/results/scoring.png.
 A run with --datasets/--methods/--epsilons/--runs replaces only the rows it recomputes (by data set,
@@ -598,6 +603,34 @@ def _reference_fit(method, Xtr, ytr, P, k):
     raise ValueError(method)
 
 
+_REV = None
+
+
+def privopt_revision():
+    """The privopt source the run imports: the last commit of privopt/ (``+dirty`` when privopt/ has uncommitted
+    changes, as in a shared working tree), or the REVISION file of an exported snapshot
+    (``git archive <rev> privopt`` run with PYTHONPATH)."""
+    global _REV
+    if _REV is None:
+        import subprocess
+
+        import privopt
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(privopt.__file__)))
+        try:
+            if os.path.exists(os.path.join(root, "REVISION")):
+                _REV = open(os.path.join(root, "REVISION")).read().strip()
+            else:
+                rev = subprocess.run(["git", "-C", root, "log", "-1", "--format=%h", "--", "privopt"],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+                dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "privopt"],
+                                       capture_output=True, text=True).stdout.strip()
+                _REV = rev + ("+dirty" if dirty else "")
+        except (OSError, subprocess.CalledProcessError):
+            _REV = "unknown"
+    return _REV
+
+
 def _fmt_coef(names, coef):
     return ";".join(f"{n}:{int(c) if float(c).is_integer() else c:g}" for n, c in zip(names, coef) if c != 0)
 
@@ -608,7 +641,7 @@ def run_one(name, run, methods, epsilons):
     names = list(X.columns)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=TEST_SIZE, stratify=y, random_state=run)
     Xtr_a, Xte_a = Xtr.to_numpy(dtype=np.int64), Xte.to_numpy(dtype=np.int64)
-    base = dict(dataset=name, role="held-out" if name in HELD_OUT else "tuned", run=run,
+    base = dict(dataset=name, role="held-out" if name in HELD_OUT else "tuned", run=run, privopt=privopt_revision(),
                 n_train=len(ytr), n_test=len(yte), d=X.shape[1], P=P, k=k)
     rows = []
 
@@ -651,7 +684,7 @@ def run_one(name, run, methods, epsilons):
 # Results file, tables and figure
 # ---------------------------------------------------------------------------------------------
 FIELDS = ["dataset", "role", "run", "method", "epsilon", "accuracy", "train_accuracy", "seconds", "error",
-          "n_train", "n_test", "d", "P", "k", "W", "items", "threshold", "points", "note"]
+          "n_train", "n_test", "d", "P", "k", "W", "items", "threshold", "points", "note", "privopt"]
 
 
 def read_rows():
@@ -664,6 +697,9 @@ def write_rows(df):
     os.makedirs(RESULTS, exist_ok=True)
     order = {n: i for i, n in enumerate(DATASETS)}
     morder = {m: i for i, m in enumerate(METHODS)}
+    if "privopt" not in df:
+        df = df.assign(privopt="")
+    df = df.assign(privopt=df.privopt.fillna(""))
     df = df.assign(_d=df.dataset.map(order), _m=df.method.map(morder)).sort_values(
         ["_d", "run", "epsilon", "_m"]).drop(columns=["_d", "_m"])
     df[FIELDS].to_csv(CSV_PATH, index=False, quoting=csv.QUOTE_MINIMAL)
@@ -715,6 +751,11 @@ def summarize(df, argv_text=""):
          f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs.  Protocol: the docstring of "
          "`benchmarks/bench_scoring.py` (public binarization rules, 2/3-1/3 splits seeded by run, one W per "
          "set for every W-valued method).", "",
+         "privopt source per method (last commit of privopt/; `+dirty`: the shared working tree had uncommitted "
+         "changes to privopt/ when the run started; blank: not recorded): "
+         + "; ".join(f"{m}: {', '.join(sorted(set(map(str, g.privopt.fillna('')))) or ['?'])}"
+                     for m, g in (df.assign(privopt=df.get("privopt", pd.Series("", index=df.index)))
+                                  .groupby("method", sort=False))) + ".", "",
          "Held-out (test) accuracy, mean ± standard error over runs.  `pss` = privopt's "
          "PrivateScoringSystem (permute-and-flip over W).  Competitors: `two_stage_*` (half of epsilon on "
          "private LR, half on permute-and-flip among its roundings and thresholds), `*_rounded` (private LR "
