@@ -424,3 +424,50 @@ def test_engines_release_the_same_point_for_the_same_seed():
         finally:
             mp.undo()
     assert outs["dense"] == outs["sparse"] and outs["dense_opdisc"] == outs["sparse_opdisc"]
+
+
+# --- top-down path: any executor gives the same released point ---------------------------
+
+def test_topdown_release_is_bit_identical_on_every_executor():
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    X, y = _onehot(3000, 6, 4, seed=5)                     # d = 24 one-hot + intercept
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+
+    def release(executor, seed):
+        res = privopt.exponential_mechanism(model, epsilon=0.5, method="permute_and_flip", random_state=seed,
+                                            executor=executor, progress=False)
+        assert res.parameters["path"] == "topdown"
+        return tuple(res.weights)
+
+    local = [release("local", s) for s in range(3)]
+    with ThreadPoolExecutor(2) as ex:
+        assert [release(ex, s) for s in range(3)] == local
+    with ProcessPoolExecutor(2) as ex:
+        assert [release(ex, s) for s in range(3)] == local
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        assert [release(client, s) for s in range(3)] == local
+
+
+def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_supports():
+    from privopt.mechanisms._topdown import plan_shards, run_shards
+    from privopt.mechanisms.selection import topdown_problem
+    from privopt.models._common import ENUMERATION_ATTR
+
+    X, y = _onehot(4000, 10, 4, seed=6)                    # d = 40 one-hot + intercept: |W| ~ 4e6
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+    data = getattr(model, ENUMERATION_ATTR)
+    problem = topdown_problem(data)
+    best, _ = run_shards("optimum", problem, plan_shards(problem))
+
+    def errors(w):
+        positive = data["X"] @ w >= data["theta"]
+        return int(data["pos"] @ ~positive + data["neg"] @ positive)
+
+    assert errors(problem.decode(best[1], best[2])) == best[0]
+    res = privopt.exponential_mechanism(model, epsilon=1e4, method="permute_and_flip", random_state=0,
+                                        progress=False)
+    assert errors(np.asarray(res.weights)) == best[0]
+    assert res.report.regions_expanded < problem.n_regions / 20

@@ -175,8 +175,9 @@ class RegionProblem:
       support of that size); ``supports(size, start, stop)`` (an array);
     * ``region_sizes(supports)``: the number of points of each region (public);
     * ``lower_bounds(supports)``: a lower bound on the loss over each region;
-    * ``group_errors(support)``: ``(err, sizes)``: err[g, b] is the loss of
-      point b of group g for b < sizes[g] (padding beyond).
+    * ``group_errors(support)``: ``(gmin, sizes, row)``: gmin[g] is the
+      smallest loss in group g, sizes[g] its number of points, and ``row(g)``
+      the losses of its points (an array of length sizes[g]).
     """
 
     k: int
@@ -250,20 +251,20 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
         if best is not None and bound[r] < best[0]:
             break
         region = first + int(r)
-        err, sizes = problem.group_errors(supports[r])
+        gmin, sizes, row = problem.group_errors(supports[r])
         expanded[0] += 1
         Mg = split_region(streams.uniforms((1, region), len(sizes) + 1), sizes, float(M[r]), method)
-        gbound = Mg - err.min(axis=1) / scale
+        gbound = Mg - gmin / scale
         for gi in np.argsort(-gbound, kind="stable"):
             if best is not None and gbound[gi] < best[0]:
                 break
             n = int(sizes[gi])
             expanded[1] += 1
             if n == 1:
-                keys = np.array([Mg[gi]]) - err[gi, :1] / scale
+                keys = np.array([Mg[gi]]) - gmin[gi:gi + 1] / scale
             else:
                 z = split_region(streams.uniforms((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
-                keys = z - err[gi, :n] / scale
+                keys = z - row(int(gi)) / scale
             pos = int(np.argmax(keys))
             cand = (float(keys[pos]), region, int(gi), pos)
             if better(cand, best):
@@ -286,10 +287,10 @@ def optimum_shard(problem: RegionProblem, shard, ceiling=None):
     for r in np.argsort(lb, kind="stable"):
         if best is not None and lb[r] > best[0]:
             break
-        err, sizes = problem.group_errors(supports[r])
-        flat = int(np.argmin(err))
-        gi, pos = divmod(flat, err.shape[1])
-        cand = (err[gi, pos].item(), first + int(r), gi, pos)
+        gmin, sizes, row = problem.group_errors(supports[r])
+        gi = int(np.argmin(gmin))
+        pos = int(np.argmin(row(gi)))
+        cand = (gmin[gi].item(), first + int(r), gi, pos)
         if best is None or (cand[0], cand[1:]) < (best[0], tuple(best[1:])):
             best = cand
     if best is ceiling:

@@ -63,6 +63,62 @@ def group_errors(table: RecordTable, support, vectors: np.ndarray):
     return err, lo[:, None] + b, sizes
 
 
+_KERNEL = False
+
+
+def _numba_kernel():
+    """The compiled smallest-error-per-points-vector kernel, or None."""
+    global _KERNEL
+    if _KERNEL is False:
+        try:
+            import numba
+        except ImportError:
+            _KERNEL = None
+        else:
+            @numba.njit(cache=True)
+            def kernel(vectors, pos, neg, total_pos):   # pragma: no cover - compiled
+                g, j = vectors.shape
+                npat = 1 << j
+                gmin = np.empty(g, np.int64)
+                sizes = np.empty(g, np.int64)
+                width = 1
+                for q in range(g):
+                    w = 0
+                    for i in range(j):
+                        w += abs(vectors[q, i])
+                    width = max(width, w + 1)
+                D = np.zeros(width, np.int64)
+                for q in range(g):
+                    lo = 0
+                    l1 = 0
+                    for i in range(j):
+                        v = vectors[q, i]
+                        l1 += abs(v)
+                        if v < 0:
+                            lo += v
+                    for b in range(l1 + 1):
+                        D[b] = 0
+                    for c in range(npat):
+                        sc = 0
+                        for i in range(j):
+                            if (c >> i) & 1:
+                                sc += vectors[q, i]
+                        D[sc - lo] += neg[c] - pos[c]
+                    # err(lo + b) = total_pos + sum_{b' >= b} D[b'], b = 1..l1
+                    acc = 0
+                    best = np.iinfo(np.int64).max
+                    for b in range(l1, 0, -1):
+                        acc += D[b]
+                        if total_pos + acc < best:
+                            best = total_pos + acc
+                    gmin[q] = best
+                    sizes[q] = l1
+                return gmin, sizes
+
+            _KERNEL = kernel
+    return _KERNEL
+
+
 class ScoringProblem(RegionProblem):
     """W of :class:`ScoreSpace` on the records of :class:`RecordTable`."""
 
@@ -86,8 +142,16 @@ class ScoringProblem(RegionProblem):
         return support_lower_bounds(self.table, supports, self.use_numba)
 
     def group_errors(self, support):
-        err, _, sizes = group_errors(self.table, support, self.space.vectors(support))
-        return err, sizes
+        vectors = self.space.vectors(support)
+        if len(support) and self.use_numba and _numba_kernel() is not None:
+            pos, neg = pattern_counts(self.table.rows_t, 2, self.table.pos, self.table.neg, support)
+            gmin, sizes = _numba_kernel()(vectors, pos, neg, self.table.total_pos)
+
+            def row(g):
+                return group_errors(self.table, support, vectors[g:g + 1])[0][0, :sizes[g]]
+            return gmin, sizes, row
+        err, _, sizes = group_errors(self.table, support, vectors)
+        return err.min(axis=1), sizes, lambda g: err[g, :sizes[g]]
 
 
 def decode(space: ScoreSpace, table: RecordTable, region: int, group: int, position: int):

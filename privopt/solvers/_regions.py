@@ -113,8 +113,8 @@ class HalfspaceProblem(RegionProblem):
         V = self.vectors[len(support)]
         scores = self.X[:, list(support)] @ V.T                 # (rows, points)
         positive = scores >= self.theta
-        err = self.pos @ ~positive + self.neg @ positive
-        return err.astype(np.int64)[:, None], np.ones(V.shape[0], dtype=np.int64)
+        err = (self.pos @ ~positive + self.neg @ positive).astype(np.int64)
+        return err, np.ones(V.shape[0], dtype=np.int64), lambda g: err[g:g + 1]
 
     def decode(self, region: int, group: int) -> np.ndarray:
         """The point of W_tau of a candidate (region, group)."""
