@@ -186,3 +186,39 @@ def test_discretized_real_features_agree_with_milp():
         eta = np.random.default_rng(seed).normal(0.0, 10.0, size=5)
         (fe, we), (fh, wh) = _both(model, eta)
         assert fe == pytest.approx(fh, abs=1e-6) and np.allclose(we, wh)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize):
+    """solver='enumerate' on a perturbed model searches by support with bounds; its
+    answer is the argmin of L(w) - scale <eta, pi(w)> over all of W_tau, computed here
+    point by point."""
+    from privopt.models._common import ENUMERATION_ATTR
+    from privopt.solvers._enumerate import _levels, iter_losses
+
+    rng = np.random.default_rng(4)
+    X = np.hstack([np.eye(4)[rng.integers(0, 4, 1500)] for _ in range(5)])
+    y = np.where(X @ rng.normal(size=20) + rng.normal(0, 1, 1500) > 0, 1, -1)
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
+    data = getattr(model, ENUMERATION_ATTR)
+    d = len(model.w)
+    for seed in range(4):
+        eta = np.random.default_rng(seed).normal(0.0, 30.0, size=d + 1 if normalize else d)
+        m = model.clone()
+        pyo.TransformationFactory(XFORM).apply_to(m, noise=eta, normalize=normalize)
+        rep = solve(m, "enumerate")
+        assert rep.certified_optimal and "branch and bound" in rep.message
+        coef, bound, unit, D = _levels(data)
+        best = math.inf
+        for W, used, losses in iter_losses(data, coef, bound, engine="dense"):
+            pert = (W @ eta[:d] + eta[d] * np.sqrt(np.maximum(0.0, D * D - used * unit))) / D if normalize \
+                else W @ eta[:d]
+            best = min(best, float((losses - pert).min()))
+        assert rep.objective == pytest.approx(best, abs=1e-9)
+        w = np.array([pyo.value(v) for v in m.w.values()])
+        positive = data["X"] @ w >= data["theta"]
+        loss = data["pos"] @ ~positive + data["neg"] @ positive
+        pert = eta[:d] @ w
+        if normalize:
+            pert = (pert + eta[d] * np.sqrt(max(0.0, D * D - w @ w))) / D
+        assert loss - pert == pytest.approx(best, abs=1e-9)

@@ -77,7 +77,7 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     if isinstance(solver, str) and solver.strip().lower() == "auto":
         from ..solvers._enumerate import choose_solver
 
-        solver = choose_solver(model)
+        solver = choose_solver(model, perturbed=True)     # the oracle solves the perturbed model
     name = check_solver_ready(solver)
     check_option_names(name, options, "solver_options")
     if is_transformed(model):

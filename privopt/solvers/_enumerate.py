@@ -67,18 +67,35 @@ _BLOCK_ENTRIES = 8_000_000
 AUTO_MAX_WORK = 2_000_000_000
 
 
-def choose_solver(model, fallback: str = "highs") -> str:
+def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None) -> str:
     """The solver ``solver="auto"`` means for ``model``: ``"enumerate"`` for a
-    model of :func:`privopt.models.zero_one_halfspace` whose W_tau is small
-    enough to score (the cheaper engine's work, :func:`scoring_costs`, at most
-    :data:`AUTO_MAX_WORK` x (d + 18), i.e. grid points x distinct rows <=
-    AUTO_MAX_WORK for the dense engine), otherwise ``fallback``.  Both give
-    the exact argmin, so the choice changes the time a solve takes, never its
-    answer."""
+    model of :func:`privopt.models.zero_one_halfspace` whose oracle problem is
+    cheap enough to solve exactly without a MILP, otherwise ``fallback``.
+
+    * Perturbed (OPDisc's and RSPM's oracle; ``perturbed=True``, or the model
+      carries the perturbation) on one integer grid: the branch and bound by
+      support (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`),
+      when its bound pass, supports x distinct rows, is at most
+      :data:`AUTO_MAX_WORK`.
+    * Otherwise: every point scored, when the cheaper engine's work
+      (:func:`scoring_costs`) is at most :data:`AUTO_MAX_WORK` x (d + 18),
+      i.e. grid points x distinct rows <= AUTO_MAX_WORK for the dense engine.
+
+    All give the exact argmin, so the choice changes the time a solve takes,
+    never its answer."""
     data = getattr(model, ENUMERATION_ATTR, None)
     if data is None:
         return fallback
+    if perturbed is None:
+        perturbed = _op()._find_block(model) is not None
     points, rows = enumeration_size(model)
+    if perturbed:
+        from ._regions import halfspace_problem
+
+        coef, bound, _, _ = _levels(data)
+        problem = halfspace_problem(data, coef, bound)
+        if problem is not None:
+            return "enumerate" if problem.n_regions * max(rows, 1) <= AUTO_MAX_WORK else fallback
     if points > DEFAULT_MAX_POINTS:
         return fallback
     d = data["X"].shape[1]
@@ -331,6 +348,11 @@ def check_enumerable(model, options=None):
     _check_unchanged(model, data, block)
     levels = _levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
+    if block is not None:
+        from ._regions import halfspace_problem
+
+        if halfspace_problem(data, levels[0], levels[1]) is not None:
+            return data, noise, scale, normalize, levels, n_points     # branch and bound: no list of W_tau
     if n_points > max_points:
         raise ParameterError(
             f"solver='enumerate': W_tau has {n_points:,} grid points, more than max_points="
@@ -353,6 +375,12 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     block = _op()._find_block(model)
     d = len(data["grid"])
     X = data["X"]
+    if block is not None:
+        from ._regions import perturbed_problem
+
+        problem = perturbed_problem(data, (coef, bound, unit, D), noise, scale, normalize)
+        if problem is not None:
+            return _branch_and_bound(problem, model, data, block, start, time_limit, n_points)
     best_val, best_w, best_s, done = math.inf, None, None, 0
     for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
@@ -378,6 +406,41 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     _load(model, data, best_w, block, best_s)
     message = f"exact enumeration of {n_points:,} grid points x {X.shape[0]:,} distinct rows"
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val, message
+
+
+def _branch_and_bound(problem, model, data, block, start, time_limit, n_points):
+    """The exact argmin of OPDisc's oracle objective by branch and bound over
+    the supports of W_tau (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`):
+    a support is scored only when its lower bound (pattern bound on the loss
+    minus the largest perturbation term of its points) is below the best
+    value found, so the answer is the exact minimizer without listing W_tau."""
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    from ..mechanisms._topdown import optimum_shard, plan_shards
+
+    best = None
+    shards = plan_shards(problem)
+    for i, shard in enumerate(shards):
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            message = f"time limit after {i:,} of {len(shards):,} blocks of supports (branch and bound)"
+            if best is None:
+                return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
+            _load_candidate(problem, model, data, block, best)
+            return TerminationCondition.maxTimeLimit, SolutionStatus.feasible, float(best[0]), -math.inf, message
+        out = optimum_shard(problem, shard, best)
+        if out is not None:
+            best = out
+    _load_candidate(problem, model, data, block, best)
+    value = float(best[0])
+    message = (f"exact branch and bound over the {problem.n_regions:,} supports of {n_points:,} grid points x "
+               f"{data['X'].shape[0]:,} distinct rows")
+    return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, value, value, message
+
+
+def _load_candidate(problem, model, data, block, best):
+    w = problem.decode(best[1], best[2])
+    s_value = problem.slack_of(best[1], best[2]) if problem.normalize else None
+    _load(model, data, w, block, s_value)
 
 
 def _load(model, data, w, block, s_value):

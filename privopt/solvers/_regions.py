@@ -29,7 +29,8 @@ import numpy as np
 from ..mechanisms._topdown import RegionProblem
 from ._patterns import pattern_lower_bounds
 
-__all__ = ["HalfspaceProblem", "halfspace_problem", "BOUND_ROWS_PER_SECOND"]
+__all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
+           "BOUND_ROWS_PER_SECOND"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
@@ -37,6 +38,19 @@ BOUND_ROWS_PER_SECOND = 2e8
 
 #: Largest number of row patterns per support (base^k) the bound tabulates.
 MAX_PATTERNS = 1 << 22
+
+
+def perturbed_problem(data, levels, noise, scale, normalize):
+    """A :class:`PerturbedHalfspaceProblem` for OPDisc's oracle on a
+    zero_one_halfspace model, or None where the support split does not apply."""
+    coef, bound, unit, D = levels
+    base = halfspace_problem(data, coef, bound)
+    if base is None:
+        return None
+    from ._enumerate import _uniform_grid
+
+    return PerturbedHalfspaceProblem(data, _uniform_grid(data["grid"]), coef[0], bound, noise=noise, scale=scale,
+                                     normalize=normalize, unit=unit, norm_bound=D)
 
 
 def halfspace_problem(data, coef, bound):
@@ -80,10 +94,12 @@ class HalfspaceProblem(RegionProblem):
         from ._enumerate import _grid_points
 
         self.vectors = [np.zeros((1, 0))]
+        self.units = [np.zeros(1, dtype=np.int64)]        # squared norm of each vector, in grid units
         for k in range(1, min(self.d, int(bound // u.min())) + 1):
             # k-tuples of nonzero values within the bound, listed with pruning
-            V, _ = _grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
+            V, used = _grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
             self.vectors.append(V)
+            self.units.append(np.asarray(used, dtype=np.int64))
         self.k = len(self.vectors) - 1
         self.n_points = sum(math.comb(self.d, j) * self.vectors[j].shape[0] for j in range(self.k + 1))
 
@@ -109,12 +125,16 @@ class HalfspaceProblem(RegionProblem):
     def lower_bounds(self, supports):
         return pattern_lower_bounds(self.digits_t, self.base, self.pos, self.neg, supports)
 
-    def group_errors(self, support):
+    def losses(self, support) -> np.ndarray:
+        """The 0/1 loss of every point of the region of ``support``."""
         V = self.vectors[len(support)]
         scores = self.X[:, list(support)] @ V.T                 # (rows, points)
         positive = scores >= self.theta
-        err = (self.pos @ ~positive + self.neg @ positive).astype(np.int64)
-        return err, np.ones(V.shape[0], dtype=np.int64), lambda g: err[g:g + 1]
+        return (self.pos @ ~positive + self.neg @ positive).astype(np.int64)
+
+    def group_errors(self, support):
+        err = self.losses(support)
+        return err, np.ones(err.shape[0], dtype=np.int64), lambda g: err[g:g + 1]
 
     def decode(self, region: int, group: int) -> np.ndarray:
         """The point of W_tau of a candidate (region, group)."""
@@ -130,3 +150,50 @@ class HalfspaceProblem(RegionProblem):
         """The lower-bound pass on one core, with n standing in for the
         (data-dependent) number of distinct rows."""
         return self.n_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
+
+
+class PerturbedHalfspaceProblem(HalfspaceProblem):
+    r"""OPDisc's oracle objective on W_tau, split by support, for its exact
+    branch and bound (:func:`privopt.mechanisms._topdown.optimum_shard`):
+
+        J(w) = L(w) - scale * <eta, pi(w)>,   pi(w) = (w, sqrt(D^2 - ||w||^2)) / D
+
+    (normalized; ``pi(w) = w`` without normalization), exactly as
+    ``solver="enumerate"`` computes it.  Lower bound of a region: the pattern
+    bound on L minus scale times the largest perturbation term of the region's
+    points, which depends on the noise and the public W only and is computed
+    exactly (a few vectors per support)."""
+
+    def __init__(self, data, grid, units, bound, *, noise, scale, normalize, unit, norm_bound):
+        super().__init__(data, grid, units, bound)
+        self.noise = np.asarray(noise, dtype=np.float64)
+        self.scale, self.normalize = float(scale), bool(normalize)
+        self.unit, self.D = float(unit), float(norm_bound) if norm_bound is not None else 1.0
+
+    def slack(self, k: int) -> np.ndarray:
+        """s = sqrt(D^2 - ||v||^2) of each vector of size k (normalized only)."""
+        return np.sqrt(np.maximum(0.0, self.D * self.D - self.units[k] * self.unit))
+
+    def perturbation(self, supports: np.ndarray) -> np.ndarray:
+        """<eta, pi(v)> for every support (rows) and vector of its size (columns)."""
+        k = supports.shape[1]
+        V = self.vectors[k]
+        P = self.noise[supports] @ V.T if k else np.zeros((supports.shape[0], 1))
+        if self.normalize:
+            P = (P + self.noise[self.d] * self.slack(k)[None, :]) / self.D
+        return P
+
+    def lower_bounds(self, supports):
+        loss_lb = super().lower_bounds(supports)
+        return loss_lb - self.scale * self.perturbation(supports).max(axis=1)
+
+    def group_errors(self, support):
+        support = np.asarray(support, dtype=np.int64)
+        J = self.losses(support) - self.scale * self.perturbation(support[None, :])[0]
+        return J, np.ones(J.shape[0], dtype=np.int64), lambda g: J[g:g + 1]
+
+    def slack_of(self, region: int, group: int) -> float:
+        size = 0
+        while self.offset(size + 1) <= region:
+            size += 1
+        return float(self.slack(size)[group])
