@@ -54,7 +54,7 @@ def _adult_home() -> str | None:
     return None
 
 
-def test_the_five_notebooks_exist():
+def test_the_six_notebooks_exist():
     stems = [p.stem for p in PATHS]
     assert stems == [
         "01_objective_perturbation",
@@ -62,6 +62,7 @@ def test_the_five_notebooks_exist():
         "03_decorate_and_swap_solvers",
         "04_opsamp_convex",
         "05_adult_experiment",
+        "06_private_score_card",
     ], stems
 
 

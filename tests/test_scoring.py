@@ -290,7 +290,7 @@ def test_estimator_fits_reads_and_prints(wide):
     assert set(est.points_) == {f"x{j}" for j in np.flatnonzero(est.coef_)}
     np.testing.assert_array_equal(est.predict(X), ((X @ est.coef_) >= est.threshold_).astype(int))
     card = str(est.scorecard())
-    assert "points" in card and f">= {est.threshold_}" in card
+    assert "points" in card and f"predict 1 when the total is >= {est.threshold_}" in card
     for name, pts in est.points_.items():
         assert name in card and f"{pts:+d}" in card
     _, _, best = best_scoring_system(X, y, max_points=3, max_items=4)

@@ -70,9 +70,9 @@ import numpy as np
 
 from .._random import is_secure
 
-__all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem", "plan_shards",
-           "sample_shard", "optimum_shard", "run_shards", "resolve_executor", "better", "BLOCK", "EXPONENTIAL",
-           "PERMUTE_AND_FLIP"]
+__all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
+           "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "run_shards",
+           "resolve_executor", "better", "BLOCK", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
 
 EXPONENTIAL = "exponential"
 PERMUTE_AND_FLIP = "permute_and_flip"
@@ -233,45 +233,85 @@ def _region_uniforms(problem, streams, size, start, stop):
     return streams.uniforms((0, size, block0), n_block)[start - block0 * BLOCK: stop - block0 * BLOCK]
 
 
+def shard_bounds(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, shard):
+    """The first, data-heavy phase of one shard: for each of its supports the
+    region maximum M_r of the noise and the upper bound M_r - LB_r / scale on
+    any key in the region.  Returns ``(size, start, M, bound)``."""
+    size, start, stop = shard
+    supports = problem.supports(size, start, stop)
+    lb = problem.lower_bounds(supports)
+    M = max_of(_region_uniforms(problem, streams, size, start, stop), problem.region_sizes(supports), method)
+    return size, start, M, M - lb / scale
+
+
+def expand_region(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, support, region: int,
+                  region_max: float, best, expanded):
+    """Score one region top down (its groups, then the points of the groups
+    that can still win) and return the best candidate so far."""
+    gmin, sizes, row = problem.group_errors(support)
+    expanded[0] += 1
+    Mg = split_region(streams.uniforms((1, region), len(sizes) + 1), sizes, float(region_max), method)
+    gbound = Mg - gmin / scale
+    for gi in np.argsort(-gbound, kind="stable"):
+        if best is not None and gbound[gi] < best[0]:
+            break
+        n = int(sizes[gi])
+        expanded[1] += 1
+        if n == 1:
+            keys = np.array([Mg[gi]]) - gmin[gi:gi + 1] / scale
+        else:
+            z = split_region(streams.uniforms((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
+            keys = z - row(int(gi)) / scale
+        pos = int(np.argmax(keys))
+        cand = (float(keys[pos]), region, int(gi), pos)
+        if better(cand, best):
+            best = cand
+    return best
+
+
 def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, shard, floor=None):
     """Report-noisy-max over one shard of supports, keys -loss / scale + noise,
     drawn top down (module docstring).  Returns ``(best, expanded)``: the best
     candidate ``(key, region, group, position)`` of the shard (None when no
     region of the shard can beat ``floor``, a candidate found elsewhere) and
     the numbers of regions and groups that were scored."""
-    size, start, stop = shard
-    supports = problem.supports(size, start, stop)
-    lb = problem.lower_bounds(supports)
-    M = max_of(_region_uniforms(problem, streams, size, start, stop), problem.region_sizes(supports), method)
-    bound = M - lb / scale
+    size, start, M, bound = shard_bounds(problem, streams, method, scale, shard)
+    supports = problem.supports(size, start, shard[2])
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start
     for r in np.argsort(-bound, kind="stable"):
         if best is not None and bound[r] < best[0]:
             break
-        region = first + int(r)
-        gmin, sizes, row = problem.group_errors(supports[r])
-        expanded[0] += 1
-        Mg = split_region(streams.uniforms((1, region), len(sizes) + 1), sizes, float(M[r]), method)
-        gbound = Mg - gmin / scale
-        for gi in np.argsort(-gbound, kind="stable"):
-            if best is not None and gbound[gi] < best[0]:
-                break
-            n = int(sizes[gi])
-            expanded[1] += 1
-            if n == 1:
-                keys = np.array([Mg[gi]]) - gmin[gi:gi + 1] / scale
-            else:
-                z = split_region(streams.uniforms((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
-                keys = z - row(int(gi)) / scale
-            pos = int(np.argmax(keys))
-            cand = (float(keys[pos]), region, int(gi), pos)
-            if better(cand, best):
-                best = cand
+        best = expand_region(problem, streams, method, scale, supports[r], first + int(r), M[r], best, expanded)
     if best is floor:
         best = None
     return best, expanded
+
+
+def _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc):
+    """Sharded sampling in two phases: the workers bound their supports
+    (the pass over the data), then this process scores the regions in
+    descending order of their bounds across all shards, with the best key
+    found so far pruning the rest, exactly as a local run does."""
+    from ._parallel import run_ordered, share
+
+    shared = [share(executor, a) for a in (problem, streams, method, scale)]
+    results, _ = run_ordered(executor, shard_bounds, [(*shared, shard) for shard in shards],
+                             progress=progress, desc=desc)
+    sizes = np.concatenate([np.full(len(b), size) for size, _, _, b in results])
+    ranks = np.concatenate([start + np.arange(len(b)) for _, start, _, b in results])
+    M = np.concatenate([m for _, _, m, _ in results])
+    bound = np.concatenate([b for _, _, _, b in results])
+    best, expanded = None, [0, 0]
+    for i in np.argsort(-bound, kind="stable"):
+        if best is not None and bound[i] < best[0]:
+            break
+        size, rank = int(sizes[i]), int(ranks[i])
+        support = problem.supports(size, rank, rank + 1)[0]
+        best = expand_region(problem, streams, method, scale, support, problem.offset(size) + rank, M[i], best,
+                             expanded)
+    return best, tuple(expanded)
 
 
 def optimum_shard(problem: RegionProblem, shard, ceiling=None):
@@ -342,8 +382,10 @@ def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, prog
                streams=None, method=None, scale=None):
     """Run the sampler (``kind="sample"``) or the exact optimum
     (``"optimum"``) over the shards: in this process (the best so far prunes
-    the next shards) or on ``executor`` (each shard on its own; the problem
-    is sent once per worker on dask).  The answer is the same either way.
+    the next shards) or on ``executor`` (the problem is sent once per worker
+    on dask; the sampler's workers bound their supports and this process
+    scores the regions that can win, in one global order).  The answer is the
+    same either way.
     Returns ``(best, (regions expanded, groups expanded))``."""
     from .._progress import progress_bar
     from ._parallel import run_ordered, share
@@ -365,6 +407,8 @@ def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, prog
                 best, stats = fold(best, fn(*args, shard, best), stats)
                 bar.update(1)
         return best, tuple(stats)
+    if kind == "sample":
+        return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc)
     shared = [share(executor, a) for a in args]
     results, _ = run_ordered(executor, fn, [(*shared, shard, None) for shard in shards],
                              progress=progress, desc=desc)

@@ -29,7 +29,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     -P..P, uses at most k items, and predicts the positive class when a
     record's total reaches a threshold: the models of medicine, credit and
     criminal justice that a person can read and apply by hand (RiskSLIM
-    [UR19], FasterRisk [LZCSR22]).  This estimator selects the points and the
+    [UR19], FasterRisk [LZLSR22]).  This estimator selects the points and the
     threshold privately from the public set W of all such scoring systems:
 
         W = {(p, t) : p in {-P..P}^d, at most k nonzero, lo(p) < t <= hi(p)}
@@ -88,7 +88,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     [MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
     [MS20] McKenna, Sheldon. Permute-and-flip. NeurIPS 2020.
     [UR19] Ustun, Rudin. Learning optimized risk scores. JMLR 20, 2019.
-    [LZCSR22] Liu, Zhong, Chen, Seltzer, Rudin. FasterRisk. NeurIPS 2022.
+    [LZLSR22] Liu, Zhong, Li, Seltzer, Rudin. FasterRisk. NeurIPS 2022.
     """
 
     def __init__(self, epsilon=1.0, max_points=5, max_items=5, signs=None, mechanism="permute_and_flip",
@@ -187,7 +187,7 @@ class ScoreCard:
     def __init__(self, points, threshold, *, positive=1, epsilon=None, mechanism=None, risk_table=None):
         self.points = dict(points)
         self.threshold = int(threshold)
-        self.positive = positive
+        self.positive = positive.item() if isinstance(positive, np.generic) else positive
         self.epsilon = epsilon
         self.mechanism = mechanism
         self.risk_table = risk_table
