@@ -69,7 +69,7 @@ def test_readme_is_a_front_page_whose_commands_and_examples_work():
     makefile = (ROOT / "Makefile").read_text()
     for target in ("demo", "test"):
         assert f"make {target}" in readme and re.search(rf"^{target}:", makefile, re.M)
-    for page in ("mechanisms", "own_model", "guarantees", "experiments", "api"):
+    for page in ("mechanisms", "own_model", "guarantees", "experiments", "scoring", "api"):
         assert f"(docs/{page}.md" in readme, page
     namespace: dict = {"__name__": "readme"}
     with warnings.catch_warnings():
@@ -77,4 +77,6 @@ def test_readme_is_a_front_page_whose_commands_and_examples_work():
         for k, code in enumerate(re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)):
             exec(compile(code, f"README.md[block {k}]", "exec"), namespace)   # noqa: S102
     assert namespace["clf"].mechanism_ == "permute_and_flip"
+    card = namespace["card"]
+    assert 1 <= len(card.points_) <= 4 and "predict 'Yes' when the total is >=" in str(card.scorecard())
     assert namespace["sel"].delta == 0 and namespace["res"].delta == 0
