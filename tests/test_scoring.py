@@ -348,3 +348,14 @@ def test_binarizer_public_thresholds_and_leak_warning():
         ThresholdBinarizer(from_data=2).fit(X)
     with pytest.raises(ParameterError, match="public cut points"):
         ThresholdBinarizer().fit(X)
+
+
+@pytest.mark.parametrize("d,k", [(7, 3), (10, 4), (6, 6), (12, 1), (5, 0)])
+def test_lex_combinations_match_itertools_at_any_start(d, k):
+    from privopt.mechanisms._topdown import lex_combinations
+
+    combos = list(itertools.combinations(range(d), k))
+    ref = np.array(combos, dtype=np.int64).reshape(len(combos), k)
+    n = ref.shape[0]
+    for a, b in [(0, n), (min(3, n), min(n, 9)), (n - 1, n), (0, 0)]:
+        np.testing.assert_array_equal(lex_combinations(d, k, a, b), ref[a:b])

@@ -415,3 +415,38 @@ def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, prog
     for out in results:
         best, stats = fold(best, out, stats)
     return best, tuple(stats)
+
+
+def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
+    """The k-subsets of range(d) with lexicographic rank in [start, stop),
+    one sorted row each, without walking the ranks before ``start``."""
+    import math
+
+    n = stop - start
+    out = np.empty((max(0, n), k), dtype=np.int64)
+    if n <= 0:
+        return out
+    if k == 0:
+        return out
+    # unrank ``start``: choose each element in turn by counting the subsets that begin lower
+    comb, r, lo = [], start, 0
+    for i in range(k):
+        for v in range(lo, d):
+            count = math.comb(d - v - 1, k - i - 1)
+            if r < count:
+                comb.append(v)
+                lo = v + 1
+                break
+            r -= count
+    for row in range(n):
+        out[row] = comb
+        # next combination in lexicographic order
+        i = k - 1
+        while i >= 0 and comb[i] == d - k + i:
+            i -= 1
+        if i < 0:
+            break
+        comb[i] += 1
+        for j in range(i + 1, k):
+            comb[j] = comb[j - 1] + 1
+    return out

@@ -28,7 +28,6 @@ of X with their counts of positive and negative labels.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -93,10 +92,10 @@ class ScoreSpace:
     # -- enumeration ------------------------------------------------------
     def supports(self, size: int, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Supports of ``size`` with lexicographic rank in [start, stop)."""
+        from ..mechanisms._topdown import lex_combinations
+
         stop = self.n_supports(size) if stop is None else stop
-        it = itertools.islice(itertools.combinations(range(self.d), size), start, stop)
-        out = np.fromiter(itertools.chain.from_iterable(it), dtype=np.int64, count=(stop - start) * size)
-        return out.reshape(stop - start, size)
+        return lex_combinations(self.d, size, start, stop)
 
     def vectors(self, support) -> np.ndarray:
         """The points vectors on ``support`` (all entries nonzero), one row

@@ -21,7 +21,6 @@ rows (public: d, k and n bound it), plus the regions that are actually scored
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -114,10 +113,10 @@ class HalfspaceProblem(RegionProblem):
         return self.offset(self.k + 1)
 
     def supports(self, size, start=0, stop=None):
+        from ..mechanisms._topdown import lex_combinations
+
         stop = self.n_supports(size) if stop is None else stop
-        it = itertools.islice(itertools.combinations(range(self.d), size), start, stop)
-        out = np.fromiter(itertools.chain.from_iterable(it), dtype=np.int64, count=(stop - start) * size)
-        return out.reshape(stop - start, size)
+        return lex_combinations(self.d, size, start, stop)
 
     def region_sizes(self, supports):
         return np.full(supports.shape[0], float(self.vectors[supports.shape[1]].shape[0]))
