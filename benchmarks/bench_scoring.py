@@ -743,10 +743,11 @@ def summarize(df, argv_text=""):
     eps_list = sorted(e for e in df.epsilon.unique() if np.isfinite(e))
     runs = int(df.run.max()) + 1 if len(df) else 0
     L = ["# Private scoring systems: the honest comparison (issue 30)", "",
-         f"Runs: `python benchmarks/bench_scoring.py --datasets {','.join(TUNED)}`, then the held-out sets "
-         f"`python benchmarks/bench_scoring.py --datasets {','.join(HELD_OUT)}` ({runs} runs, epsilon "
-         f"{', '.join(f'{e:g}' for e in eps_list)}; `python benchmarks/bench_scoring.py` alone does both in "
-         f"this order).  Tables written by `bench_scoring.py{argv_text}` at "
+         f"Run: `PYTHONPATH=<snapshot> python benchmarks/bench_scoring.py` ({runs} runs, epsilon "
+         f"{', '.join(f'{e:g}' for e in eps_list)}; the tuned sets, then HELD_OUT = {', '.join(HELD_OUT)}, "
+         "last; privopt pinned to the commit listed below, see the script's docstring; one set alone: "
+         "`--datasets NAME`).  Tables written by "
+         f"`bench_scoring.py{argv_text}` at "
          f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from `scoring.csv` (one row per fit), "
          f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs.  Protocol: the docstring of "
          "`benchmarks/bench_scoring.py` (public binarization rules, 2/3-1/3 splits seeded by run, one W per "
