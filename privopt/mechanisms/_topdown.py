@@ -72,7 +72,7 @@ from .._random import is_secure
 
 __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
            "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "run_shards",
-           "resolve_executor", "better", "BLOCK", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
+           "resolve_executor", "sample_top_down", "better", "BLOCK", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
 
 EXPONENTIAL = "exponential"
 PERMUTE_AND_FLIP = "permute_and_flip"
@@ -450,3 +450,24 @@ def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
         for j in range(i + 1, k):
             comb[j] = comb[j - 1] + 1
     return out
+
+
+def sample_top_down(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, *, executor=None,
+                    predicted: float = 0.0, progress=False, desc: str = "privopt selection",
+                    local_seconds: float = 5.0):
+    """One private selection over ``problem``: resolve the executor
+    (:func:`resolve_executor`), run the sampler on it (:func:`run_shards`)
+    and shut down a pool made for the run.  Returns ``(best, expanded,
+    wall_seconds)``."""
+    import time
+
+    shards = plan_shards(problem)
+    ex, owned = resolve_executor(executor, predicted, len(shards), local_seconds)
+    start = time.perf_counter()
+    try:
+        best, expanded = run_shards("sample", problem, shards, executor=ex, progress=progress, desc=desc,
+                                    streams=streams, method=method, scale=scale)
+    finally:
+        if owned:
+            ex.shutdown()
+    return best, expanded, time.perf_counter() - start

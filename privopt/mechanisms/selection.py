@@ -313,22 +313,8 @@ def exponential_mechanism(
     assert best_w is not None   # W has at least two points, so the loop ran
     released = np.asarray(best_w, dtype=float) + 0.0   # no -0.0
 
-    parameters = {
-        "method": method,
-        "sensitivity": sensitivity,
-        "loss_range": (lo, hi),
-        "noise_scale": noise_scale,
-        "n_points": n_points,
-        "alpha": alpha,
-        "alpha_per_record": None if not n_samples else alpha / n_samples,
-        "beta": beta,
-        "n_samples": n_samples,
-        "dim": len(w_vars),
-        "norm_bound": getattr(scorer, "norm_bound", None),
-        "path": scorer.path,
-        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential"
-        else "Exponential(1) per point",
-    }
+    parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
+                             len(w_vars), getattr(scorer, "norm_bound", None), scorer.path)
     return PrivateResult(
         labels=weight_labels(w_vars),
         weights=released,
@@ -339,6 +325,26 @@ def exponential_mechanism(
         report=SelectionReport(scorer.path, solver_name, n_points, wall, predicted),
         certified=True,
     )
+
+
+def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,
+                path) -> dict:
+    """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
+    return {
+        "method": method,
+        "sensitivity": sensitivity,
+        "loss_range": loss_range,
+        "noise_scale": noise_scale,
+        "n_points": n_points,
+        "alpha": alpha,
+        "alpha_per_record": None if not n_samples else alpha / n_samples,
+        "beta": beta,
+        "n_samples": n_samples,
+        "dim": dim,
+        "norm_bound": norm_bound,
+        "path": path,
+        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential" else "Exponential(1) per point",
+    }
 
 
 def topdown_problem(data, norm_bound=None):
@@ -360,7 +366,7 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
                     time_limit, random_state, progress, executor):
     """Private selection over a halfspace W split by support: exact
     report-noisy-max drawn top down (:mod:`privopt.mechanisms._topdown`)."""
-    from ._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards
+    from ._topdown import KeyedStreams, sample_top_down
 
     n_points = problem.n_points
     if n_points < 2:
@@ -377,36 +383,13 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
     noise_scale = selection_noise_scale(epsilon, sensitivity)
     alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
     streams = KeyedStreams(check_random_state(random_state))
-    shards = plan_shards(problem)
-    ex, owned = resolve_executor(executor, predicted, len(shards))
     if progress is None:
         progress = predicted > _PROGRESS_AFTER
-    start = time.perf_counter()
-    try:
-        best, expanded = run_shards("sample", problem, shards, executor=ex, progress=progress,
-                                    desc=f"privopt {method}", streams=streams, method=method,
-                                    scale=noise_scale)
-    finally:
-        if owned:
-            ex.shutdown()
-    wall = time.perf_counter() - start
+    best, expanded, wall = sample_top_down(problem, streams, method, noise_scale, executor=executor,
+                                           predicted=predicted, progress=progress, desc=f"privopt {method}")
     released = problem.decode(best[1], best[2]) + 0.0
-    parameters = {
-        "method": method,
-        "sensitivity": sensitivity,
-        "loss_range": loss_range,
-        "noise_scale": noise_scale,
-        "n_points": n_points,
-        "alpha": alpha,
-        "alpha_per_record": None if not n_samples else alpha / n_samples,
-        "beta": beta,
-        "n_samples": n_samples,
-        "dim": len(w_vars),
-        "norm_bound": problem.norm_bound,
-        "path": "topdown",
-        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential"
-        else "Exponential(1) per point",
-    }
+    parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
+                             len(w_vars), problem.norm_bound, "topdown")
     report = SelectionReport("topdown", "enumerate", n_points, wall, predicted)
     report.regions_expanded, report.points_scored = expanded
     report.n_regions = problem.n_regions

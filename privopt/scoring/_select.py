@@ -17,7 +17,6 @@ split across workers.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
-from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards
+from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards, sample_top_down
 from ..result import PrivateResult
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace
@@ -139,19 +138,11 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
     scale = selection_noise_scale(epsilon, 1.0)
     n_points = space.size()
     problem = ScoringProblem(space, table)
-    shards = plan_shards(problem)
-    ex, owned = resolve_executor(executor, predicted, len(shards), _LOCAL_SECONDS)
     if progress is None:
         progress = predicted > 10.0
-    start = time.perf_counter()
-    try:
-        best, stats = run_shards("sample", problem, shards, executor=ex, progress=progress,
-                                 desc=f"privopt scoring system ({method})", streams=streams, method=method,
-                                 scale=scale)
-    finally:
-        if owned:
-            ex.shutdown()
-    wall = time.perf_counter() - start
+    best, stats, wall = sample_top_down(problem, streams, method, scale, executor=executor, predicted=predicted,
+                                        progress=progress, desc=f"privopt scoring system ({method})",
+                                        local_seconds=_LOCAL_SECONDS)
     support, vec, threshold = decode(space, table, *best[1:])
     coef = np.zeros(space.d)
     coef[support] = vec
@@ -170,7 +161,7 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
         "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential" else "Exponential(1) per point",
     }
     report = ScoringReport(regions_expanded=stats[0], groups_expanded=stats[1], n_regions=space.n_regions,
-                           n_shards=len(shards), wall_time=wall, predicted_bound_time=predicted)
+                           n_shards=len(plan_shards(problem)), wall_time=wall, predicted_bound_time=predicted)
     return PrivateResult(weights=np.append(coef, threshold), mechanism=method, epsilon=epsilon, delta=0.0,
                          parameters=parameters, report=report, certified=True,
                          labels=labels + ("threshold",))
