@@ -48,8 +48,13 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         Total privacy budget (pure DP, delta = 0), including the risk table.
     max_points : int, default 5
         Points per item in -max_points..max_points.
-    max_items : int, default 5
-        At most this many items get nonzero points.
+    max_items : int, default 4
+        At most this many items get nonzero points.  With 5 a fit takes
+        seconds on tens of thousands of records but can take minutes on a few
+        hundred records with 30 items, where the noise lets many supports
+        compete and each is scored (10^5 points vectors per support of 5
+        items at max_points=5); 4 items take about a second on the same sets
+        (benchmarks/results/scoring.md).
     signs : None, dict or array-like
         Public domain knowledge: ``{"age >= 60": +1}`` lets an item only add
         points (+1) or only subtract (-1); unspecified items may do either.
@@ -91,7 +96,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     [LZLSR22] Liu, Zhong, Li, Seltzer, Rudin. FasterRisk. NeurIPS 2022.
     """
 
-    def __init__(self, epsilon=1.0, max_points=5, max_items=5, signs=None, mechanism="permute_and_flip",
+    def __init__(self, epsilon=1.0, max_points=5, max_items=4, signs=None, mechanism="permute_and_flip",
                  risk_share=0.0, executor=None, time_limit=None, random_state=None, progress=None):
         self.epsilon = epsilon
         self.max_points = max_points
