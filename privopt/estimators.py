@@ -97,9 +97,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
       features, 15 runs) held-out 0.769 at epsilon 0.1 (DP-SGD with public
       defaults 0.729, OPDisc 0.634) and the non-private 0/1 optimum of its W
       (0.769) from epsilon 0.5 on; on ``benchmarks/bench_small_data.py`` at
-      epsilon 1, clearly above the majority class on 14 of 15 criterion sets
-      (the fifteenth, d = 80, went to OPDisc, which was not certified in
-      120 s); on the regime sweeps level with or ahead of the best untuned
+      epsilon 1, clearly above the majority class on 15 of 15 criterion sets
+      and ahead of DP-SGD on 11; on the regime sweeps level with or ahead of the best untuned
       convex method in 13 of 18 cells of other feature sets and 10 of 10
       along n.  It trails DP-SGD where the default W is too coarse for the
       data (large n, many real-valued features).
