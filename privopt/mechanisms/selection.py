@@ -347,6 +347,20 @@ def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, b
     }
 
 
+def _workers_for(executor, predicted: float) -> int:
+    """How many workers the top-down run will have (for its time prediction):
+    1 in this process, the usable CPUs for the default pool (chosen when the
+    pass is predicted to take more than a few seconds), else the executor's."""
+    from ._parallel import check_executor, usable_cpus, worker_count
+
+    if executor is None:
+        return usable_cpus() if predicted >= 5.0 else 1
+    if isinstance(executor, str) and executor.strip().lower() == "local":
+        return 1
+    ex = check_executor(executor)
+    return 1 if ex == "ray" else max(1, worker_count(ex))
+
+
 def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
     (:class:`privopt.solvers._regions.HalfspaceProblem`) for the top-down
@@ -374,10 +388,12 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
                          "widen the grid or the ball.", "weights")
     n_public = n_samples if n_samples is not None else 1
     predicted = problem.predicted_seconds(n_public)
-    if time_limit is not None and predicted > time_limit:
+    workers = _workers_for(executor, predicted)
+    if time_limit is not None and predicted / workers > time_limit:
         raise ParameterError(
             f"time_limit: bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records is "
-            f"predicted to take about {predicted:,.0f} s on one core, more than time_limit={time_limit:g} s. "
+            f"predicted to take about {predicted / workers:,.0f} s on {workers} worker(s), more than "
+            f"time_limit={time_limit:g} s. "
             "Raise time_limit, shard on more workers (executor=...), or make W smaller (norm_bound, fewer "
             "features).", "time_limit")
     noise_scale = selection_noise_scale(epsilon, sensitivity)

@@ -41,6 +41,7 @@ from ..models._common import ENUMERATION_ATTR
 __all__ = [
     "ENUMERATION_ATTR",
     "AUTO_MAX_WORK",
+    "AUTO_MAX_BOUND_WORK",
     "choose_solver",
     "DEFAULT_MAX_POINTS",
     "enumeration_size",
@@ -66,6 +67,14 @@ _BLOCK_ENTRIES = 8_000_000
 #: measured in benchmarks/bench_oracle_suite.py), else it uses the MILP.
 AUTO_MAX_WORK = 2_000_000_000
 
+#: ``solver="auto"`` on a perturbed model takes the branch and bound by support when its
+#: bound pass, supports x distinct rows, is at most this (about 100 s on one core at the
+#: 2e8 rows per second of ``privopt.solvers._regions.BOUND_ROWS_PER_SECOND``).  Measured on
+#: the extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three
+#: widest one-hot sets (d = 73, 87, 122) went to HiGHS, which was slower on all three
+#: (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
+AUTO_MAX_BOUND_WORK = 20_000_000_000
+
 
 def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None) -> str:
     """The solver ``solver="auto"`` means for ``model``: ``"enumerate"`` for a
@@ -76,7 +85,7 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
       carries the perturbation) on one integer grid: the branch and bound by
       support (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`),
       when its bound pass, supports x distinct rows, is at most
-      :data:`AUTO_MAX_WORK`.
+      :data:`AUTO_MAX_BOUND_WORK`.
     * Otherwise: every point scored, when the cheaper engine's work
       (:func:`scoring_costs`) is at most :data:`AUTO_MAX_WORK` x (d + 18),
       i.e. grid points x distinct rows <= AUTO_MAX_WORK for the dense engine.
@@ -95,7 +104,7 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
         coef, bound, _, _ = _levels(data)
         problem = halfspace_problem(data, coef, bound)
         if problem is not None:
-            return "enumerate" if problem.n_regions * max(rows, 1) <= AUTO_MAX_WORK else fallback
+            return "enumerate" if problem.n_regions * max(rows, 1) <= AUTO_MAX_BOUND_WORK else fallback
     if points > DEFAULT_MAX_POINTS:
         return fallback
     d = data["X"].shape[1]
