@@ -68,12 +68,13 @@ _BLOCK_ENTRIES = 8_000_000
 AUTO_MAX_WORK = 2_000_000_000
 
 #: ``solver="auto"`` on a perturbed model takes the branch and bound by support when its
-#: bound pass, supports x distinct rows, is at most this (about 100 s on one core at the
-#: 2e8 rows per second of ``privopt.solvers._regions.BOUND_ROWS_PER_SECOND``).  Measured on
-#: the extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three
-#: widest one-hot sets (d = 73, 87, 122) went to HiGHS, which was slower on all three
-#: (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
-AUTO_MAX_BOUND_WORK = 20_000_000_000
+#: bound pass, supports x distinct rows, is at most this (measured at 4e8 to 5e8 rows per
+#: second on one core, so up to about 250 s; the prediction constant
+#: ``privopt.solvers._regions.BOUND_ROWS_PER_SECOND`` is a conservative 2e8).  Chosen on the
+#: extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three widest
+#: one-hot sets (d = 73, 87, 122; 3.6e9 to 6.3e10) went to HiGHS, which was slower on all
+#: three (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
+AUTO_MAX_BOUND_WORK = 100_000_000_000
 
 
 def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None) -> str:
