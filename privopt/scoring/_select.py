@@ -26,14 +26,15 @@ from ..calibration._selection import check_selection_method, selection_noise_sca
 from ..exceptions import ParameterError
 from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards, sample_top_down
 from ..result import PrivateResult
+from ..solvers._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace
 
 __all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds"]
 
-#: Measured throughput of the lower-bound pass (record patterns per second and
-#: core, numba kernel): a support of size j over m distinct rows costs ~m.
-BOUND_ROWS_PER_SECOND = 4e8
+# The lower-bound pass runs at BOUND_ROWS_PER_SECOND rows per second and core (numba
+# kernel; a support over m distinct rows costs ~m): the kernel and constant of private
+# selection on halfspace models (measured 1.4e8 to 5e8 under load, benchmarks/results/topdown.md).
 
 #: Below this predicted time the shards run in this process (no pool).
 _LOCAL_SECONDS = 5.0
