@@ -238,10 +238,14 @@ def shard_bounds(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     region maximum M_r of the noise and the upper bound M_r - LB_r / scale on
     any key in the region.  Returns ``(size, start, M, bound)``."""
     size, start, stop = shard
-    supports = problem.supports(size, start, stop)
-    lb = problem.lower_bounds(supports)
+    return (size, start, *_region_bounds(problem, streams, method, scale, shard, problem.supports(size, start, stop)))
+
+
+def _region_bounds(problem, streams, method, scale, shard, supports):
+    """``(M, bound)``: each support's region maximum and M - LB / scale."""
+    size, start, stop = shard
     M = max_of(_region_uniforms(problem, streams, size, start, stop), problem.region_sizes(supports), method)
-    return size, start, M, M - lb / scale
+    return M, M - problem.lower_bounds(supports) / scale
 
 
 def expand_region(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, support, region: int,
@@ -275,8 +279,9 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     candidate ``(key, region, group, position)`` of the shard (None when no
     region of the shard can beat ``floor``, a candidate found elsewhere) and
     the numbers of regions and groups that were scored."""
-    size, start, M, bound = shard_bounds(problem, streams, method, scale, shard)
-    supports = problem.supports(size, start, shard[2])
+    size, start, stop = shard
+    supports = problem.supports(size, start, stop)
+    M, bound = _region_bounds(problem, streams, method, scale, shard, supports)
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start

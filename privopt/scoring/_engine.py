@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numba import lazy_kernel
 from ..mechanisms._topdown import RegionProblem
 from ..solvers._patterns import pattern_counts, pattern_lower_bounds
 from ._space import RecordTable, ScoreSpace
@@ -63,60 +64,53 @@ def group_errors(table: RecordTable, support, vectors: np.ndarray):
     return err, lo[:, None] + b, sizes
 
 
-_KERNEL = False
+def _build_numba_kernel(numba):
+    """The smallest-error-per-points-vector kernel (compiled on first use; None without numba)."""
+
+    @numba.njit(cache=True)
+    def kernel(vectors, pos, neg, total_pos):   # pragma: no cover - compiled
+        g, j = vectors.shape
+        npat = 1 << j
+        gmin = np.empty(g, np.int64)
+        sizes = np.empty(g, np.int64)
+        width = 1
+        for q in range(g):
+            w = 0
+            for i in range(j):
+                w += abs(vectors[q, i])
+            width = max(width, w + 1)
+        D = np.zeros(width, np.int64)
+        for q in range(g):
+            lo = 0
+            l1 = 0
+            for i in range(j):
+                v = vectors[q, i]
+                l1 += abs(v)
+                if v < 0:
+                    lo += v
+            for b in range(l1 + 1):
+                D[b] = 0
+            for c in range(npat):
+                sc = 0
+                for i in range(j):
+                    if (c >> i) & 1:
+                        sc += vectors[q, i]
+                D[sc - lo] += neg[c] - pos[c]
+            # err(lo + b) = total_pos + sum_{b' >= b} D[b'], b = 1..l1
+            acc = 0
+            best = np.iinfo(np.int64).max
+            for b in range(l1, 0, -1):
+                acc += D[b]
+                if total_pos + acc < best:
+                    best = total_pos + acc
+            gmin[q] = best
+            sizes[q] = l1
+        return gmin, sizes
+
+    return kernel
 
 
-def _numba_kernel():
-    """The compiled smallest-error-per-points-vector kernel, or None."""
-    global _KERNEL
-    if _KERNEL is False:
-        try:
-            import numba
-        except ImportError:
-            _KERNEL = None
-        else:
-            @numba.njit(cache=True)
-            def kernel(vectors, pos, neg, total_pos):   # pragma: no cover - compiled
-                g, j = vectors.shape
-                npat = 1 << j
-                gmin = np.empty(g, np.int64)
-                sizes = np.empty(g, np.int64)
-                width = 1
-                for q in range(g):
-                    w = 0
-                    for i in range(j):
-                        w += abs(vectors[q, i])
-                    width = max(width, w + 1)
-                D = np.zeros(width, np.int64)
-                for q in range(g):
-                    lo = 0
-                    l1 = 0
-                    for i in range(j):
-                        v = vectors[q, i]
-                        l1 += abs(v)
-                        if v < 0:
-                            lo += v
-                    for b in range(l1 + 1):
-                        D[b] = 0
-                    for c in range(npat):
-                        sc = 0
-                        for i in range(j):
-                            if (c >> i) & 1:
-                                sc += vectors[q, i]
-                        D[sc - lo] += neg[c] - pos[c]
-                    # err(lo + b) = total_pos + sum_{b' >= b} D[b'], b = 1..l1
-                    acc = 0
-                    best = np.iinfo(np.int64).max
-                    for b in range(l1, 0, -1):
-                        acc += D[b]
-                        if total_pos + acc < best:
-                            best = total_pos + acc
-                    gmin[q] = best
-                    sizes[q] = l1
-                return gmin, sizes
-
-            _KERNEL = kernel
-    return _KERNEL
+_numba_kernel = lazy_kernel(_build_numba_kernel)
 
 
 class ScoringProblem(RegionProblem):

@@ -35,6 +35,8 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from .._numba import lazy_kernel
+
 from ..exceptions import ModelError, ParameterError
 from ..models._common import ENUMERATION_ATTR
 
@@ -332,7 +334,10 @@ def _op():
 def check_enumerable(model, options=None):
     """Everything ``solver="enumerate"`` checks before it starts (raises a
     :class:`~privopt.exceptions.ModelError` or ``ParameterError`` naming the
-    problem).  Returns (data, noise, scale, normalize, levels, n_points)."""
+    problem).  Returns (data, noise, scale, normalize, levels, n_points, problem):
+    ``problem`` is the support split of a perturbed model for the branch and
+    bound (:func:`privopt.solvers._regions.perturbed_problem`), or None where
+    every point is listed."""
     op = _op()
     data = _data(model)
     opts = dict(options or {})
@@ -359,16 +364,17 @@ def check_enumerable(model, options=None):
     levels = _levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
     if block is not None:
-        from ._regions import halfspace_problem
+        from ._regions import perturbed_problem
 
-        if halfspace_problem(data, levels[0], levels[1]) is not None:
-            return data, noise, scale, normalize, levels, n_points     # branch and bound: no list of W_tau
+        problem = perturbed_problem(data, levels, noise, scale, normalize)
+        if problem is not None:      # branch and bound: W_tau is never listed, no max_points
+            return data, noise, scale, normalize, levels, n_points, problem
     if n_points > max_points:
         raise ParameterError(
             f"solver='enumerate': W_tau has {n_points:,} grid points, more than max_points="
             f"{max_points:,}. Use a MILP solver (e.g. 'highs'), a smaller norm_bound or a coarser "
             "grid, or raise options={'max_points': ...}.", "solver")
-    return data, noise, scale, normalize, levels, n_points
+    return data, noise, scale, normalize, levels, n_points, None
 
 
 def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, plan=None):
@@ -381,16 +387,12 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     start = time.perf_counter()
     if plan is None:   # solve() passes the checks it already made
         plan = check_enumerable(model, options)
-    data, noise, scale, normalize, (coef, bound, unit, D), n_points = plan
+    data, noise, scale, normalize, (coef, bound, unit, D), n_points, problem = plan
     block = _op()._find_block(model)
     d = len(data["grid"])
     X = data["X"]
-    if block is not None:
-        from ._regions import perturbed_problem
-
-        problem = perturbed_problem(data, (coef, bound, unit, D), noise, scale, normalize)
-        if problem is not None:
-            return _branch_and_bound(problem, model, data, block, start, time_limit, n_points)
+    if problem is not None:
+        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points)
     best_val, best_w, best_s, done = math.inf, None, None, 0
     for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
@@ -486,35 +488,28 @@ def _uniform_grid(grid):
     return g0 if all(tuple(g) == g0 for g in grid) and 0.0 in g0 else None
 
 
-def _numba_hist():
-    """The compiled pattern-histogram kernel, or None without numba."""
-    global _HIST_KERNEL
-    if _HIST_KERNEL is False:
-        try:
-            import numba
-        except ImportError:
-            _HIST_KERNEL = None
-        else:
-            @numba.njit(parallel=True, cache=True)
-            def kernel(xdig_t, diff, supports, base, npat):   # pragma: no cover - compiled
-                m, k = supports.shape
-                rows = xdig_t.shape[1]
-                hist = np.zeros((m, npat))
-                for s in numba.prange(m):
-                    for r in range(rows):
-                        code = 0
-                        mul = 1
-                        for i in range(k):
-                            code += xdig_t[supports[s, i], r] * mul
-                            mul *= base
-                        hist[s, code] += diff[r]
-                return hist
+def _build_numba_hist(numba):
+    """The compiled pattern-histogram kernel (compiled on first use; None without numba)."""
 
-            _HIST_KERNEL = kernel
-    return _HIST_KERNEL
+    @numba.njit(parallel=True, cache=True)
+    def kernel(xdig_t, diff, supports, base, npat):   # pragma: no cover - compiled
+        m, k = supports.shape
+        rows = xdig_t.shape[1]
+        hist = np.zeros((m, npat))
+        for s in numba.prange(m):
+            for r in range(rows):
+                code = 0
+                mul = 1
+                for i in range(k):
+                    code += xdig_t[supports[s, i], r] * mul
+                    mul *= base
+                hist[s, code] += diff[r]
+        return hist
+
+    return kernel
 
 
-_HIST_KERNEL = False
+_numba_hist = lazy_kernel(_build_numba_hist)
 
 
 def _pattern_histograms(xdig, xdig_t, diff, S, base, npat, use_numba=True):

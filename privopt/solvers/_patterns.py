@@ -17,70 +17,66 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numba import lazy_kernel
+
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds"]
 
-_KERNEL = False
 
-
-def _numba_kernel():
-    """The compiled kernel of (1) over many supports, or None without numba.
+def _build_numba_kernel(numba):
+    """The compiled kernel of (1) over many supports (compiled on first use; None without numba).
     Consecutive supports (lexicographic order) share a prefix, whose partial
     pattern codes are kept: about one pass over the rows per support."""
-    global _KERNEL
-    if _KERNEL is False:
-        try:
-            import numba
-        except ImportError:
-            _KERNEL = None
-        else:
-            @numba.njit(cache=True)
-            def kernel(digits_t, base, pos, neg, supports):   # pragma: no cover - compiled
-                R, j = supports.shape
-                m = digits_t.shape[1]
-                npat = base ** j
-                codes = np.zeros((j, m), np.int64)      # codes[l]: pattern of the first l items
-                mult = np.ones(j, np.int64)
-                for lev in range(1, j):
-                    mult[lev] = mult[lev - 1] * base
-                prev = np.full(j, -1, np.int64)
-                hp = np.zeros(npat, np.int64)
-                hn = np.zeros(npat, np.int64)
-                seen = np.zeros(npat, np.bool_)
-                last = np.zeros(m, np.int64)
-                out = np.empty(R, np.int64)
-                for r in range(R):
-                    l0 = 0
-                    while l0 < j - 1 and supports[r, l0] == prev[l0]:
-                        l0 += 1
-                    for lev in range(l0, j - 1):
-                        f = supports[r, lev]
-                        for i in range(m):
-                            codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
-                    for lev in range(j):
-                        prev[lev] = supports[r, lev]
-                    f = supports[r, j - 1]
-                    for i in range(m):
-                        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * mult[j - 1]
-                        last[i] = c
-                        hp[c] += pos[i]
-                        hn[c] += neg[i]
-                    # only the patterns that occur: O(rows) per support, whatever base^j is
-                    s = 0
-                    for i in range(m):
-                        c = last[i]
-                        if not seen[c]:
-                            seen[c] = True
-                            s += min(hp[c], hn[c])
-                    for i in range(m):
-                        c = last[i]
-                        hp[c] = 0
-                        hn[c] = 0
-                        seen[c] = False
-                    out[r] = s
-                return out
 
-            _KERNEL = kernel
-    return _KERNEL
+    @numba.njit(cache=True)
+    def kernel(digits_t, base, pos, neg, supports):   # pragma: no cover - compiled
+        R, j = supports.shape
+        m = digits_t.shape[1]
+        npat = base ** j
+        codes = np.zeros((j, m), np.int64)      # codes[l]: pattern of the first l items
+        mult = np.ones(j, np.int64)
+        for lev in range(1, j):
+            mult[lev] = mult[lev - 1] * base
+        prev = np.full(j, -1, np.int64)
+        hp = np.zeros(npat, np.int64)
+        hn = np.zeros(npat, np.int64)
+        seen = np.zeros(npat, np.bool_)
+        last = np.zeros(m, np.int64)
+        out = np.empty(R, np.int64)
+        for r in range(R):
+            l0 = 0
+            while l0 < j - 1 and supports[r, l0] == prev[l0]:
+                l0 += 1
+            for lev in range(l0, j - 1):
+                f = supports[r, lev]
+                for i in range(m):
+                    codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
+            for lev in range(j):
+                prev[lev] = supports[r, lev]
+            f = supports[r, j - 1]
+            for i in range(m):
+                c = codes[j - 1, i] + np.int64(digits_t[f, i]) * mult[j - 1]
+                last[i] = c
+                hp[c] += pos[i]
+                hn[c] += neg[i]
+            # only the patterns that occur: O(rows) per support, whatever base^j is
+            s = 0
+            for i in range(m):
+                c = last[i]
+                if not seen[c]:
+                    seen[c] = True
+                    s += min(hp[c], hn[c])
+            for i in range(m):
+                c = last[i]
+                hp[c] = 0
+                hn[c] = 0
+                seen[c] = False
+            out[r] = s
+        return out
+
+    return kernel
+
+
+_numba_kernel = lazy_kernel(_build_numba_kernel)
 
 
 def pattern_codes(digits_t: np.ndarray, base: int, support) -> np.ndarray:

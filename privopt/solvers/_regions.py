@@ -39,30 +39,19 @@ BOUND_ROWS_PER_SECOND = 2e8
 MAX_PATTERNS = 1 << 22
 
 
-def perturbed_problem(data, levels, noise, scale, normalize):
-    """A :class:`PerturbedHalfspaceProblem` for OPDisc's oracle on a
-    zero_one_halfspace model, or None where the support split does not apply."""
-    coef, bound, unit, D = levels
-    base = halfspace_problem(data, coef, bound)
-    if base is None:
-        return None
-    from ._enumerate import _uniform_grid
-
-    return PerturbedHalfspaceProblem(data, _uniform_grid(data["grid"]), coef[0], bound, noise=noise, scale=scale,
-                                     normalize=normalize, unit=unit, norm_bound=D)
-
-
-def halfspace_problem(data, coef, bound):
-    """A :class:`HalfspaceProblem` for the enumeration data of a
-    zero_one_halfspace model, or None where it does not apply (the margin
-    rule, a grid per coordinate, no 0 in the grid, too many row patterns)."""
+def _split_applies(data, coef, bound):
+    """``(grid, (values, inverse))`` when W_tau of this enumeration data can be split
+    by support (the exact rule, one grid with 0 for every coordinate, few enough row
+    patterns per support), else None.  ``values, inverse`` is ``np.unique`` of the
+    distinct rows' entries, computed once for the check and the problem."""
     from ._enumerate import _uniform_grid
 
     grid = _uniform_grid(data["grid"])
     if grid is None or not data["exact"]:
         return None
-    X = data["X"]
-    base = len(np.unique(X)) if X.size else 1
+    X = np.asarray(data["X"], dtype=np.float64)
+    uniq = np.unique(X, return_inverse=True)
+    base = max(1, len(uniq[0]))
     zero = grid.index(0.0)
     units = [coef[0][i] for i in range(len(grid)) if i != zero]
     if not units or min(units) <= 0:
@@ -70,13 +59,34 @@ def halfspace_problem(data, coef, bound):
     kmax = min(X.shape[1], int(bound // min(units)))
     if base ** kmax > MAX_PATTERNS:
         return None
-    return HalfspaceProblem(data, grid, coef[0], bound)
+    return grid, uniq
+
+
+def perturbed_problem(data, levels, noise, scale, normalize):
+    """A :class:`PerturbedHalfspaceProblem` for OPDisc's oracle on a
+    zero_one_halfspace model, or None where the support split does not apply."""
+    coef, bound, unit, D = levels
+    split = _split_applies(data, coef, bound)
+    if split is None:
+        return None
+    return PerturbedHalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1], noise=noise, scale=scale,
+                                     normalize=normalize, unit=unit, norm_bound=D)
+
+
+def halfspace_problem(data, coef, bound):
+    """A :class:`HalfspaceProblem` for the enumeration data of a
+    zero_one_halfspace model, or None where it does not apply (the margin
+    rule, a grid per coordinate, no 0 in the grid, too many row patterns)."""
+    split = _split_applies(data, coef, bound)
+    if split is None:
+        return None
+    return HalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1])
 
 
 class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
-    def __init__(self, data, grid, units, bound):
+    def __init__(self, data, grid, units, bound, uniq=None):
         X = np.asarray(data["X"], dtype=np.float64)
         self.X = X
         self.d = X.shape[1]
@@ -87,7 +97,7 @@ class HalfspaceProblem(RegionProblem):
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)
         u = np.array([units[i] for i in nz], dtype=np.int64)
-        U, inv = np.unique(X, return_inverse=True)
+        U, inv = np.unique(X, return_inverse=True) if uniq is None else uniq
         self.base = max(1, len(U))
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
         from ._enumerate import _grid_points
@@ -163,8 +173,8 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
     points, which depends on the noise and the public W only and is computed
     exactly (a few vectors per support)."""
 
-    def __init__(self, data, grid, units, bound, *, noise, scale, normalize, unit, norm_bound):
-        super().__init__(data, grid, units, bound)
+    def __init__(self, data, grid, units, bound, *, noise, scale, normalize, unit, norm_bound, uniq=None):
+        super().__init__(data, grid, units, bound, uniq=uniq)
         self.noise = np.asarray(noise, dtype=np.float64)
         self.scale, self.normalize = float(scale), bool(normalize)
         self.unit, self.D = float(unit), float(norm_bound) if norm_bound is not None else 1.0
