@@ -315,15 +315,31 @@ def model_of(name, ball):
     return zero_one_halfspace(X, y, **BALLS[ball])
 
 
-def one_solve(name, ball, solver, eps, seed, time_limit):
+def _row(name, ball, label, eps, seed, time_limit):
+    """The instance's data, its model and the row's fixed columns."""
     from privopt.solvers import enumeration_size
 
     X, y, Xt, yt = instance(name)
     model = model_of(name, ball)
     points, rows = enumeration_size(model)
-    row = {"instance": name, "ball": ball, "solver": solver, "epsilon": eps, "seed": seed, "n": len(y),
+    row = {"instance": name, "ball": ball, "solver": label, "epsilon": eps, "seed": seed, "n": len(y),
            "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
            "supports": _supports(model), "onehot": _onehot(X)}
+    return (X, y, Xt, yt), model, row
+
+
+def _accuracies(row, weights, model, data):
+    """Train and held-out accuracy of the released weights, into ``row``."""
+    X, y, Xt, yt = data
+    info = privopt.models.get_info(model)
+    row["train_accuracy"] = round(float(np.mean(predict_halfspace(weights, X, info, pm=True) == y)), 4)
+    row["test_accuracy"] = round(float(np.mean(predict_halfspace(weights, Xt, info, pm=True) == yt)), 4)
+    return row
+
+
+def one_solve(name, ball, solver, eps, seed, time_limit):
+    data, model, row = _row(name, ball, solver, eps, seed, time_limit)
+    y = data[1]
     if solver == "auto":     # what the mechanisms resolve "auto" to (privopt.mechanisms._checks)
         from privopt.solvers._enumerate import choose_solver
 
@@ -339,10 +355,7 @@ def one_solve(name, ball, solver, eps, seed, time_limit):
                gap=(None if rep.objective is None or rep.bound is None or not np.isfinite(rep.bound)
                     else round(abs(rep.objective - rep.bound), 6)),
                status=rep.termination.name)
-    info = privopt.models.get_info(model)
-    row["train_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, X, info, pm=True) == y)), 4)
-    row["test_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, Xt, info, pm=True) == yt)), 4)
-    return row
+    return _accuracies(row, res.weights, model, data)
 
 
 #: private selection mechanisms the suite can run (rows with solver = the mechanism's name)
@@ -350,16 +363,11 @@ SELECTION = ("permute_and_flip", "exponential")
 
 
 def one_select(name, ball, method, eps, seed, time_limit):
-    """Private selection over the ball's W: score every point, release one."""
+    """Private selection over the ball's W (sampled top down by support), one release."""
     from privopt.exceptions import PrivoptError
-    from privopt.solvers import enumeration_size
 
-    X, y, Xt, yt = instance(name)
-    model = model_of(name, ball)
-    points, rows = enumeration_size(model)
-    row = {"instance": name, "ball": ball, "solver": method, "epsilon": eps, "seed": seed, "n": len(y),
-           "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
-           "objective": None, "bound": None, "gap": None, "supports": _supports(model), "onehot": _onehot(X)}
+    data, model, row = _row(name, ball, method, eps, seed, time_limit)
+    row.update(objective=None, bound=None, gap=None)
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -371,10 +379,7 @@ def one_select(name, ball, method, eps, seed, time_limit):
                    status=f"refused: {type(exc).__name__}", train_accuracy=None, test_accuracy=None)
         return row
     row.update(seconds=round(time.perf_counter() - start, 3), certified=True, status="released")
-    info = privopt.models.get_info(model)
-    row["train_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, X, info, pm=True) == y)), 4)
-    row["test_accuracy"] = round(float(np.mean(predict_halfspace(res.weights, Xt, info, pm=True) == yt)), 4)
-    return row
+    return _accuracies(row, res.weights, model, data)
 
 
 def _key(r):
