@@ -48,6 +48,7 @@ from privopt.audit import (  # noqa: E402
     OPDiscTarget,
     OPSampTarget,
     RSPMTarget,
+    ScoringTarget,
     SelectionTarget,
     design_instance,
     hinge_instance,
@@ -106,6 +107,8 @@ def cases():
             out += [
                 (SelectionTarget(sel, epsilon=eps, method=method), False),
                 (SelectionTarget(sel, epsilon=eps, method=method, sensitivity_factor=0.5), True),
+                (ScoringTarget(sel, epsilon=eps, method=method), False),
+                (ScoringTarget(sel, epsilon=eps, method=method, sensitivity_factor=0.5), True),
             ]
         out.append((SelectionTarget(random_pair(seed=2), epsilon=1.0, method=method), False))
     return out

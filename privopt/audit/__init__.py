@@ -38,7 +38,7 @@ on the same seeds.
 from ._instances import NeighbouringPair, design_instance, hinge_instance, opsamp_instance, selection_instance
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
-from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget, SelectionTarget
+from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget, ScoringTarget, SelectionTarget
 
 __all__ = [
     "audit",
@@ -51,6 +51,7 @@ __all__ = [
     "OPSampTarget",
     "RSPMTarget",
     "SelectionTarget",
+    "ScoringTarget",
     "NeighbouringPair",
     "design_instance",
     "hinge_instance",

@@ -493,3 +493,91 @@ class SelectionTarget(AuditTarget):
         res = exponential_mechanism(self.models[which], epsilon=self.epsilon / self.sensitivity_factor,
                                     method=self.method, random_state=rng, progress=False)
         return np.asarray(res.weights, dtype=float)
+
+
+class ScoringTarget(AuditTarget):
+    """Private scoring systems (:func:`privopt.scoring.select_scoring_system`) on
+    the pair, whose features must be 0/1 items.
+
+    W is every scoring system with points in -``max_points``..``max_points`` on
+    at most ``max_items`` items and a free threshold; the loss is the error
+    count (sensitivity 1), the noise scale s = 2 / epsilon
+    (:func:`privopt.calibration.selection_noise_scale`).  The mechanism's own
+    top-down sampler runs once per sample: each run's noise is a
+    :class:`privopt.mechanisms._topdown.KeyedStreams` drawn from the run's
+    generator.  ``sensitivity_factor`` = 0.5 is the deliberately broken
+    variant "sensitivity halved" (it spends 2 epsilon).
+    """
+
+    def __init__(self, pair, *, epsilon, method="permute_and_flip", max_points=1, max_items=1,
+                 sensitivity_factor=1.0):
+        from ..calibration._selection import check_selection_method, selection_noise_scale
+        from ..scoring._engine import ScoringProblem, decode
+        from ..scoring._select import check_binary_matrix, check_space
+        from ..scoring._space import RecordTable
+
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = 0.0
+        self.method = check_selection_method(method)
+        self.mechanism = f"scoring ({self.method})"
+        self.sensitivity_factor = _check_factor(sensitivity_factor)
+        self.models = tuple((check_binary_matrix(X), (np.asarray(y) == 1).astype(int))
+                            for X, y in (pair.data(k) for k in (0, 1)))
+        d = self.models[0][0].shape[1]
+        self.space = check_space(d, max_points, max_items, None)
+        self.tables = tuple(RecordTable.from_arrays(X, y) for X, y in self.models)
+        self.problems = tuple(ScoringProblem(self.space, t) for t in self.tables)
+        self.scale = selection_noise_scale(self.epsilon, 1.0 * self.sensitivity_factor)
+        self.dim = d + 1
+        self._decode = decode
+        # every point of W, (points..., threshold), from the problem's own regions and groups
+        cands = []
+        for size in range(self.space.k + 1):
+            for rank, S in enumerate(self.space.supports(size)):
+                region = self.space.offset(size) + rank
+                _, sizes, _ = self.problems[0].group_errors(S)
+                for g, n in enumerate(sizes):
+                    for pos in range(int(n)):
+                        sup, vec, t = decode(self.space, self.tables[0], region, g, pos)
+                        w = np.zeros(d + 1)
+                        w[sup] = vec
+                        w[d] = t
+                        cands.append(w)
+        self.support = np.array(cands)
+        self.variant = ("as shipped" if self.sensitivity_factor == 1.0
+                        else "sensitivity halved" if self.sensitivity_factor == 0.5
+                        else f"sensitivity x {self.sensitivity_factor:g}")
+        self.parameters = {"noise_scale": self.scale, "sensitivity": 1.0, "dim": self.dim,
+                           "n_candidates": len(cands), "n_records": len(self.models[0][1]),
+                           "max_points": self.space.P, "max_items": self.space.k}
+
+    def draw_noise(self, rng, size=None):
+        from ..mechanisms._topdown import KeyedStreams
+
+        return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
+
+    def stack_noise(self, draws):
+        return list(draws)
+
+    def outputs_from_noise(self, which, noise):
+        from ..mechanisms._topdown import plan_shards, run_shards
+
+        problem, table = self.problems[which], self.tables[which]
+        shards = plan_shards(problem)
+        out = np.zeros((len(noise), self.dim))
+        for i, streams in enumerate(noise):
+            best, _ = run_shards("sample", problem, shards, streams=streams, method=self.method, scale=self.scale)
+            sup, vec, t = self._decode(self.space, table, *best[1:])
+            out[i, sup] = vec
+            out[i, -1] = t
+        return out
+
+    def run_mechanism(self, which, rng):
+        from ..scoring import select_scoring_system
+
+        X, y = self.models[which]
+        res = select_scoring_system(X, y, epsilon=self.epsilon / self.sensitivity_factor, method=self.method,
+                                    max_points=self.space.P, max_items=self.space.k, random_state=rng,
+                                    executor="local", progress=False)
+        return np.asarray(res.weights, dtype=float)
