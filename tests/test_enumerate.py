@@ -222,3 +222,116 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
         if normalize:
             pert = (pert + eta[d] * np.sqrt(max(0.0, D * D - w @ w))) / D
         assert loss - pert == pytest.approx(best, abs=1e-9)
+
+
+def _perturbed(X, y, eta, normalize=True, **kw):
+    from privopt.models._common import ENUMERATION_ATTR
+    from privopt.solvers._enumerate import _levels
+    from privopt.solvers._regions import perturbed_problem
+
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True, **kw)
+    data = getattr(model, ENUMERATION_ATTR)
+    return model, data, perturbed_problem(data, _levels(data), eta, 7.0, normalize)
+
+
+@pytest.mark.parametrize("kind", ["one-hot", "dense"])
+@pytest.mark.parametrize("budget", [0, None, 10 ** 9])
+def test_region_minima_against_every_point_scored(kind, budget):
+    """Each support's value from the row-pattern histogram: where marked exact, the
+    minimum of L(v) - scale <eta, pi(v)> over its points (scored here row by row,
+    numpy) and the first point attaining it; elsewhere a lower bound on it.
+    budget 0 = bounds only, 10^9 = exact everywhere, None = the default rule."""
+    from privopt.solvers._patterns import region_minima
+
+    rng = np.random.default_rng(11)
+    if kind == "one-hot":
+        X = np.hstack([np.eye(3)[rng.integers(0, 3, 400)] for _ in range(3)])
+    else:
+        X = rng.integers(0, 4, size=(400, 6)).astype(float)
+    y = np.where(X @ rng.normal(size=X.shape[1]) + rng.normal(0, 1, 400) > 0, 1, -1)
+    eta = rng.normal(0.0, 3.0, size=X.shape[1] + 2)
+    _, data, problem = _perturbed(X, y, eta)
+    Xd = data["X"]
+    seen_exact = seen_bound = 0
+    for k in range(problem.k + 1):
+        S = problem.supports(k)
+        obj = problem._objective(k)
+        val, exact, arg = region_minima(problem.digits_t, problem.base, problem.values, problem.pos, problem.neg,
+                                        S, problem.vectors[k], problem.theta, budget=budget, **obj)
+        V = problem.vectors[k]
+        for r in range(len(S)):
+            scores = Xd[:, S[r]] @ V.T
+            positive = scores >= data["theta"]
+            loss = data["pos"] @ ~positive + data["neg"] @ positive
+            pert = (obj["noise"][S[r]] @ V.T + obj["extra"]) / obj["den"]
+            J = loss - obj["scale"] * pert
+            if exact[r]:
+                seen_exact += 1
+                assert val[r] == pytest.approx(J.min(), abs=1e-9)
+                assert J[arg[r]] == pytest.approx(J.min(), abs=1e-9)
+            else:
+                seen_bound += 1
+                assert val[r] <= J.min() + 1e-9
+    if budget == 0:
+        assert seen_exact == 1 and seen_bound > 0       # the empty support is always exact
+    if budget == 10 ** 9:
+        assert seen_bound == 0
+    if budget is None and kind == "one-hot":
+        assert seen_bound == 0                          # few patterns per support: all exact
+
+
+def test_support_values_numba_and_numpy_agree():
+    """One region's losses and objective by the compiled histogram kernel and by
+    scoring every row with numpy: the same losses, the same objective."""
+    from privopt.solvers._patterns import support_values
+
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 5, size=(300, 7)).astype(float)
+    y = np.where(X @ rng.normal(size=7) + rng.normal(0, 1, 300) > 0, 1, -1)
+    _, _, problem = _perturbed(X, y, rng.normal(0.0, 3.0, size=9))
+    for k in range(problem.k + 1):
+        for S in problem.supports(k)[:12]:
+            args = (problem.digits_t, problem.base, problem.values, problem.pos, problem.neg, S,
+                    problem.vectors[k], problem.theta)
+            a = support_values(*args, **problem._objective(k))
+            b = support_values(*args, **problem._objective(k), use_numba=False)
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_allclose(a[1], b[1], rtol=0, atol=1e-9)
+
+
+def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
+    """The branch and bound split over a process pool (each task pruned by the best
+    value known when it is sent) returns the candidate of the single-process run,
+    on data where some supports are bounds and some exact; a deadline already past
+    stops it with done < total; opdisc with threads=2 releases the same w."""
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    from privopt.mechanisms._topdown import search_optimum
+    from privopt.solvers import _enumerate
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(1500, 9)).astype(float)
+    y = np.where(X @ rng.normal(size=9) + rng.normal(0, 1, 1500) > 0, 1, -1)
+    model, _, problem = _perturbed(X, y, rng.normal(0.0, 20.0, size=11))
+    local = search_optimum(problem)
+    assert local[1] == local[2]
+    with ProcessPoolExecutor(2) as pool:
+        assert search_optimum(problem, executor=pool, tasks_per_worker=3) == local
+    with ThreadPoolExecutor(3) as pool:
+        assert search_optimum(problem, executor=pool) == local
+    import time
+    best, done, total = search_optimum(problem, deadline=time.perf_counter() - 1)
+    assert best is None and done == 0 < total
+
+    out = []
+    old = _enumerate.LOCAL_SECONDS
+    _enumerate.LOCAL_SECONDS = 0.0            # send even this small search to the pool
+    try:
+        for threads in (1, 2):
+            res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
+                                 threads=threads)
+            assert res.certified and ("2 processes" in res.report.message) == (threads == 2)
+            out.append((res.report.objective, res.weights))
+    finally:
+        _enumerate.LOCAL_SECONDS = old
+    assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1])

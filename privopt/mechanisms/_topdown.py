@@ -61,8 +61,6 @@ n has CDF F^n, and truncated at B, (F(x)/F(B))^n; solve F(x)^n = U F(B)^n.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Any
 import os
 import struct
 
@@ -71,7 +69,8 @@ import numpy as np
 from .._random import is_secure
 
 __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
-           "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "run_shards",
+           "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "search_optimum",
+           "run_shards",
            "resolve_executor", "sample_top_down", "better", "BLOCK", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
 
 EXPONENTIAL = "exponential"
@@ -175,6 +174,10 @@ class RegionProblem:
       support of that size); ``supports(size, start, stop)`` (an array);
     * ``region_sizes(supports)``: the number of points of each region (public);
     * ``lower_bounds(supports)``: a lower bound on the loss over each region;
+    * ``region_minima(supports)`` (optional, for the exact optimum):
+      ``(val, exact, arg)``: where ``exact``, the minimum loss of the region
+      and the group holding it (each group one point), else a lower bound
+      (the default: :meth:`lower_bounds`, nothing exact);
     * ``group_errors(support)``: ``(gmin, sizes, row)``: gmin[g] is the
       smallest loss in group g, sizes[g] its number of points, and ``row(g)``
       the losses of its points (an array of length sizes[g]).
@@ -199,6 +202,10 @@ class RegionProblem:
 
     def group_errors(self, support):  # pragma: no cover - interface
         raise NotImplementedError
+
+    def region_minima(self, supports: np.ndarray):
+        lb = np.asarray(self.lower_bounds(supports))
+        return lb, np.zeros(len(lb), dtype=bool), np.full(len(lb), -1, dtype=np.int64)
 
 
 def plan_shards(problem: RegionProblem, block: int = BLOCK) -> list[tuple[int, int, int]]:
@@ -319,36 +326,122 @@ def _sample_distributed(problem, streams, method, scale, shards, executor, progr
     return best, tuple(expanded)
 
 
+def _key_lt(a, b) -> bool:
+    """Is the optimum candidate ``a`` = (loss, region, group, position)
+    preferred to ``b`` (smaller loss, then smaller indices; None loses)?"""
+    return b is None or (a[0], tuple(a[1:])) < (b[0], tuple(b[1:]))
+
+
 def optimum_shard(problem: RegionProblem, shard, ceiling=None):
-    """The exact minimum of the loss over one shard by branch and bound on
-    the regions' lower bounds: ``(loss, region, group, position)`` (smallest
-    loss, then smallest indices), or None when no region can go below
-    ``ceiling``, a candidate found elsewhere."""
+    """The exact minimum of the loss over one shard by branch and bound:
+    ``(loss, region, group, position)`` (smallest loss, then smallest
+    indices), or None when no region can go below ``ceiling``, a candidate
+    found elsewhere.  Regions whose minimum the problem gives exactly
+    (``region_minima``) are not scored again; the others are scored in
+    ascending order of their lower bounds while a bound can still reach the
+    best value (a tie may still win on its smaller indices)."""
     size, start, stop = shard
     supports = problem.supports(size, start, stop)
-    lb = problem.lower_bounds(supports)
+    val, exact, arg = problem.region_minima(supports)
     best = ceiling
     first = problem.offset(size) + start
-    for r in np.argsort(lb, kind="stable"):
-        if best is not None and lb[r] > best[0]:
+    done = np.flatnonzero(exact)
+    if len(done):
+        i = int(done[np.argmin(val[done])])       # the first minimum: the smallest region among ties
+        cand = (float(val[i]), first + i, int(arg[i]), 0)
+        if _key_lt(cand, best):
+            best = cand
+    rest = np.flatnonzero(~exact)
+    for r in rest[np.argsort(val[rest], kind="stable")]:
+        if best is not None and val[r] > best[0]:
             break
         gmin, sizes, row = problem.group_errors(supports[r])
         gi = int(np.argmin(gmin))
         pos = int(np.argmin(row(gi)))
         cand = (gmin[gi].item(), first + int(r), gi, pos)
-        if best is None or (cand[0], cand[1:]) < (best[0], tuple(best[1:])):
+        if _key_lt(cand, best):
             best = cand
     if best is ceiling:
         best = None
     return best
 
 
+def _optimum_group(problem, shards, ceiling):
+    """One task of the distributed optimum: the shards in turn, each pruned
+    by the best candidate so far (starting from ``ceiling``)."""
+    best = ceiling
+    for shard in shards:
+        out = optimum_shard(problem, shard, best)
+        if out is not None:
+            best = out
+    return None if best is ceiling else best
+
+
+def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, progress=False,
+                   desc="branch and bound", tasks_per_worker: int = 4):
+    """The exact minimum over every region of ``problem``: ``(best, done,
+    total)`` with ``best`` = (loss, region, group, position) and ``done`` of
+    ``total`` blocks of supports searched (``done < total`` only when the
+    ``deadline``, a :func:`time.perf_counter` value, passed first).
+
+    ``executor=None`` runs here, each block pruned by the best so far.  On an
+    executor the blocks go out in contiguous tasks (about ``tasks_per_worker``
+    per worker), at most one per worker at a time, each with the best
+    candidate known when it is sent as its ceiling, so the workers prune
+    nearly as a single process does.  The optimum (and its tie rule) does not
+    depend on the split or on the order tasks finish in."""
+    import time
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from .._progress import progress_bar
+    from ._parallel import share, worker_count
+
+    shards = plan_shards(problem)
+    best = None
+    if executor is None:
+        with progress_bar(len(shards), desc=desc, unit="block", disable=not progress) as bar:
+            for i, shard in enumerate(shards):
+                if deadline is not None and time.perf_counter() > deadline:
+                    return best, i, len(shards)
+                out = optimum_shard(problem, shard, best)
+                if out is not None:
+                    best = out
+                bar.update(1)
+        return best, len(shards), len(shards)
+    n_workers = max(1, worker_count(executor))
+    n_tasks = max(1, min(len(shards), n_workers * tasks_per_worker))
+    bounds = np.linspace(0, len(shards), n_tasks + 1).astype(int)
+    groups = [shards[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    shared = share(executor, problem)
+    pending: dict = {}
+    done = 0
+    nxt = 0
+    with progress_bar(len(shards), desc=desc, unit="block", disable=not progress) as bar:
+        try:
+            while nxt < len(groups) or pending:
+                while nxt < len(groups) and len(pending) < n_workers:
+                    fut = executor.submit(_optimum_group, shared, groups[nxt], best)
+                    pending[fut] = len(groups[nxt])
+                    nxt += 1
+                timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+                finished, _ = wait(list(pending), timeout=timeout, return_when=FIRST_COMPLETED)
+                if not finished:
+                    return best, done, len(shards)
+                for fut in finished:
+                    n = pending.pop(fut)
+                    out = fut.result()
+                    if out is not None and _key_lt(out, best):
+                        best = out
+                    done += n
+                    bar.update(n)
+        finally:
+            for fut in pending:
+                fut.cancel()
+    return best, done, len(shards)
+
+
 def _sample_task(problem, streams, method, scale, shard, floor):
     return sample_shard(problem, streams, method, scale, shard, floor)
-
-
-def _optimum_task(problem, shard, ceiling):
-    return optimum_shard(problem, shard, ceiling)
 
 
 def _fold_sample(best, out, stats):
@@ -356,12 +449,6 @@ def _fold_sample(best, out, stats):
     if cand is not None and better(cand, best):
         best = cand
     return best, [stats[0] + expanded[0], stats[1] + expanded[1]]
-
-
-def _fold_optimum(best, out, stats):
-    if out is not None and (best is None or (out[0], tuple(out[1:])) < (best[0], tuple(best[1:]))):
-        best = out
-    return best, stats
 
 
 def resolve_executor(executor, predicted: float, n_shards: int, local_seconds: float = 5.0):
@@ -386,39 +473,27 @@ def resolve_executor(executor, predicted: float, n_shards: int, local_seconds: f
 def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, progress=False, desc="shards",
                streams=None, method=None, scale=None):
     """Run the sampler (``kind="sample"``) or the exact optimum
-    (``"optimum"``) over the shards: in this process (the best so far prunes
-    the next shards) or on ``executor`` (the problem is sent once per worker
-    on dask; the sampler's workers bound their supports and this process
-    scores the regions that can win, in one global order).  The answer is the
-    same either way.
-    Returns ``(best, (regions expanded, groups expanded))``."""
+    (``"optimum"``, :func:`search_optimum` over every block of supports) in
+    this process (the best so far prunes the next shards) or on ``executor``
+    (the problem is sent once per worker on dask; the sampler's workers bound
+    their supports and this process scores the regions that can win, in one
+    global order).  The answer is the same either way.
+    Returns ``(best, (regions expanded, groups expanded))`` (no counts for
+    the optimum)."""
     from .._progress import progress_bar
-    from ._parallel import run_ordered, share
 
-    tasks: dict[str, tuple[Callable[..., Any], tuple, Callable[..., Any]]] = {
-        "sample": (_sample_task, (problem, streams, method, scale), _fold_sample),
-        "optimum": (_optimum_task, (problem,), _fold_optimum),
-    }
-    fn, args, fold = tasks[kind]
+    if kind == "optimum":
+        return search_optimum(problem, executor=executor, progress=progress, desc=desc)[0], (0, 0)
+    if kind != "sample":
+        raise ValueError(f"kind must be 'sample' or 'optimum', got {kind!r}")
+    if executor is not None:
+        return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc)
     best = None
     stats = [0, 0]
-    if executor is None:
-        if not progress:
-            for shard in shards:
-                best, stats = fold(best, fn(*args, shard, best), stats)
-            return best, tuple(stats)
-        with progress_bar(len(shards), desc=desc, unit="shard") as bar:
-            for shard in shards:
-                best, stats = fold(best, fn(*args, shard, best), stats)
-                bar.update(1)
-        return best, tuple(stats)
-    if kind == "sample":
-        return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc)
-    shared = [share(executor, a) for a in args]
-    results, _ = run_ordered(executor, fn, [(*shared, shard, None) for shard in shards],
-                             progress=progress, desc=desc)
-    for out in results:
-        best, stats = fold(best, out, stats)
+    with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
+        for shard in shards:
+            best, stats = _fold_sample(best, _sample_task(problem, streams, method, scale, shard, best), stats)
+            bar.update(1)
     return best, tuple(stats)
 
 

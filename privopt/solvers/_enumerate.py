@@ -392,7 +392,7 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     d = len(data["grid"])
     X = data["X"]
     if problem is not None:
-        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points)
+        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads)
     best_val, best_w, best_s, done = math.inf, None, None, 0
     for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
@@ -420,32 +420,67 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val, message
 
 
-def _branch_and_bound(problem, model, data, block, start, time_limit, n_points):
+#: The branch and bound runs in this process when predicted below this (seconds).
+LOCAL_SECONDS = 5.0
+
+
+def bound_workers(problem, rows: int, threads: int | None) -> int:
+    """Worker processes for the branch and bound: 1 (this process) when
+    ``threads == 1``, when its lower-bound pass is predicted below
+    :data:`LOCAL_SECONDS` on one core, or in a worker process already;
+    else ``threads`` (default: every usable CPU)."""
+    import multiprocessing
+
+    from ..mechanisms._parallel import usable_cpus
+
+    if threads == 1 or multiprocessing.parent_process() is not None:
+        return 1
+    if problem.predicted_seconds(rows) < LOCAL_SECONDS:
+        return 1
+    return max(1, int(threads) if threads is not None else usable_cpus())
+
+
+def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads=None):
     """The exact argmin of OPDisc's oracle objective by branch and bound over
     the supports of W_tau (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`):
-    a support is scored only when its lower bound (pattern bound on the loss
-    minus the largest perturbation term of its points) is below the best
-    value found, so the answer is the exact minimizer without listing W_tau."""
+    each support's minimum comes from its row-pattern histogram where the
+    patterns are few, else a lower bound that sends the support to be scored
+    only if it can still beat the best value found; so the answer is the
+    exact minimizer without listing W_tau.  On ``threads`` worker processes
+    (:func:`bound_workers`) the blocks of supports are searched in parallel
+    with the same answer (:func:`privopt.mechanisms._topdown.search_optimum`)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-    from ..mechanisms._topdown import optimum_shard, plan_shards
+    from ..mechanisms._topdown import search_optimum
 
-    best = None
-    shards = plan_shards(problem)
-    for i, shard in enumerate(shards):
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            message = f"time limit after {i:,} of {len(shards):,} blocks of supports (branch and bound)"
-            if best is None:
-                return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
-            _load_candidate(problem, model, data, block, best)
-            return TerminationCondition.maxTimeLimit, SolutionStatus.feasible, float(best[0]), -math.inf, message
-        out = optimum_shard(problem, shard, best)
-        if out is not None:
-            best = out
+    rows = data["X"].shape[0]
+    workers = bound_workers(problem, rows, threads)
+    deadline = None if time_limit is None else start + time_limit
+    if workers > 1:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        done = total = 0
+        try:
+            best, done, total = search_optimum(problem, executor=pool, deadline=deadline)
+        finally:
+            if done < total or total == 0:       # out of time (or an error): stop the running tasks too
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        best, done, total = search_optimum(problem, deadline=deadline)
+    where = f"on {workers} processes" if workers > 1 else "in one process"
+    if done < total:
+        message = f"time limit after {done:,} of {total:,} blocks of supports (branch and bound {where})"
+        if best is None:
+            return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
+        _load_candidate(problem, model, data, block, best)
+        return TerminationCondition.maxTimeLimit, SolutionStatus.feasible, float(best[0]), -math.inf, message
     _load_candidate(problem, model, data, block, best)
     value = float(best[0])
-    message = (f"exact branch and bound over the {problem.n_regions:,} supports of {n_points:,} grid points x "
-               f"{data['X'].shape[0]:,} distinct rows")
+    message = (f"exact branch and bound ({where}) over the {problem.n_regions:,} supports of {n_points:,} grid "
+               f"points x {rows:,} distinct rows")
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, value, value, message
 
 

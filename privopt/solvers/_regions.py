@@ -11,8 +11,9 @@ support of size k, so region sizes are public.
 
 Loss of a point: the model's exact rule (positive iff <w, x> >= theta) on the
 distinct rows, counted with their positive and negative labels, the same
-numbers as the enumeration's.  Lower bound of a region: the pattern bound of
-:mod:`privopt.solvers._patterns` on the coordinates of S.
+numbers as the enumeration's, read from the histogram of the rows' patterns
+on S (:mod:`privopt.solvers._patterns`).  Lower bound of a region: its exact
+smallest loss where the patterns are few, else the pattern bound.
 
 The cost of a run is the lower-bound pass, sum_k C(d, k) times the distinct
 rows (public: d, k and n bound it), plus the regions that are actually scored
@@ -26,7 +27,7 @@ import math
 import numpy as np
 
 from ..mechanisms._topdown import RegionProblem
-from ._patterns import pattern_lower_bounds
+from ._patterns import region_minima, support_values
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "BOUND_ROWS_PER_SECOND"]
@@ -99,6 +100,7 @@ class HalfspaceProblem(RegionProblem):
         u = np.array([units[i] for i in nz], dtype=np.int64)
         U, inv = np.unique(X, return_inverse=True) if uniq is None else uniq
         self.base = max(1, len(U))
+        self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
         from ._enumerate import _grid_points
 
@@ -131,15 +133,32 @@ class HalfspaceProblem(RegionProblem):
     def region_sizes(self, supports):
         return np.full(supports.shape[0], float(self.vectors[supports.shape[1]].shape[0]))
 
+    def _objective(self, k: int) -> dict:
+        """The perturbation arguments of (2) in :mod:`privopt.solvers._patterns`
+        for supports of size k: none (the loss itself)."""
+        return {"noise": np.zeros(self.d), "extra": np.zeros(self.vectors[k].shape[0]), "scale": 0.0, "den": 1.0}
+
+    def region_minima(self, supports):
+        """``(val, exact, arg)`` of :func:`privopt.solvers._patterns.region_minima`:
+        the exact minimum of the objective over each region (and its point)
+        where the region's row patterns are few, else a lower bound."""
+        k = supports.shape[1]
+        return region_minima(self.digits_t, self.base, self.values, self.pos, self.neg, supports,
+                             self.vectors[k], self.theta, **self._objective(k))
+
     def lower_bounds(self, supports):
-        return pattern_lower_bounds(self.digits_t, self.base, self.pos, self.neg, supports)
+        return self.region_minima(supports)[0]
+
+    def _values(self, support):
+        """``(loss, J)`` of every point of the region of ``support``."""
+        support = np.asarray(support, dtype=np.int64)
+        k = len(support)
+        return support_values(self.digits_t, self.base, self.values, self.pos, self.neg, support,
+                              self.vectors[k], self.theta, **self._objective(k))
 
     def losses(self, support) -> np.ndarray:
         """The 0/1 loss of every point of the region of ``support``."""
-        V = self.vectors[len(support)]
-        scores = self.X[:, list(support)] @ V.T                 # (rows, points)
-        positive = scores >= self.theta
-        return (self.pos @ ~positive + self.neg @ positive).astype(np.int64)
+        return self._values(support)[0]
 
     def group_errors(self, support):
         err = self.losses(support)
@@ -168,10 +187,11 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
         J(w) = L(w) - scale * <eta, pi(w)>,   pi(w) = (w, sqrt(D^2 - ||w||^2)) / D
 
     (normalized; ``pi(w) = w`` without normalization), exactly as
-    ``solver="enumerate"`` computes it.  Lower bound of a region: the pattern
-    bound on L minus scale times the largest perturbation term of the region's
-    points, which depends on the noise and the public W only and is computed
-    exactly (a few vectors per support)."""
+    ``solver="enumerate"`` computes it.  Each region's minimum comes from the
+    histogram of the rows' patterns on its support (:func:`region_minima` of
+    :mod:`privopt.solvers._patterns`) where the patterns are few; elsewhere
+    its lower bound is the pattern bound on L minus scale times the largest
+    perturbation term of the region's points (public W and the noise only)."""
 
     def __init__(self, data, grid, units, bound, *, noise, scale, normalize, unit, norm_bound, uniq=None):
         super().__init__(data, grid, units, bound, uniq=uniq)
@@ -183,22 +203,14 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
         """s = sqrt(D^2 - ||v||^2) of each vector of size k (normalized only)."""
         return np.sqrt(np.maximum(0.0, self.D * self.D - self.units[k] * self.unit))
 
-    def perturbation(self, supports: np.ndarray) -> np.ndarray:
-        """<eta, pi(v)> for every support (rows) and vector of its size (columns)."""
-        k = supports.shape[1]
-        V = self.vectors[k]
-        P = self.noise[supports] @ V.T if k else np.zeros((supports.shape[0], 1))
-        if self.normalize:
-            P = (P + self.noise[self.d] * self.slack(k)[None, :]) / self.D
-        return P
-
-    def lower_bounds(self, supports):
-        loss_lb = super().lower_bounds(supports)
-        return loss_lb - self.scale * self.perturbation(supports).max(axis=1)
+    def _objective(self, k: int) -> dict:
+        extra = (self.noise[self.d] * self.slack(k) if self.normalize
+                 else np.zeros(self.vectors[k].shape[0]))
+        return {"noise": self.noise, "extra": extra, "scale": self.scale,
+                "den": self.D if self.normalize else 1.0}
 
     def group_errors(self, support):
-        support = np.asarray(support, dtype=np.int64)
-        J = self.losses(support) - self.scale * self.perturbation(support[None, :])[0]
+        J = self._values(support)[1]
         return J, np.ones(J.shape[0], dtype=np.int64), lambda g: J[g:g + 1]
 
     def slack_of(self, region: int, group: int) -> float:
