@@ -236,11 +236,14 @@ def _perturbed(X, y, eta, normalize=True, **kw):
 
 @pytest.mark.parametrize("kind", ["one-hot", "dense"])
 @pytest.mark.parametrize("budget", [0, None, 10 ** 9])
-def test_region_minima_against_every_point_scored(kind, budget):
+@pytest.mark.parametrize("prune", [False, True])
+def test_region_minima_against_every_point_scored(kind, budget, prune):
     """Each support's value from the row-pattern histogram: where marked exact, the
     minimum of L(v) - scale <eta, pi(v)> over its points (scored here row by row,
-    numpy) and the first point attaining it; elsewhere a lower bound on it.
-    budget 0 = bounds only, 10^9 = exact everywhere, None = the default rule."""
+    numpy) and the first point attaining it; elsewhere a lower bound on it, left as a
+    bound only when the budget rules the histogram out or the bound is above a value
+    already attained in the call (``prune``).  budget 0 = bounds only, 10^9 = no cost
+    limit, None = the default rule (on one-hot data every support is within it)."""
     from privopt.solvers._patterns import region_minima
 
     rng = np.random.default_rng(11)
@@ -257,8 +260,10 @@ def test_region_minima_against_every_point_scored(kind, budget):
         S = problem.supports(k)
         obj = problem._objective(k)
         val, exact, arg = region_minima(problem.digits_t, problem.base, problem.values, problem.pos, problem.neg,
-                                        S, problem.vectors[k], problem.theta, budget=budget, **obj)
+                                        S, problem.vectors[k], problem.theta, budget=budget, prune=prune,
+                                        **obj)
         V = problem.vectors[k]
+        running = math.inf
         for r in range(len(S)):
             scores = Xd[:, S[r]] @ V.T
             positive = scores >= data["theta"]
@@ -269,15 +274,17 @@ def test_region_minima_against_every_point_scored(kind, budget):
                 seen_exact += 1
                 assert val[r] == pytest.approx(J.min(), abs=1e-9)
                 assert J[arg[r]] == pytest.approx(J.min(), abs=1e-9)
+                running = min(running, val[r])
             else:
                 seen_bound += 1
                 assert val[r] <= J.min() + 1e-9
+                if budget == 10 ** 9 or (budget is None and kind == "one-hot"):
+                    assert prune and val[r] > running   # skipped only because it cannot win
+    assert seen_bound > 0 or not prune and budget != 0
     if budget == 0:
-        assert seen_exact == 1 and seen_bound > 0       # the empty support is always exact
-    if budget == 10 ** 9:
-        assert seen_bound == 0
-    if budget is None and kind == "one-hot":
-        assert seen_bound == 0                          # few patterns per support: all exact
+        assert seen_exact == 1                          # the empty support is always exact
+    else:
+        assert seen_exact > problem.k
 
 
 def test_support_values_numba_and_numpy_agree():

@@ -174,9 +174,10 @@ class RegionProblem:
       support of that size); ``supports(size, start, stop)`` (an array);
     * ``region_sizes(supports)``: the number of points of each region (public);
     * ``lower_bounds(supports)``: a lower bound on the loss over each region;
-    * ``region_minima(supports)`` (optional, for the exact optimum):
-      ``(val, exact, arg)``: where ``exact``, the minimum loss of the region
-      and the group holding it (each group one point), else a lower bound
+    * ``region_minima(supports, ceiling)`` (optional, for the exact
+      optimum): ``(val, exact, arg)``: where ``exact``, the minimum loss of
+      the region and the group holding it (each group one point), else a
+      lower bound, which may be left as it is where it exceeds ``ceiling``
       (the default: :meth:`lower_bounds`, nothing exact);
     * ``group_errors(support)``: ``(gmin, sizes, row)``: gmin[g] is the
       smallest loss in group g, sizes[g] its number of points, and ``row(g)``
@@ -203,7 +204,7 @@ class RegionProblem:
     def group_errors(self, support):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def region_minima(self, supports: np.ndarray):
+    def region_minima(self, supports: np.ndarray, ceiling: float = np.inf):
         lb = np.asarray(self.lower_bounds(supports))
         return lb, np.zeros(len(lb), dtype=bool), np.full(len(lb), -1, dtype=np.int64)
 
@@ -342,7 +343,7 @@ def optimum_shard(problem: RegionProblem, shard, ceiling=None):
     best value (a tie may still win on its smaller indices)."""
     size, start, stop = shard
     supports = problem.supports(size, start, stop)
-    val, exact, arg = problem.region_minima(supports)
+    val, exact, arg = problem.region_minima(supports, np.inf if ceiling is None else ceiling[0])
     best = ceiling
     first = problem.offset(size) + start
     done = np.flatnonzero(exact)

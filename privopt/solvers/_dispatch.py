@@ -572,6 +572,9 @@ def solve(
         certification rule (:func:`is_certified`).
     threads, seed : int, optional
         Translated where the solver has such an option (GLPK has neither).
+        ``solver="enumerate"`` runs its branch and bound on ``threads``
+        worker processes when it is predicted above 5 s (default: every
+        usable CPU; 1 keeps it in this process); the answer is the same.
     options : dict, optional
         Solver-specific options, passed after (and so over) the translated ones.
     solver_options : dict, optional

@@ -168,7 +168,7 @@ def _build_minima_kernels(numba):
 
     @numba.njit(cache=True)
     def minima(digits_t, base, values, pos, neg, supports, V, theta, noise, extra, scale, den,
-               budget):   # pragma: no cover - compiled
+               budget, ceiling, prune):   # pragma: no cover - compiled
         R, j = supports.shape
         m = digits_t.shape[1]
         P = V.shape[0]
@@ -215,7 +215,11 @@ def _build_minima_kernels(numba):
                     occ[n_occ] = c
                     n_occ += 1
             perturbation(supports[r], noise, V, extra, den, pert)
-            if n_occ * P <= budget:
+            mx = -np.inf
+            for p in range(P):
+                mx = max(mx, pert[p])
+            lb = s - scale * mx
+            if n_occ * P <= budget and lb <= ceiling:
                 losses_from_patterns(occ, n_occ, hp, hn, base, values, V, theta, xs, loss)
                 best = np.inf
                 bp = -1
@@ -227,11 +231,10 @@ def _build_minima_kernels(numba):
                 val[r] = best
                 exact[r] = True
                 arg[r] = bp
+                if prune:
+                    ceiling = min(ceiling, best)
             else:
-                mx = -np.inf
-                for p in range(P):
-                    mx = max(mx, pert[p])
-                val[r] = s - scale * mx
+                val[r] = lb
             for q in range(n_occ):
                 c = occ[q]
                 hp[c] = 0
@@ -295,7 +298,7 @@ def _empty_support(pos, neg, V, theta, noise, extra, scale, den):
 
 
 def region_minima(digits_t, base, values, pos, neg, supports, V, theta, noise, extra, scale=0.0, den=1.0,
-                  budget=None, use_numba=True):
+                  budget=None, ceiling=np.inf, prune=False, use_numba=True):
     """For each support (rows of ``supports``, all of one size, sorted
     lexicographically) and the points ``V`` (values on the support): ``(val,
     exact, arg)``.  Where ``exact``, ``val`` is the minimum of J over the
@@ -303,8 +306,11 @@ def region_minima(digits_t, base, values, pos, neg, supports, V, theta, noise, e
     is the bound (1) minus ``scale`` times the largest perturbation term and
     ``arg`` is -1.  (2) is used where (patterns that occur) x (points) <=
     ``budget`` (default: :data:`EXACT_BUDGET_PER_ROW` times the distinct
-    rows, at least :data:`EXACT_BUDGET_MIN`).  Without numba every entry is a
-    bound."""
+    rows, at least :data:`EXACT_BUDGET_MIN`) and the bound is at most
+    ``ceiling`` (a value already attained; with ``prune`` the smallest exact
+    value of the supports before it in the same call joins it), so a support
+    that cannot reach the ceiling is left with its bound, which is then all a
+    branch and bound needs of it.  Without numba every entry is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
     V = np.asarray(V, dtype=np.float64)
@@ -325,7 +331,8 @@ def region_minima(digits_t, base, values, pos, neg, supports, V, theta, noise, e
     budget = int(budget)
     return kernels[0](digits_t, int(base), np.asarray(values, np.float64), np.asarray(pos, np.int64),
                       np.asarray(neg, np.int64), np.ascontiguousarray(supports), np.ascontiguousarray(V),
-                      float(theta), np.asarray(noise, np.float64), extra, float(scale), float(den), budget)
+                      float(theta), np.asarray(noise, np.float64), extra, float(scale), float(den), budget,
+                      float(ceiling), bool(prune))
 
 
 def support_values(digits_t, base, values, pos, neg, support, V, theta, noise, extra, scale=0.0, den=1.0,

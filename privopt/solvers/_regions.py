@@ -138,16 +138,21 @@ class HalfspaceProblem(RegionProblem):
         for supports of size k: none (the loss itself)."""
         return {"noise": np.zeros(self.d), "extra": np.zeros(self.vectors[k].shape[0]), "scale": 0.0, "den": 1.0}
 
-    def region_minima(self, supports):
+    def region_minima(self, supports, ceiling=math.inf, prune=True):
         """``(val, exact, arg)`` of :func:`privopt.solvers._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
-        where the region's row patterns are few, else a lower bound."""
+        where the region's row patterns are few and its bound reaches the
+        best value so far (``ceiling``, lowered by each exact minimum when
+        ``prune``), else a lower bound."""
         k = supports.shape[1]
         return region_minima(self.digits_t, self.base, self.values, self.pos, self.neg, supports,
-                             self.vectors[k], self.theta, **self._objective(k))
+                             self.vectors[k], self.theta, ceiling=ceiling, prune=prune, **self._objective(k))
 
     def lower_bounds(self, supports):
-        return self.region_minima(supports)[0]
+        """A lower bound on the loss over each region: its exact minimum where
+        the patterns are few (every such region, whatever its value: the
+        samplers need each bound as tight as it can be), else the pattern bound."""
+        return self.region_minima(supports, prune=False)[0]
 
     def _values(self, support):
         """``(loss, J)`` of every point of the region of ``support``."""
