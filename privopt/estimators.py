@@ -85,7 +85,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
       probability 1 - beta.
     * ``"opdisc"``: objective perturbation ([NRVW20], Algorithm 1), one MILP
       (or enumeration) solve; (epsilon, delta)-DP.  For W too large to score.
-    * ``"rspm"``: RSPM ([NRW18]) over {-1, 0, 1}^d.
+    * ``"rspm"``: RSPM ([NRW18]) over {-1, 0, 1}^d, one MILP.  On
+      real-valued features discretized to ``levels`` >= 4 (every feature),
+      with HiGHS and ``time_limit`` <= 120 s (the default),
+      ``fit`` first asks :func:`privopt.mechanisms.rspm.rspm_outlook` (d, n,
+      epsilon and the levels only) and raises a ParameterError naming ``time_limit`` where
+      the MILP is predicted not to be certified in time (e.g. all 30 features
+      of breast cancer at epsilon 4), before anything is fitted or solved.
     * ``"auto"`` (default): permute-and-flip wherever sampling W is predicted,
       from |W|, n, d and the number of feature values (levels + 1 for
       discretized features), to fit in ``time_limit`` (120 s when None), else
@@ -294,6 +300,47 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             return None
         return sum(math.comb(d_model, k) for k in range(kmax + 1))
 
+    def _check_rspm_outlook(self, Xa, epsilon):
+        """Refuse ``mechanism="rspm"`` up front where its MILP is predicted not
+        to be certified within ``time_limit`` (:func:`privopt.mechanisms.rspm.rspm_outlook`),
+        from d, n, epsilon and the levels only, in the regime it was calibrated on:
+        real-valued features discretized to at least ``RSPM_MIN_LEVELS`` steps
+        each, HiGHS, a time limit no longer than the calibrated one."""
+        from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS,
+                                      RSPM_MIN_LEVELS, rspm_outlook)
+
+        discretized = not (self.bounds is None and _is_integral(Xa))
+        # the calibrated regime: every feature on RSPM_MIN_LEVELS steps or more (binary and one-hot
+        # columns, levels 1, make far fewer distinct rows: RSPM on Adult is certified in seconds)
+        try:
+            fine = discretized and float(np.min(np.atleast_1d(self.levels))) >= RSPM_MIN_LEVELS
+        except (TypeError, ValueError):     # the discretizer refuses bad levels with its own message
+            fine = False
+        highs = isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "highs")
+        if not (fine and highs) or self.time_limit is None or self.time_limit > RSPM_MEASURED_SECONDS:
+            return
+        n, p = Xa.shape
+        d = p + int(bool(self.fit_intercept))
+        try:
+            values = sorted((int(v) + 1 for v in np.broadcast_to(np.atleast_1d(self.levels), (p,))), reverse=True)
+        except (TypeError, ValueError):     # the discretizer refuses bad levels with its own message
+            return
+        hard, reason = rspm_outlook(d, n, epsilon, row_patterns=math.prod(values))
+        if not hard:
+            return
+        eps_max = RSPM_HARD_RECORDS_PER_NOISE * 4.0 * d / n
+        # the most features (those with the most levels first) that leave the predicted size
+        k_max = max((k for k in range(p + 1)
+                     if (k + d - p) * min(n, math.prod(values[:k])) < RSPM_HARD_SIZE), default=0)
+        fewer = f"at most {k_max} features (d min(n, row patterns) below {RSPM_HARD_SIZE:,}), " if k_max else ""
+        raise ParameterError(
+            f"time_limit: RSPM's MILP over {{-1, 0, 1}}^{d} is predicted NOT to be certified within "
+            f"time_limit={self.time_limit:g} s on these discretized features ({reason}; measured: no "
+            "such HiGHS solve was certified within 60 s, and the one nearest this rule's boundary needed "
+            f"213 s). Nothing was solved. Use mechanism='auto' (private selection, scored exactly), {fewer}"
+            f"a smaller epsilon (below {eps_max:.3g}: more noise breaks the loss's ties), or time_limit=None "
+            f"(or above {RSPM_MEASURED_SECONDS:g} s) to try anyway.", "time_limit")
+
     def _zero_one_model(self, Xd, y):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
         grid, norm_bound = self._ball(Xd.shape[1])
@@ -336,6 +383,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
         Xa, classes, y_pm = validate_fit(self, X, y)
+        if mechanism == "rspm":
+            self._check_time_limit()
+            self._check_rspm_outlook(Xa, epsilon)    # before the discretizer is fitted or anything solved
         Xd = self._transform(Xa, fitting=True)
         y = np.where(y_pm == 1, 1, -1)
         n = Xd.shape[0]

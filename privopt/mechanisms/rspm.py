@@ -22,10 +22,64 @@ from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_rspm_noise
 
-__all__ = ["rspm"]
+__all__ = ["rspm", "rspm_outlook"]
 
 #: Name of the block rspm adds to its clone (encoding constraints).
 _ENCODING_BLOCK = "_privopt_rspm_encoding"
+
+
+#: RSPM's oracle (the MILP of :func:`privopt.models.rspm_halfspace`, HiGHS) on
+#: discretized real-valued features is predicted NOT to be certified when the
+#: model has at least this many weights x possible distinct rows (d min(n, P),
+#: P the number of value patterns the discretized features allow: the big-M
+#: rows are one per distinct row, the branching variables one per weight) ...
+RSPM_HARD_SIZE = 9_000
+#: ... and each unit of the noise scale b = 4 d / epsilon is worth at least this
+#: many records (epsilon n / (4 d) >= 9): the noise then breaks few of the 0/1
+#: loss's ties and the MILP is about as hard as the non-private one.
+RSPM_HARD_RECORDS_PER_NOISE = 9.0
+#: ... within a time limit of at most this many seconds (the estimator's
+#: default; the calibration cell nearest the rule's boundary was certified in
+#: 213 s when given 600 s, so above this nothing is predicted).
+RSPM_MEASURED_SECONDS = 120.0
+#: The calibrated features: real values discretized to at least this many steps
+#: (``levels``) each, so that most records are distinct rows.
+RSPM_MIN_LEVELS = 4
+
+
+def rspm_outlook(d: int, n_samples: int, epsilon: float, row_patterns: int | None = None) -> tuple[bool, str]:
+    """Whether RSPM's MILP is predicted not to be certified within
+    :data:`RSPM_MEASURED_SECONDS` (HiGHS, real-valued features discretized to
+    at least :data:`RSPM_MIN_LEVELS` steps each, so that most records are
+    distinct rows; binary and one-hot columns make far fewer, and RSPM on
+    Adult's is certified in seconds), and why, from d (weights, counting the
+    intercept), n, epsilon and ``row_patterns`` only (public: nothing of the
+    data's values is read).  ``row_patterns``: how many distinct rows the
+    features allow (the product of levels + 1 over the discretized features);
+    None means n.
+
+    Predicted hard when d min(n, row_patterns) >= :data:`RSPM_HARD_SIZE` and
+    epsilon n / (4 d) >= :data:`RSPM_HARD_RECORDS_PER_NOISE`.  The rule is
+    measured, not derived: in ``benchmarks/bench_rspm_time.py`` (breast cancer
+    with 10 to 30 features on 5 levels, n = 569, epsilon 1 to 4; there
+    row_patterns exceeds n) no solve in that region was certified within 60 s
+    (all 30 features at epsilon 4: not within 600 s); the one nearest the
+    boundary (d = 16, epsilon 2) was certified in 213 s when given 600 s,
+    hence :data:`RSPM_MEASURED_SECONDS`.  With d = 11 every solve was certified
+    in about 10 s; with epsilon n / (4 d) < 9 four of four at d <= 21 and two
+    of four at d = 26, 31 within 60 s (benchmarks/results/rspm_time.md).
+    Outside the predicted region a solve may still run out of time: the rule
+    says where failure is near certain, not where success is.  Returns
+    ``(hard, reason)``."""
+    d, n, epsilon = int(d), int(n_samples), float(epsilon)
+    rows = n if row_patterns is None else min(n, int(row_patterns))
+    per_noise = epsilon * n / (4.0 * d)
+    hard = d * rows >= RSPM_HARD_SIZE and per_noise >= RSPM_HARD_RECORDS_PER_NOISE
+    rows_text = f"n = {n:,} records" if rows == n else f"{rows:,} possible distinct rows (n = {n:,})"
+    reason = (f"d = {d} weights x {rows_text} = {d * rows:,} (predicted hard from {RSPM_HARD_SIZE:,}) and "
+              f"epsilon n / (4 d) = {per_noise:.3g} records per unit of the noise scale b = 4 d / epsilon = "
+              f"{4.0 * d / epsilon:.3g} (predicted hard from {RSPM_HARD_RECORDS_PER_NOISE:g})")
+    return hard, reason
 
 
 def _scalars(comp) -> list:
