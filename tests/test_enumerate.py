@@ -322,11 +322,14 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     model, _, problem = _perturbed(X, y, rng.normal(0.0, 20.0, size=11))
     local = search_optimum(problem)
     assert local[1] == local[2]
+    import time
+
     with ProcessPoolExecutor(2) as pool:
         assert search_optimum(problem, executor=pool, tasks_per_worker=3) == local
+        best, done, total = search_optimum(problem, executor=pool, deadline=time.perf_counter() - 1)
+        assert best is None and done == 0 < total
     with ThreadPoolExecutor(3) as pool:
         assert search_optimum(problem, executor=pool) == local
-    import time
     best, done, total = search_optimum(problem, deadline=time.perf_counter() - 1)
     assert best is None and done == 0 < total
 

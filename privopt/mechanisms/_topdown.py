@@ -70,7 +70,7 @@ from .._random import is_secure
 
 __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
            "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "search_optimum",
-           "run_shards",
+           "install_problem", "run_shards",
            "resolve_executor", "sample_top_down", "better", "BLOCK", "EXPONENTIAL", "PERMUTE_AND_FLIP"]
 
 EXPONENTIAL = "exponential"
@@ -367,9 +367,22 @@ def optimum_shard(problem: RegionProblem, shard, ceiling=None):
     return best
 
 
+#: Problems installed in a worker process once (by a pool's initializer,
+#: :func:`install_problem`), referred to by key in each task.
+_INSTALLED: dict = {}
+
+
+def install_problem(key: str, problem) -> None:
+    """Pool initializer: keep ``problem`` in this worker under ``key``."""
+    _INSTALLED[key] = problem
+
+
 def _optimum_group(problem, shards, ceiling):
     """One task of the distributed optimum: the shards in turn, each pruned
-    by the best candidate so far (starting from ``ceiling``)."""
+    by the best candidate so far (starting from ``ceiling``).  ``problem``
+    may be the key of an installed problem."""
+    if isinstance(problem, str):
+        problem = _INSTALLED[problem]
     best = ceiling
     for shard in shards:
         out = optimum_shard(problem, shard, best)
@@ -379,7 +392,7 @@ def _optimum_group(problem, shards, ceiling):
 
 
 def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, progress=False,
-                   desc="branch and bound", tasks_per_worker: int = 4):
+                   desc="branch and bound", tasks_per_worker: int = 4, installed: str | None = None):
     """The exact minimum over every region of ``problem``: ``(best, done,
     total)`` with ``best`` = (loss, region, group, position) and ``done`` of
     ``total`` blocks of supports searched (``done < total`` only when the
@@ -390,7 +403,9 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     per worker), at most one per worker at a time, each with the best
     candidate known when it is sent as its ceiling, so the workers prune
     nearly as a single process does.  The optimum (and its tie rule) does not
-    depend on the split or on the order tasks finish in."""
+    depend on the split or on the order tasks finish in.  ``installed``: the
+    key under which the executor's workers hold the problem already
+    (:func:`install_problem`), so that tasks carry only their blocks."""
     import time
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -413,7 +428,7 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     n_tasks = max(1, min(len(shards), n_workers * tasks_per_worker))
     bounds = np.linspace(0, len(shards), n_tasks + 1).astype(int)
     groups = [shards[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    shared = share(executor, problem)
+    shared = installed if installed is not None else share(executor, problem)
     pending: dict = {}
     done = 0
     nxt = 0

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
 
 import numpy as np
@@ -423,6 +424,10 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
 #: The branch and bound runs in this process when predicted below this (seconds).
 LOCAL_SECONDS = 5.0
 
+#: Tasks per worker process of a parallel branch and bound (each sent with the
+#: best value known when it starts; more tasks: a tighter ceiling, finer time limit).
+TASKS_PER_WORKER = 16
+
 
 def bound_workers(problem, rows: int, threads: int | None) -> int:
     """Worker processes for the branch and bound: 1 (this process) when
@@ -453,16 +458,20 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
 
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-    from ..mechanisms._topdown import search_optimum
+    from ..mechanisms._topdown import install_problem, search_optimum
 
     rows = data["X"].shape[0]
     workers = bound_workers(problem, rows, threads)
     deadline = None if time_limit is None else start + time_limit
     if workers > 1:
-        pool = ProcessPoolExecutor(max_workers=workers)
+        # the problem goes to each worker once; tasks of a few seconds each carry only their blocks
+        key = f"branch-and-bound-{os.getpid()}-{id(problem)}"
+        problem.region_minima(problem.supports(problem.k, 0, 1))     # load the kernels here: workers fork with them
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=install_problem, initargs=(key, problem))
         done = total = 0
         try:
-            best, done, total = search_optimum(problem, executor=pool, deadline=deadline)
+            best, done, total = search_optimum(problem, executor=pool, deadline=deadline, installed=key,
+                                               tasks_per_worker=TASKS_PER_WORKER)
         finally:
             if done < total or total == 0:       # out of time (or an error): stop the running tasks too
                 for proc in list((getattr(pool, "_processes", None) or {}).values()):
