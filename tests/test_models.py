@@ -238,6 +238,102 @@ def test_chain_cuts_pair_consecutive_rows_differing_in_one_coordinate():
     assert build_stats(model)["n_chain_cuts"] == 6
 
 
+def _onehot(seed, n=300, groups=(3, 3, 2), noise=1.0):
+    """One-hot data: one active category per group, labels from a noisy planted halfspace."""
+    rng = np.random.default_rng(seed)
+    cols = []
+    for k in groups:
+        cols.append(np.eye(k)[rng.integers(0, k, size=n)])
+    X = np.hstack(cols)
+    w0 = rng.integers(-2, 3, size=X.shape[1])
+    y = np.where(X @ w0 - 0.5 + rng.normal(0, noise, n) >= 0, 1, -1)
+    return X, y
+
+
+def _set_point(model, w):
+    """Set w, r and every e to its value at w (e = 1 iff its fit row needs it)."""
+    info = get_info(model)
+    for j, v in enumerate(w):
+        model.w[j].set_value(float(v))
+        for k, g in enumerate(info.grid[j]):
+            model.r[j, k].set_value(1.0 if abs(g - v) < 1e-12 else 0.0)
+    for k in model.e:
+        model.e[k].set_value(0.0)
+    for k in model.fit:
+        c = model.fit[k]
+        body = pyo.value(c.body)
+        if (c.has_lb() and body < pyo.value(c.lower) - 1e-9) or (c.has_ub() and body > pyo.value(c.upper) + 1e-9):
+            model.e[k].set_value(1.0)
+
+
+def _violated(con):
+    return sum(1 for c in con.values()
+               if (c.has_lb() and pyo.value(c.body) < pyo.value(c.lower) - 1e-9)
+               or (c.has_ub() and pyo.value(c.body) > pyo.value(c.upper) + 1e-9))
+
+
+@pytest.mark.parametrize("data", ["onehot", "integers"])
+def test_swap_cuts_hold_at_every_grid_point(data):
+    """At every w in W, with each e at its value at w (what every optimum has), no swap cut
+    is violated: the cuts remove no point that an optimum could take."""
+    X, y = _onehot(5) if data == "onehot" else _data(11, n=150, d=3, values=(0, 1, 2, 3))
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0 if data == "onehot" else None)
+    assert build_stats(model)["n_swap_cuts"] > 0
+    assert get_info(model).extra["swap_cuts"] is True
+    for w in _grid_points(get_info(model)):
+        _set_point(model, w)
+        assert _violated(model.fit) == 0
+        assert _violated(model.swap) == 0, w
+
+
+def test_swap_cuts_with_a_margin_omit_the_cut_that_would_be_invalid():
+    """a = (1, 0, 1) majority -1 and b = (0, 1, 1) majority +1 differ by e_0 - e_1.  At
+    w = (0, 0, -0.25) both scores (-0.25) lie in the band (-margin, 0): both are errors,
+    p_a = 1 and p_b = 0 although neither w_0 > 0 nor w_1 < 0.  That cut must be left out
+    (and likewise for c = (1, 0, 0) majority +1, d = (0, 1, 0) majority -1); the other
+    direction of each pair is kept, and every kept cut holds at every grid point."""
+    X = np.array([[1, 0, 1]] * 3 + [[0, 1, 1]] * 3 + [[1, 0, 0], [0, 1, 0]], dtype=float)
+    y = np.array([-1, -1, 1, 1, 1, -1, 1, -1])
+    grid = np.arange(-1, 1.01, 0.25)
+    model = zero_one_halfspace(X, y, grid=grid, norm_bound=1.0, margin=0.5, chain_cuts=False)
+    n_swap = build_stats(model)["n_swap_cuts"]
+    assert n_swap == 2          # pairs (a, b) and (d, c), each in one direction only
+    for w in _grid_points(get_info(model)):
+        _set_point(model, w)
+        assert _violated(model.swap) == 0, w
+
+
+def test_swap_cuts_pair_rows_differing_in_one_group():
+    # rows 0, 1, 2 differ in the first group (categories 0, 1, 2) -> 3 pairs; rows 0 and 3 in the second
+    X = np.array([[1, 0, 0, 1, 0], [0, 1, 0, 1, 0], [0, 0, 1, 1, 0], [1, 0, 0, 0, 1]] * 3, dtype=float)
+    y = np.array([1, -1, 1, -1] * 2 + [1, -1, -1, -1])
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
+    assert build_stats(model)["n_binary_rows"] == 4
+    assert build_stats(model)["n_swap_cuts"] == 2 * 4
+    assert build_stats(zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=False))["n_swap_cuts"] == 0
+    assert not hasattr(rspm_halfspace(X, y), "swap")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_swap_cuts_do_not_change_the_optimum(seed):
+    """The unperturbed optimum, and OPDisc's released point and value (the perturbed
+    problem), are the same with and without the swap cuts."""
+    from privopt import opdisc
+
+    X, y = _onehot(seed, n=400, groups=(4, 3, 3))
+    with_cuts = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
+    without = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=False)
+    assert build_stats(with_cuts)["n_swap_cuts"] > 0 and not hasattr(without, "swap")
+    assert _solve(with_cuts).objective == pytest.approx(_solve(without).objective, abs=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = (opdisc(m, epsilon=1.0, delta=1e-4, solver="highs", time_limit=60, random_state=seed)
+                for m in (with_cuts, without))
+    assert a.certified and b.certified
+    assert a.report.objective == pytest.approx(b.report.objective, abs=1e-6)
+    np.testing.assert_array_equal(a.weights, b.weights)
+
+
 def test_tie_rows_are_dropped_and_counted_in_the_constant():
     X = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [1, 1]], dtype=float)
     y = np.array([1, -1, 1, 1, -1, -1])
@@ -285,6 +381,29 @@ def test_big_m_is_tight_and_valid():
         assert M <= min(B * np.abs(x).sum(), D * np.linalg.norm(x)) + mu + 1e-9  # the stated bound
         rows_seen += 1
     assert rows_seen == len(model.e)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"grid": 2, "norm_bound": 2.0}, {"grid": [-1, -0.5, 0, 0.5, 1, 1.5]},
+                                    {"grid": 3, "norm_bound": 3.0}])
+def test_big_m_is_the_exact_score_range_over_w(kwargs):
+    """Each big-M equals the largest violation over the grid points of the ball (the
+    exact knapsack bound), not just a valid upper bound: brute force over W."""
+    from pyomo.repn import generate_standard_repn
+
+    X, y = _data(9, n=120, d=4, values=(0, 1, 2, 3))
+    X[:40, 1:] = (X[:40, 1:] > 1)       # some 0/1 rows with several ones (where the ball bound is loose)
+    model = zero_one_halfspace(X, y, **kwargs)
+    info = get_info(model)
+    mu = info.extra["margin"]
+    W = np.array(list(_grid_points(info)))
+    for k in model.fit:
+        repn = generate_standard_repn(model.fit[k].body)
+        coef = {id(v): c for v, c in zip(repn.linear_vars, repn.linear_coefs)}
+        M = abs(coef[id(model.e[k])])
+        x = np.array([coef.get(id(model.w[j]), 0.0) for j in range(4)])
+        scores = W @ x
+        needed = -scores.min() if model.fit[k].lower is not None else scores.max() + mu
+        assert M == pytest.approx(needed, abs=1e-9), (x, M, needed)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -601,6 +720,7 @@ _Y = np.array([1, -1, 1, -1])
     (_X, _Y, {"grid": [1, 2], "norm_bound": 1.0}, "norm_bound", ParameterError),
     (_X, _Y, {"merge_rows": "yes"}, "merge_rows", ParameterTypeError),
     (_X, _Y, {"chain_cuts": 1}, "chain_cuts", ParameterTypeError),
+    (_X, _Y, {"swap_cuts": 1}, "swap_cuts", ParameterTypeError),
     (_X, _Y, {"fit_intercept": None}, "fit_intercept", ParameterTypeError),
     (_X, _Y, {"threshold": "0"}, "threshold", ParameterTypeError),
     (_X, _Y, {"margin": 1e-7}, "margin", ParameterError),

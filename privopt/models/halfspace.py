@@ -76,7 +76,12 @@ sqrt(D^2) ||x_k||_2) and s_min the symmetric lower bound (box:
 per-coordinate extreme grid values; ball: ||w||_2 <= D), M_k = t - s_min for
 a majority +1 row and M_k = s_max - t + mu for a majority -1 row; both are at
 most min(B ||x_k||_1, D ||x_k||_2) + mu with B = max |grid value|, and on the lattice s_max, s_min are
-rounded to it exactly.
+rounded to it exactly.  :func:`zero_one_halfspace` takes s_max, s_min exact: the
+largest and smallest <x_k, w> over the grid points of the ball, by a knapsack over
+||w||^2 in grid units (dp[c] = best score with ||w||^2 = c; at most
+``EXACT_BOUND_WORK`` steps, else the box and ball bounds above).  On 0/1 rows with
+k ones at D = 2 on the grid -2..2 this is min(k, 4) for k >= 2 against
+floor(2 sqrt(k)), smaller from k = 7 on.
 
 Chain (monotonicity) cuts.  With p_k = 1 - e_k (majority +1) or p_k = e_k
 (majority -1) the predicted-positive indicator, two distinct rows with
@@ -93,6 +98,23 @@ perturbation adds terms in w, r (never in e) -- but they cut off non-optimal
 feasible points.  With an explicit (non-lattice) margin the thresholds of the two
 row kinds differ, and the cut that could then be invalid (a majority -1 row below
 a majority +1 row in the direction of the cut) is omitted.
+
+Swap (one-hot) cuts (:func:`zero_one_halfspace` only).  Two distinct rows with
+x_a - x_b = e_i - e_j (i != j: on one-hot data, the same categories but in one
+group, whose active category is i in a and j in b) have
+<x_a, w> - <x_b, w> = w_i - w_j; if a is predicted +1 and b is not, then
+w_i > w_j, so w_i > 0 or w_j < 0:
+
+    p_a - p_b <= sum_{g_k > 0} r[i, k] + sum_{g_k < 0} r[j, k]
+
+and the same with a and b exchanged.  Pairs come from bucketing the rows by
+x - e_i (each i with x_i >= 1); a bucket of at most six rows gives all its
+pairs, a larger one the pairs of a cycle through it.  Like the chain cuts they
+hold at every optimum, and with an explicit margin the cut from a majority -1
+row to a majority +1 row is omitted.  The chain cuts miss these pairs (the
+rows differ in two coordinates); on wide one-hot data the swap cuts made
+HiGHS certify the perturbed oracle problem several times faster
+(docs/oracle.md).
 
 Sources: [NRVW20] Neel, Roth, Vietri, Wu, ICML 2020, Section 5 (0/1 loss of
 halfspaces, OPDisc over {-B..B}^d with B = floor(sqrt(d)), ||w|| <= sqrt(d));
@@ -187,8 +209,39 @@ def _merge(X, y_pm, merge_rows):
     return Xu, pos, neg
 
 
+#: the exact score bounds (a knapsack per row) are computed up to this many elementary steps
+EXACT_BOUND_WORK = 2e8
+
+
+def _exact_score_bounds(Xu, grid_t, units, n_units):
+    """(s_max, s_min): the exact max and min of <x_k, w> over W = {w_j in grid_j,
+    sum_j units_j^2 <= n_units} for every row, by a knapsack over the squared norm
+    (dp[c] = best score with ||w||^2 = c units); None where that would exceed
+    ``EXACT_BOUND_WORK`` steps."""
+    m, d = Xu.shape
+    cap = int(n_units)
+    work = 2 * m * (cap + 1) * sum(len(g) for g in grid_t)
+    if m == 0 or work > EXACT_BOUND_WORK:
+        return None
+    Z = np.vstack([Xu, -Xu])
+    dp = np.full((2 * m, cap + 1), -np.inf)
+    dp[:, 0] = 0.0
+    for j in range(d):
+        col = Z[:, j]
+        new = np.full_like(dp, -np.inf)
+        for g, u in zip(grid_t[j], units[j]):
+            c = int(u) * int(u)
+            if c > cap:
+                continue
+            cand = dp[:, :cap + 1 - c] + col[:, None] * float(g)
+            np.maximum(new[:, c:], cand, out=new[:, c:])
+        dp = new
+    best = dp.max(axis=1)
+    return best[:m], -best[m:]
+
+
 def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, neg_vars, pos_vars,
-                         chain_cuts, big_m_factor=1.0):
+                         chain_cuts, swap_cuts=False, exact_bounds=None, big_m_factor=1.0):
     """Add ``e``, the big-M rows ``fit``, the chain cuts and the objective to
     ``model`` (which already holds ``w``).  Returns the build statistics.
 
@@ -225,6 +278,10 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
         b = ball * np.sqrt((Xu * Xu).sum(axis=1)) * (1 + 1e-12)
         s_max = np.minimum(s_max, b)
         s_min = np.maximum(s_min, -b)
+    if exact_bounds is not None:
+        # the exact extremes over the grid points of the ball (never looser than the two above)
+        s_max = np.minimum(s_max, exact_bounds[0] + 1e-9 * (1 + np.abs(exact_bounds[0])))
+        s_min = np.maximum(s_min, exact_bounds[1] - 1e-9 * (1 + np.abs(exact_bounds[1])))
     if exact:
         s_max = np.floor(s_max / mu + SNAP_TOL) * mu
         s_min = np.ceil(s_min / mu - SNAP_TOL) * mu
@@ -275,16 +332,21 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
         add_constraints(model, "band", [
             (1, linexpr([1, 1], [e[int(plus_of[r])], e[int(minus_of[r])]]), None) for r in both.tolist()])
 
-    n_cuts = 0
-    if chain_cuts and m > 1:
+    n_cuts = n_swap = 0
+    if (chain_cuts or swap_cuts) and m > 1:
         # one indicator per row for the cuts: its majority side (ties: +1)
         major = np.where(pos >= neg, 1, -1)[k_row] == k_side
         rep = np.nonzero(major)[0]
-        if rep.size > 1:
+        if rep.size > 1 and chain_cuts:
             cuts = _chain_cuts(Xu[k_row[rep]], k_side[rep], [e[k] for k in rep.tolist()],
                                neg_vars, pos_vars, exact)
             n_cuts = len(cuts)
             add_constraints(model, "chain", cuts)
+        if rep.size > 1 and swap_cuts:
+            cuts = _swap_cuts(Xu[k_row[rep]], k_side[rep], [e[k] for k in rep.tolist()],
+                              neg_vars, pos_vars, exact)
+            n_swap = len(cuts)
+            add_constraints(model, "swap", cuts)
     model.loss = pyo.Objective(expr=linexpr(k_weight.tolist(), e, constant), sense=pyo.minimize)
     n_binary_rows = int(np.unique(k_row).size)
     return {
@@ -294,6 +356,7 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
         "n_binary_rows": n_binary_rows,
         "n_binaries": int(m),
         "n_chain_cuts": int(n_cuts),
+        "n_swap_cuts": int(n_swap),
         "n_band_rows": n_band,
         "objective_constant": constant,
         "max_big_m": float(big_m.max()) if m else 0.0,
@@ -327,6 +390,53 @@ def _chain_cuts(Xk, sk, e, neg_vars, pos_vars, exact):
                 cuts.append((None,
                              linexpr([int(beta[ib]), -int(beta[ia])] + [-1] * len(pv), [e[ib], e[ia]] + pv),
                              int(alpha[ia] - alpha[ib])))
+    return cuts
+
+
+#: buckets of rows up to this size get a cut for every pair, larger ones a cycle through them
+SWAP_FULL_BUCKET = 6
+
+
+def _swap_cuts(Xk, sk, e, neg_vars, pos_vars, exact, full_bucket=SWAP_FULL_BUCKET):
+    """The swap (one-hot) cuts described above, on pairs of rows with
+    x_a - x_b = e_i - e_j (i != j); ``sk`` and ``e`` as in :func:`_chain_cuts`.
+
+    Rows are bucketed by x - e_i for every coordinate i with x_i >= 1; two
+    rows of a bucket reached through different coordinates form such a pair.
+    A bucket of at most ``full_bucket`` rows gives every pair, a larger one
+    the consecutive pairs of a cycle through it (a valid subset)."""
+    alpha = np.where(sk > 0, 1, 0)
+    beta = np.where(sk > 0, -1, 1)
+    buckets = {}
+    for k, row in enumerate(Xk.tolist()):
+        nz = [(j, v) for j, v in enumerate(row) if v != 0]
+        for pos, (i, v) in enumerate(nz):
+            if v < 1:
+                continue
+            key = tuple((j, u - 1 if q == pos else u) for q, (j, u) in enumerate(nz) if q != pos or u != 1)
+            buckets.setdefault(key, []).append((i, k))
+    cuts = []
+
+    def add(i, a, j, b):
+        # p_a - p_b <= sum_{g>0} r_i + sum_{g<0} r_j; with an explicit margin omitted when a is a
+        # -1-majority row and b a +1-majority row (their thresholds differ, as for the chain cuts)
+        if not exact and sk[a] < 0 and sk[b] > 0:
+            return
+        vs = [e[a], e[b]] + pos_vars[i] + neg_vars[j]
+        cs = [int(beta[a]), -int(beta[b])] + [-1] * (len(pos_vars[i]) + len(neg_vars[j]))
+        cuts.append((None, linexpr(cs, vs), int(alpha[b] - alpha[a])))
+
+    for members in buckets.values():
+        s = len(members)
+        if s < 2:
+            continue
+        if s <= full_bucket:
+            pairs = [(x, y) for q, x in enumerate(members) for y in members[q + 1:]]
+        else:
+            pairs = [(members[q], members[(q + 1) % s]) for q in range(s)]
+        for (i, a), (j, b) in pairs:
+            add(i, a, j, b)
+            add(j, b, i, a)
     return cuts
 
 
@@ -371,8 +481,8 @@ def _classes_tuple(classes):
 # ----------------------------------------------------------------------------
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
-                       fit_intercept=False, threshold=0.0, margin=None, name="zero_one_halfspace",
-                       _big_m_factor=1.0):
+                       swap_cuts=True, fit_intercept=False, threshold=0.0, margin=None,
+                       name="zero_one_halfspace", _big_m_factor=1.0, _exact_big_m=True):
     """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
 
     L(D, w) = sum_i 1[pred(w, x_i) != y_i] minimized over w in W_tau = {w :
@@ -408,6 +518,12 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     chain_cuts : bool
         Add the monotonicity cuts (only with ``merge_rows=True``; ignored
         otherwise, since the cuts need distinct rows).
+    swap_cuts : bool
+        Add the swap cuts between rows that differ in the active category of
+        one one-hot group (only with ``merge_rows=True``).  They never change
+        the optimum; on wide one-hot data they cut HiGHS's time to certify the
+        perturbed oracle problem (docs/oracle.md, "The MILP path on wide
+        one-hot data").
     fit_intercept : bool
         Append a constant feature 1; its weight is the last coordinate
         ``w[d]`` (on the same grid; D then defaults to sqrt(d + 1)).
@@ -427,7 +543,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         u = ``info.extra["grid_unit"]``), ``e[k]`` (Binary: row k predicted
         as its minority label, one per kept row; with an explicit margin one
         per kept (row, label) pair), ``fit[k]`` (its big-M row, the same k),
-        ``chain[c]`` (cuts), ``band[c]`` (explicit margin only) and the
+        ``chain[c]`` and ``swap[c]`` (cuts), ``band[c]`` (explicit margin only) and the
         objective ``loss``.  :func:`get_info` gives the :class:`ModelInfo`
         (grid, separation tau, norm_bound D, loss_range (0, 1), lipschitz =
         lipschitz_l1 = 1/tau, diameters, n_samples, grid_encoding "r", and
@@ -438,6 +554,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     start = time.perf_counter()
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
         X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
+    swap_cuts = check_bool(swap_cuts, "swap_cuts")
     n, d = Xa.shape
     grid_t = parse_grid(grid, d)
     unit = grid_unit(grid_t)
@@ -480,6 +597,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     stats = _build_zero_one_rows(
         model, Xu, pos, neg, lo=lo, hi=hi, ball=ball, t_hi=t_hi, mu=mu, exact=exact,
         neg_vars=neg_vars, pos_vars=pos_vars, chain_cuts=chain_cuts and merge_rows,
+        swap_cuts=swap_cuts and merge_rows,
+        exact_bounds=_exact_score_bounds(Xu, grid_t, units, n_units) if _exact_big_m else None,
         big_m_factor=_big_m_factor)
 
     tau = grid_separation(grid_t)
@@ -499,6 +618,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         grid_encoding="r",
         extra={
             **_rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts),
+            "swap_cuts": bool(swap_cuts and merge_rows),
             "grid_unit": float(unit),
             "norm_sq_units": int(n_units),
             "norm_sq_bound": float(n_units * unit * unit),
