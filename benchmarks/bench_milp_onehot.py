@@ -36,8 +36,9 @@ Variants (``--variants``):
   same HiGHS library through the ``appsi_highs`` interface).
 * ``all``: bigm + swap + warm.
 * ``cuts``: bigm + swap (what a model builder can do alone, without a start).
-* ``privopt``: the model as privopt builds it now (``zero_one_halfspace``
-  adds the swap cuts by default since this benchmark; its cycles through
+* ``privopt``: the model as privopt builds it with the cuts
+  (``zero_one_halfspace(..., swap_cuts=True)``; the default ``"auto"`` adds
+  them where ``solver="auto"`` would use a MILP solver; its cycles through
   large buckets may pair rows in another order than ``swap``).  ``base`` is
   built with ``swap_cuts=False``.
 
@@ -205,8 +206,8 @@ def add_swap_cuts(model, full_bucket=6):
 @functools.lru_cache(maxsize=None)
 def model_of(name, ball, new=False):
     """The suite's model (``bench_oracle_suite.model_of``) as privopt built it before this
-    benchmark (``new=False``: no swap cuts, big-M from the box and the ball), or as it builds
-    it now (``new=True``: both added by default since)."""
+    benchmark (``new=False``: no swap cuts, big-M from the box and the ball), or with both
+    (``new=True``)."""
     X, y, _, _ = instance(name)
     return zero_one_halfspace(X, y, swap_cuts=new, _exact_big_m=new, **BALLS[ball])
 

@@ -277,7 +277,7 @@ def test_swap_cuts_hold_at_every_grid_point(data):
     """At every w in W, with each e at its value at w (what every optimum has), no swap cut
     is violated: the cuts remove no point that an optimum could take."""
     X, y = _onehot(5) if data == "onehot" else _data(11, n=150, d=3, values=(0, 1, 2, 3))
-    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0 if data == "onehot" else None)
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0 if data == "onehot" else None, swap_cuts=True)
     assert build_stats(model)["n_swap_cuts"] > 0
     assert get_info(model).extra["swap_cuts"] is True
     for w in _grid_points(get_info(model)):
@@ -295,7 +295,7 @@ def test_swap_cuts_with_a_margin_omit_the_cut_that_would_be_invalid():
     X = np.array([[1, 0, 1]] * 3 + [[0, 1, 1]] * 3 + [[1, 0, 0], [0, 1, 0]], dtype=float)
     y = np.array([-1, -1, 1, 1, 1, -1, 1, -1])
     grid = np.arange(-1, 1.01, 0.25)
-    model = zero_one_halfspace(X, y, grid=grid, norm_bound=1.0, margin=0.5, chain_cuts=False)
+    model = zero_one_halfspace(X, y, grid=grid, norm_bound=1.0, margin=0.5, chain_cuts=False, swap_cuts=True)
     n_swap = build_stats(model)["n_swap_cuts"]
     assert n_swap == 2          # pairs (a, b) and (d, c), each in one direction only
     for w in _grid_points(get_info(model)):
@@ -307,11 +307,24 @@ def test_swap_cuts_pair_rows_differing_in_one_group():
     # rows 0, 1, 2 differ in the first group (categories 0, 1, 2) -> 3 pairs; rows 0 and 3 in the second
     X = np.array([[1, 0, 0, 1, 0], [0, 1, 0, 1, 0], [0, 0, 1, 1, 0], [1, 0, 0, 0, 1]] * 3, dtype=float)
     y = np.array([1, -1, 1, -1] * 2 + [1, -1, -1, -1])
-    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
+    model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=True)
     assert build_stats(model)["n_binary_rows"] == 4
     assert build_stats(model)["n_swap_cuts"] == 2 * 4
     assert build_stats(zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=False))["n_swap_cuts"] == 0
     assert not hasattr(rspm_halfspace(X, y), "swap")
+
+
+def test_swap_cuts_auto_follows_the_solver_auto_would_use():
+    """swap_cuts="auto" (default) adds the cuts where solver="auto" sends OPDisc's oracle to
+    a MILP solver (the paper's ball on one-hot data: the branch and bound by support does not
+    apply) and leaves them out where it takes the branch and bound (D = 2), which ignores them."""
+    from privopt.solvers import choose_solver
+
+    X, y = _onehot(0, n=300, groups=(4, 4, 4, 4, 4, 4))       # d = 24: the paper's ball has 2^24 patterns
+    for norm_bound, cuts in ((2.0, False), (None, True)):
+        model = zero_one_halfspace(X, y, grid=2, norm_bound=norm_bound)
+        assert (build_stats(model)["n_swap_cuts"] > 0) == cuts == get_info(model).extra["swap_cuts"]
+        assert (choose_solver(model, perturbed=True) != "enumerate") == cuts
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -321,7 +334,7 @@ def test_swap_cuts_do_not_change_the_optimum(seed):
     from privopt import opdisc
 
     X, y = _onehot(seed, n=400, groups=(4, 3, 3))
-    with_cuts = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
+    with_cuts = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=True)
     without = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, swap_cuts=False)
     assert build_stats(with_cuts)["n_swap_cuts"] > 0 and not hasattr(without, "swap")
     assert _solve(with_cuts).objective == pytest.approx(_solve(without).objective, abs=1e-6)

@@ -480,8 +480,21 @@ def _classes_tuple(classes):
 # zero_one_halfspace
 # ----------------------------------------------------------------------------
 
+def _milp_is_auto(enumeration) -> bool:
+    """Would ``solver="auto"`` send OPDisc's oracle on this data to a MILP
+    solver (rather than the branch and bound by support)?"""
+    from ..exceptions import ModelError
+    from ..solvers._enumerate import AUTO_MAX_BOUND_WORK, bound_search_work
+
+    try:
+        work = bound_search_work(enumeration)
+    except ModelError:
+        return True
+    return work is None or work > AUTO_MAX_BOUND_WORK
+
+
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
-                       swap_cuts=True, fit_intercept=False, threshold=0.0, margin=None,
+                       swap_cuts="auto", fit_intercept=False, threshold=0.0, margin=None,
                        name="zero_one_halfspace", _big_m_factor=1.0, _exact_big_m=True):
     """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
 
@@ -518,12 +531,16 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     chain_cuts : bool
         Add the monotonicity cuts (only with ``merge_rows=True``; ignored
         otherwise, since the cuts need distinct rows).
-    swap_cuts : bool
+    swap_cuts : {"auto", True, False}
         Add the swap cuts between rows that differ in the active category of
         one one-hot group (only with ``merge_rows=True``).  They never change
         the optimum; on wide one-hot data they cut HiGHS's time to certify the
         perturbed oracle problem (docs/oracle.md, "The MILP path on wide
-        one-hot data").
+        one-hot data"), and they cost model size and build time.  ``"auto"``
+        (default): add them where ``solver="auto"`` sends OPDisc's oracle on
+        this model to a MILP solver, leave them out where it takes privopt's
+        branch and bound by support, which does not read them
+        (:func:`privopt.solvers.choose_solver`).
     fit_intercept : bool
         Append a constant feature 1; its weight is the last coordinate
         ``w[d]`` (on the same grid; D then defaults to sqrt(d + 1)).
@@ -554,7 +571,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     start = time.perf_counter()
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
         X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
-    swap_cuts = check_bool(swap_cuts, "swap_cuts")
+    if not (isinstance(swap_cuts, str) and swap_cuts == "auto"):
+        swap_cuts = check_bool(swap_cuts, "swap_cuts")
     n, d = Xa.shape
     grid_t = parse_grid(grid, d)
     unit = grid_unit(grid_t)
@@ -593,6 +611,13 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
 
     Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
+    enumeration = {
+        "X": np.asarray(Xu, dtype=np.float64), "pos": np.asarray(pos, dtype=np.int64),
+        "neg": np.asarray(neg, dtype=np.int64), "exact": bool(exact), "mu": float(mu),
+        "t_hi": float(t_hi), "theta": float(theta), "grid": grid_t, "norm_bound": float(D),
+        "norm_sq_bound": float(n_units * unit * unit), "objective": "loss"}
+    if isinstance(swap_cuts, str):
+        swap_cuts = _milp_is_auto(enumeration)
     ball = math.sqrt(float(n_units * unit * unit))
     stats = _build_zero_one_rows(
         model, Xu, pos, neg, lo=lo, hi=hi, ball=ball, t_hi=t_hi, mu=mu, exact=exact,
@@ -626,12 +651,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     )
     attach_info(model, info)
     setattr(model, ENUMERATION_ATTR, {
-        "X": np.asarray(Xu, dtype=np.float64), "pos": np.asarray(pos, dtype=np.int64),
-        "neg": np.asarray(neg, dtype=np.int64), "exact": bool(exact), "mu": float(mu),
-        "t_hi": float(t_hi), "theta": float(theta), "grid": grid_t, "norm_bound": float(D),
-        "norm_sq_bound": float(n_units * unit * unit), "objective": "loss",
-        "components": [c.local_name for c in model.component_objects(descend_into=False)],
-    })
+        **enumeration, "components": [c.local_name for c in model.component_objects(descend_into=False)]})
     stats["build_time"] = time.perf_counter() - start
     setattr(model, _STATS_ATTR, stats)
     return model

@@ -103,12 +103,9 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
         perturbed = _op()._find_block(model) is not None
     points, rows = enumeration_size(model)
     if perturbed:
-        from ._regions import halfspace_problem
-
-        coef, bound, _, _ = _levels(data)
-        problem = halfspace_problem(data, coef, bound)
-        if problem is not None:
-            return "enumerate" if problem.n_regions * max(rows, 1) <= AUTO_MAX_BOUND_WORK else fallback
+        split = bound_search_work(data)
+        if split is not None:
+            return "enumerate" if split <= AUTO_MAX_BOUND_WORK else fallback
     if points > DEFAULT_MAX_POINTS:
         return fallback
     d = data["X"].shape[1]
@@ -119,6 +116,18 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
         if sparse is not None:
             work = min(work, sparse)
     return "enumerate" if work <= AUTO_MAX_WORK * (d + 18) else fallback
+
+
+def bound_search_work(data) -> int | None:
+    """Supports x distinct rows of the branch and bound by support on the
+    enumeration data of a zero_one_halfspace model, or None where the split
+    by support does not apply (the margin rule, a grid per coordinate, too
+    many row patterns per support)."""
+    from ._regions import halfspace_problem
+
+    coef, bound, _, _ = _levels(data)
+    problem = halfspace_problem(data, coef, bound)
+    return None if problem is None else problem.n_regions * max(int(data["X"].shape[0]), 1)
 
 
 def count_grid_points(coef, bound: int) -> int:
