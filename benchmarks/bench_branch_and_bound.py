@@ -146,6 +146,9 @@ def main(argv=None):
                 rows.append({**base, "seed": seed, "variant": label, "seconds": round(out[0], 2),
                              "objective": out[1], "same_w": same})
                 print(f"{name:22s} seed={seed} {label:28s} {out[0]:8.1f} s  same w: {same}", flush=True)
+    if args.before:          # the worktree made for the earlier revision
+        subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force",
+                        os.path.join("/tmp", f"privopt-bench-{args.before}")], capture_output=True)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "branch_and_bound.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=COLUMNS)

@@ -319,7 +319,9 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     rng = np.random.default_rng(5)
     X = rng.integers(0, 4, size=(1500, 9)).astype(float)
     y = np.where(X @ rng.normal(size=9) + rng.normal(0, 1, 1500) > 0, 1, -1)
-    model, _, problem = _perturbed(X, y, rng.normal(0.0, 20.0, size=11))
+    model, data, problem = _perturbed(X, y, rng.normal(0.0, 20.0, size=11))
+    # auto's rule counts the supports without building the problem: the same number
+    assert _enumerate.bound_search_work(data) == problem.n_regions * data["X"].shape[0]
     local = search_optimum(problem)
     assert local[1] == local[2]
     import time
@@ -345,3 +347,22 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     finally:
         _enumerate.LOCAL_SECONDS = old
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1])
+
+
+def test_large_balls_are_not_split_by_support():
+    """The split by support lists each size's points once and evaluates them on every
+    support: with the paper's ball (D^2 = d) on 20 binary features a support of 20
+    coordinates alone has 2^20 points, so the split is refused (auto goes to the MILP,
+    and the model is built without listing anything); at D = 2 it applies."""
+    from privopt.models._common import ENUMERATION_ATTR
+    from privopt.solvers._enumerate import bound_search_work
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(60, 20))
+    y = np.where(X.sum(axis=1) > 10, 1, -1)
+    paper = zero_one_halfspace(X, y)                       # grid -4..4, D^2 = 20
+    assert bound_search_work(getattr(paper, ENUMERATION_ATTR)) is None
+    assert choose_solver(paper, perturbed=True) == "highs"
+    small = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
+    assert bound_search_work(getattr(small, ENUMERATION_ATTR)) is not None
+    assert choose_solver(small, perturbed=True) == "enumerate"

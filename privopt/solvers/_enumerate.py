@@ -123,11 +123,11 @@ def bound_search_work(data) -> int | None:
     enumeration data of a zero_one_halfspace model, or None where the split
     by support does not apply (the margin rule, a grid per coordinate, too
     many row patterns per support)."""
-    from ._regions import halfspace_problem
+    from ._regions import split_supports
 
     coef, bound, _, _ = _levels(data)
-    problem = halfspace_problem(data, coef, bound)
-    return None if problem is None else problem.n_regions * max(int(data["X"].shape[0]), 1)
+    supports = split_supports(data, coef, bound)
+    return None if supports is None else supports * max(int(data["X"].shape[0]), 1)
 
 
 def count_grid_points(coef, bound: int) -> int:

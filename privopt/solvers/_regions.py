@@ -30,7 +30,7 @@ from ..mechanisms._topdown import RegionProblem
 from ._patterns import region_minima, support_values
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
-           "BOUND_ROWS_PER_SECOND"]
+           "split_supports", "BOUND_ROWS_PER_SECOND"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
@@ -39,11 +39,17 @@ BOUND_ROWS_PER_SECOND = 2e8
 #: Largest number of row patterns per support (base^k) the bound tabulates.
 MAX_PATTERNS = 1 << 22
 
+#: Largest number of points of the regions of one support of each size, summed
+#: over the sizes (they are listed once, and every support's points are
+#: evaluated): 33 at D = 2 on the grid -2..2; a ball as large as the paper's
+#: (D^2 = d) on 20 features has millions, and is left to the MILP.
+MAX_REGION_POINTS = 10_000
+
 
 def _split_applies(data, coef, bound):
     """``(grid, (values, inverse))`` when W_tau of this enumeration data can be split
     by support (the exact rule, one grid with 0 for every coordinate, few enough row
-    patterns per support), else None.  ``values, inverse`` is ``np.unique`` of the
+    patterns per support and points per region), else None.  ``values, inverse`` is ``np.unique`` of the
     distinct rows' entries, computed once for the check and the problem."""
     from ._enumerate import _uniform_grid
 
@@ -58,9 +64,29 @@ def _split_applies(data, coef, bound):
     if not units or min(units) <= 0:
         return None
     kmax = min(X.shape[1], int(bound // min(units)))
-    if base ** kmax > MAX_PATTERNS:
+    if max(base, 2) ** kmax > MAX_PATTERNS:
+        return None
+    from ._enumerate import _prefix_counts
+
+    counts = _prefix_counts([units] * kmax, int(bound))     # counts[k][bound] = points of a support of size k
+    if sum(int(c[int(bound)]) for c in counts[1:]) > MAX_REGION_POINTS:
         return None
     return grid, uniq
+
+
+def split_supports(data, coef, bound) -> int | None:
+    """The number of supports the split by support of this enumeration data
+    has (sizes 0..kmax, kmax = the most nonzero coordinates a point of the
+    ball can have), or None where the split does not apply; computed without
+    listing anything, so it is cheap on any ball."""
+    split = _split_applies(data, coef, bound)
+    if split is None:
+        return None
+    grid = split[0]
+    zero = grid.index(0.0)
+    d = int(np.asarray(data["X"]).shape[1])
+    kmax = min(d, int(bound // min(coef[0][i] for i in range(len(grid)) if i != zero)))
+    return sum(math.comb(d, k) for k in range(kmax + 1))
 
 
 def perturbed_problem(data, levels, noise, scale, normalize):
