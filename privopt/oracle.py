@@ -88,6 +88,7 @@ def certified_solve(
     what: str = "the perturbed model",
     persistent=None,
     vars_to_load=None,
+    executor=None,
     _prechecked: bool = False,
 ):
     """Solve ``model`` with gap 0 and apply the failure policy.
@@ -96,6 +97,8 @@ def certified_solve(
     :func:`privopt.solvers.persistent_solver` to re-solve the same model warm
     (``vars_to_load``: the variables whose values are wanted).
     ``solver_options``: the same as ``options`` (see :func:`privopt.solvers.solve`).
+    ``executor``: where ``solver="enumerate"`` runs its branch and bound (see
+    :func:`privopt.solvers.solve`).
     ``_prechecked`` (private): the mechanism ran its setup checks
     (:func:`privopt.mechanisms._checks.check_run`), which
     :func:`privopt.solvers.solve` then skips.
@@ -106,7 +109,7 @@ def certified_solve(
     """
     report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
                    threads=threads, options=options, solver_options=solver_options, persistent=persistent,
-                   vars_to_load=vars_to_load,
+                   vars_to_load=vars_to_load, executor=executor,
                    _prechecked=_prechecked)
     if report.certified_optimal:
         return report

@@ -347,6 +347,22 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     finally:
         _enumerate.LOCAL_SECONDS = old
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1])
+    # on an executor the caller gives (here a thread pool and a process pool), and "local"
+    for executor in (ThreadPoolExecutor(2), ProcessPoolExecutor(2), "local"):
+        res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
+                             executor=executor)
+        assert res.certified and res.report.objective == out[0][0] and np.array_equal(res.weights, out[0][1])
+        assert ("executor's 2 workers" in res.report.message) == (executor != "local")
+        if executor != "local":
+            executor.shutdown()
+    with pytest.raises(Exception, match="executor"):
+        privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3, executor=42)
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
+                             executor=client)
+        assert res.report.objective == out[0][0] and np.array_equal(res.weights, out[0][1])
 
 
 def test_large_balls_are_not_split_by_support():

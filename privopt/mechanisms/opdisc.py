@@ -64,6 +64,7 @@ def opdisc(
     pi_encoding: str = "auto",
     abs_gap: float = DEFAULT_ABS_GAP,
     return_noise: bool = False,
+    executor=None,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a discrete grid.
 
@@ -155,6 +156,13 @@ def opdisc(
     return_noise : bool
         Put eta in ``result.noise`` (for tests and teaching; warns, because
         releasing it voids privacy).
+    executor : None, "local", Executor, dask Client or "ray"
+        Where the exact oracle's branch and bound by support runs when the
+        solver is (or ``"auto"`` resolves to) ``"enumerate"``: None, a local
+        process pool of ``threads`` workers when it is predicted above 5 s;
+        ``"local"``, this process; otherwise the given executor (the problem
+        is sent once per dask worker).  The released w is the same on any of
+        them.  Checked before any solve.
 
     Returns
     -------
@@ -174,6 +182,10 @@ def opdisc(
     solver, solver_options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
+    if not (executor is None or (isinstance(executor, str) and executor.strip().lower() == "local")):
+        from ._parallel import check_executor
+
+        check_executor(executor)
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     d = len(w_vars)
@@ -245,7 +257,7 @@ def opdisc(
     )
     report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
                              options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
-                             what="the OPDisc objective", _prechecked=True)
+                             what="the OPDisc objective", executor=executor, _prechecked=True)
     w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
 
     parameters = {

@@ -548,6 +548,7 @@ def solve(
     raise_on_no_solution: bool = True,
     persistent=None,
     vars_to_load=None,
+    executor=None,
     _prechecked: bool = False,
 ) -> SolveReport:
     """Solve a Pyomo model with the solver called ``solver``.
@@ -575,6 +576,11 @@ def solve(
         ``solver="enumerate"`` runs its branch and bound on ``threads``
         worker processes when it is predicted above 5 s (default: every
         usable CPU; 1 keeps it in this process); the answer is the same.
+    executor : None, "local", Executor, dask Client or "ray", optional
+        ``solver="enumerate"`` only (other solvers ignore it): run the branch
+        and bound by support on this executor instead of a local process pool
+        (``"local"``: in this process).  The argmin, and so the release, is
+        the same on any executor.
     options : dict, optional
         Solver-specific options, passed after (and so over) the translated ones.
     solver_options : dict, optional
@@ -669,6 +675,8 @@ def solve(
             extra = {} if persistent is None else {"solver_object": persistent, "vars_to_load": vars_to_load}
             if plan is not None:
                 extra["plan"] = plan
+            if spec.interface == "enumerate" and executor is not None:
+                extra["executor"] = executor
             tc, status, obj, bound, message = _RUNNERS[spec.interface](
                 spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
                 threads=threads, options=solver_options, **extra,

@@ -387,7 +387,7 @@ def check_enumerable(model, options=None):
     return data, noise, scale, normalize, levels, n_points, None
 
 
-def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, plan=None):
+def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, plan=None, executor=None):
     """The runner behind ``solve(model, "enumerate")``: returns (termination,
     solution status, objective, bound, message) like the other runners and
     loads w (with its grid encoding r and, when normalized, s) into the model.
@@ -402,7 +402,7 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     d = len(data["grid"])
     X = data["X"]
     if problem is not None:
-        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads)
+        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads, executor)
     best_val, best_w, best_s, done = math.inf, None, None, 0
     for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
@@ -454,7 +454,7 @@ def bound_workers(problem, rows: int, threads: int | None) -> int:
     return max(1, int(threads) if threads is not None else usable_cpus())
 
 
-def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads=None):
+def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads=None, executor=None):
     """The exact argmin of OPDisc's oracle objective by branch and bound over
     the supports of W_tau (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`):
     each support's minimum comes from its row-pattern histogram where the
@@ -462,33 +462,18 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
     only if it can still beat the best value found; so the answer is the
     exact minimizer without listing W_tau.  On ``threads`` worker processes
     (:func:`bound_workers`) the blocks of supports are searched in parallel
-    with the same answer (:func:`privopt.mechanisms._topdown.search_optimum`)."""
-    from concurrent.futures import ProcessPoolExecutor
-
+    with the same answer (:func:`privopt.mechanisms._topdown.search_optimum`),
+    or on ``executor`` when one is given (``"local"``: this process)."""
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-    from ..mechanisms._topdown import install_problem, search_optimum
-
     rows = data["X"].shape[0]
-    workers = bound_workers(problem, rows, threads)
     deadline = None if time_limit is None else start + time_limit
-    if workers > 1:
-        # the problem goes to each worker once; tasks of a few seconds each carry only their blocks
-        key = f"branch-and-bound-{os.getpid()}-{id(problem)}"
-        problem.region_minima(problem.supports(problem.k, 0, 1))     # load the kernels here: workers fork with them
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=install_problem, initargs=(key, problem))
-        done = total = 0
-        try:
-            best, done, total = search_optimum(problem, executor=pool, deadline=deadline, installed=key,
-                                               tasks_per_worker=TASKS_PER_WORKER)
-        finally:
-            if done < total or total == 0:       # out of time (or an error): stop the running tasks too
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+    if executor is not None:
+        (best, done, total), where = _search_on_executor(problem, executor, deadline)
     else:
-        best, done, total = search_optimum(problem, deadline=deadline)
-    where = f"on {workers} processes" if workers > 1 else "in one process"
+        workers = bound_workers(problem, rows, threads)
+        best, done, total = _search_on_pool(problem, workers, deadline)
+        where = f"on {workers} processes" if workers > 1 else "in one process"
     if done < total:
         message = f"time limit after {done:,} of {total:,} blocks of supports (branch and bound {where})"
         if best is None:
@@ -500,6 +485,52 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
     message = (f"exact branch and bound ({where}) over the {problem.n_regions:,} supports of {n_points:,} grid "
                f"points x {rows:,} distinct rows")
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, value, value, message
+
+
+def _search_on_pool(problem, workers: int, deadline):
+    """:func:`search_optimum` here (``workers == 1``) or on a local process
+    pool made for it: the problem goes to each worker once (the pool's
+    initializer), tasks of a few seconds each carry only their blocks; at the
+    deadline the running tasks are stopped too."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..mechanisms._topdown import install_problem, search_optimum
+
+    if workers <= 1:
+        return search_optimum(problem, deadline=deadline)
+    key = f"branch-and-bound-{os.getpid()}-{id(problem)}"
+    problem.region_minima(problem.supports(problem.k, 0, 1))     # load the kernels here: workers fork with them
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=install_problem, initargs=(key, problem))
+    done = total = 0
+    try:
+        best, done, total = search_optimum(problem, executor=pool, deadline=deadline, installed=key,
+                                           tasks_per_worker=TASKS_PER_WORKER)
+    finally:
+        if done < total or total == 0:       # out of time (or an error): stop the running tasks too
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return best, done, total
+
+
+def _search_on_executor(problem, executor, deadline):
+    """:func:`search_optimum` on a caller's executor (``"local"``: here; ``"ray"``:
+    a Ray pool made for the run).  Returns ``((best, done, total), where)``."""
+    from ..mechanisms._parallel import check_executor, ray_executor, worker_count
+    from ..mechanisms._topdown import plan_shards, search_optimum
+
+    if isinstance(executor, str) and executor.strip().lower() == "local":
+        return search_optimum(problem, deadline=deadline), "in one process"
+    ex = check_executor(executor)
+    owned = ex == "ray"
+    if owned:
+        ex = ray_executor(len(plan_shards(problem)))
+    try:
+        out = search_optimum(problem, executor=ex, deadline=deadline, tasks_per_worker=TASKS_PER_WORKER)
+    finally:
+        if owned:
+            ex.shutdown()
+    return out, f"on the executor's {worker_count(ex)} workers"
 
 
 def _load_candidate(problem, model, data, block, best):
