@@ -114,8 +114,7 @@ class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
     def __init__(self, data, grid, units, bound, uniq=None):
-        X = np.asarray(data["X"], dtype=np.float64)
-        self.X = X
+        X = np.asarray(data["X"], dtype=np.float64)     # kept as digits (below): the kernels read those
         self.d = X.shape[1]
         self.pos = np.asarray(data["pos"], dtype=np.int64)
         self.neg = np.asarray(data["neg"], dtype=np.int64)
