@@ -482,6 +482,15 @@ def _q(values, q):
     return float(np.quantile(values, q)) if len(values) else float("nan")
 
 
+def _merit_line(ball, label, sel):
+    """One row of the figure-of-merit table: solves, fraction certified, median and p90
+    seconds (a solve not certified counts at its time limit)."""
+    secs = [r["seconds"] if r["certified"] else float(r["time_limit"]) for r in sel]
+    n_cert = sum(r["certified"] for r in sel)
+    return (f"| {ball} | {label} | {len(sel)} | {n_cert / len(sel):.0%} | {_q(secs, 0.5):.1f} | "
+            f"{_q(secs, 0.9):.1f} |")
+
+
 def write_summary(rows, args):
     for r in rows:
         r["certified"] = str(r["certified"]) in ("True", "true", "1")
@@ -559,23 +568,15 @@ def write_summary(rows, args):
                         sel += g
             else:
                 sel = [r for r in rows if r["ball"] == ball and r["solver"] == solver]
-            if not sel:
-                continue
-            secs = [r["seconds"] if r["certified"] else float(r["time_limit"]) for r in sel]
-            n_cert = sum(r["certified"] for r in sel)
-            lines.append(f"| {ball} | {solver} | {len(sel)} | {n_cert / len(sel):.0%} | {_q(secs, 0.5):.1f} | "
-                         f"{_q(secs, 0.9):.1f} |")
+            if sel:
+                lines.append(_merit_line(ball, solver, sel))
         if measured_auto:
             auto = [r for r in rows if r["ball"] == ball and r["solver"] == "auto"]
             for part, sel in (("auto (all)", auto),
                               ("auto (development)", [r for r in auto if r["instance"] not in HELD_ASIDE]),
                               ("auto (held aside)", [r for r in auto if r["instance"] in HELD_ASIDE])):
-                if not sel:
-                    continue
-                secs = [r["seconds"] if r["certified"] else float(r["time_limit"]) for r in sel]
-                n_cert = sum(r["certified"] for r in sel)
-                lines.append(f"| {ball} | {part} | {len(sel)} | {n_cert / len(sel):.0%} | {_q(secs, 0.5):.1f} | "
-                             f"{_q(secs, 0.9):.1f} |")
+                if sel:
+                    lines.append(_merit_line(ball, part, sel))
     if measured_auto:
         lines += ["", "## Against issue 29's criteria (auto, every ball run)", ""]
         auto = [r for r in rows if r["solver"] == "auto"]
