@@ -452,7 +452,7 @@ def test_topdown_release_is_bit_identical_on_every_executor():
 
 
 def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_supports():
-    from privopt.mechanisms._topdown import plan_shards, run_shards
+    from privopt.mechanisms._topdown import search_optimum
     from privopt.mechanisms.selection import topdown_problem
     from privopt.models._common import ENUMERATION_ATTR
 
@@ -460,7 +460,7 @@ def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_su
     model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
     data = getattr(model, ENUMERATION_ATTR)
     problem = topdown_problem(data)
-    best, _ = run_shards("optimum", problem, plan_shards(problem))
+    best = search_optimum(problem)[0]
 
     def errors(w):
         positive = data["X"] @ w >= data["theta"]

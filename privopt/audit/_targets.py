@@ -480,7 +480,7 @@ class SelectionTarget(AuditTarget):
             shards = plan_shards(problem)
             out = np.empty((len(noise), self.dim))
             for i, streams in enumerate(noise):
-                best, _ = run_shards("sample", problem, shards, streams=streams, method=self.method,
+                best, _ = run_shards(problem, shards, streams=streams, method=self.method,
                                      scale=self.scale)
                 out[i] = problem.decode(best[1], best[2])
             return out
@@ -567,7 +567,7 @@ class ScoringTarget(AuditTarget):
         shards = plan_shards(problem)
         out = np.zeros((len(noise), self.dim))
         for i, streams in enumerate(noise):
-            best, _ = run_shards("sample", problem, shards, streams=streams, method=self.method, scale=self.scale)
+            best, _ = run_shards(problem, shards, streams=streams, method=self.method, scale=self.scale)
             sup, vec, t = self._decode(self.space, table, *best[1:])
             out[i, sup] = vec
             out[i, -1] = t

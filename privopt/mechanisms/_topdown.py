@@ -456,10 +456,6 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     return best, done, len(shards)
 
 
-def _sample_task(problem, streams, method, scale, shard, floor):
-    return sample_shard(problem, streams, method, scale, shard, floor)
-
-
 def _fold_sample(best, out, stats):
     cand, expanded = out
     if cand is not None and better(cand, best):
@@ -486,29 +482,23 @@ def resolve_executor(executor, predicted: float, n_shards: int, local_seconds: f
     return ex, False
 
 
-def run_shards(kind: str, problem: RegionProblem, shards, *, executor=None, progress=False, desc="shards",
-               streams=None, method=None, scale=None):
-    """Run the sampler (``kind="sample"``) or the exact optimum
-    (``"optimum"``, :func:`search_optimum` over every block of supports) in
-    this process (the best so far prunes the next shards) or on ``executor``
-    (the problem is sent once per worker on dask; the sampler's workers bound
-    their supports and this process scores the regions that can win, in one
-    global order).  The answer is the same either way.
-    Returns ``(best, (regions expanded, groups expanded))`` (no counts for
-    the optimum)."""
+def run_shards(problem: RegionProblem, shards, *, streams, method, scale, executor=None, progress=False,
+               desc="shards"):
+    """Run the sampler over the shards: in this process (the best key so far
+    prunes the next shards) or on ``executor`` (the problem is sent once per
+    worker on dask; the workers bound their supports and this process scores
+    the regions that can win, in one global order).  The answer is the same
+    either way.  (The exact optimum is :func:`search_optimum`.)
+    Returns ``(best, (regions expanded, groups expanded))``."""
     from .._progress import progress_bar
 
-    if kind == "optimum":
-        return search_optimum(problem, executor=executor, progress=progress, desc=desc)[0], (0, 0)
-    if kind != "sample":
-        raise ValueError(f"kind must be 'sample' or 'optimum', got {kind!r}")
     if executor is not None:
         return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc)
     best = None
     stats = [0, 0]
     with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
         for shard in shards:
-            best, stats = _fold_sample(best, _sample_task(problem, streams, method, scale, shard, best), stats)
+            best, stats = _fold_sample(best, sample_shard(problem, streams, method, scale, shard, best), stats)
             bar.update(1)
     return best, tuple(stats)
 
@@ -561,7 +551,7 @@ def sample_top_down(problem: RegionProblem, streams: KeyedStreams, method: str, 
     ex, owned = resolve_executor(executor, predicted, len(shards), local_seconds)
     start = time.perf_counter()
     try:
-        best, expanded = run_shards("sample", problem, shards, executor=ex, progress=progress, desc=desc,
+        best, expanded = run_shards(problem, shards, executor=ex, progress=progress, desc=desc,
                                     streams=streams, method=method, scale=scale)
     finally:
         if owned:

@@ -24,7 +24,7 @@ from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
-from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, run_shards, sample_top_down
+from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, sample_top_down, search_optimum
 from ..result import PrivateResult
 from ..solvers._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
@@ -181,8 +181,7 @@ def best_scoring_system(X01, y01, *, max_points=5, max_items=5, signs=None, exec
     shards = plan_shards(problem)
     ex, owned = resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards), _LOCAL_SECONDS)
     try:
-        best, _ = run_shards("optimum", problem, shards, executor=ex, progress=progress,
-                             desc="privopt 0/1 optimum")
+        best = search_optimum(problem, executor=ex, progress=progress, desc="privopt 0/1 optimum")[0]
     finally:
         if owned:
             ex.shutdown()
