@@ -514,23 +514,20 @@ def _search_on_pool(problem, workers: int, deadline):
 
 
 def _search_on_executor(problem, executor, deadline):
-    """:func:`search_optimum` on a caller's executor (``"local"``: here; ``"ray"``:
-    a Ray pool made for the run).  Returns ``((best, done, total), where)``."""
-    from ..mechanisms._parallel import check_executor, ray_executor, worker_count
-    from ..mechanisms._topdown import plan_shards, search_optimum
+    """:func:`search_optimum` on a caller's executor, resolved as the samplers
+    resolve theirs (:func:`privopt.mechanisms._topdown.resolve_executor`:
+    ``"local"`` here, ``"ray"`` a Ray pool made for the run).  Returns
+    ``((best, done, total), where)``."""
+    from ..mechanisms._parallel import worker_count
+    from ..mechanisms._topdown import plan_shards, resolve_executor, search_optimum
 
-    if isinstance(executor, str) and executor.strip().lower() == "local":
-        return search_optimum(problem, deadline=deadline), "in one process"
-    ex = check_executor(executor)
-    owned = ex == "ray"
-    if owned:
-        ex = ray_executor(len(plan_shards(problem)))
+    ex, owned = resolve_executor(executor, 0.0, len(plan_shards(problem)))
     try:
         out = search_optimum(problem, executor=ex, deadline=deadline, tasks_per_worker=TASKS_PER_WORKER)
     finally:
         if owned:
             ex.shutdown()
-    return out, f"on the executor's {worker_count(ex)} workers"
+    return out, "in one process" if ex is None else f"on the executor's {worker_count(ex)} workers"
 
 
 def _load_candidate(problem, model, data, block, best):
