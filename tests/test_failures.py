@@ -166,7 +166,8 @@ def test_no_feasible_point_at_the_time_limit():
     m = market_split(n_constraints=4, n_vars=40, seed=1, feasibility=True)
     with pytest.raises(NoSolutionError) as err:
         privopt.opdisc(m, weights=m.x, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
-                       n_samples=4, time_limit=TIME_LIMIT, random_state=0, on_failure="return")
+                       n_samples=4, time_limit=TIME_LIMIT, random_state=0, on_failure="return",
+                       public_constraints="all")
     assert err.value.report is not None and not err.value.report.has_solution
     assert all(m.x[j].value is None for j in m.J)
 
@@ -177,7 +178,8 @@ def _infeasible(kind, solver):
     if kind == "opdisc":
         m = zero_one_halfspace(_X(), _y())
         m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)      # the grid is {-1, 0, 1}
-        return m, lambda: privopt.opdisc(m, epsilon=1.0, delta=1e-3, solver=solver, random_state=0)
+        return m, lambda: privopt.opdisc(m, epsilon=1.0, delta=1e-3, solver=solver, random_state=0,
+                                         public_constraints="impossible")
     if kind == "opsamp":
         m = hinge_halfspace(_X(), _y(), x_bound=2.0)
         m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)      # the box is [-1, 1]^2
@@ -186,13 +188,15 @@ def _infeasible(kind, solver):
         def run():
             try:
                 return privopt.opsamp(m, epsilon=1.0, delta=1e-3, n_oracle_calls=8, solver=solver,
-                                      executor=pool, progress=False, random_state=0)
+                                      executor=pool, progress=False, random_state=0,
+                                      public_constraints="impossible")
             finally:
                 pool.shutdown()
         return m, run
     m = rspm_halfspace(_X(), _y())
     m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)
-    return m, lambda: privopt.rspm(m, epsilon=1.0, solver=solver, random_state=0)
+    return m, lambda: privopt.rspm(m, epsilon=1.0, solver=solver, random_state=0,
+                                   public_constraints="impossible")
 
 
 @pytest.mark.parametrize("solver", ["highs", "glpk", "cbc"])
@@ -356,7 +360,8 @@ def test_estimator_releases_nothing_when_not_certified(monkeypatch):
     with pytest.raises(NotCertifiedError):
         est.fit(X, y)
     assert not hasattr(est, "coef_") and not hasattr(est, "result_")
-    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, on_failure="return", solver="highs")
+    est = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, on_failure="return", solver="highs",
+                                     keep_report=True)   # the report is dropped unless kept
     with pytest.warns(UncertifiedReleaseWarning):
         est.fit(X, y)
     assert est.result_.certified is False

@@ -35,24 +35,24 @@ def _sites(mean: bool, n_customers=12, n_sites=5, k=2, seed=0):
 def test_selection_warns_on_a_mean_and_not_on_the_sum():
     with pytest.warns(LossContractWarning, match="MEAN"):
         res = privopt.exponential_mechanism(_sites(mean=True), weights="open", epsilon=1.0, loss_range=(0, 1),
-                                            n_samples=12, random_state=0)
+                                            n_samples=12, random_state=0, public_constraints="budget")
     assert res.certified            # still released: private, only noisy
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossContractWarning)
         privopt.exponential_mechanism(_sites(mean=False), weights="open", epsilon=1.0, loss_range=(0, 1),
-                                      n_samples=12, random_state=0)
+                                      n_samples=12, random_state=0, public_constraints="budget")
 
 
 def test_selection_without_n_does_not_check():
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossContractWarning)
         privopt.exponential_mechanism(_sites(mean=True), weights="open", epsilon=1.0, loss_range=(0, 1),
-                                      random_state=0)
+                                      random_state=0, public_constraints="budget")
 
 
 def test_opdisc_warns_on_a_mean_and_not_on_the_sum():
     kw = dict(weights="open", epsilon=1.0, delta=1e-4, lipschitz=1.0, norm_bound=2 ** 0.5, n_samples=12,
-              random_state=0)
+              random_state=0, public_constraints="budget")
     with pytest.warns(LossContractWarning, match="OPDisc"):
         privopt.opdisc(_sites(mean=True), **kw)
     with warnings.catch_warnings():
@@ -106,3 +106,40 @@ def test_privopt_models_are_sums():
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossContractWarning)
         assert not warn_if_mean_objective(m, 4, "test")
+
+
+def _folded(n=10, factor=None, scenario=False):
+    """sum_t k * u_t (k folded into every summand), or the scenario form
+    sum_t p_t * (3 u_t + w) with probabilities p_t = k."""
+    m = pyo.ConcreteModel()
+    m.T = pyo.RangeSet(0, n - 1)
+    m.u = pyo.Var(m.T, bounds=(0, 1))
+    m.w = pyo.Var(domain=pyo.Integers, bounds=(0, 2))
+    k = 1.0 / n if factor is None else factor
+    if scenario:
+        m.p = pyo.Param(m.T, initialize=k)
+        m.obj = pyo.Objective(expr=sum(m.p[t] * (3 * m.u[t] + m.w) for t in m.T))
+    else:
+        m.obj = pyo.Objective(expr=sum(k * m.u[t] for t in m.T))
+    return m
+
+
+@pytest.mark.parametrize("scenario", [False, True])
+def test_a_mean_folded_into_every_summand_warns(scenario):
+    with pytest.warns(LossContractWarning, match="each multiplied by 1/10"):
+        assert warn_if_mean_objective(_folded(scenario=scenario), 10, "test")
+    with pytest.warns(LossContractWarning, match="each multiplied by 1/20"):    # 1/(2n)
+        assert warn_if_mean_objective(_folded(factor=1 / 20, scenario=scenario), 10, "test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossContractWarning)
+        assert not warn_if_mean_objective(_folded(factor=1.0, scenario=scenario), 10, "test")   # a sum
+        assert not warn_if_mean_objective(_folded(factor=1 / 7, scenario=scenario), 10, "test")  # 7 is not n
+
+
+def test_summands_with_differing_factors_are_not_read_as_a_mean():
+    m = pyo.ConcreteModel()
+    m.u = pyo.Var(range(10), bounds=(0, 1))
+    m.obj = pyo.Objective(expr=sum((t + 1) / 10 * m.u[t] for t in range(10)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossContractWarning)
+        assert not warn_if_mean_objective(m, 10, "test")

@@ -191,7 +191,7 @@ def test_site_selection_scores_every_subset_exactly_and_releases_privately():
 
     m, dist = _sites_model()
     w_vars = [m.open[j] for j in m.J]
-    scorer = FixAndSolveScorer(m, w_vars, resolve_grids(w_vars), solver="highs")
+    scorer = FixAndSolveScorer(m, w_vars, resolve_grids(w_vars), solver="highs", public_constraints=[m.budget])
     assert scorer.n_points == math.comb(5, 2)               # the budget constraint cut the 32 subsets to 10
     for pts, losses in scorer.blocks():
         for w, L in zip(pts, losses):
@@ -199,7 +199,7 @@ def test_site_selection_scores_every_subset_exactly_and_releases_privately():
             assert L == pytest.approx(dist[:, opened].min(axis=1).sum(), abs=1e-6)
     before = [(c.name, c.active) for c in m.component_data_objects(pyo.Constraint)]
     res = privopt.exponential_mechanism(m, weights=m.open, epsilon=1.0, loss_range=1, n_samples=12,
-                                        method="permute_and_flip", random_state=3)
+                                        method="permute_and_flip", random_state=3, public_constraints="budget")
     assert res.delta == 0 and res.mechanism == "permute_and_flip" and res.certified
     assert res.weights.sum() == 2 and set(res.weights) <= {0.0, 1.0}
     assert res.parameters["n_points"] == 10 and res.parameters["path"] == "fix_and_solve"
@@ -216,7 +216,8 @@ def test_fix_and_solve_release_is_the_noisy_argmax_of_the_exact_losses():
     subsets.sort(key=lambda w: tuple(reversed(w)))
     L = np.array([dist[:, np.flatnonzero(np.array(w) > 0.5)].min(axis=1).sum() for w in subsets])
     for seed in range(5):
-        res = privopt.exponential_mechanism(m, weights=m.open, epsilon=0.7, loss_range=1, random_state=seed)
+        res = privopt.exponential_mechanism(m, weights=m.open, epsilon=0.7, loss_range=1, random_state=seed,
+                                            public_constraints=["budget"])
         g = -np.log(np.random.default_rng(seed).standard_exponential(len(subsets)))
         expected = subsets[int(np.argmax(g - L / selection_noise_scale(0.7, 1.0)))]
         assert tuple(res.weights) == expected
@@ -227,7 +228,7 @@ def test_fix_and_solve_refuses_a_loss_outside_its_declared_contract():
     # 12 customers, but declared as 3 records of range [0, 1]: a loss above 3 breaks the contract
     with pytest.raises(ModelError, match="not a sum of n terms"):
         privopt.exponential_mechanism(m, weights=m.open, epsilon=1.0, loss_range=0.1, n_samples=12,
-                                      random_state=0)
+                                      random_state=0, public_constraints="all")
 
 
 # --- audit ---------------------------------------------------------------------------
@@ -284,8 +285,10 @@ def test_bad_inputs_are_refused():
     e.x = pyo.Var([0, 1], domain=pyo.Integers, bounds=(0, 3))
     e.c = pyo.Constraint(expr=e.x[0] + e.x[1] >= 7)
     e.obj = pyo.Objective(expr=e.x[0])
-    with pytest.raises(ModelError, match="empty"):
+    with pytest.raises(ModelError, match="public_constraints=\\['c'"):   # not declared: refused, named
         privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1)
+    with pytest.raises(ModelError, match="empty"):
+        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, public_constraints="c")
     big = pyo.ConcreteModel()
     big.x = pyo.Var(range(8), domain=pyo.Integers, bounds=(0, 9))
     big.obj = pyo.Objective(expr=sum(big.x.values()))

@@ -19,7 +19,9 @@ RSPM and private selection (exponential mechanism, permute-and-flip) at
 their stated epsilon (no violation expected) and deliberately broken variants
 (violations expected): OPDisc without the normalization pi on the instance of
 :func:`design_instance`, noise scales divided by 10, and private selection
-calibrated with half the sensitivity.
+calibrated with half the sensitivity, and private selection on a user's model
+whose data-built constraint on the decision is declared public anyway
+(:class:`ConstrainedSelectionTarget`).
 
 Usage::
 
@@ -35,10 +37,25 @@ real mechanism with a solver (``oracle="solver"``); the two agree run by run
 on the same seeds.
 """
 
-from ._instances import NeighbouringPair, design_instance, hinge_instance, opsamp_instance, selection_instance
+from ._instances import (
+    NeighbouringPair,
+    data_constraint_instance,
+    design_instance,
+    hinge_instance,
+    opsamp_instance,
+    selection_instance,
+)
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
-from ._targets import AuditTarget, OPDiscTarget, OPSampTarget, RSPMTarget, ScoringTarget, SelectionTarget
+from ._targets import (
+    AuditTarget,
+    ConstrainedSelectionTarget,
+    OPDiscTarget,
+    OPSampTarget,
+    RSPMTarget,
+    ScoringTarget,
+    SelectionTarget,
+)
 
 __all__ = [
     "audit",
@@ -52,7 +69,9 @@ __all__ = [
     "RSPMTarget",
     "SelectionTarget",
     "ScoringTarget",
+    "ConstrainedSelectionTarget",
     "NeighbouringPair",
+    "data_constraint_instance",
     "design_instance",
     "hinge_instance",
     "opsamp_instance",

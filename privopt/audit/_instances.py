@@ -13,7 +13,8 @@ import numpy as np
 from .._validation import check_array_2d, check_binary_labels, check_int
 from ..exceptions import ParameterError
 
-__all__ = ["NeighbouringPair", "design_instance", "hinge_instance", "opsamp_instance"]
+__all__ = ["NeighbouringPair", "design_instance", "hinge_instance", "opsamp_instance", "selection_instance",
+           "data_constraint_instance"]
 
 
 @dataclass(frozen=True)
@@ -149,3 +150,21 @@ def opsamp_instance() -> NeighbouringPair:
     yp = np.array([1, -1, -1])
     return NeighbouringPair(X, y, Xp, yp, name="opsamp_kink",
                             description="d=1 hinge: L constant on D, slope 1/C near w=1 on D' (one record replaced)")
+
+
+def data_constraint_instance(n: int = 4) -> NeighbouringPair:
+    r"""A pair for private selection on a user's Pyomo model whose decision
+    carries a constraint built from the records
+    (:class:`~privopt.audit.ConstrainedSelectionTarget`).
+
+    One feature x_t in [0, 4] per record (the labels, +1 and -1 in turn, are
+    not used by the loss).
+    D = (4, ..., 4, 0), D' = (4, ..., 4, 4): the mean is 4 (n - 1) / n on D
+    and 4 on D', so the constraint w <= mean(x) admits w = 4 on D' only.
+    """
+    n = check_int(n, "n", minimum=2)
+    X = np.array([[4.0]] * (n - 1) + [[0.0]])
+    Xp = np.array([[4.0]] * n)
+    y = np.where(np.arange(n) % 2 == 0, 1, -1)
+    return NeighbouringPair(X, y, Xp, y.copy(), name=f"data_constraint_n{n}",
+                            description="w in {0..4}, loss sum_t |w - x_t|, constraint w <= mean(x)")

@@ -42,7 +42,8 @@ from ..perturbation import norm_levels, pi_value, snap_to_grid
 from ..solvers import DEFAULT_ABS_GAP
 from ._instances import NeighbouringPair
 
-__all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget", "SelectionTarget"]
+__all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget", "SelectionTarget",
+           "ScoringTarget", "ConstrainedSelectionTarget"]
 
 _PUBLIC_FIELDS = ("grid", "separation", "norm_bound", "loss_range", "lipschitz", "lipschitz_l1",
                   "linf_diameter", "l2_diameter", "n_samples")
@@ -580,4 +581,91 @@ class ScoringTarget(AuditTarget):
         res = select_scoring_system(X, y, epsilon=self.epsilon / self.sensitivity_factor, method=self.method,
                                     max_points=self.space.P, max_items=self.space.k, random_state=rng,
                                     executor="local", progress=False)
+        return np.asarray(res.weights, dtype=float)
+
+
+def constrained_selection_model(X):
+    """The user's model of :class:`ConstrainedSelectionTarget` on one data set:
+    w in {0..4}, loss sum_t |w - x_t| (u_t >= +-(w - x_t)), and the constraint
+    ``cap``: n w <= sum_t x_t (w at most the records' mean), built from the
+    records."""
+    x = np.asarray(X, dtype=float)[:, 0]
+    m = pyo.ConcreteModel()
+    m.T = pyo.RangeSet(0, len(x) - 1)
+    m.w = pyo.Var(domain=pyo.Integers, bounds=(0, 4))
+    m.u = pyo.Var(m.T, bounds=(0, 4))
+    m.up = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] >= m.w - float(x[t]))
+    m.down = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] >= float(x[t]) - m.w)
+    m.cap = pyo.Constraint(expr=len(x) * m.w <= float(x.sum()))
+    m.loss = pyo.Objective(expr=sum(m.u[t] for t in m.T))
+    return m
+
+
+class ConstrainedSelectionTarget(AuditTarget):
+    """Private selection (:func:`privopt.exponential_mechanism`, fix-and-solve
+    path) on a user's Pyomo model with a constraint on the decision built from
+    the records (:func:`constrained_selection_model`, pair
+    :func:`~privopt.audit.data_constraint_instance`).
+
+    As shipped, privopt refuses the model until the constraint is declared
+    public or deactivated; the audited release is the one after the fix the
+    refusal advises for a data-built constraint (``cap`` deactivated), so W =
+    {0..4} on both data sets.  ``declare_data_constraint=True`` is the
+    deliberately broken variant "data constraint declared public": W is cut by
+    the records' mean, so w = 4 can be released on D' and never on D (no
+    finite epsilon).  Candidates and losses come from the mechanism's own
+    scorer (:class:`privopt.mechanisms._scoring.FixAndSolveScorer`, which
+    needs HiGHS); each run's noise is
+    :func:`privopt.mechanisms._noise.draw_selection_noise` over the five
+    values of the grid, of which the mechanism reads the first |W| in W's
+    order, as it does in one call.
+    """
+
+    def __init__(self, pair, *, epsilon, method="exponential", declare_data_constraint=False):
+        from ..calibration._selection import check_selection_method, selection_noise_scale
+        from ..mechanisms._scoring import FixAndSolveScorer
+        from ..perturbation import resolve_grids
+
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = 0.0
+        self.method = check_selection_method(method)
+        self.mechanism = self.method
+        self.declared = check_bool(declare_data_constraint, "declare_data_constraint")
+        self.models = tuple(constrained_selection_model(pair.data(k)[0]) for k in (0, 1))
+        for m in self.models:
+            if not self.declared:
+                m.cap.deactivate()
+        self.sensitivity = 4.0
+        self.scale = selection_noise_scale(self.epsilon, self.sensitivity)
+        self.candidates, self.losses = [], []
+        for m in self.models:
+            scorer = FixAndSolveScorer(m, [m.w], resolve_grids([m.w]), solver="highs",
+                                       public_constraints=[m.cap] if self.declared else [])
+            blocks = list(scorer.blocks())
+            self.candidates.append(np.vstack([p for p, _ in blocks]))
+            self.losses.append(np.concatenate([lo for _, lo in blocks]))
+        self.support = np.arange(5.0)[:, None]
+        self.variant = "data constraint declared public" if self.declared else "as shipped"
+        self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": 1,
+                           "n_candidates": [len(c) for c in self.candidates],
+                           "n_records": int(pair.X.shape[0])}
+
+    def draw_noise(self, rng, size=None):
+        from ..mechanisms._noise import draw_selection_noise
+
+        return draw_selection_noise(rng, self.method, 5, size=size)
+
+    def outputs_from_noise(self, which, noise):
+        noise = np.asarray(noise, dtype=float).reshape(-1, 5)
+        cands, losses = self.candidates[which], self.losses[which]
+        keys = noise[:, :len(cands)] - losses[None, :] / self.scale
+        return cands[np.argmax(keys, axis=1)]
+
+    def run_mechanism(self, which, rng):
+        from ..mechanisms import exponential_mechanism
+
+        res = exponential_mechanism(self.models[which], weights=self.models[which].w, epsilon=self.epsilon,
+                                    loss_range=(0.0, 4.0), method=self.method, random_state=rng,
+                                    progress=False, public_constraints="cap" if self.declared else None)
         return np.asarray(res.weights, dtype=float)

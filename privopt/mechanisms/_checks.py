@@ -148,18 +148,58 @@ def _constant(e):
 _MEAN_MULTIPLES = (1, 2)
 
 
+def _term_factors(expr):
+    """The constant factor of each summand of ``expr`` (seen through named
+    expressions), as a list, or None when ``expr`` is not a sum of at least
+    two summands each of the form k * E.  Reads the outermost scaling of each
+    summand only (:func:`objective_scale`)."""
+    for _ in range(64):
+        if getattr(expr, "is_named_expression_type", lambda: False)():
+            expr = expr.expr
+            continue
+        break
+    if type(expr).__name__ not in ("SumExpression", "LinearExpression"):
+        return None
+    factors = []
+    for arg in expr.args:
+        if not _is_variable(arg):
+            continue   # a constant summand carries no record
+        c, inner = objective_scale(arg)
+        if inner is arg:
+            c = 1.0
+        factors.append(c)
+    return factors if len(factors) >= 2 else None
+
+
+def _mean_factor(c, n_samples):
+    """k when 1/|c| is within 1% of k n for k in :data:`_MEAN_MULTIPLES`, else None."""
+    if c == 0:
+        return None
+    for k in _MEAN_MULTIPLES:
+        if abs(1.0 / abs(c) - k * n_samples) <= 0.01 * k * n_samples:
+            return k
+    return None
+
+
 def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int = 3) -> bool:
     """Warn (:class:`~privopt.exceptions.LossContractWarning`) when the active
-    objective is written as c * E with 1/|c| within 1% of n or 2 n, the
-    pattern of a mean ``sum(...) / n`` (or ``/ (2 n)``), which cannot be a sum
-    of n per-record terms each in the declared range: the release stays private, but its noise is calibrated to
-    terms n times wider than the loss's.  Returns whether it warned.
+    objective is a mean of per-record losses instead of their sum, which
+    cannot be a sum of n per-record terms each in the declared range: the
+    release stays private, but its noise is calibrated to terms n times wider
+    than the loss's.  Returns whether it warned.  Two forms are recognized:
 
-    Public by construction: the check reads the objective's expression tree,
-    the constants of its outermost scaling nodes and n, before any solve and
-    without reading the coefficients inside the scaled expression (where the
-    data sits).  Nothing runs when n is unknown.  A mean whose 1/n is folded
-    into every coefficient (``sum(c_i / n * x_i)``) is not detected."""
+    * the objective is c * E with 1/|c| within 1% of n or 2 n (``sum(...) / n``,
+      ``sum(...) / (2 n)``);
+    * the 1/n is folded into the summands: every summand of the objective is
+      k_t * E_t with the same k_t = k and 1/|k| within 1% of n or 2 n (scenario
+      probabilities 1/n in a stochastic programme, ``sum(u[t] / n ...)``).
+
+    The check reads the objective's expression tree and the constant factor of
+    each summand's outermost scaling node, before any solve; it does not read
+    the coefficients inside a summand (where the data usually sits).  It is a
+    diagnostic for the data curator, not part of the release.  Nothing runs
+    when n is unknown.  A 1/n folded into data coefficients of differing values
+    (``sum(c_i / n * x_i)``) cannot be told from a sum and is not detected."""
     if n_samples is None or n_samples < 2:
         return False
     from pyomo.environ import Objective
@@ -167,11 +207,19 @@ def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int = 3) -> 
     objectives = list(model.component_data_objects(Objective, active=True))
     if len(objectives) != 1:
         return False
-    c, _ = objective_scale(objectives[0].expr)
-    if c == 0 or not any(abs(1.0 / abs(c) - k * n_samples) <= 0.01 * k * n_samples for k in _MEAN_MULTIPLES):
-        return False
+    c, inner = objective_scale(objectives[0].expr)
+    if _mean_factor(c, n_samples) is not None:
+        form = f"(...) / {1.0 / abs(c):.6g}"
+    else:
+        factors = _term_factors(inner)
+        if not factors:
+            return False
+        k0 = factors[0]
+        if any(abs(k - k0) > 1e-9 * abs(k0) for k in factors) or _mean_factor(c * k0, n_samples) is None:
+            return False
+        form = f"a sum of {len(factors)} terms each multiplied by 1/{1.0 / abs(c * k0):.6g}"
     warnings.warn(
-        f"model: its objective is (...) / {1.0 / abs(c):.6g} with n_samples = {n_samples}: it looks like a MEAN "
+        f"model: its objective is {form} with n_samples = {n_samples}: it looks like a MEAN "
         f"of per-record losses. {what} assumes a SUM of n per-record terms, each in the declared range, and "
         f"calibrates its noise to that range, so the noise is about n = {n_samples} times too large for this "
         "loss (the release is still private, but close to useless). Drop the 1/n (minimize the sum), or, if "

@@ -131,16 +131,13 @@ def _product_points(grids, norm_bound, cap):
     return n, pts
 
 
-def _weight_only_constraints(model, weight_ids):
-    """Active constraints whose variables are all weights (they define W)."""
+def _weight_only(cons, weight_ids):
+    """The constraints of ``cons`` whose variables are all weights (they are
+    applied to the listed points; the others stay in the model)."""
     from pyomo.core.expr.visitor import identify_variables
 
-    out = []
-    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        vs = list(identify_variables(con.body, include_fixed=False))
-        if vs and all(id(v) in weight_ids for v in vs):
-            out.append(con)
-    return out
+    return [con for con in cons
+            if all(id(v) in weight_ids for v in identify_variables(con.body, include_fixed=False))]
 
 
 def _filter_by_constraints(points, cons, w_vars):
@@ -185,10 +182,13 @@ class FixAndSolveScorer:
     """L(w) for every w of a finite W of a user's Pyomo model.
 
     W = prod_j grid_j, intersected with the ball ``norm_bound`` (if given) and
-    with the model's active constraints that involve the weights alone.  Those
-    constraints must be public (their coefficients fixed before the data).
-    The scorer works on a clone (``model`` is never modified): it deactivates
-    the weight-only constraints (every w in W meets them), fixes the weights
+    with ``public_constraints``: the model's decision constraints that the
+    caller declared public (:func:`privopt.models._contract.check_public_constraints`
+    has refused the model if any other exists).  The scorer works on a clone
+    (``model`` is never modified): it applies the declared constraints on the
+    weights alone to the listed points and deactivates them (every w in W
+    meets them; declared constraints that also involve auxiliary variables of
+    the decision stay in the model), fixes the weights
     at each w in turn and minimizes over the remaining variables.  Every such
     solve must be certified optimal (:func:`privopt.solvers.is_certified`);
     otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
@@ -197,7 +197,8 @@ class FixAndSolveScorer:
     path = "fix_and_solve"
 
     def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
-                 threads=None, abs_gap=None, solver_options=None, max_points=None):
+                 threads=None, abs_gap=None, solver_options=None, max_points=None, public_constraints=(),
+                 public_term=None):
         from ..solvers import DEFAULT_ABS_GAP
 
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
@@ -211,7 +212,7 @@ class FixAndSolveScorer:
         self.d = len(self.w_vars)
         self.norm_bound = norm_bound
         ids = {id(v) for v in self.w_vars}
-        cons = _weight_only_constraints(self.clone, ids)
+        cons = _weight_only([self.clone.find_component(c.name) for c in public_constraints], ids)
         cap = max(self.max_points * 100, 1_000_000)
         n_raw, points = _product_points(grids, norm_bound, cap)
         if points is None:
@@ -244,6 +245,24 @@ class FixAndSolveScorer:
         self.direct = not others
         self.objective = next(self.clone.component_data_objects(pyo.Objective, active=True,
                                                                  descend_into=True))
+        self.public_term = None if public_term is None else self.clone.find_component(public_term.name)
+
+    def term_values(self, points) -> np.ndarray:
+        """C(w) of the declared public term at each row of ``points`` (zeros
+        without one): C depends on the weights alone, so it is evaluated by
+        setting them, on the clone."""
+        if self.public_term is None:
+            return np.zeros(points.shape[0])
+        saved = [(v.value, v.fixed) for v in self.w_vars]
+        out = np.empty(points.shape[0])
+        for i, w in enumerate(points):
+            for v, x in zip(self.w_vars, w):
+                v.set_value(float(x), skip_validation=True)
+            out[i] = float(pyo.value(self.public_term))
+        for v, (x, fixed) in zip(self.w_vars, saved):
+            v.set_value(x, skip_validation=True)
+            v.fixed = fixed
+        return out
 
     def predicted_seconds(self, n_records=None) -> float:
         """Without a solve there is no public prediction of a solve's time:

@@ -24,6 +24,7 @@ from ..calibration import (
     opdisc_utility_bound,
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
+from ..models._contract import check_public_constraints
 from ..models._info import get_info
 from ..oracle import certified_solve
 from ..perturbation import (
@@ -65,6 +66,7 @@ def opdisc(
     abs_gap: float = DEFAULT_ABS_GAP,
     return_noise: bool = False,
     executor=None,
+    public_constraints=None,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a discrete grid.
 
@@ -163,6 +165,14 @@ def opdisc(
         ``"local"``, this process; otherwise the given executor (the problem
         is sent once per dask worker).  The released w is the same on any of
         them.  Checked before any solve.
+    public_constraints : "all", str or list of str, optional
+        The model's constraints on the decision alone (and weights whose
+        bounds are mutable Params) that are fixed before the data is seen, by
+        component name.  OPDisc keeps them in the model, so they shape the set
+        its argmin ranges over; any other such constraint makes the call refuse
+        before any noise is drawn, naming it
+        (:func:`privopt.models._contract.check_public_constraints`).
+        privopt's own models declare theirs.
 
     Returns
     -------
@@ -188,6 +198,7 @@ def opdisc(
         check_executor(executor)
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    check_public_constraints(model, w_vars, public_constraints, info, "OPDisc")
     d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None)
     grid_tau = grid_separation(grids)

@@ -49,6 +49,7 @@ from ..exceptions import (
     SolverError,
     UncertifiedReleaseWarning,
 )
+from ..models._contract import check_public_constraints
 from ..models._info import get_info
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
@@ -149,6 +150,7 @@ def opsamp(
     project: bool = True,
     persistent: bool = True,
     lipschitz: float | None = None,
+    public_constraints=None,
 ) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
@@ -281,6 +283,14 @@ def opsamp(
         Put the noise in ``result.noise``, an (m+1, d) array: rows 0..m-1 are
         sigma_1..sigma_m, the last row is mu (warns: releasing it voids
         privacy).
+    public_constraints : "all", str or list of str, optional
+        The model's constraints on the decision alone (and weights whose
+        bounds are mutable Params) that are fixed before the data is seen, by
+        component name.  OPSamp keeps them in the model, so they shape the set
+        its argmin ranges over; any other such constraint makes the call refuse
+        before any noise is drawn, naming it
+        (:func:`privopt.models._contract.check_public_constraints`).
+        privopt's own models declare theirs.
 
     Returns
     -------
@@ -305,7 +315,7 @@ def opsamp(
                  n_oracle_calls=n_oracle_calls, solver=solver, time_limit=time_limit, threads=threads,
                  executor=executor, random_state=random_state, progress=progress, on_failure=on_failure,
                  solver_options=solver_options, abs_gap=abs_gap, return_noise=return_noise, project=project,
-                 persistent=persistent)
+                 persistent=persistent, public_constraints=public_constraints)
     plan = _plan(run, lipschitz=lipschitz_l1, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
                  l1_diameter=l1_diameter, n_samples=n_samples, lipschitz_name=lipschitz_name)
     # all the noise, from the one generator, in this process: sigma_1..sigma_m, then mu
@@ -319,7 +329,7 @@ def opsamp(
 
 def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls, solver, time_limit, threads,
            executor, random_state, progress, on_failure, solver_options, abs_gap, return_noise, project,
-           persistent) -> _Run:
+           persistent, public_constraints=None) -> _Run:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     beta = check_probability(beta, "beta")
@@ -341,6 +351,7 @@ def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    check_public_constraints(model, w_vars, public_constraints, info, "OPSamp")
     if info is not None and info.loss_range is not None:
         lo, hi = info.loss_range
         if hi - lo > 1.0 + 1e-12:

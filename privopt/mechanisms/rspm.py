@@ -14,6 +14,7 @@ from .._validation import check_delta, check_epsilon, check_positive
 from ..calibration import rspm_noise_scale
 from ..calibration._rspm import check_rspm_noise
 from ..exceptions import ModelError, ParameterTypeError
+from ..models._contract import check_public_constraints
 from ..models._info import get_info
 from ..oracle import certified_solve
 from ..perturbation import weights_of
@@ -131,6 +132,7 @@ def rspm(
     solver_options: dict | None = None,
     abs_gap: float = DEFAULT_ABS_GAP,
     return_noise: bool = False,
+    public_constraints=None,
 ) -> PrivateResult:
     r"""Release an epsilon-DP halfspace w in {-1, 0, 1}^d by RSPM.
 
@@ -212,6 +214,14 @@ def rspm(
     return_noise : bool
         Put xi (first the d draws for +e_j, then the d draws for -e_j) in
         ``result.noise``; warns, because releasing it voids privacy.
+    public_constraints : "all", str or list of str, optional
+        The model's constraints on the decision alone (and weights whose
+        bounds are mutable Params) that are fixed before the data is seen, by
+        component name.  RSPM keeps them in the model, so they shape the set
+        its argmin ranges over; any other such constraint makes the call refuse
+        before any noise is drawn, naming it
+        (:func:`privopt.models._contract.check_public_constraints`).
+        privopt's own models declare theirs.
 
     Returns
     -------
@@ -263,6 +273,7 @@ def rspm(
             "sensitivity: give Delta, the most one replaced record changes the loss of any w "
             "(1 for a 0/1 error count).", "sensitivity")
     sensitivity = check_positive(sensitivity, "sensitivity")
+    check_public_constraints(model, w_vars, public_constraints, info, "RSPM")
 
     m = 2 * d
     b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)

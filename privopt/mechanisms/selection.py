@@ -19,6 +19,7 @@ from ..calibration._selection import (
 )
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models._common import ENUMERATION_ATTR
+from ..models._contract import check_public_constraints, check_public_term
 from ..models._info import get_info
 from ..perturbation import resolve_grids, weights_of
 from ..result import PrivateResult, weight_labels
@@ -84,6 +85,8 @@ def exponential_mechanism(
     max_points: int | None = None,
     progress: bool | None = None,
     executor=None,
+    public_constraints=None,
+    public_term=None,
 ) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
@@ -121,14 +124,17 @@ def exponential_mechanism(
 
     W is every value the weights' domains and bounds allow (or ``grid``, or the
     model's declared grid), intersected with the ball ||w||_2 <= ``norm_bound``
-    when given and with the model's active constraints that involve the
-    weights alone (which must be public).  For the 0/1-loss models of
+    when given and with the model's constraints on the decision alone that
+    are declared public (``public_constraints``; any other is refused, see
+    below).  For the 0/1-loss models of
     :func:`privopt.models.zero_one_halfspace` W is the model's grid and ball
     and every point is scored by privopt's exact enumeration (the decision and
     tie rule of the model); for any other model L(w) is the optimum of the
     model with the weights fixed at w, solved by ``solver`` and certified.
 
-    Refusals.  Every check runs before the data's values are read: a missing
+    Refusals.  Every check runs before the data's values are read: a
+    constraint on the decision alone (or a weight bound given by a mutable
+    Param) not declared public, a missing
     loss_range, continuous or unbounded weights, an empty W, a maximized
     objective, |W| above ``max_points``, or (enumeration) a running time
     predicted from |W|, n and d above ``time_limit``.  These depend on public
@@ -187,6 +193,19 @@ def exponential_mechanism(
         The top-down path only: where its shards of supports run.  None: in
         this process when the predicted time is a few seconds, else a local
         process pool.  The released point does not depend on it.
+    public_constraints : "all", str or list of str, optional
+        The model's constraints on the decision alone (and weights whose
+        bounds are mutable Params) that are fixed before the data is seen, by
+        component name (a name covers every index).  Only these may shape W;
+        any other such constraint makes the call refuse before any work,
+        naming it (:func:`privopt.models._contract.check_public_constraints`):
+        if its coefficients came from the records, one record would change W.
+        privopt's own models declare theirs.
+    public_term : str or named Expression, optional
+        A summand of the objective that depends on the decision alone and is
+        fixed before the data (a public fixed cost C(w)): L(w) = sum_i l_i(w)
+        + C(w).  It cannot change between neighbours, so it adds nothing to
+        the sensitivity, and the range check applies to L(w) - C(w).
 
     Returns
     -------
@@ -233,6 +252,9 @@ def exponential_mechanism(
     n_samples = check_n_samples(n_samples, info)
 
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    # the decision constraints: every one declared public, or a refusal, before any work
+    public_cons = check_public_constraints(model, w_vars, public_constraints, info, "Private selection")
+    term = check_public_term(model, public_term, w_vars)
     halfspace = getattr(model, ENUMERATION_ATTR, None)
     solver_key = solver.strip().lower()
     is_model_w = halfspace is not None and [v.name for v in w_vars] == [
@@ -261,7 +283,8 @@ def exponential_mechanism(
         grids = resolve_grids(w_vars, grid, info.grid if info else None)
         scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
                                    time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-                                   solver_options=solver_options, max_points=max_points)
+                                   solver_options=solver_options, max_points=max_points,
+                                   public_constraints=public_cons, public_term=term)
     n_points = scorer.n_points
     if n_points == 0:
         raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
@@ -291,13 +314,16 @@ def exponential_mechanism(
     tol = 1e-6 * max(1.0, abs(n_samples * hi) if n_samples else 1.0)
     with progress_bar(n_points, desc=f"privopt {method}", unit="pt", disable=not progress) as bar:
         for pts, losses in scorer.blocks():
-            if n_samples is not None and scorer.path == "fix_and_solve" and (
-                    losses.min() < n_samples * lo - tol or losses.max() > n_samples * hi + tol):
-                raise ModelError(
-                    f"model: its loss at some w is outside [n a, n b] = [{n_samples * lo:g}, "
-                    f"{n_samples * hi:g}] for n = {n_samples} and loss_range = ({lo:g}, {hi:g}): it is "
-                    "not a sum of n terms in loss_range, so the guarantee would not hold; nothing is "
-                    "released. Fix loss_range or the model.", "model")
+            if n_samples is not None and isinstance(scorer, FixAndSolveScorer):
+                records = losses - scorer.term_values(pts)   # the public term is not the records'
+                if records.min() < n_samples * lo - tol or records.max() > n_samples * hi + tol:
+                    raise ModelError(
+                        f"model: its loss{' less public_term' if term is not None else ''} at some w is "
+                        f"outside [n a, n b] = [{n_samples * lo:g}, {n_samples * hi:g}] for n = {n_samples} "
+                        f"and loss_range = ({lo:g}, {hi:g}): it is not a sum of n terms in loss_range, so "
+                        "the guarantee would not hold; nothing is released. Fix loss_range or the model "
+                        "(a cost that depends on the decision alone and is public can be declared with "
+                        "public_term=).", "model")
             keys = selection_keys(losses, noise_scale, method, rng)
             k = int(np.argmax(keys))
             if keys[k] > best_key:

@@ -55,6 +55,19 @@ class ModelInfo:
         Name of an existing binary component ``r[j, k]`` with
         w_j = sum_k grid[j][k] r[j, k] and sum_k r[j, k] = 1, which the
         objective-perturbation transformation reuses instead of adding its own.
+    public_constraints : tuple of str
+        Names of the model's constraint components (and of weight variables
+        whose bounds are mutable Params) that are fixed before the data is
+        seen and may shape W (:func:`privopt.models._contract.check_public_constraints`);
+        privopt's builders list the constraints they build from public
+        quantities (the grid, the ball).  A constraint on the decision alone
+        that is not listed here nor in a mechanism's ``public_constraints=``
+        is refused.
+    record_constraints : tuple of str
+        Names of constraint components that are part of the per-record loss
+        (a builder's rows), declared so that the public-constraint check does
+        not read them.  A declaration, not a guess: list only constraints that
+        hold for every decision.
     extra : dict
         Model-specific facts (e.g. the tie rule of a classifier).
     """
@@ -71,6 +84,8 @@ class ModelInfo:
     l1_diameter: float | None = None
     n_samples: int | None = None
     grid_encoding: str | None = None
+    public_constraints: tuple = ()
+    record_constraints: tuple = ()
     extra: dict = field(default_factory=dict)
 
     def replace(self, **changes: Any) -> "ModelInfo":

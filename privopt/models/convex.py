@@ -114,6 +114,7 @@ def _info(*, d, n, bound, beta, C, factor, extra):
         l1_diameter=float(2 * bound * d),
         n_samples=int(n),
         grid_encoding=None,
+        record_constraints=("hinge", "abs_up", "abs_down"),   # per-record rows; no decision constraint
         extra=extra,
     )
 

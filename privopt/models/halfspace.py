@@ -240,6 +240,11 @@ def _exact_score_bounds(Xu, grid_t, units, n_units):
     return best[:m], -best[m:]
 
 
+#: The per-record rows :func:`_build_zero_one_rows` adds (declared in the
+#: models' info so that the public-constraint check need not read them).
+_RECORD_CONSTRAINTS = ("fit", "band", "chain", "swap")
+
+
 def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, neg_vars, pos_vars,
                          chain_cuts, swap_cuts=False, exact_bounds=None, big_m_factor=1.0):
     """Add ``e``, the big-M rows ``fit``, the chain cuts and the objective to
@@ -641,6 +646,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         l1_diameter=float(min(ranges.sum(), 2 * ball * np.sqrt(len(ranges)))),
         n_samples=int(n),
         grid_encoding="r",
+        public_constraints=("r_one", "w_link", "norm_ball"),   # from the grid and the ball only
+        record_constraints=_RECORD_CONSTRAINTS,
         extra={
             **_rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts),
             "swap_cuts": bool(swap_cuts and merge_rows),
@@ -713,6 +720,8 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
         l1_diameter=2.0 * d,
         n_samples=int(n),
         grid_encoding=None,
+        public_constraints=("pn_excl", "w_link"),   # the encoding of {-1, 0, 1} only
+        record_constraints=_RECORD_CONSTRAINTS,
         extra={
             **_rule_extra(theta, threshold, mu, exact, rule, classes, fit_intercept, merge_rows, chain_cuts),
             "separator_vars": ("p", "n"),
