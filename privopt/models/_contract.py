@@ -104,12 +104,15 @@ def decision_constraints(model, w_vars, skip=()) -> list:
         record.update(id(v) for v in identify_variables(obj.expr, include_fixed=False))
     record -= weight_ids
     cons = []
-    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        if con.parent_component().name in skip:
+    for comp in model.component_objects(pyo.Constraint, active=True, descend_into=True):
+        if comp.name in skip:
             continue
-        ids = {id(v) for v in identify_variables(con.body, include_fixed=False)}
-        if ids:
-            cons.append((con, ids))
+        for con in comp.values():
+            if not con.active:
+                continue
+            ids = {id(v) for v in identify_variables(con.body, include_fixed=False)}
+            if ids:
+                cons.append((con, ids))
     # propagate "record-side" through the constraints until nothing changes
     external = [False] * len(cons)
     changed = True
