@@ -147,7 +147,17 @@ def usable_cpus() -> int:
 
 def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:
     """A local process pool with min(usable CPUs, n_tasks) workers (each
-    running ``initializer(*initargs)`` once when it starts)."""
+    running ``initializer(*initargs)`` once when it starts).
+
+    The platform's default start method (``fork`` on Linux before Python
+    3.14), on purpose: a child forked after HiGHS ran a MILP here would
+    inherit HiGHS's task scheduler without its threads and spin forever on its
+    first MILP, but privopt's at-fork hook resets that scheduler in every
+    forked child (:func:`privopt.solvers._dispatch._reset_highs_scheduler`),
+    which also covers pools the caller forks.  Measured with 2 workers and 4
+    small MILPs after one in the parent: fork with the reset 0.23 s,
+    ``forkserver`` 2.6 s, ``spawn`` 2.7 s (each worker imports privopt and
+    Pyomo again); docs/oracle.md, "HiGHS and forked processes"."""
     return ProcessPoolExecutor(max_workers=max(1, min(usable_cpus(), int(n_tasks))),
                                initializer=initializer, initargs=initargs)
 

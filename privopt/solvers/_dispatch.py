@@ -67,8 +67,40 @@ def _new_solve_lock() -> None:
     _SOLVE_LOCK = threading.RLock()
 
 
+def _reset_highs_scheduler() -> None:
+    """Drop, in a forked child, the HiGHS task scheduler inherited from the parent.
+
+    HiGHS runs parallel tasks of a MILP solve (e.g. the analytic centre of
+    the root node) on a scheduler that its first ``run()`` in a thread
+    creates, with worker threads, and keeps for the life of the process.  A
+    forked child inherits that scheduler's memory but none of its threads,
+    so the child's first MILP solve hands a task to a worker that does not
+    exist and spins in ``highs::parallel::sync`` at 100% CPU forever (a
+    forked ``ProcessPoolExecutor`` worker, or opsamp's own process pool,
+    after any HiGHS MILP solve in the parent).  ``Highs.resetGlobalScheduler(False)``
+    in the child, before anything else runs there, detaches the dead workers
+    and forgets the scheduler, so the child's next solve creates a fresh one
+    with live threads.  Non-blocking, because ``True`` would join threads
+    that do not exist in the child.  Only where highspy is already imported
+    (otherwise no HiGHS ran here, and nothing is imported in the child).
+    """
+    highspy = sys.modules.get("highspy")
+    reset = getattr(getattr(highspy, "Highs", None), "resetGlobalScheduler", None)
+    if reset is None:
+        return
+    try:
+        reset(False)
+    except Exception:  # pragma: no cover - an old or broken highspy: nothing to reset
+        pass
+
+
+def _after_fork_in_child() -> None:
+    _new_solve_lock()
+    _reset_highs_scheduler()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_solve_lock)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def solve_lock():
