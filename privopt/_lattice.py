@@ -7,13 +7,23 @@ the floating-point-safe floor that turns D^2 into a count of grid units
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-__all__ = ["SNAP_TOL", "grid_separation", "snapped_floor"]
+from .exceptions import ParameterError
+
+__all__ = ["SNAP_TOL", "MAX_GRID_SIZE", "grid_separation", "snapped_floor", "check_grid_size",
+           "check_norm_square"]
 
 #: Relative tolerance within which a float is taken to be the integer just above it.
 SNAP_TOL = 1e-9
+
+#: The most values one coordinate's grid may have.  Every consumer of a grid
+#: builds something per value (a binary r[j, k] of the MILP, an exact
+#: fraction, a squared-norm coefficient), so a grid is refused above this
+#: from its length alone, before any of that is built.
+MAX_GRID_SIZE = 10_000
 
 
 def grid_separation(grids) -> float:
@@ -32,3 +42,65 @@ def snapped_floor(q: float, rel_tol: float = SNAP_TOL) -> int:
     if abs(q - near) <= rel_tol * max(1.0, abs(q)):
         return int(near)
     return int(math.floor(q))
+
+
+def _grid_count(grid):
+    """Values per coordinate of ``grid`` as the model builders read it (an
+    int B: the 2B + 1 integers -B..B), from lengths alone, without building
+    the grid; None where the length is not known without iterating."""
+    if grid is None or isinstance(grid, (bool, str, bytes)):
+        return None
+    if isinstance(grid, numbers.Integral):
+        b = int(grid)
+        return [2 * b + 1] if b >= 1 else None   # B < 1 is the parser's to refuse
+    if not hasattr(grid, "__len__"):
+        return None
+    try:
+        first = grid[0] if len(grid) else None
+    except (TypeError, IndexError, KeyError):
+        return [len(grid)]
+    if first is not None and hasattr(first, "__len__") and not isinstance(first, (str, bytes)):
+        return [len(g) if hasattr(g, "__len__") else 0 for g in grid]
+    return [len(grid)]
+
+
+def check_grid_size(grid, name: str = "grid", *, derived: str = "") -> None:
+    """Refuse a grid with more than :data:`MAX_GRID_SIZE` values in one
+    coordinate, from its length alone (``range(-10**7, 10**7)`` is refused at
+    once instead of becoming 2e7 floats and fractions).  ``grid`` is an int B
+    (-B..B), a sequence of values, or one sequence per coordinate; anything
+    else is left to the grid parser.  ``derived``: how ``grid`` came from the
+    parameter ``name`` when the caller did not give it (the message says so)."""
+    counts = _grid_count(grid)
+    if not counts or max(counts) <= MAX_GRID_SIZE:
+        return
+    j = counts.index(max(counts))
+    where = f" (coordinate {j})" if len(counts) > 1 else ""
+    size = f"{max(counts):,}" if max(counts) < 10**15 else f"{float(max(counts)):.3g}"
+    raise ParameterError(
+        f"{name}: {derived}the grid has {size} values per coordinate{where}; privopt accepts at "
+        f"most {MAX_GRID_SIZE:,} (it builds a binary variable, an exact fraction and a squared-norm level "
+        "per value). Use a coarser grid, e.g. grid=B for the integers -B..B with B <= "
+        f"{(MAX_GRID_SIZE - 1) // 2:,}, or np.linspace(-B, B, 21).", name)
+
+
+def check_norm_square(norm_bound, grids=None) -> float:
+    """D^2 as a finite float, or a :class:`ParameterError` naming ``norm_bound``
+    (``1e300 ** 2`` overflows: every level, unit and constraint built from D^2
+    would fail or spin).  With ``grids`` the message gives the largest norm on
+    the grid, above which every D gives the same W."""
+    try:
+        d2 = float(norm_bound) ** 2
+    except OverflowError:
+        d2 = math.inf
+    if math.isfinite(d2):
+        return d2
+    hint = ""
+    if grids is not None:
+        largest = math.sqrt(sum(max(float(v) * float(v) for v in g) for g in grids))
+        hint = f" Any norm_bound >= {largest:.6g} (the largest norm on this grid) gives the same W: pass that."
+    else:
+        hint = " A norm_bound at least the largest norm on the grid gives the same W as any larger one: pass that."
+    raise ParameterError(
+        f"norm_bound must be a finite number whose square is a finite float, got {norm_bound!r}.{hint}",
+        "norm_bound")

@@ -12,6 +12,7 @@ require("sklearn")
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
+from ._lattice import check_grid_size, check_norm_square
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import check_choice, check_delta, check_epsilon, check_positive
 from .calibration import OPDISC_CALIBRATIONS
@@ -232,6 +233,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
                       else min(math.sqrt(d_model), 2.0))
         grid = self.grid if self.grid is not None else int(math.floor(norm_bound + 1e-9))
+        # refused from its length alone, before any grid, level or model is built
+        check_norm_square(norm_bound)
+        if self.grid is not None:
+            check_grid_size(grid, "grid")
+        else:
+            check_grid_size(grid, "norm_bound", derived=f"norm_bound={self.norm_bound!r} with grid=None gives the "
+                            f"grid -B..B with B = floor(norm_bound) = {grid:.6g}: ")
         return grid, norm_bound
 
     def _public_levels(self, n_features: int):

@@ -27,6 +27,7 @@ from typing import cast
 import numpy as np
 import pyomo.environ as pyo
 
+from .._limits import check_memory
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -358,11 +359,25 @@ def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls
             raise ModelError(
                 f"model: its per-example losses range over [{lo:g}, {hi:g}]; OPSamp needs values in an "
                 "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "model")
+    if n_oracle_calls is not None:   # the m noise vectors and answers, refused before any is drawn
+        check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
+                     f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
+                     f"solve report each, for d = {len(w_vars)})",
+                     "Use fewer n_oracle_calls (None: the paper's m; the deviation term of lambda shrinks only "
+                     "like 1/sqrt(m)).")
     return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
                 oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, solver=solver, options=options,
                 on_failure=on_failure, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
                 executor=executor, rng=rng, progress=progress, project=project, persistent=persistent,
                 return_noise=bool(return_noise))
+
+
+def _bytes_per_call(d: int) -> int:
+    """Memory one oracle call keeps until the release: its sigma_k (in the
+    array of all m and in its chunk), its answer and its SolveReport
+    (measured about 550 bytes kept and 770 at the peak per call with d = 2;
+    1 KiB + 48 d bytes is the prediction)."""
+    return 1024 + 48 * int(d)
 
 
 # --- 2. plan: the public constants, m, eta and lambda --------------------------------

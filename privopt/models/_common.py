@@ -18,7 +18,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 
 # SNAP_TOL: relative tolerance used to snap a squared norm bound or a lattice coordinate onto
 # the exact integer it represents (sqrt(23)**2 is 22.999999999999996; it means 23).
-from .._lattice import SNAP_TOL, grid_separation, snapped_floor  # noqa: F401  (grid_separation re-exported)
+from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor  # noqa: F401  (re-exported)
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
@@ -205,13 +205,17 @@ def parse_grid(grid, d: int, name: str = "grid") -> tuple:
     ``None``: integers -B..B with B = floor(sqrt(d)) ([NRVW20], Section 5);
     an int B >= 1: integers -B..B; a 1-D sequence: the same values for every
     coordinate; a sequence of d sequences (or a (d, K) array): per coordinate.
-    Integral grids are returned as Python ints.
+    Integral grids are returned as Python ints.  A coordinate with more than
+    :data:`privopt._lattice.MAX_GRID_SIZE` values is refused from the grid's
+    length (or B) before any value is converted.
     """
     if grid is None:
         b = math.isqrt(d)
+        check_grid_size(b, name, derived=f"the default grid -B..B with B = floor(sqrt(d)) = {b}: ")
         return (tuple(range(-b, b + 1)),) * d
     if isinstance(grid, bool):
         raise ParameterTypeError(f"{name} must be None, an int B, or a sequence of values.", name)
+    check_grid_size(grid, name)
     if isinstance(grid, numbers.Integral):
         b = int(grid)
         if b < 1:

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
-from .._lattice import SNAP_TOL, grid_separation, snapped_floor
+from .._lattice import MAX_GRID_SIZE, SNAP_TOL, check_norm_square, grid_separation, snapped_floor
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
@@ -30,10 +30,13 @@ __all__ = [
     "snap_to_grid",
 ]
 
-#: The largest grid privopt enumerates per coordinate.
-MAX_GRID_SIZE = 10_000
-#: The largest number of distinct ||w||^2 values privopt encodes.
+#: The largest number of distinct ||w||^2 values privopt encodes.  (The
+#: largest grid per coordinate, MAX_GRID_SIZE, is :data:`privopt._lattice.MAX_GRID_SIZE`.)
 MAX_LEVELS = 100_000
+#: The most (partial sums x grid values) the dynamic programme of
+#: :func:`norm_levels` may visit (a few seconds): beyond it the levels are
+#: refused before the work, not after it.
+MAX_LEVEL_WORK = 20_000_000
 _REL_TOL = SNAP_TOL
 
 
@@ -136,6 +139,10 @@ def _common_step(values) -> Fraction | None:
     nonzero = [v for v in values if v != 0]
     if not nonzero:
         return Fraction(1)
+    arr = np.asarray(nonzero, dtype=float)
+    if np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2.0**53):
+        # integer grids (the common case): the gcd, vectorized, instead of one Fraction per value
+        return Fraction(int(np.gcd.reduce(np.abs(arr).astype(np.int64))))
     fracs = [Fraction(repr(v)).limit_denominator(10**4) for v in nonzero]
     if any(abs(float(f) - v) > 1e-12 * max(1.0, abs(v)) for f, v in zip(fracs, nonzero)):
         return None
@@ -174,10 +181,16 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
     admits ||w||^2 = 23).  Otherwise the attainable sums are enumerated by
     dynamic programming over coordinates (at most ``MAX_LEVELS``).
     """
+    big = [j for j, g in enumerate(grids) if len(g) > MAX_GRID_SIZE]
+    if big:
+        raise ParameterError(
+            f"grid: coordinate {big[0]} has {len(grids[big[0]]):,} values; at most {MAX_GRID_SIZE:,} per "
+            "coordinate. Use a coarser grid.", "grid")
+    d2 = check_norm_square(norm_bound, grids)
     all_values = sorted({v for g in grids for v in g})
     step = _common_step(all_values)
-    d2 = float(norm_bound) ** 2
-    if step is not None and d2 / float(step) ** 2 > MAX_LEVELS:
+    fine_step = step is not None and d2 / float(step) ** 2 > MAX_LEVELS
+    if fine_step:
         step = None  # too fine a common step: enumerate the attainable sums instead
     if step is not None:
         h = float(step)
@@ -192,6 +205,13 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
         coef = tuple(tuple(v * v for v in g) for g in grids)
         sums = {0.0}
         for c in coef:
+            if len(sums) * len(c) > MAX_LEVEL_WORK:
+                name = "norm_bound" if fine_step else "grid"
+                raise ParameterError(
+                    f"{name}: ||w||^2 takes too many distinct values on this grid within norm_bound="
+                    f"{norm_bound!r} to list them (over {MAX_LEVELS:,} levels in units of the grid's step, "
+                    "or an irregular grid); use a smaller norm_bound, a coarser grid, or a grid whose "
+                    "values are multiples of a common step.", name)
             sums = {round(s + x, 12) for s in sums for x in c if s + x <= d2 * (1 + _REL_TOL)}
             if len(sums) > MAX_LEVELS:
                 raise ParameterError(

@@ -17,9 +17,12 @@ split across workers.
 
 from __future__ import annotations
 
+import importlib.util
+import math
 
 import numpy as np
 
+from .._limits import check_memory
 from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
@@ -30,7 +33,8 @@ from ..solvers._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace
 
-__all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds"]
+__all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds",
+           "predict_support_seconds", "predict_space_bytes"]
 
 # The lower-bound pass runs at BOUND_ROWS_PER_SECOND rows per second and core (numba
 # kernel; a support over m distinct rows costs ~m): the kernel and constant of private
@@ -38,6 +42,48 @@ __all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "pre
 
 #: Below this predicted time the shards run in this process (no pool).
 _LOCAL_SECONDS = 5.0
+
+#: Scoring one support (:meth:`privopt.scoring._engine.ScoringProblem.group_errors`)
+#: costs about this much per points vector (building it) plus this much per unit of
+#: its work k 2^k + k P (patterns, thresholds); measured with the numba kernel on 2,000
+#: records: P = 20, k = 4: 1.5 s for 2.56e6 vectors; P = 12, k = 5: 6.8 s for 8e6;
+#: P = 2000, k = 2: 43 s for 1.6e7 (predicted 1.5, 4.9 and 70 s).
+_SECONDS_PER_VECTOR = 4e-7
+_SECONDS_PER_VECTOR_UNIT = 1e-9
+
+
+def _largest_support(n_features: int, max_points: int, max_items: int, signs) -> tuple[int, int]:
+    """(k, the number of points vectors on the support of k items that has the
+    most): the product of the k largest |V_j| (2P, or P for a signed item)."""
+    k = min(int(max_items), int(n_features))
+    s = [0] * int(n_features) if signs is None else [int(v) for v in np.asarray(signs).ravel()]
+    counts = sorted((2 * int(max_points) if v == 0 else int(max_points) for v in s), reverse=True)
+    return k, math.prod(counts[:k])
+
+
+def predict_space_bytes(n_features: int, max_points: int, max_items: int, signs=None) -> int:
+    """Bytes of W's largest allocations, from d, P, k and the signs alone: the
+    value lists of the items (d x 2P) and the points vectors of the largest
+    support, which the sampler builds whole when it scores that support
+    ((2P)^k vectors of k entries, twice while they are built; without numba
+    also a table of k P + 1 thresholds per vector)."""
+    k, n_vec = _largest_support(n_features, max_points, max_items, signs)
+    per_vector = 2 * 8 * k
+    if importlib.util.find_spec("numba") is None:
+        per_vector += 4 * 8 * (k * int(max_points) + 1)
+    return int(n_features) * 2 * int(max_points) * 8 + n_vec * per_vector
+
+
+def predict_support_seconds(space: ScoreSpace) -> float:
+    """Predicted seconds to score the largest support of W once (every points
+    vector with every threshold), on one core: the sampler does this for
+    every support whose lower bound does not rule it out, and the supports of
+    k items hold most of W."""
+    if space.k == 0:
+        return 0.0
+    n_vec = space.n_vectors(space.k)
+    unit = space.k * (1 << space.k) + space.k * space.P
+    return n_vec * (_SECONDS_PER_VECTOR + unit * _SECONDS_PER_VECTOR_UNIT)
 
 
 class ScoringReport:
@@ -73,6 +119,15 @@ def check_space(n_features: int, max_points, max_items, signs) -> ScoreSpace:
             raise ParameterError(f"signs: expected {n_features} entries in {{-1, 0, +1}} (one per item: "
                                  "+1 = can only add points, -1 = only subtract, 0 = either), "
                                  f"got {np.asarray(signs).tolist()!r}.", "signs")
+    # W's tables grow like d P and (2P)^k: refused here, before any of them is built
+    size_param = "max_points" if P > 5 else "max_items"
+    k_eff, n_vec = _largest_support(n_features, P, k, s)
+    check_memory(
+        predict_space_bytes(n_features, P, k, s), size_param,
+        f"W with max_points={P} and max_items={k} (the {n_vec:,} points vectors of one support of {k_eff} items, "
+        "which the sampler builds whole when it scores that support)",
+        "Use a smaller max_points (a scoring system read by hand has a few points per item: the default is 5) "
+        "or fewer max_items.")
     return ScoreSpace(n_features, P, k, s)
 
 
@@ -134,6 +189,14 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
             f"time_limit: bounding the {space.n_regions:,} supports of W on {X01.shape[0]:,} records is "
             f"predicted to take ~{predicted:,.0f} s on one core, more than time_limit={time_limit:g}. Use fewer "
             "items (max_items) or features, or shard on more workers (executor=...).", "time_limit")
+    one_support = predict_support_seconds(space)
+    if time_limit is not None and one_support > time_limit:
+        raise ParameterError(
+            f"time_limit: scoring one support of {space.k} items (its {space.n_vectors(space.k):,} points vectors, "
+            f"each with its thresholds; the sampler scores every support whose bound does not rule it out, and the "
+            f"supports of {space.k} items hold most of W) is predicted "
+            f"to take ~{one_support:,.3g} s on one core, more than time_limit={time_limit:g}. Use a smaller "
+            "max_points or fewer max_items.", "time_limit")
     rng = check_random_state(random_state)
     streams = KeyedStreams(rng)
     scale = selection_noise_scale(epsilon, 1.0)

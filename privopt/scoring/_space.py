@@ -47,8 +47,10 @@ class ScoreSpace:
         self.k = int(min(max_items, n_features))
         signs = np.zeros(self.d, dtype=int) if signs is None else np.asarray(signs, dtype=int)
         self.signs = signs
-        both = [v for v in range(-self.P, self.P + 1) if v != 0]
-        self.values = [np.array([v for v in both if s == 0 or np.sign(v) == s], dtype=np.int64) for s in signs]
+        # built with numpy (the sizes are checked first, privopt.scoring._select.check_space)
+        neg, pos = np.arange(-self.P, 0, dtype=np.int64), np.arange(1, self.P + 1, dtype=np.int64)
+        both = np.concatenate([neg, pos])
+        self.values = [both if s == 0 else (pos if s > 0 else neg) for s in signs]
         self.count = np.array([len(v) for v in self.values], dtype=np.int64)     # c_j = |V_j|
         self.l1 = np.array([int(np.abs(v).sum()) for v in self.values], dtype=np.int64)  # s_j
 

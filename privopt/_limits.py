@@ -1,0 +1,48 @@
+"""Memory refused before the work: an allocation whose size follows from a
+user's parameter (a table of candidates, the noise of m oracle calls) is
+predicted from public quantities and refused with a :class:`ParameterError`
+naming that parameter, instead of ending in a bare ``MemoryError`` (or the
+kernel's out-of-memory killer) after minutes of work."""
+
+from __future__ import annotations
+
+import os
+
+from .exceptions import ParameterError
+
+__all__ = ["memory_budget", "check_memory", "format_bytes"]
+
+#: The share of the machine's physical memory one allocation privopt predicts may take.
+MEMORY_SHARE = 0.5
+#: The budget where the physical memory cannot be read (8 GiB).
+_FALLBACK_BYTES = 8 * 2**30
+
+
+def memory_budget() -> int:
+    """Bytes one predicted allocation may take: :data:`MEMORY_SHARE` of the
+    physical memory (``os.sysconf``), else 8 GiB."""
+    try:
+        total = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        total = 0
+    return int(MEMORY_SHARE * total) if total > 0 else _FALLBACK_BYTES
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit below it (e.g. ``"32 TiB"``)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover - unreachable
+
+
+def check_memory(nbytes: float, parameter: str, what: str, fix: str) -> None:
+    """Raise :class:`ParameterError` (naming ``parameter``) when ``nbytes``,
+    the predicted size of ``what``, exceeds :func:`memory_budget`."""
+    budget = memory_budget()
+    if nbytes > budget:
+        raise ParameterError(
+            f"{parameter}: {what} would take about {format_bytes(nbytes)} of memory, more than privopt lets one "
+            f"allocation take here ({format_bytes(budget)}, half of this machine's memory). Nothing was "
+            f"computed. {fix}", parameter)
