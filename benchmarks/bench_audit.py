@@ -21,8 +21,12 @@ and privopt's replacement bound.
 Writes ``benchmarks/results/audit.csv``, ``audit.md`` and
 ``audit_opsamp_simplex.csv`` / ``.md`` (``--out``).
 
-Run:  python benchmarks/bench_audit.py                  (about a minute)
+Run:  python benchmarks/bench_audit.py                  (several minutes: without the cross-checks,
+                                                        half of the 36 cases took 200 s on 2 shared cores)
       python benchmarks/bench_audit.py --n 4000000 --confidence 0.99
+      python benchmarks/bench_audit.py --n 2000 --cross-check-seeds 4 --simplex-trials 10 --out /tmp/audit
+                                    (a smoke run, 40 s: every case and file, but too few runs to
+                                     detect every broken variant, so it exits 1)
 """
 
 from __future__ import annotations
@@ -115,14 +119,19 @@ def cases():
 
 
 def _noise(target) -> str:
+    """The noise column: each mechanism's scale (ScoringTarget's mechanism is
+    "scoring (<method>)"); a target this table does not know yet gets its numeric
+    parameters rather than a KeyError after the whole run."""
     p = target.parameters
     if target.mechanism == "opdisc":
         return f"sigma={p['sigma']:.4g}"
     if target.mechanism == "rspm":
         return f"b={p['noise_scale']:.4g}"
-    if target.mechanism in ("exponential", "permute_and_flip"):
+    if target.mechanism in ("exponential", "permute_and_flip") or target.mechanism.startswith("scoring"):
         return f"s=2Delta/eps={p['noise_scale']:.4g}"
-    return f"m={p['n_oracle_calls']}, eta={p['eta']:.3g}, laplace={p['laplace_scale']:.4g}"
+    if target.mechanism == "opsamp":
+        return f"m={p['n_oracle_calls']}, eta={p['eta']:.3g}, laplace={p['laplace_scale']:.4g}"
+    return ", ".join(f"{k}={v:.4g}" for k, v in p.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 def cross_check(target, n_seeds: int) -> str:
