@@ -3,11 +3,238 @@ a run recorded twice, bad command-line values, and bench_audit's noise column.""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import csv
 import importlib.util
 import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from privopt.datasets import make_planted_halfspace
+from privopt.experiments import (
+    ResultsFileError,
+    ResultsFileWarning,
+    SweepLockedError,
+    read_results,
+    run_experiment,
+    summarize,
+)
+from privopt.experiments._lock import LOCK_NAME, sweep_lock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+#: 2 epsilons x 3 runs of DP-SGD (about 0.1 s each) plus the majority class once: 7 runs asked.
+SWEEP = dict(methods=["dpsgd", "majority"], epsilons=[1.0, 2.0], runs=3)
+N_ASKED = 7
+
+#: A sweep in a process of its own.  argv: out folder, and optionally a file whose
+#: existence it waits for before each run (so that it holds the lock as long as the test
+#: wants).  Exit code 3 and the message on stderr when another sweep holds the folder.
+SCRIPT = textwrap.dedent("""
+    import concurrent.futures as cf, os, sys, time
+    from privopt.datasets import make_planted_halfspace
+    from privopt.experiments import SweepLockedError, run_experiment
+    import privopt.experiments._runner as runner
+
+    out = sys.argv[1]
+    go = sys.argv[2] if len(sys.argv) > 2 else None
+    if go:
+        real = runner._run_task
+        def waiting(*a, **k):
+            while not os.path.exists(go):
+                time.sleep(0.05)
+            return real(*a, **k)
+        runner._run_task = waiting
+    d = make_planted_halfspace(150, 4, n_test=100, noise=0.05, random_state=0)
+    try:
+        with cf.ThreadPoolExecutor(2) as ex:
+            run_experiment(d.X_train, d.y_train, d.X_test, d.y_test, executor=ex, out=out, progress=False,
+                           figures=False, methods=["dpsgd", "majority"], epsilons=[1.0, 2.0], runs=3)
+    except SweepLockedError as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(3)
+""")
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_planted_halfspace(150, 4, n_test=100, noise=0.05, random_state=0)
+
+
+def _run(small, out, **kw):
+    kw = {**SWEEP, **kw}
+    with cf.ThreadPoolExecutor(2) as ex:
+        return run_experiment(small.X_train, small.y_train, small.X_test, small.y_test, executor=ex,
+                              out=str(out), progress=False, figures=False, **kw)
+
+
+def _sweep_process(out, go=None):
+    args = [sys.executable, "-c", SCRIPT, str(out)] + ([str(go)] if go else [])
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def _wait_for_holder(out, pid, timeout=60.0):
+    path = os.path.join(out, LOCK_NAME)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path) and f"pid {pid} " in open(path, "rb").read().decode(errors="replace"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the sweep process {pid} never took the lock")
+
+
+def _keys(rows):
+    return [(r["method"], r["epsilon"], r["run"], r.get("calibration") or "") for r in rows]
+
+
+def _csv_keys(path):
+    with open(path, newline="") as fh:
+        return [(r["method"], r["epsilon"], r["run"], r["calibration"]) for r in csv.DictReader(fh)]
+
+
+# --- 1. two sweeps on one folder ------------------------------------------------------------------------------
+
+def test_a_second_sweep_process_on_the_same_folder_is_refused_naming_folder_and_pid(tmp_path):
+    out, go = tmp_path / "out", tmp_path / "go"
+    first = _sweep_process(out, go)           # holds the lock until `go` exists
+    try:
+        _wait_for_holder(out, first.pid)
+        second = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], capture_output=True, text=True,
+                                timeout=300)
+        assert second.returncode == 3, second.stderr[-2000:]
+        assert str(out) in second.stderr and f"pid {first.pid}" in second.stderr
+        assert "another out folder" in second.stderr
+        go.touch()
+        _, err = first.communicate(timeout=300)
+        assert first.returncode == 0, err[-2000:]
+    finally:
+        go.touch()
+        if first.poll() is None:
+            first.kill()
+    keys = _csv_keys(out / "results.csv")
+    assert len(keys) == len(set(keys)) == N_ASKED
+
+
+def test_two_sweep_processes_started_together_never_record_a_run_twice(tmp_path, small):
+    out = tmp_path / "out"
+    procs = [_sweep_process(out) for _ in range(2)]
+    codes = []
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        codes.append(p.returncode)
+        assert p.returncode in (0, 3), err[-2000:]    # done, or refused because the other held the folder
+    assert 0 in codes
+    keys = _csv_keys(out / "results.csv")
+    assert len(keys) == len(set(keys)) == N_ASKED
+    again = _run(small, out)                          # the refused one, run again, resumes to nothing new
+    assert len(again) == N_ASKED and sum(s["runs"] for s in summarize(again)) == N_ASKED
+
+
+def test_the_lock_is_released_by_an_error_and_by_a_killed_sweep(tmp_path, small):
+    from privopt.experiments.adult import SettingMismatchError
+
+    _run(small, tmp_path, runs=1)
+    with pytest.raises(SettingMismatchError):          # raised while the lock is held
+        _run(small, tmp_path, seed=1)
+    assert len(_run(small, tmp_path, runs=1)) == 3      # the lock was released
+
+    out, go = tmp_path / "killed", tmp_path / "go"
+    proc = _sweep_process(out, go)
+    try:
+        _wait_for_holder(out, proc.pid)
+        with pytest.raises(SweepLockedError, match=f"pid {proc.pid}"):
+            _run(small, out)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(_run(small, out)) == N_ASKED             # a killed sweep leaves no stale lock
+
+
+def test_sweep_lock_in_one_process():
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        with sweep_lock(out) as holder:
+            assert holder.startswith(f"pid {os.getpid()} ")
+            with pytest.raises(SweepLockedError, match="in use by another sweep"):
+                with sweep_lock(out):
+                    pass
+        with sweep_lock(out):          # free again
+            pass
+
+
+# --- a run recorded twice -------------------------------------------------------------------------------------
+
+def test_a_run_recorded_twice_is_counted_once(tmp_path, small):
+    rows = _run(small, tmp_path)
+    path = tmp_path / "results.csv"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines + lines[1:3]))        # two runs again, as two sweeps used to write them
+    with pytest.warns(ResultsFileWarning, match=r"2 run\(s\) twice.*counted once, keeping the first row; "
+                                                r"dropped line 9 \(first at line 2\), line 10 \(first at line 3\)"):
+        read = read_results(path)
+    assert _keys(read) == _keys(rows)
+    assert sum(s["runs"] for s in summarize(read)) == N_ASKED
+
+    with pytest.warns(ResultsFileWarning, match="twice"):
+        again = _run(small, tmp_path)                   # the sweep rewrites the file with each run once
+    assert len(again) == N_ASKED and len(_csv_keys(path)) == N_ASKED
+    assert "results.csv` (7 runs" in (tmp_path / "summary.md").read_text()
+
+
+# --- 2. a cut or stray line -----------------------------------------------------------------------------------
+
+def test_a_cut_last_row_keeps_the_good_rows_names_the_line_and_is_run_again(tmp_path, small):
+    rows = _run(small, tmp_path)
+    path = tmp_path / "results.csv"
+    good = path.read_bytes().decode()
+    path.write_bytes(good[:-40].encode())               # the last write was interrupted
+    with pytest.raises(ResultsFileError, match=r"results.csv, line 8: the last line has no line end.*"
+                                               r"remove that line, or run the sweep again"):
+        read_results(path)
+    with pytest.warns(ResultsFileWarning, match=r"moved 1 unreadable line\(s\) to .*results.csv.rejected .*line 8"):
+        again = _run(small, tmp_path)
+    assert sorted(_keys(again)) == sorted(_keys(rows))
+    by_key = {k: r["test_accuracy"] for k, r in zip(_keys(rows), rows)}
+    assert {k: r["test_accuracy"] for k, r in zip(_keys(again), again)} == by_key   # same seeds, same runs
+    rejected = (tmp_path / "results.csv.rejected").read_text()
+    assert "# line 8 of results.csv" in rejected and good.splitlines()[7][:-40] in rejected
+    assert path.read_bytes().decode().splitlines()[:7] == good.splitlines()[:7]     # good rows untouched
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("garbage,xx,yy", "3 fields where the header has"),
+    ("dpsgd,xx" + ",1" * 16, "epsilon is 'xx', not a number"),
+    ("dpsgd,1.0,one" + ",1" * 15, "run is 'one', not a whole number"),
+])
+def test_a_stray_line_is_named_with_its_line_number(tmp_path, small, bad, why):
+    rows = _run(small, tmp_path)
+    path = tmp_path / "results.csv"
+    lines = path.read_bytes().decode().splitlines(keepends=True)
+    path.write_bytes("".join(lines[:3] + [bad + "\r\n"] + lines[3:]).encode())
+    with pytest.raises(ResultsFileError, match=rf"line 4: {why}"):
+        read_results(path)
+    with pytest.warns(ResultsFileWarning, match=rf"line 4: {why}"):
+        again = _run(small, tmp_path)
+    assert sorted(_keys(again)) == sorted(_keys(rows)) and len(_csv_keys(path)) == N_ASKED
+    assert bad in (tmp_path / "results.csv.rejected").read_text()
+
+
+def test_a_file_that_is_not_a_results_file_is_refused_untouched(tmp_path, small):
+    path = tmp_path / "results.csv"
+    path.write_bytes(b"hello,world\r\n1,2\r\n")
+    with pytest.raises(ResultsFileError, match="line 1: not the header of a privopt results file"):
+        _run(small, tmp_path)
+    assert path.read_bytes() == b"hello,world\r\n1,2\r\n"
 
 
 # --- 3. bench_audit's noise column ----------------------------------------------------------------------------

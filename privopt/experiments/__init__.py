@@ -1,20 +1,25 @@
 """Experiments: the paper's Adult experiment and its command line ``privopt experiment adult``.
 
 Modules: :mod:`._runner` (every run of a sweep, on any data set), :mod:`._store` (the
-``results.csv`` file and its resume rules), :mod:`._summary` (the table and ``summary.md``),
+``results.csv`` file and its resume rules), :mod:`._lock` (one sweep at a time per folder),
+:mod:`._summary` (the table and ``summary.md``),
 :mod:`.plots` (the figures), :mod:`._methods` (method names, labels and revisions, which
 all of them share) and :mod:`.adult` (the Adult data set's wiring)."""
 
 import argparse
 
+from ._lock import SweepLockedError
 from ._methods import available_methods
 from ._runner import run_experiment, task_seed
-from ._store import COLUMNS, read_results
+from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, read_results
 from ._summary import format_summary, summarize
 from .adult import adult_levels, run_adult_experiment
 
 __all__ = [
     "COLUMNS",
+    "ResultsFileError",
+    "ResultsFileWarning",
+    "SweepLockedError",
     "adult_levels",
     "available_methods",
     "format_summary",

@@ -53,14 +53,17 @@ from ._methods import (
     method_revision,
     row_calibration,
 )
+from ._lock import sweep_lock
 from ._store import (
     COLUMNS,
+    ResultsFileWarning,
     SettingMismatchError,
     StaleResultsError,
     done_keys,
     experiment_setting,
     read_results,
     rewrite_results,
+    scan_results,
 )
 from ._summary import write_summary
 
@@ -227,6 +230,30 @@ def _make_executor(scheduler, max_workers):
     return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1), None
 
 
+def _set_aside(path: str, scan) -> None:
+    """Move the unreadable lines of ``results.csv`` to ``results.csv.rejected`` (appended,
+    each after a comment naming its line and why) and say so, with the runs recorded
+    twice, in a :class:`ResultsFileWarning`; the caller rewrites the file with the good
+    rows, each run once.  The runs of the lines set aside are not done, so the sweep
+    runs them again (with the same seeds)."""
+    import datetime as _dt
+    import warnings
+
+    parts = []
+    if scan.bad:
+        rejected = f"{path}.rejected"
+        stamp = _dt.datetime.now().isoformat(timespec="seconds")
+        with open(rejected, "a", newline="") as fh:
+            for line, text, why in scan.bad:
+                fh.write(f"# line {line} of {os.path.basename(path)}, set aside {stamp}: {why}\n{text}\n")
+        parts.append(f"{path}: moved {len(scan.bad)} unreadable line(s) to {rejected} and will run them again: "
+                     + "; ".join(f"line {line}: {why}" for line, _, why in scan.bad[:10])
+                     + (f"; and {len(scan.bad) - 10} more" if len(scan.bad) > 10 else ""))
+    if scan.duplicates:
+        parts.append(scan.duplicates_message(path))
+    warnings.warn(" Also: ".join(parts), ResultsFileWarning, stacklevel=3)
+
+
 def run_experiment(
     X_train, y_train, X_test, y_test, *,
     methods, epsilons, runs=15, solver="highs", time_limit=None, out="results", seed=0,
@@ -253,6 +280,15 @@ def run_experiment(
     rows without one come from a privopt that did not record it).  Otherwise
     :class:`StaleResultsError`, unless ``rerun_stale=True``, which drops those
     rows from the file and runs them again.
+
+    One sweep at a time: the sweep holds a lock on ``out`` (:mod:`._lock`) from
+    before it reads ``results.csv`` until the summary is written; a second sweep on
+    the same folder raises :class:`~._lock.SweepLockedError` naming the holder's pid,
+    so no run is ever recorded twice.  A file that does hold a run twice (written by
+    an older privopt) keeps its first row; lines that are not readable rows (the last
+    row cut short by an interrupted write, a stray line) are moved to
+    ``results.csv.rejected`` and their runs run again; both with a
+    :class:`~._store.ResultsFileWarning` naming the lines.
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
@@ -282,95 +318,100 @@ def run_experiment(
         norm_bound = check_positive(norm_bound, "norm_bound")
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
-    setting = experiment_setting(X_train, y_train, X_test, y_test, solver=solver, time_limit=time_limit,
-                                 levels=levels, baseline_params=baseline_params, seed=seed,
-                                 norm_bound=norm_bound)
-    existing = read_results(path)
-    other = sorted({r.get("setting") or "(none recorded)" for r in existing} - {setting})
-    if other:
-        raise SettingMismatchError(
-            f"{path} holds runs of another setting ({', '.join(other)}; this one is {setting}: a "
-            "different data set or size, solver, time limit, levels, baseline parameters or seed). "
-            "Use another out folder, or delete the file to start over.")
-    stale = [r for r in existing
-             if r["method"] in methods and (r.get("revision") or "") != method_revision(r["method"])]
-    if stale:
-        found = ", ".join(f"{m}: {k} run{'s' if k > 1 else ''} of revision "
-                          f"{sorted({r.get('revision') or 'unrecorded' for r in stale if r['method'] == m})}"
-                          f" (current: {method_revision(m)})"
-                          for m, k in sorted(collections.Counter(r["method"] for r in stale).items()))
-        if not rerun_stale:
-            raise StaleResultsError(
-                f"{path} holds runs computed by another revision of privopt's code ({found}); this "
-                "privopt may compute other numbers, and a sweep must not mix them. Pass "
-                "rerun_stale=True (privopt experiment ... --rerun-stale) to drop those runs and run "
-                "them again, or use another out folder.")
-        stale_ids = {id(r) for r in stale}
-        existing = [r for r in existing if id(r) not in stale_ids]
-        rewrite_results(path, existing)
-        if progress:
+    with sweep_lock(out):   # no other sweep reads or appends this results.csv meanwhile
+        setting = experiment_setting(X_train, y_train, X_test, y_test, solver=solver, time_limit=time_limit,
+                                     levels=levels, baseline_params=baseline_params, seed=seed,
+                                     norm_bound=norm_bound)
+        scan = scan_results(path)   # every run once; unreadable lines apart (set aside below)
+        existing = scan.rows
+        other = sorted({r.get("setting") or "(none recorded)" for r in existing} - {setting})
+        if other:
+            raise SettingMismatchError(
+                f"{path} holds runs of another setting ({', '.join(other)}; this one is {setting}: a "
+                "different data set or size, solver, time limit, levels, baseline parameters or seed). "
+                "Use another out folder, or delete the file to start over.")
+        stale = [r for r in existing
+                 if r["method"] in methods and (r.get("revision") or "") != method_revision(r["method"])]
+        if stale:
+            found = ", ".join(f"{m}: {k} run{'s' if k > 1 else ''} of revision "
+                              f"{sorted({r.get('revision') or 'unrecorded' for r in stale if r['method'] == m})}"
+                              f" (current: {method_revision(m)})"
+                              for m, k in sorted(collections.Counter(r["method"] for r in stale).items()))
+            if not rerun_stale:
+                raise StaleResultsError(
+                    f"{path} holds runs computed by another revision of privopt's code ({found}); this "
+                    "privopt may compute other numbers, and a sweep must not mix them. Pass "
+                    "rerun_stale=True (privopt experiment ... --rerun-stale) to drop those runs and run "
+                    "them again, or use another out folder.")
+            stale_ids = {id(r) for r in stale}
+            existing = [r for r in existing if id(r) not in stale_ids]
+            rewrite_results(path, existing)
+            if progress:
+                import sys
+
+                print(f"dropped {len(stale)} runs of an older revision from {path} ({found}); running them "
+                      "again", file=sys.stderr, flush=True)
+        if scan.bad or scan.duplicates:
+            _set_aside(path, scan)
+            rewrite_results(path, existing)
+        done = done_keys(existing)
+        if existing and progress:
             import sys
 
-            print(f"dropped {len(stale)} runs of an older revision from {path} ({found}); running them "
-                  "again", file=sys.stderr, flush=True)
-    done = done_keys(existing)
-    if existing and progress:
-        import sys
-
-        print(f"resuming {path}: reusing {len(existing)} finished runs of setting {setting}",
-              file=sys.stderr, flush=True)
-    n = len(y_train)
-    delta = 1.0 / n**2
-    extra = tuple(sorted((baseline_params or {}).items()))
-    lv = tuple(levels) if levels is not None else None
-    grid = []
-    for m in methods:
-        if m in DETERMINISTIC_METHODS:
-            grid.append((m, math.inf, 0, ""))
-            continue
-        for c in (calibrations if m == "opdisc" else [""]):
-            grid += [(m, e, r, c) for e in epsilons for r in range(runs)]
-    tasks = [Task(m, e, r, task_seed(seed, m, e, r) if math.isfinite(e) else task_seed(seed, m, 0.0, r),
-                  delta, solver, time_limit, lv, extra, c or "proven", norm_bound)
-             for m, e, r, c in grid if (m, round(e, 9), r, row_calibration(m, c)) not in done]
-    new_file = not os.path.exists(path)
-    if not new_file:
-        with open(path, newline="") as fh:
-            header = next(csv.reader(fh), [])
-        if header != COLUMNS:  # a file of an older privopt: rewrite it with today's columns
-            rewrite_results(path, existing)
-    fh = open(path, "a", newline="")
-    writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-    if new_file:
-        writer.writeheader()
-        fh.flush()
-    own_executor, client = (None, None)
-    if executor is None and tasks:
-        own_executor, client = _make_executor(scheduler, max_workers)
-        executor = own_executor
-    try:
-        futures = [executor.submit(_run_task, t, X_train, y_train, X_test, y_test) for t in tasks]
-        bar = progress_bar(len(futures), desc="runs", unit="run", disable=not progress)
-        for fut in cf.as_completed(futures):
-            row = fut.result()
-            row["setting"] = setting
-            row["revision"] = method_revision(row["method"])
-            writer.writerow({k: row.get(k, "") for k in COLUMNS})
+            print(f"resuming {path}: reusing {len(existing)} finished runs of setting {setting}",
+                  file=sys.stderr, flush=True)
+        n = len(y_train)
+        delta = 1.0 / n**2
+        extra = tuple(sorted((baseline_params or {}).items()))
+        lv = tuple(levels) if levels is not None else None
+        grid = []
+        for m in methods:
+            if m in DETERMINISTIC_METHODS:
+                grid.append((m, math.inf, 0, ""))
+                continue
+            for c in (calibrations if m == "opdisc" else [""]):
+                grid += [(m, e, r, c) for e in epsilons for r in range(runs)]
+        tasks = [Task(m, e, r, task_seed(seed, m, e, r) if math.isfinite(e) else task_seed(seed, m, 0.0, r),
+                      delta, solver, time_limit, lv, extra, c or "proven", norm_bound)
+                 for m, e, r, c in grid if (m, round(e, 9), r, row_calibration(m, c)) not in done]
+        new_file = not os.path.exists(path)
+        if not new_file:
+            with open(path, newline="") as fh:
+                header = next(csv.reader(fh), [])
+            if header != COLUMNS:  # a file of an older privopt: rewrite it with today's columns
+                rewrite_results(path, existing)
+        fh = open(path, "a", newline="")
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        if new_file:
+            writer.writeheader()
             fh.flush()
-            bar.update(1)
-            bar.set_postfix_str(f"{row['method']} eps={row['epsilon']:g} {row['status']}")
-        bar.close()
-    finally:
-        fh.close()
-        if own_executor is not None:
-            own_executor.shutdown(wait=True, cancel_futures=True)
-        if client is not None:
-            client.close()
-    rows = read_results(path)
-    if figures:
-        from .plots import plot_accuracy, plot_runtimes
+        own_executor, client = (None, None)
+        if executor is None and tasks:
+            own_executor, client = _make_executor(scheduler, max_workers)
+            executor = own_executor
+        try:
+            futures = [executor.submit(_run_task, t, X_train, y_train, X_test, y_test) for t in tasks]
+            bar = progress_bar(len(futures), desc="runs", unit="run", disable=not progress)
+            for fut in cf.as_completed(futures):
+                row = fut.result()
+                row["setting"] = setting
+                row["revision"] = method_revision(row["method"])
+                writer.writerow({k: row.get(k, "") for k in COLUMNS})
+                fh.flush()
+                bar.update(1)
+                bar.set_postfix_str(f"{row['method']} eps={row['epsilon']:g} {row['status']}")
+            bar.close()
+        finally:
+            fh.close()
+            if own_executor is not None:
+                own_executor.shutdown(wait=True, cancel_futures=True)
+            if client is not None:
+                client.close()
+        rows = read_results(path)
+        if figures:
+            from .plots import plot_accuracy, plot_runtimes
 
-        plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
-        plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
-    write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)
-    return rows
+            plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
+            plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
+        write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)
+        return rows

@@ -5,15 +5,21 @@ setting fingerprint that decides whether a file may be resumed."""
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = [
     "COLUMNS",
     "read_results",
+    "scan_results",
     "experiment_setting",
+    "ResultsFileError",
+    "ResultsFileWarning",
     "SettingMismatchError",
     "StaleResultsError",
 ]
@@ -26,18 +32,138 @@ COLUMNS = [
 
 
 def read_results(path) -> list[dict]:
-    """Rows of a results.csv (numbers parsed), or [] when it does not exist."""
+    """Rows of a results.csv (numbers parsed), or [] when it does not exist.
+
+    A run recorded twice (the same method, epsilon, run and calibration, e.g. by two
+    sweeps that a privopt without the sweep lock let share a folder) is counted once:
+    the first row is kept and a :class:`ResultsFileWarning` names the lines dropped.
+    A line that cannot be read (a row cut short by an interrupted write, or not a row
+    at all) raises :class:`ResultsFileError` naming its line number; the good rows are
+    never touched, and :func:`~privopt.experiments.run_experiment` on the same folder
+    sets such lines aside by itself (:func:`scan_results`)."""
+    scan = scan_results(path)
+    if scan.bad:
+        line, text, why = scan.bad[0]
+        more = f" (and {len(scan.bad) - 1} more line(s): {', '.join(str(b[0]) for b in scan.bad[1:])})" \
+            if len(scan.bad) > 1 else ""
+        raise ResultsFileError(
+            f"{path}, line {line}: {why}: {_shorten(text)!r}{more}. The other rows are fine: remove that "
+            "line, or run the sweep again on this folder (privopt experiment ... --out FOLDER, or "
+            "run_experiment(out=FOLDER)), which moves such lines to results.csv.rejected and runs them "
+            "again.")
+    if scan.duplicates:
+        warnings.warn(scan.duplicates_message(path), ResultsFileWarning, stacklevel=2)
+    return scan.rows
+
+
+class ResultsFileError(ValueError):
+    """A line of ``results.csv`` cannot be read (:func:`read_results` names it)."""
+
+
+class ResultsFileWarning(UserWarning):
+    """``results.csv`` held a run twice (counted once) or lines that were set aside."""
+
+
+@dataclass
+class ResultsScan:
+    """What :func:`scan_results` found: ``rows`` (parsed, each run once), ``bad``
+    ((line number, text, why) of the lines that are not readable rows) and
+    ``duplicates`` ((line number, first line of the same run) of rows dropped
+    because their run was recorded before)."""
+
+    rows: list = field(default_factory=list)
+    bad: list = field(default_factory=list)
+    duplicates: list = field(default_factory=list)
+
+    def duplicates_message(self, path) -> str:
+        lines = ", ".join(f"line {d} (first at line {f})" for d, f in self.duplicates[:10])
+        more = f" and {len(self.duplicates) - 10} more" if len(self.duplicates) > 10 else ""
+        return (f"{path} records {len(self.duplicates)} run(s) twice (same method, epsilon, run and "
+                f"calibration): counted once, keeping the first row; dropped {lines}{more}.")
+
+
+def _shorten(text: str, n: int = 120) -> str:
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def _parse_row(r: dict) -> dict:
+    """A row of the csv with its numbers parsed; ValueError saying why it is not one."""
+    if not r.get("method"):
+        raise ValueError("no method")
+    for k in ("epsilon", "train_accuracy", "test_accuracy", "seconds", "delta"):
+        if k in r:
+            try:
+                r[k] = float(r[k]) if r[k] != "" else math.nan
+            except ValueError:
+                raise ValueError(f"{k} is {r[k]!r}, not a number") from None
+    if "epsilon" in r and not r["epsilon"] > 0:
+        raise ValueError(f"epsilon is {r['epsilon']!r}")
+    try:
+        r["run"] = int(r["run"])
+    except (KeyError, ValueError):
+        raise ValueError(f"run is {r.get('run')!r}, not a whole number") from None
+    if r.get("certified", "") not in ("True", "False", ""):
+        raise ValueError(f"certified is {r['certified']!r}, not True, False or empty")
+    r["certified"] = {"True": True, "False": False}.get(r.get("certified", ""), None)
+    return r
+
+
+def scan_results(path) -> ResultsScan:
+    """Read ``results.csv`` line by line, keeping every good row once.
+
+    A line is bad when it is not a row of the header's columns with numbers where
+    numbers go, or when it is the last line and has no line end (a write that was
+    interrupted: even if its fields parse, its last one may be cut short).  A row
+    whose (setting, method, epsilon, run, calibration) came before is a duplicate."""
+    scan = ResultsScan()
     if not os.path.exists(path):
-        return []
-    rows = []
+        return scan
     with open(path, newline="") as fh:
-        for r in csv.DictReader(fh):
-            for k in ("epsilon", "train_accuracy", "test_accuracy", "seconds", "delta"):
-                r[k] = float(r[k]) if r.get(k) not in (None, "") else math.nan
-            r["run"] = int(r["run"])
-            r["certified"] = {"True": True, "False": False}.get(r.get("certified", ""), None)
-            rows.append(r)
-    return rows
+        text = fh.read()
+    physical = io.StringIO(text).readlines()   # split as the csv reader counts lines (at "\n")
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return scan
+    lacking = [c for c in ("method", "epsilon", "run") if c not in header]
+    if lacking:
+        raise ResultsFileError(
+            f"{path}, line 1: not the header of a privopt results file (no column {', '.join(lacking)}): "
+            f"{_shorten(physical[0].rstrip())!r}. Move the file away or use another out folder.")
+    seen: dict = {}
+    end = reader.line_num
+    while True:
+        start = end + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:   # e.g. a stray carriage return; the reader goes on at the next line
+            end = reader.line_num
+            scan.bad.append((start, "".join(physical[start - 1:end]).rstrip("\r\n"), f"not csv ({exc})"))
+            continue
+        end = reader.line_num
+        raw = "".join(physical[start - 1:end]).rstrip("\r\n")
+        if not fields:
+            continue
+        try:
+            if end == len(physical) and not physical[-1].endswith("\n"):
+                raise ValueError("the last line has no line end (a write that was interrupted)")
+            if len(fields) != len(header):
+                raise ValueError(f"{len(fields)} fields where the header has {len(header)}"
+                                 + (" (a row cut short, or not a row)" if len(fields) < len(header) else ""))
+            row = _parse_row(dict(zip(header, fields)))
+        except ValueError as exc:
+            scan.bad.append((start, raw, str(exc)))
+            continue
+        key = (row.get("setting") or "", *_done_key(row))
+        if key in seen:
+            scan.duplicates.append((start, seen[key]))
+            continue
+        seen[key] = start
+        scan.rows.append(row)
+    return scan
 
 
 def rewrite_results(path, rows) -> None:
@@ -54,8 +180,12 @@ def rewrite_results(path, rows) -> None:
     os.replace(tmp, path)
 
 
+def _done_key(r) -> tuple:
+    return (r["method"], round(r["epsilon"], 9), r["run"], r.get("calibration") or "")
+
+
 def done_keys(rows) -> set:
-    return {(r["method"], round(r["epsilon"], 9), r["run"], r.get("calibration") or "") for r in rows}
+    return {_done_key(r) for r in rows}
 
 
 def experiment_setting(X_train, y_train, X_test, y_test, *, solver, time_limit, levels, baseline_params,
