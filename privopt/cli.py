@@ -36,20 +36,119 @@ def cmd_solvers(args) -> int:
 
 def cmd_demo(args) -> int:
     from .demo import run_demo
+    from .experiments import SweepLockedError
 
-    return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
-                    data_home=args.data_home)
+    try:
+        return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
+                        data_home=args.data_home)
+    except SweepLockedError as exc:
+        print(f"privopt demo: {exc}", file=sys.stderr)
+        return 2
 
 
 def cmd_experiment(args) -> int:
-    from .experiments import main_adult
+    from .experiments import ResultsFileError, SweepLockedError, main_adult
     from .experiments.adult import SettingMismatchError
 
     try:
         return main_adult(args)
-    except SettingMismatchError as exc:
+    except (SettingMismatchError, SweepLockedError, ResultsFileError) as exc:
         print(f"privopt experiment: {exc}", file=sys.stderr)
         return 2
+
+
+# ---------------------------------------------------------------------------
+# Checks of the options, after parsing and before any data is read or run is started:
+# a bad value ends the command with an argparse error (exit code 2) naming the option.
+# ---------------------------------------------------------------------------
+
+def _option(check, value, option: str, hint: str = "", **kw):
+    """``check(value, option, **kw)`` (a privopt._validation checker) with ``hint``
+    appended to its error, which names ``option`` as typed on the command line."""
+    from .exceptions import ParameterError
+
+    try:
+        return check(value, option, **kw)
+    except ParameterError as exc:
+        raise ParameterError(f"{exc} {hint}".strip(), option) from None
+
+
+def _check_solver(name: str, *, needed: bool = True) -> None:
+    """``--solver``: "auto" or a name privopt or Pyomo knows (else the known names are
+    listed); when a requested method solves with it (``needed``), it must be installed."""
+    from .exceptions import ParameterError, SolverNotAvailableError, UnknownSolverError
+    from .mechanisms._checks import check_solver_ready
+    from .solvers import REGISTRY, get_spec
+
+    if name.strip().lower() == "auto":
+        return
+    try:
+        check_solver_ready(name) if needed else get_spec(name)
+    except UnknownSolverError:
+        raise ParameterError(
+            f"--solver: unknown solver {name!r}; give one of auto, {', '.join(sorted(REGISTRY))} "
+            "(`privopt solvers` shows which are installed here).", "--solver") from None
+    except SolverNotAvailableError as exc:
+        from .solvers import available_solvers
+
+        usable = ["auto"] + [s.name for s in available_solvers() if s.available]
+        raise ParameterError(f"--solver: {exc} Or choose an installed one: {', '.join(usable)}.",
+                             "--solver") from None
+
+
+def _check_common(args) -> None:
+    from ._validation import check_int, check_positive
+
+    args.runs = _option(check_int, args.runs, "--runs", "Give how many runs per epsilon, e.g. 3.", minimum=1)
+    args.time_limit = _option(check_positive, args.time_limit, "--time-limit",
+                              "Give the seconds allowed per solve, e.g. 60"
+                              + (", or leave the option out for none." if args.command == "experiment" else "."),
+                              allow_none=args.command == "experiment")
+
+
+def _check_demo(args) -> None:
+    _check_common(args)
+    _check_solver(args.solver)   # the demo runs OPDisc: the solver must be usable
+
+
+def _check_experiment(args) -> None:
+    from ._validation import check_choice, check_epsilon, check_int, check_positive
+    from .exceptions import ParameterError
+    from .experiments import available_methods
+    from .experiments._methods import MIP_METHODS, ZERO_ONE_REFERENCE
+    from .experiments._runner import MAX_EPSILON
+
+    if not args.methods:
+        raise ParameterError("--methods: give at least one method, e.g. --methods opdisc,dpsgd.", "--methods")
+    known = available_methods()
+    for m in args.methods:
+        _option(check_choice, m, "--methods", "Separate several with commas.", choices=known)
+    if not args.epsilons:
+        raise ParameterError("--epsilons: give at least one epsilon, e.g. --epsilons 0.1,1.", "--epsilons")
+    for e in args.epsilons:
+        _option(check_epsilon, e, "--epsilons")
+        if e > MAX_EPSILON:
+            raise ParameterError(
+                f"--epsilons: {e:g} is above {MAX_EPSILON:g}, where no method is private in any useful sense; "
+                "give smaller epsilons, and for the no-noise limit add the non-private references "
+                "(--methods ...,nonprivate_lr,nonprivate_01).", "--epsilons")
+    _check_common(args)
+    args.n_train = _option(check_int, args.n_train, "--n-train",
+                           "Give how many training records to keep, or leave the option out for all.",
+                           minimum=2, allow_none=True)
+    args.levels = _option(check_int, args.levels, "--levels",
+                          "Give the grid steps of each numeric feature, e.g. 4 (the paper's).", minimum=1)
+    args.workers = _option(check_int, args.workers, "--workers",
+                           "Give how many local processes run at once, or leave the option out for one per CPU.",
+                           minimum=1, allow_none=True)
+    args.seed = _option(check_int, args.seed, "--seed", "Seeds are whole numbers >= 0.", minimum=0)
+    args.norm_bound = _option(check_positive, args.norm_bound, "--norm-bound",
+                              "Give OPDisc's ball D, or leave the option out for the paper's sqrt(d).",
+                              allow_none=True)
+    _check_solver(args.solver, needed=any(m in (*MIP_METHODS, ZERO_ONE_REFERENCE) for m in args.methods))
+
+
+_CHECKS = {"demo": _check_demo, "experiment": _check_experiment}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,20 +173,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=3, help="runs per epsilon")
     p.add_argument("--data-home", default=None,
                    help="folder holding adult/ (default: $PRIVOPT_DATA_HOME, then the user cache)")
-    p.set_defaults(func=cmd_demo)
+    p.set_defaults(func=cmd_demo, parser=p)
 
     try:
         from .experiments import add_experiment_parser
     except ImportError:  # pragma: no cover - experiments need the [experiment] extra
         pass
     else:
-        add_experiment_parser(sub, cmd_experiment)
+        p = add_experiment_parser(sub, cmd_experiment)
+        p.set_defaults(parser=p)
     return parser
 
 
 def main(argv=None) -> int:
+    """Run the command line: parse, check the options (argparse's error, exit code 2,
+    for a bad value), then the command."""
+    from .exceptions import ParameterError, ParameterTypeError
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    check = _CHECKS.get(args.command)
+    if check is not None:
+        try:
+            check(args)
+        except (ParameterError, ParameterTypeError) as exc:
+            args.parser.error(str(exc))
     return int(args.func(args) or 0)
 
 

@@ -237,6 +237,102 @@ def test_a_file_that_is_not_a_results_file_is_refused_untouched(tmp_path, small)
     assert path.read_bytes() == b"hello,world\r\n1,2\r\n"
 
 
+# --- bad values for the library's runner ----------------------------------------------------------------------
+
+def test_run_experiment_refuses_a_huge_epsilon_and_too_few_records(tmp_path, small):
+    from privopt.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match="epsilon"):
+        _run(small, tmp_path, epsilons=[1e308])
+    with pytest.raises(ParameterError, match="at least 2 training records"):
+        with cf.ThreadPoolExecutor(1) as ex:
+            run_experiment(small.X_train[:0], small.y_train[:0], small.X_test, small.y_test, executor=ex,
+                           out=str(tmp_path), progress=False, figures=False, **SWEEP)
+    assert not (tmp_path / "results.csv").exists()
+
+
+# --- 4. the command line --------------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """The checks must come before any data is read or any run starts."""
+    import privopt.datasets
+    import privopt.demo
+
+    def fail(*a, **k):
+        raise AssertionError("the command started work despite a bad option")
+
+    monkeypatch.setattr(privopt.datasets, "load_adult", fail)
+    monkeypatch.setattr(privopt.demo, "run_demo", fail)
+
+
+EXPERIMENT = ["experiment", "adult", "--methods", "opdisc,dpsgd", "--epsilons", "1", "--runs", "1"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (EXPERIMENT + ["--time-limit", "-1"], ["--time-limit must be > 0, got -1.0", "leave the option out"]),
+    (EXPERIMENT + ["--time-limit", "nan"], ["--time-limit must be finite"]),
+    (EXPERIMENT + ["--levels", "0"], ["--levels must be >= 1, got 0", "grid steps"]),
+    (EXPERIMENT + ["--n-train", "-5"], ["--n-train must be >= 2, got -5", "leave the option out for all"]),
+    (EXPERIMENT + ["--n-train", "0"], ["--n-train must be >= 2, got 0"]),
+    (EXPERIMENT + ["--epsilons", "1e308"], ["--epsilons", "700"]),
+    (EXPERIMENT + ["--epsilons", "0"], ["--epsilons must be > 0"]),
+    (EXPERIMENT + ["--runs", "0"], ["--runs must be >= 1, got 0"]),
+    (EXPERIMENT + ["--workers", "0"], ["--workers must be >= 1"]),
+    (EXPERIMENT + ["--seed", "-1"], ["--seed must be >= 0"]),
+    (EXPERIMENT + ["--norm-bound", "-2"], ["--norm-bound must be > 0"]),
+    (EXPERIMENT + ["--methods", "opdisc,nope"], ["--methods must be one of", "'nope'", "dpsgd"]),
+    (EXPERIMENT + ["--solver", "nosuch"], ["--solver: unknown solver 'nosuch'", "auto", "highs", "enumerate",
+                                           "privopt solvers"]),
+    (["demo", "--solver", "nosuch"], ["privopt demo: error: --solver: unknown solver 'nosuch'", "highs"]),
+    (["demo", "--time-limit", "-1"], ["privopt demo: error: --time-limit must be > 0"]),
+    (["demo", "--runs", "0"], ["privopt demo: error: --runs must be >= 1"]),
+])
+def test_cli_bad_values_are_argparse_errors_naming_the_option(no_work, capsys, argv, expected):
+    from privopt.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("usage: privopt ")
+    for text in expected:
+        assert text in err, (text, err)
+
+
+def test_cli_a_solver_that_is_not_installed_is_refused_when_a_method_needs_it(no_work, capsys):
+    from privopt.cli import main
+    from privopt.solvers import available_solvers
+
+    missing = [s.name for s in available_solvers() if not s.available and s.name != "cplex"] or \
+        [s.name for s in available_solvers() if not s.available]
+    if not missing:
+        pytest.skip("every solver privopt knows is installed here")
+    with pytest.raises(SystemExit) as exc:
+        main(EXPERIMENT + ["--solver", missing[0]])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--solver: Solver {missing[0]!r} is not installed" in err and "installed one: auto" in err
+
+
+def test_cli_bad_value_exit_code_from_a_process():
+    proc = subprocess.run([sys.executable, "-m", "privopt", "experiment", "adult", "--n-train", "0"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "--n-train must be >= 2" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_a_second_sweep_on_a_folder_in_use_exits_2(data_home, tmp_path, capsys):
+    from privopt.cli import main
+
+    with sweep_lock(str(tmp_path)):
+        code = main(["experiment", "adult", "--methods", "majority", "--runs", "1", "--n-train", "200",
+                     "--data-home", data_home, "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "in use by another sweep" in err and f"pid {os.getpid()}" in err and "Traceback" not in err
+
+
 # --- 3. bench_audit's noise column ----------------------------------------------------------------------------
 
 def test_bench_audit_describes_the_noise_of_every_case():

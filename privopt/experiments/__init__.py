@@ -10,13 +10,14 @@ import argparse
 
 from ._lock import SweepLockedError
 from ._methods import available_methods
-from ._runner import run_experiment, task_seed
+from ._runner import MAX_EPSILON, run_experiment, task_seed
 from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, read_results
 from ._summary import format_summary, summarize
 from .adult import adult_levels, run_adult_experiment
 
 __all__ = [
     "COLUMNS",
+    "MAX_EPSILON",
     "ResultsFileError",
     "ResultsFileWarning",
     "SweepLockedError",

@@ -230,6 +230,13 @@ def _make_executor(scheduler, max_workers):
     return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1), None
 
 
+#: The largest epsilon a sweep runs: e^epsilon, which the accountants and the selection
+#: mechanisms compute, overflows a double from 709.78 on (DP-SGD's accountant already fails at
+#: 1e6, and the run seeds at 1e302); no method is private in any useful sense long before.
+#: The non-private references show the no-noise limit.
+MAX_EPSILON = 700.0
+
+
 def _set_aside(path: str, scan) -> None:
     """Move the unreadable lines of ``results.csv`` to ``results.csv.rejected`` (appended,
     each after a comment naming its line and why) and say so, with the runs recorded
@@ -288,7 +295,8 @@ def run_experiment(
     an older privopt) keeps its first row; lines that are not readable rows (the last
     row cut short by an interrupted write, a stray line) are moved to
     ``results.csv.rejected`` and their runs run again; both with a
-    :class:`~._store.ResultsFileWarning` naming the lines.
+    :class:`~._store.ResultsFileWarning` naming the lines.  epsilons above
+    :data:`MAX_EPSILON` are refused.
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
@@ -300,6 +308,7 @@ def run_experiment(
     from .._progress import progress_bar
 
     from .._validation import check_choice, check_epsilon, check_int
+    from ..exceptions import ParameterError
     from ..calibration import OPDISC_CALIBRATIONS
 
     known = available_methods()
@@ -307,6 +316,16 @@ def run_experiment(
         if m not in known:
             raise ValueError(f"unknown method {m!r}; choose from {', '.join(known)}")
     epsilons = [check_epsilon(e) for e in epsilons]
+    if not epsilons:
+        raise ParameterError("epsilons: give at least one epsilon, e.g. [0.1, 1.0].", "epsilons")
+    if max(epsilons) > MAX_EPSILON:
+        raise ParameterError(
+            f"epsilons: {max(epsilons):g} is above {MAX_EPSILON:g}, where no method is private in any useful "
+            "sense (and DP-SGD's accountant overflows); give smaller epsilons, and for the no-noise limit add "
+            "the non-private references (nonprivate_lr, nonprivate_01).", "epsilons")
+    if len(y_train) < 2 or len(y_test) < 1:
+        raise ParameterError(f"y_train: a sweep needs at least 2 training records and 1 held-out record, got "
+                             f"{len(y_train)} and {len(y_test)}.", "y_train")
     runs = check_int(runs, "runs", minimum=1)
     calibrations = [calibration] if isinstance(calibration, str) else list(calibration)
     if not calibrations:

@@ -83,8 +83,11 @@ def run_adult_experiment(
     Algorithm 1's noise scale, as the paper did; ``norm_bound`` replaces the
     paper's ball D = sqrt(23) (grid -floor(D)..floor(D)); ``rerun_stale``: see
     :func:`run_experiment`."""
+    from .._validation import check_int
     from ..datasets import load_adult
 
+    n_train = check_int(n_train, "n_train", minimum=2, allow_none=True)   # before the data are read
+    numeric_levels = check_int(numeric_levels, "numeric_levels", minimum=1)
     data = load_adult(data_home, random_state=seed)
     X_train, y_train = data.X_train, data.y_train
     if n_train is not None and n_train < len(y_train):
