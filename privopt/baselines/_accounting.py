@@ -52,9 +52,14 @@ References
 
 from __future__ import annotations
 
+from .._cache import JsonCache
 from .._optional import require
 
 import functools
+import hashlib
+import importlib.metadata
+import inspect
+import json
 import math
 
 import numpy as np
@@ -91,6 +96,74 @@ __all__ = [
     "objective_perturbation_parameters",
     "output_perturbation_beta",
 ]
+
+
+# ---------------------------------------------------------------------------
+# On-disk cache of the slow accountings
+# ---------------------------------------------------------------------------
+#: The noise calibrations below are pure functions of public quantities
+#: (epsilon, delta, the sampling rate, the number of steps, the neighbouring
+#: relation) and of the code, and take up to minutes; their results are kept
+#: in privopt's cache directory (:mod:`privopt._cache`: ``$PRIVOPT_CACHE_DIR``,
+#: else the user cache directory, e.g. ``~/.cache/privopt/accounting.json``),
+#: so a fresh process does not repeat them.  Storing them reveals nothing about
+#: any data set, and a cache that cannot be read or written is skipped.
+_DISK_CACHE = JsonCache("accounting")
+
+#: The distributions whose versions enter the cache key (their accountants compute the values).
+_KEY_PACKAGES = ("dp-accounting", "pld-accounting", "numpy", "scipy")
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """A hash of this module's source and of the versions of the packages that
+    compute its values: any change to either gives new cache keys, so the
+    cache never serves a value the current code would not compute."""
+    h = hashlib.sha256()
+    try:
+        with open(__file__, "rb") as fh:
+            h.update(fh.read())
+    except OSError:  # pragma: no cover - a module without its source file
+        h.update(b"no source")
+    for name in _KEY_PACKAGES:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "-"
+        h.update(f"{name}={version};".encode())
+    return h.hexdigest()[:24]
+
+
+def _disk_cached(check=None):
+    """Decorator: keep the float results of a function of public parameters in
+    privopt's on-disk cache, keyed by the function's name, all its arguments
+    (defaults filled in) and :func:`_code_fingerprint`.  ``check(value, *args)``,
+    when given, re-verifies a value read from the cache (a cheap evaluation of
+    the privacy claim); a value that fails it is computed again, so a damaged
+    cache cannot give a less private result.  The undecorated function is
+    ``__wrapped__``."""
+    def decorate(func):
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = tuple(bound.arguments.values())
+            try:
+                key = json.dumps([func.__name__, _code_fingerprint(), *values])
+            except (TypeError, ValueError):  # an argument JSON cannot hold: no caching
+                return func(*args, **kwargs)
+            cached = _DISK_CACHE.get(key)
+            if cached is not None and (check is None or check(cached, *values)):
+                return cached
+            value = func(*args, **kwargs)
+            _DISK_CACHE.put(key, float(value))
+            return value
+
+        return wrapper
+
+    return decorate
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +394,7 @@ def pld_discretization_interval(epsilon: float) -> float:
     return 1e-4 * max(1.0, float(epsilon))
 
 
+@functools.lru_cache(maxsize=1024)
 def dpsgd_epsilon(noise_multiplier: float, sampling_probability: float, steps: int,
                   delta: float, sampling: str = "poisson", epochs: int | None = None,
                   neighbouring: str = "replace_one",
@@ -335,6 +409,8 @@ def dpsgd_epsilon(noise_multiplier: float, sampling_probability: float, steps: i
     subsampling under replace-one; the PLD accountant does, and is tighter.
     Example: n = 12546, batch 256, T = 980, delta = 1/n^2: noise multiplier
     6.62 gives epsilon = 1.0 under replace-one (0.49 under add/remove).
+    Results are memoized in the process (the estimator re-evaluates the
+    calibrated noise once more to report it).
     """
     pld = require("dp_accounting.pld.pld_privacy_accountant")
 
@@ -344,7 +420,15 @@ def dpsgd_epsilon(noise_multiplier: float, sampling_probability: float, steps: i
     return float(acc.get_epsilon(delta))
 
 
+def _dpsgd_calibration_holds(z, epsilon, delta, sampling_probability, steps, sampling, epochs,
+                              neighbouring) -> bool:
+    """Whether noise multiplier z meets epsilon (a value read from the disk cache is re-checked)."""
+    return dpsgd_epsilon(z, sampling_probability, steps, delta, sampling, epochs, neighbouring,
+                         pld_discretization_interval(epsilon)) <= epsilon
+
+
 @functools.lru_cache(maxsize=256)
+@_disk_cached(check=_dpsgd_calibration_holds)
 def dpsgd_calibrate_noise_multiplier(epsilon: float, delta: float, sampling_probability: float,
                                      steps: int, sampling: str = "poisson",
                                      epochs: int | None = None,
@@ -353,7 +437,14 @@ def dpsgd_calibrate_noise_multiplier(epsilon: float, delta: float, sampling_prob
     :func:`dpsgd_epsilon` is <= epsilon: bracketing by doubling, then Brent's
     method (``scipy.optimize.brentq``) on the PLD epsilon, which decreases in
     z, accounted at :func:`pld_discretization_interval` (epsilon).  The result
-    is re-checked and nudged up if rounding left it a hair over the target."""
+    is re-checked and nudged up if rounding left it a hair over the target.
+
+    The result, a function of public parameters only (epsilon, delta, the
+    sampling probability, steps, sampling, epochs, neighbouring), is kept in
+    privopt's on-disk cache (:func:`_disk_cached`), so caching it is safe; a
+    value read from there is accepted only after one PLD evaluation confirms
+    that it meets ``epsilon`` (the estimator needs that evaluation anyway).
+    """
     from scipy import optimize
 
     interval = pld_discretization_interval(epsilon)
@@ -534,10 +625,12 @@ def noisy_sgd_allocation_delta(noise_multiplier: float, steps: int, epsilon: flo
     return min(1.0, local, grouped)
 
 
+@_disk_cached()
 def noisy_sgd_allocation_epsilon(noise_multiplier: float, steps: int, delta: float) -> float:
     """The smallest epsilon (to a relative 1e-4, rounded up) at which
     :func:`noisy_sgd_allocation_delta` is <= ``delta``: bisection on epsilon
-    (the bound decreases in epsilon)."""
+    (the bound decreases in epsilon).  A function of public parameters only,
+    kept in privopt's on-disk cache like :func:`noisy_sgd_allocation_sigma`."""
     if not 0.0 < delta < 1.0:
         raise ValueError("delta must be in (0, 1)")
     lo, hi = 0.0, 1.0
@@ -555,6 +648,7 @@ def noisy_sgd_allocation_epsilon(noise_multiplier: float, steps: int, delta: flo
 
 
 @functools.lru_cache(maxsize=512)
+@_disk_cached()
 def _allocation_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
     dp_accounting = require("dp_accounting")
 
@@ -598,6 +692,12 @@ def noisy_sgd_allocation_sigma(epsilon: float, delta: float, steps: int,
     delta)`` [BW18] (always feasible) and a feasible-infeasible bracket; the
     result is feasible by construction.  E.g. t = 1: bound 2 is exact and
     sigma = 2 L sigma_G(epsilon, delta).
+
+    z is a function of public parameters only (epsilon, delta, t) and is kept
+    in privopt's on-disk cache (:func:`_disk_cached`, keyed by them and by a
+    hash of this module and of the accounting packages' versions), so caching
+    it is safe: a fresh process reads it back instead of repeating the few
+    dozen PLD computations (minutes at large t).
     """
     if not epsilon > 0:
         raise ValueError("epsilon must be > 0")
