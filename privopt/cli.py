@@ -36,12 +36,12 @@ def cmd_solvers(args) -> int:
 
 def cmd_demo(args) -> int:
     from .demo import run_demo
-    from .experiments import SweepLockedError
+    from .experiments import ResultsFileError, SweepLockedError
 
     try:
         return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
                         data_home=args.data_home)
-    except SweepLockedError as exc:
+    except (SweepLockedError, ResultsFileError) as exc:   # the folder is in use, or not a results folder
         print(f"privopt demo: {exc}", file=sys.stderr)
         return 2
 

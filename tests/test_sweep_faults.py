@@ -344,3 +344,20 @@ def test_bench_audit_describes_the_noise_of_every_case():
         assert text and "=" in text, target
         if target.mechanism.startswith("scoring"):
             assert text == f"s=2Delta/eps={target.parameters['noise_scale']:.4g}"
+
+
+def test_cli_demo_on_a_folder_in_use_or_not_a_results_folder_exits_2(tmp_path, capsys, monkeypatch):
+    import privopt.datasets
+    from privopt.cli import main
+
+    def no_adult(*a, **k):                      # the synthetic fallback, without a network
+        raise privopt.datasets.DatasetNotFoundError("no Adult files here")
+
+    monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    with sweep_lock(str(tmp_path)):
+        assert main(["demo", "--out", str(tmp_path), "--runs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "privopt demo: " in err and f"pid {os.getpid()}" in err and "Traceback" not in err
+    (tmp_path / "results.csv").write_bytes(b"hello,world\r\n")
+    assert main(["demo", "--out", str(tmp_path), "--runs", "1"]) == 2
+    assert "not the header of a privopt results file" in capsys.readouterr().err
