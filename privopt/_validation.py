@@ -28,6 +28,11 @@ __all__ = [
     "renamed_argument",
     "check_array_2d",
     "check_binary_labels",
+    "check_bounds",
+    "check_numeric_features",
+    "text_columns",
+    "warn_clipped",
+    "MAX_EPSILON",
 ]
 
 
@@ -70,11 +75,30 @@ def check_positive(value, name: str, *, allow_none: bool = False, hint: str = ""
     return value
 
 
+#: The largest epsilon privopt accepts.  e^epsilon, which the accountants
+#: and the selection mechanisms' probabilities compute, overflows a double
+#: above ln(max float) = 709.78; dp_accounting's PLD of DP-SGD with shuffled
+#: batches already overflows at epsilon = 709.  700 leaves room for their
+#: products (e^700 = 1e304).  Such an epsilon protects nothing anyway: a
+#: record may change an output's probability by a factor e^700.
+MAX_EPSILON = 700.0
+
+
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """The privacy parameter epsilon: a finite real number > 0."""
-    return check_positive(
+    """The privacy parameter epsilon: a finite real number in (0, MAX_EPSILON].
+
+    Above :data:`MAX_EPSILON` (700) the noise computations overflow (e^epsilon
+    is not a finite double from 709.78 on), so such values are refused
+    before any work instead of producing overflow warnings or NaN noise."""
+    value = check_positive(
         epsilon, name, hint="epsilon is the privacy budget; typical values are 0.1 to 10."
     )
+    if value > MAX_EPSILON:
+        raise ParameterError(
+            f"{name}={value!r} is too large: the largest accepted value is {MAX_EPSILON:g} (beyond it "
+            f"e^{name} overflows in the noise calibrations, and no privacy is left long before: "
+            "typical values are 0.1 to 10).", name)
+    return value
 
 
 def check_delta(delta, name: str = "delta", *, allow_zero: bool = False) -> float:
@@ -197,8 +221,255 @@ def check_auto_or(value, name: str, check, what: str):
     return check(value, name)
 
 
+#: The fix suggested for a text column of the features.
+TEXT_FEATURE_FIX = ("One-hot encode a text column (sklearn.preprocessing.OneHotEncoder, or pandas.get_dummies); "
+                    "for a scoring system, binary items from numeric columns come from "
+                    "privopt.scoring.ThresholdBinarizer (public cut points).")
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, (str, bytes, np.str_, np.bytes_))
+
+
+def _parses_as_number(values) -> bool:
+    try:
+        np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _column_label(j: int, feature_names=None) -> str:
+    if feature_names is not None and j < len(feature_names):
+        return f"{str(feature_names[j])!r} (index {j})"
+    return f"{j}"
+
+
+def text_columns(X) -> list[tuple[int, object, object]]:
+    """The columns of ``X`` that hold text: ``[(index, name or None, an
+    example value), ...]``.  A pandas DataFrame is checked column by column
+    (object, string and categorical columns of text); a 2-D numpy array or
+    nested list of strings (dtype ``U``/``S``) or an object array holding
+    ``str``/``bytes`` is checked element by element.  Numeric input costs one
+    dtype check.  Sparse matrices and arrays that are not 2-D give ``[]``
+    (their other checks report them)."""
+    columns = getattr(X, "columns", None)
+    dtypes = getattr(X, "dtypes", None)
+    if columns is not None and dtypes is not None and hasattr(X, "iloc"):     # a DataFrame
+        out = []
+        for j, (col, dt) in enumerate(zip(columns, dtypes)):
+            kind = getattr(dt, "kind", "O")
+            if kind in "biufcmM":
+                continue
+            categories = getattr(dt, "categories", None)
+            values = (np.asarray(categories, dtype=object) if categories is not None
+                      else np.asarray(X.iloc[:, j], dtype=object))
+            texts = [v for v in values if _is_text(v)][:1]
+            if texts:
+                out.append((j, col, texts[0]))
+        return out
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):      # scipy sparse: numeric by construction
+        return []
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return []
+    if arr.ndim != 2 or arr.dtype.kind not in "OSU":
+        return []
+    if arr.dtype.kind in "SU":
+        mask = np.ones(arr.shape, dtype=bool)
+    else:
+        mask = np.frompyfunc(_is_text, 1, 1)(arr).astype(bool)
+    return [(k, None, arr[int(np.argmax(mask[:, k])), k]) for k in np.flatnonzero(mask.any(axis=0)).tolist()]
+
+
+def check_numeric_features(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -> None:
+    """Refuse features that hold text, naming the column (by name for a
+    DataFrame, else by index) and the fix; number strings (``"1.5"``) are
+    refused too, rather than silently parsed.  Raises
+    :class:`~privopt.exceptions.ParameterTypeError`."""
+    found = text_columns(X)
+    if not found:
+        return
+    names = [col for _, col, _ in found]
+    labels = [(f"{str(col)!r} (index {j})" if col is not None else f"{j}") for j, col, _ in found]
+    shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+    plural = len(found) > 1     # no value is quoted: an error message may be logged beyond the curator
+    what = f"column{'s' if plural else ''} {shown} hold{'' if plural else 's'} text"
+    if all(n is None for n in names):
+        arr = np.asarray(X, dtype=object)
+        numeric_text = all(_parses_as_number(arr[:, j]) for j, _, _ in found)
+    else:
+        numeric_text = all(_parses_as_number(np.asarray(X.iloc[:, j], dtype=object)) for j, _, _ in found)
+    how = ("These are numbers written as text: convert them with X.astype(float) if that is what they are."
+           if numeric_text else fix)
+    raise ParameterTypeError(f"{name}: {what}, not numbers; privopt needs numeric features. {how}", name)
+
+
+def _bounds_pair(value, side: str, name: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} ({side}) must be numbers, got {value!r}: {exc}", name) from exc
+    if arr.ndim > 1:
+        raise ParameterError(f"{name} ({side}) must be a number or one number per feature, got shape "
+                             f"{arr.shape}.", name)
+    return arr
+
+
+_BOUNDS_FORMS = ("(lower, upper), each a number or one entry per feature, e.g. ([0, 0], [3000, 80000]); "
+                 "per-feature pairs [(lo_0, hi_0), (lo_1, hi_1), ...]; or {'lower': [...], 'upper': [...]}")
+
+
+def _bounds_readings(bounds, name: str) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """The ways ``bounds`` can be read, each ``(lower, upper, form)``."""
+    if isinstance(bounds, dict):
+        if set(bounds) != {"lower", "upper"}:
+            raise ParameterError(f"{name}: a dict must have exactly the keys 'lower' and 'upper', got "
+                                 f"{sorted(map(str, bounds))}.", name)
+        return [(_bounds_pair(bounds["lower"], "lower", name), _bounds_pair(bounds["upper"], "upper", name),
+                 "(lower, upper)")]
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (tuple, list, np.ndarray)):
+        raise ParameterTypeError(f"{name} must be None or public feature bounds, got {type(bounds).__name__}; "
+                                 f"accepted forms: {_BOUNDS_FORMS}.", name)
+    try:
+        arr = np.array(bounds, dtype=float)
+    except ValueError:     # ragged, e.g. (0, [1, 2, 3]): only (lower, upper) can be ragged
+        arr = None
+    except TypeError as exc:
+        raise ParameterTypeError(f"{name} must hold numbers: {exc}", name) from exc
+    if arr is None or arr.ndim == 1:
+        if len(bounds) != 2:
+            raise ParameterTypeError(f"{name} must be a pair, got {len(bounds)} entries; accepted forms: "
+                                     f"{_BOUNDS_FORMS}.", name)
+        return [(_bounds_pair(bounds[0], "lower", name), _bounds_pair(bounds[1], "upper", name), "(lower, upper)")]
+    if arr.ndim != 2 or 2 not in arr.shape:
+        raise ParameterError(f"{name} has shape {arr.shape}; accepted forms: {_BOUNDS_FORMS}.", name)
+    readings = []
+    if arr.shape[0] == 2:
+        readings.append((arr[0], arr[1], "(lower, upper)"))
+    if arr.shape[1] == 2:
+        readings.append((arr[:, 0], arr[:, 1], "per-feature pairs (lo, hi)"))
+    return readings
+
+
+def _bounds_problem(lower, upper, d, feature_names) -> str | None:
+    """Why ``(lower, upper)`` are not valid bounds for d features (None: valid)."""
+    for side, arr in (("lower", lower), ("upper", upper)):
+        if arr.ndim == 1 and d is not None and arr.shape[0] != d:
+            return (f"there are {arr.shape[0]} {side} bounds but X has {d} features; give one (lo, hi) per "
+                    f"feature (or one number for all)")
+    try:
+        lo, hi = np.broadcast_arrays(lower, upper)
+    except ValueError:
+        return (f"lower has {lower.size} entries and upper {upper.size}; give one (lo, hi) per "
+                "feature")
+    scalar = lo.ndim == 0
+    lo, hi = np.atleast_1d(lo), np.atleast_1d(hi)
+    for j in range(lo.shape[0]):
+        feature = "every feature" if scalar else f"feature {_column_label(j, feature_names)}"
+        if not (math.isfinite(lo[j]) and math.isfinite(hi[j])):
+            return f"{feature} has a non-finite bound [{lo[j]:g}, {hi[j]:g}]; give finite public bounds"
+        if lo[j] > hi[j]:
+            return (f"{feature} has lower {lo[j]:g} > upper {hi[j]:g} (inverted); swap them, "
+                    f"({hi[j]:g}, {lo[j]:g})")
+        if lo[j] == hi[j]:
+            return (f"{feature} has an empty range [{lo[j]:g}, {hi[j]:g}] (lower == upper); give a "
+                    "range that contains the feature's possible values (a constant feature carries nothing: "
+                    "drop it)")
+    return None
+
+
+def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds", feature_names=None):
+    """PUBLIC feature bounds, in one of three forms, as ``(lower, upper)``.
+
+    Forms accepted:
+
+    * ``(lower, upper)``: each a number (the same for every feature) or a
+      sequence with one entry per feature, e.g. ``([0, 0], [3000, 80000])``;
+    * per-feature pairs ``[(lo_0, hi_0), (lo_1, hi_1), ...]`` (an array of
+      shape (d, 2));
+    * ``{"lower": ..., "upper": ...}``: the explicit form of the first.
+
+    A (2, d) array is ``(lower, upper)`` and a (d, 2) array per-feature pairs.
+    With two features a 2 x 2 array fits both: it is read the one way that
+    gives every feature a range ``lo < hi`` (so ``[(0, 3000), (0, 80000)]``
+    is two pairs: read as (lower, upper) feature 0 would be [0, 0]); where
+    both ways are valid and differ it is refused as ambiguous: use the dict
+    form.  Every range must be finite and non-empty (``lo < hi``); an
+    inverted, empty, infinite or NaN range, or a wrong number of entries, is
+    refused naming the feature (its column name when ``feature_names`` is
+    given) and the fix.
+
+    With ``n_features`` None only the form is checked (before the data is
+    read) and ``(lower, upper)`` are returned as given (scalars or 1-D);
+    otherwise both are arrays of shape ``(n_features,)``.  ``None`` is
+    returned as None.  The bounds are the caller's public knowledge: nothing
+    here reads the data.
+    """
+    if bounds is None:
+        return None
+    readings = _bounds_readings(bounds, name)
+    problems = [_bounds_problem(lo, hi, n_features, feature_names) for lo, hi, _ in readings]
+    valid = [r for r, p in zip(readings, problems) if p is None]
+    if not valid:
+        if len(readings) == 2 and problems[1] != problems[0]:
+            message = f"read as {readings[0][2]}, {problems[0]}; read as {readings[1][2]}, {problems[1]}"
+        else:
+            message = str(problems[0])
+        raise ParameterError(f"{name}: {message}. Accepted forms: {_BOUNDS_FORMS}.", name)
+    if len(valid) == 2 and not (np.array_equal(valid[0][0], valid[1][0])
+                                and np.array_equal(valid[0][1], valid[1][1])):
+        if n_features is None:      # the form is fine; the number of features settles the reading
+            return valid[0][0], valid[0][1]
+        a, b = valid
+        raise ParameterError(
+            f"{name}={np.asarray(bounds).tolist()!r} is ambiguous with 2 features: as (lower, upper) the "
+            f"ranges are {list(zip(a[0].tolist(), a[1].tolist()))}, as per-feature pairs "
+            f"{list(zip(b[0].tolist(), b[1].tolist()))}. Say which: "
+            f"bounds={{'lower': {a[0].tolist()}, 'upper': {a[1].tolist()}}} or "
+            f"bounds={{'lower': {b[0].tolist()}, 'upper': {b[1].tolist()}}}.", name)
+    lower, upper = valid[0][0], valid[0][1]
+    if n_features is None:
+        return lower, upper
+    return (np.broadcast_to(lower, (n_features,)).astype(float).copy(),
+            np.broadcast_to(upper, (n_features,)).astype(float).copy())
+
+
+def warn_clipped(X: np.ndarray, lower, upper, *, feature_names=None, what: str = "fit",
+                 stacklevel: int = 3) -> int:
+    """Warn (:class:`~privopt.exceptions.ClippedFeaturesWarning`) when values
+    of ``X`` lie outside the public bounds and will be clipped to them; the
+    number of values clipped is returned.  The message counts the values and
+    names the features (at most five), so it describes the data: it is for the
+    data curator, never part of a private release.  Clipping itself stays:
+    the privacy proof needs every record inside the bounds."""
+    from .exceptions import ClippedFeaturesWarning
+
+    lo = np.broadcast_to(np.asarray(lower, dtype=float), (X.shape[1],))
+    hi = np.broadcast_to(np.asarray(upper, dtype=float), (X.shape[1],))
+    outside = (X < lo) | (X > hi)
+    total = int(outside.sum())
+    if total:
+        import warnings
+
+        per = outside.sum(axis=0)
+        cols = np.flatnonzero(per)
+        shown = "; ".join(
+            f"feature {_column_label(int(j), feature_names)}: {int(per[j])} outside [{lo[j]:g}, {hi[j]:g}]"
+            for j in cols[:5]) + (f"; and {cols.size - 5} more features" if cols.size > 5 else "")
+        warnings.warn(
+            f"{what}: {total} of {X.size} values of X lie outside the declared bounds and were clipped to them "
+            f"({shown}). Check the bounds (units? per-feature order?): clipping keeps the guarantee, but far "
+            "outside bounds the features lose their information. (This warning describes the data: it is for "
+            "whoever holds the data, not for publication.)", ClippedFeaturesWarning, stacklevel=stacklevel)
+    return total
+
+
 def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
-    """A finite 2-D float array (a copy; the caller's array is never touched)."""
+    """A finite 2-D float array (a copy; the caller's array is never touched).
+    Text (including numbers written as text) is refused (:func:`check_numeric_features`)."""
+    check_numeric_features(X, name)
     try:
         arr = np.array(X, dtype=float, copy=True)
     except (TypeError, ValueError) as exc:

@@ -69,7 +69,7 @@ def _state(model):
 
 def _hard_opdisc():
     m = market_split(n_constraints=4, n_vars=40, seed=1)
-    kw = dict(weights=m.x, epsilon=1e5, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40), n_samples=4)
+    kw = dict(weights=m.x, epsilon=700.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40), n_samples=4)
     return m, kw
 
 
@@ -87,7 +87,7 @@ def _hard_rspm():
     m.n = pyo.Var(m.J, domain=pyo.Binary)
     m.w = pyo.Var(m.J, domain=pyo.Integers, bounds=(-1, 1))
     m.link = pyo.Constraint(m.J, rule=lambda m, j: m.w[j] == m.x[j] - m.n[j])
-    kw = dict(separator_vars=("x", "n"), weights="w", sensitivity=1.0, epsilon=1e5)
+    kw = dict(separator_vars=("x", "n"), weights="w", sensitivity=1.0, epsilon=700.0)   # the largest accepted
     return m, kw
 
 

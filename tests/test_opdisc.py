@@ -423,7 +423,7 @@ def test_uncertified_raises_and_releases_nothing():
     require_solver("highs")
     m = _hard_discrete_model()
     with pytest.raises(NotCertifiedError) as err:
-        privopt.opdisc(m, weights=m.x, epsilon=1e5, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
+        privopt.opdisc(m, weights=m.x, epsilon=700.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
                        n_samples=4, time_limit=1.0, random_state=0)
     assert err.value.report is not None and not err.value.report.certified_optimal
     assert all(m.x[j].value is None for j in m.J)  # the user's model got nothing
@@ -433,7 +433,7 @@ def test_uncertified_return_policy_is_explicit():
     require_solver("highs")
     m = _hard_discrete_model()
     with pytest.warns(UncertifiedReleaseWarning, match="WITHOUT a privacy guarantee"):
-        res = privopt.opdisc(m, weights=m.x, epsilon=1e5, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
+        res = privopt.opdisc(m, weights=m.x, epsilon=700.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
                              n_samples=4, time_limit=1.0, random_state=0, on_failure="return")
     assert res.certified is False and "NOT covered" in repr(res)
     assert set(np.unique(res.weights)) <= {0.0, 1.0}
