@@ -18,6 +18,7 @@ import numbers
 
 import numpy as np
 
+from ._validation import check_numeric_features
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
@@ -25,6 +26,11 @@ __all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
 
 def validate_fit(est, X, y):
     """``(X, classes, y_pm)``: X a float copy, y mapped to {-1, +1}.
+
+    X must be numeric: a column of text (a DataFrame's yes/no column, or
+    numbers written as strings) is refused naming the column and the fix
+    (:func:`privopt._validation.check_numeric_features`), where scikit-learn
+    would parse number strings silently.
 
     Sets ``n_features_in_`` (and ``feature_names_in_`` for DataFrames).
     """
@@ -38,6 +44,7 @@ def validate_fit(est, X, y):
 
     if y is None:
         raise ParameterError(f"{type(est).__name__} requires y to be passed, but the target y is None.", "y")
+    check_numeric_features(X, "X")   # text, even numbers written as text, names its column
     try:
         X = validate_data(est, X, accept_sparse=False, dtype=np.float64, copy=True, ensure_min_samples=1)
     except ValueError as exc:
@@ -67,6 +74,7 @@ def validate_predict(est, X):
     """A float copy of X checked against the fitted ``n_features_in_``."""
     from sklearn.utils.validation import validate_data
 
+    check_numeric_features(X, "X")
     try:
         return validate_data(est, X, accept_sparse=False, dtype=np.float64, reset=False, copy=True)
     except ValueError as exc:

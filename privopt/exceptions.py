@@ -190,3 +190,16 @@ class UncheckedOptionsWarning(UserWarning):
     """Solver options went to a solver privopt does not know (a pass-through
     name Pyomo knows): privopt can neither translate nor check them, so a
     misspelt option may be ignored silently.  Check the solver's documentation."""
+
+
+class ClippedFeaturesWarning(UserWarning):
+    """Values of X lie outside the declared public ``bounds`` and were clipped
+    to them.  Clipping is what the privacy proof needs (every record inside the
+    public bounds), so it stays; the warning says how many values of which
+    features were clipped, because bounds far from the data (wrong units, a
+    wrong per-feature order) silently erase the features' information.  Its
+    message describes the data: it is for the data curator only, never part of
+    a private release."""
+
+
+__all__.append("ClippedFeaturesWarning")

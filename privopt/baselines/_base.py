@@ -4,9 +4,15 @@ linear decision rule, losses.
 Feature map (per record, public parameters only, so it costs no privacy)
 ------------------------------------------------------------------------
 1. ``bounds = (lower, upper)`` (scalars or one value per feature, PUBLIC, like
-   diffprivlib's ``bounds``): each feature is clipped to [lower, upper] and
-   mapped to [-1, 1] by ``2 (x - lower) / (upper - lower) - 1`` (a feature with
-   ``lower == upper`` maps to 0).  Centring the public range at 0 matters: on
+   diffprivlib's ``bounds``; per-feature pairs ``[(lo, hi), ...]`` and
+   ``{"lower": ..., "upper": ...}`` are accepted too, see
+   :func:`privopt._validation.check_bounds`, and an empty, inverted or
+   infinite range is refused naming the feature): each feature is clipped to
+   [lower, upper] and mapped to [-1, 1] by ``2 (x - lower) / (upper - lower) - 1``
+   (a constant column of data-derived bounds maps to 0).  Values outside the
+   bounds are clipped with a :class:`~privopt.exceptions.ClippedFeaturesWarning`
+   (in ``fit`` and ``predict``) that counts them per feature: it describes the
+   data, so it is for the data curator only.  Centring the public range at 0 matters: on
    [0, 1] every row shares a large common component, the problem is badly
    conditioned, and with the same budget the optimisers end up much closer to
    the majority class (measured in docs/estimators.md, "Defaults at small n").
@@ -56,45 +62,21 @@ from .._validation import (
     check_delta,
     check_epsilon,
     check_positive,
+    warn_clipped,
 )
-from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
+from .._validation import check_bounds as _check_bounds
+from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["PrivateLinearClassifier", "FeatureMap", "check_bool", "check_bounds"]
 
 
-def check_bounds(bounds, n_features: int | None = None):
-    """``None`` or a pair ``(lower, upper)`` of scalars or 1-D arrays."""
-    if bounds is None:
-        return None
-    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise ParameterTypeError(
-            "bounds must be None or a pair (lower, upper) of numbers or arrays "
-            "(one entry per feature).",
-            "bounds",
-        )
-    try:
-        lower = np.array(bounds[0], dtype=float, copy=True)
-        upper = np.array(bounds[1], dtype=float, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ParameterTypeError(f"bounds must hold numbers: {exc}", "bounds") from exc
-    if lower.ndim > 1 or upper.ndim > 1:
-        raise ParameterError("bounds entries must be scalars or 1-D arrays.", "bounds")
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ParameterError("bounds must be finite.", "bounds")
-    if n_features is not None:
-        for arr in (lower, upper):
-            if arr.ndim == 1 and arr.shape[0] != n_features:
-                raise ParameterError(
-                    f"bounds have {arr.shape[0]} entries but X has {n_features} features.", "bounds"
-                )
-    try:
-        lo, hi = np.broadcast_arrays(lower, upper)
-    except ValueError as exc:
-        raise ParameterError(f"bounds: lower and upper have different lengths ({exc}).",
-                             "bounds") from exc
-    if np.any(lo > hi):
-        raise ParameterError("bounds: every lower bound must be <= its upper bound.", "bounds")
-    return lower, upper
+def check_bounds(bounds, n_features: int | None = None, feature_names=None):
+    """``None`` or PUBLIC feature bounds as ``(lower, upper)``: privopt's one
+    bounds parser (:func:`privopt._validation.check_bounds`: ``(lower, upper)``,
+    per-feature pairs ``[(lo, hi), ...]`` or ``{"lower": ..., "upper": ...}``;
+    every range finite with lo < hi).  Without ``n_features`` only the form is
+    checked."""
+    return _check_bounds(bounds, n_features, feature_names=feature_names)
 
 
 class FeatureMap:
@@ -166,9 +148,9 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         delta = check_delta(self.delta, allow_zero=self._pure_dp)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         data_norm = check_positive(self.data_norm, "data_norm", allow_none=True)
-        bounds = check_bounds(self.bounds)
+        check_bounds(self.bounds)       # the form, before the data is read; the lengths in _prepare
         rng = check_random_state(self.random_state)
-        return eps, delta, fit_intercept, data_norm, bounds, rng
+        return eps, delta, fit_intercept, data_norm, self.bounds, rng
 
     def _check_params(self):  # pragma: no cover - overridden
         return {}
@@ -186,9 +168,9 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
             )
             lower, upper = X.min(axis=0), X.max(axis=0)
         else:
-            lower, upper = check_bounds(bounds, d)
-            lower = np.broadcast_to(lower, (d,)).copy()
-            upper = np.broadcast_to(upper, (d,)).copy()
+            names = getattr(self, "feature_names_in_", None)
+            lower, upper = check_bounds(bounds, d, names)
+            warn_clipped(X, lower, upper, feature_names=names, what=f"{type(self).__name__}.fit", stacklevel=4)
         norm = math.sqrt(d) if data_norm is None else data_norm
         fmap = FeatureMap(lower, upper, norm, fit_intercept)
         return fmap, fmap.transform(X), classes, y_pm
@@ -205,6 +187,7 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         self.neighbouring_ = "replace_one"
         w = self._fit_private(Z, y_pm, rng, eps, delta, params)
         self._feature_map = fmap
+        self._bounds_declared = bounds is not None
         self.classes_ = classes
         self.weights_ = np.asarray(w, dtype=float)
         coef, intercept = fmap.to_coef(self.weights_)
@@ -219,7 +202,11 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         scaled features (module docstring)."""
         check_is_fitted(self, "weights_")
         X = validate_predict(self, X)
-        return self._feature_map.transform(X) @ self.weights_
+        fmap = self._feature_map
+        if self._bounds_declared:
+            warn_clipped(X, fmap.lower, fmap.upper, feature_names=getattr(self, "feature_names_in_", None),
+                         what=f"{type(self).__name__}.predict", stacklevel=4)
+        return fmap.transform(X) @ self.weights_
 
     def predict(self, X):
         """``classes_[1]`` where ``decision_function(X) >= 0``, else ``classes_[0]``."""

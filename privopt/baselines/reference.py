@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
-from .._validation import check_int, check_positive
+from .._validation import check_int, check_positive, warn_clipped
 from ._base import check_bool, check_bounds
 
 __all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
@@ -31,7 +31,10 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
     feature).  Given, each feature is clipped to its range before fitting and
     predicting, as the private baselines clip it, so that the reference sees
     the same inputs; unlike theirs, ``coef_`` stays on the unscaled features.
-    Data inside the bounds is fitted exactly as without them.
+    Data inside the bounds is fitted exactly as without them; values outside
+    are clipped with a :class:`~privopt.exceptions.ClippedFeaturesWarning`
+    (for the data curator: it counts them).  The bounds are read by the
+    baselines' parser (``(lower, upper)``, per-feature pairs or a dict).
     """
 
     _poor_score = False
@@ -59,7 +62,10 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         check_bounds(self.bounds)
         X, classes, y_pm = validate_fit(self, X, y)
-        self._bounds = check_bounds(self.bounds, X.shape[1])
+        names = getattr(self, "feature_names_in_", None)
+        self._bounds = check_bounds(self.bounds, X.shape[1], names)
+        if self._bounds is not None:
+            warn_clipped(X, *self._bounds, feature_names=names, what=f"{type(self).__name__}.fit")
         self._lr = LogisticRegression(C=C, fit_intercept=fit_intercept,
                                       max_iter=max_iter).fit(self._clip(X), y_pm)
         self.n_iter_ = self._lr.n_iter_.copy()
@@ -71,7 +77,11 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
 
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
-        return self._lr.decision_function(self._clip(validate_predict(self, X)))
+        X = validate_predict(self, X)
+        if self._bounds is not None:
+            warn_clipped(X, *self._bounds, feature_names=getattr(self, "feature_names_in_", None),
+                         what=f"{type(self).__name__}.predict", stacklevel=4)
+        return self._lr.decision_function(self._clip(X))
 
     def predict(self, X):
         """``classes_[1]`` where the decision function is >= 0."""
@@ -95,7 +105,7 @@ class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     def fit(self, X, y):
         check_bounds(self.bounds)
         X, classes, y_pm = validate_fit(self, X, y)
-        check_bounds(self.bounds, X.shape[1])
+        check_bounds(self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.majority_ = 1 if y_pm.sum() >= 0 else -1

@@ -12,9 +12,14 @@ require("sklearn")
 from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
-from ..exceptions import ParameterError, PrivacyLeakWarning  # noqa: E402
+from .._validation import check_numeric_features  # noqa: E402
+from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning  # noqa: E402
 
 __all__ = ["ThresholdBinarizer"]
+
+_TEXT_FIX = ("ThresholdBinarizer cuts numeric columns at thresholds; a text column (e.g. yes/no) needs indicator "
+             "columns instead: one-hot encode it (sklearn.preprocessing.OneHotEncoder, or pandas.get_dummies) "
+             "and pass the indicators, which are binary items already, beside the binarized numeric columns.")
 
 
 class ThresholdBinarizer(TransformerMixin, BaseEstimator):
@@ -25,6 +30,10 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
     clinical cut-offs, round numbers, a published codebook): a threshold
     computed from the data (a median, a quantile) reveals something about the
     data that no privacy guarantee covers.
+
+    Every column must be numeric: a text column (a yes/no column of a
+    DataFrame, numbers written as strings) is refused with a ParameterTypeError
+    naming it; one-hot encode it instead (its indicators are binary items).
 
     Parameters
     ----------
@@ -55,8 +64,19 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         return [str(c) for c in names] if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
 
+    def _validate(self, X, reset: bool):
+        """X as floats; text columns and other unreadable input are refused
+        naming the column and the fix (a raw numpy ValueError otherwise)."""
+        check_numeric_features(X, "X", fix=_TEXT_FIX)
+        try:
+            return validate_data(self, X, dtype=np.float64, reset=reset)
+        except ValueError as exc:
+            raise ParameterError(f"X: {exc}", "X") from exc
+        except TypeError as exc:
+            raise ParameterTypeError(f"X: {exc}", "X") from exc
+
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
+        X = self._validate(X, reset=True)
         names = self._names()
         spec = self.thresholds
         if spec is None:
@@ -105,7 +125,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "thresholds_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._validate(X, reset=False)
         cols = [(X[:, j][:, None] >= cuts[None, :]) for j, cuts in enumerate(self.thresholds_) if cuts.size]
         if not cols:
             return np.zeros((X.shape[0], 0), dtype=np.uint8)
