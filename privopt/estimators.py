@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._lattice import check_grid_size, check_norm_square
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
-from ._validation import check_choice, check_delta, check_epsilon, check_positive
+from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
+                          warn_clipped)
 from .calibration import OPDISC_CALIBRATIONS
 from .exceptions import ParameterError
 from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
@@ -148,8 +149,19 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         OPDisc's noise calibration (:func:`privopt.opdisc`): ``"proven"``
         (default) is privopt's complete proof, ``"paper"`` Algorithm 1's
         value, for reproducing [NRVW20].  RSPM has one calibration.
-    bounds : (lower, upper) or None
-        PUBLIC feature bounds (two numbers or two length-d sequences).
+    bounds : (lower, upper), per-feature pairs, or None
+        PUBLIC feature bounds: ``(lower, upper)`` with two numbers or two
+        length-d sequences, per-feature pairs ``[(lo_0, hi_0), ...]``, or
+        ``{"lower": ..., "upper": ...}``; a (2, d) array is (lower, upper), a
+        (d, 2) array pairs, and with d = 2 the one reading that gives every
+        feature lo < hi is used (both valid and different: refused as
+        ambiguous; use the dict).  Empty (lo == hi), inverted, infinite or
+        NaN ranges and a wrong length are refused naming the feature
+        (:func:`privopt._validation.check_bounds`).  Values outside are
+        clipped (the guarantee needs it) with a
+        :class:`~privopt.exceptions.ClippedFeaturesWarning` counting them per
+        feature, in ``fit`` and ``predict``; that warning describes the data
+        and is for the data curator only.
     levels : int or sequence of int
         Grid steps per real-valued feature (default 4).
     fit_intercept : bool
@@ -171,6 +183,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         reproducible fits that are not private when the seed is known.
     on_failure : {"raise", "return"}
         Policy for a solve that is not certified optimal (:mod:`privopt.oracle`).
+    keep_report : bool
+        Keep ``result_.report``, the solve's diagnostics (default False: it is
+        set to None after ``fit``, so it is neither kept nor pickled).  The
+        report (the perturbed optimum, the number of distinct rows, wall time,
+        regions expanded) depends on the data and the noise and is **not**
+        private: keep it only while the estimator stays with the data
+        curator.
 
     Attributes
     ----------
@@ -187,6 +206,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     n_features_in_, feature_names_in_ : as in scikit-learn.
     classes_ : ndarray of the two labels (``classes_[1]`` is the positive class).
     result_ : PrivateResult
+        The release and its account; ``result_.report`` is None unless
+        ``keep_report=True``.
     mechanism_ : str
         The mechanism that ran (``mechanism`` unless it is ``"auto"``).
     mechanism_reason_ : str
@@ -199,7 +220,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
                  calibration="proven", bounds=None, levels=4, fit_intercept=True, solver="auto",
-                 time_limit=120.0, random_state=None, on_failure="raise"):
+                 time_limit=120.0, random_state=None, on_failure="raise", keep_report=False):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -213,15 +234,24 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.time_limit = time_limit
         self.random_state = random_state
         self.on_failure = on_failure
+        self.keep_report = keep_report
 
     # -- helpers -------------------------------------------------------------
     def _transform(self, Xa, *, fitting: bool):
+        names = getattr(self, "feature_names_in_", None)
         if fitting:
             if self.bounds is None and _is_integral(Xa):
                 self.discretizer_ = None
             else:
-                self.discretizer_ = FeatureDiscretizer(bounds=self.bounds, levels=self.levels).fit(Xa)
-        return Xa if self.discretizer_ is None else self.discretizer_.transform(Xa)
+                bounds = check_bounds(self.bounds, Xa.shape[1], feature_names=names)   # None: from the data
+                self.discretizer_ = FeatureDiscretizer(bounds=bounds, levels=self.levels).fit(Xa)
+        if self.discretizer_ is None:
+            return Xa
+        if self.discretizer_.bounds is not None:     # declared bounds: say what is clipped (for the curator)
+            warn_clipped(Xa, self.discretizer_.lower_, self.discretizer_.upper_, feature_names=names,
+                         what=f"{type(self).__name__}.{'fit' if fitting else 'predict'}",
+                         stacklevel=4 if fitting else 5)
+        return self.discretizer_.transform(Xa)
 
     def _check_time_limit(self):
         if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
@@ -381,6 +411,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         from .oracle import check_on_failure
 
         check_on_failure(self.on_failure)
+        keep_report = check_bool(self.keep_report, "keep_report")
+        check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
         milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
         if milp_solver:
             from .mechanisms._checks import check_solver_ready
@@ -435,7 +467,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
         info = get_info(model)
         self.model_info_ = info
-        self.result_ = result
+        # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
+        self.result_ = result if keep_report else result.without_report()
         self.neighbouring_ = result.neighbouring
         self.classes_ = np.asarray(classes)
         self._set_linear(np.asarray(result.weights, dtype=float), info)
@@ -509,6 +542,7 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
         from .solvers import choose_solver, solve
 
         self._check_time_limit()
+        check_bounds(self.bounds)
         Xa, classes, y_pm = validate_fit(self, X, y)
         Xd = self._transform(Xa, fitting=True)
         model = self._zero_one_model(Xd, np.where(y_pm == 1, 1, -1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +31,12 @@ class PrivateResult:
     parameters : mapping
         Noise scales and derived quantities under fixed names (OPDisc:
         ``sigma``, ``alpha``, ...).
-    report : SolveReport or tuple of SolveReport
+    report : SolveReport or tuple of SolveReport, or None
         Diagnostics of the solve(s).  They depend on the data and the noise
-        and are **not** private: keep them with the data curator.
+        and are **not** private: keep them with the data curator.  The
+        scikit-learn estimators drop them after ``fit`` (``result_.report`` is
+        None, so a pickled estimator does not carry them) unless created with
+        ``keep_report=True``; :meth:`without_report` gives such a copy.
     certified : bool
         True when every oracle call was certified optimal.  False only under
         ``on_failure="return"``; such a result is not covered by the guarantee.
@@ -60,6 +64,12 @@ class PrivateResult:
     noise: np.ndarray | None = None
     neighbouring: str = "replace_one"
     labels: tuple | None = None
+
+    def without_report(self) -> PrivateResult:
+        """A copy with ``report`` set to None: the release and its account
+        without the solve's data-dependent diagnostics (what privopt's
+        estimators keep by default, and what may leave the data curator)."""
+        return dataclasses.replace(self, report=None)
 
     @property
     def weights_by_label(self) -> dict:

@@ -144,7 +144,7 @@ def test_estimator_default_on_small_real_valued_data():
     rng = np.random.default_rng(0)
     X = rng.random((398, 10))
     y = np.where(X @ rng.normal(size=10) > 0.2, 1, 0)
-    clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
+    clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0, keep_report=True).fit(X, y)
     assert clf.result_.certified and clf.result_.report.solver == "enumerate"
     assert clf.result_.report.wall_time < 60
 

@@ -148,7 +148,7 @@ def test_defaults_certify_on_one_hot_adult(data_home):
     data = load_adult(data_home, feature_set=("workclass", "marital-status", "relationship", "race", "sex"),
                       scale="public", random_state=0)
     assert data.X_train.shape[1] == 28
-    clf = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(data.X_train, data.y_train)
+    clf = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, keep_report=True).fit(data.X_train, data.y_train)
     assert clf.result_.certified and clf.result_.parameters["norm_bound"] == 2.0
     assert clf.result_.report.wall_time < 60
     assert clf.score(data.X_test, data.y_test) > 0.6

@@ -59,3 +59,62 @@ def test_audit_result_pickles():
     r = _stats.AuditResult(**fields)
     back = pickle.loads(pickle.dumps(r))
     assert back.histogram == {"a": 1} and back.metadata["mechanism"] == "opdisc"
+
+
+def _fitted(cls_name: str, **kw):
+    """A small fitted private estimator (exact enumeration: no external solver)."""
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(60, 3)).astype(float)
+    y = (X[:, 0] + rng.random(60) > 0.8).astype(int)
+    if cls_name == "scoring":
+        from privopt.scoring import PrivateScoringSystem
+
+        return PrivateScoringSystem(epsilon=1.0, max_items=2, random_state=0, **kw).fit(X, y)
+    from privopt.estimators import PrivateHalfspaceClassifier
+
+    return PrivateHalfspaceClassifier(epsilon=1.0, random_state=0, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("cls_name, mechanism, report_class", [
+    ("halfspace", "permute_and_flip", b"SelectionReport"),
+    ("halfspace", "opdisc", b"SolveReport"),
+    ("scoring", None, b"ScoringReport"),
+])
+def test_fitted_estimator_pickle_carries_no_report_by_default(cls_name, mechanism, report_class):
+    """The solve's diagnostics (perturbed optimum, distinct rows, wall time, regions expanded) are
+    not private: a fitted estimator drops them, so its pickle does not hold them; with
+    keep_report=True they are kept, in memory and in the pickle."""
+    kw = {} if mechanism is None else {"mechanism": mechanism}
+    est = _fitted(cls_name, **kw)
+    assert est.result_.report is None
+    blob = pickle.dumps(est)
+    assert report_class not in blob and b"wall_time" not in blob
+    back = pickle.loads(blob)
+    assert back.result_.report is None
+    np.testing.assert_array_equal(back.result_.weights, est.result_.weights)   # the release itself is kept
+
+    kept = _fitted(cls_name, keep_report=True, **kw)
+    assert kept.result_.report is not None
+    np.testing.assert_array_equal(kept.result_.weights, est.result_.weights)   # same seed, same release
+    blob = pickle.dumps(kept)
+    assert report_class in blob
+    assert pickle.loads(blob).result_.report.wall_time == kept.result_.report.wall_time
+
+
+def test_keep_report_is_checked_before_the_fit():
+    pytest.importorskip("sklearn")
+    from privopt.estimators import PrivateHalfspaceClassifier
+    from privopt.exceptions import ParameterTypeError
+    from privopt.scoring import PrivateScoringSystem
+
+    for est in (PrivateHalfspaceClassifier(keep_report="yes"), PrivateScoringSystem(keep_report=1)):
+        with pytest.raises(ParameterTypeError, match="keep_report must be True or False"):
+            est.fit("not data", None)
+
+
+def test_private_result_without_report():
+    r = PrivateResult(weights=[1.0], mechanism="opdisc", epsilon=1.0, delta=1e-5, report=("diagnostic",))
+    bare = r.without_report()
+    assert bare.report is None and r.report == ("diagnostic",)
+    assert bare.epsilon == r.epsilon and not bare.weights.flags.writeable

@@ -132,7 +132,8 @@ print("items it would add:", [c for c in leaky.get_feature_names_out() if c.star
 
 # %%
 start = time.perf_counter()
-card_model = PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4, random_state=SEED)  # seeded: NOT private
+card_model = PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4, random_state=SEED,
+                                keep_report=True)  # seeded: NOT private; the report is for us, the curator
 card_model.fit(B_train, y_train)
 print(f"fit in {time.perf_counter() - start:.2f} s\n")
 card = card_model.scorecard()

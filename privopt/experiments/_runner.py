@@ -108,6 +108,7 @@ def _make_estimator(task: Task, n_features: int):
             time_limit=task.time_limit, random_state=task.seed, on_failure="return",
             calibration=task.calibration if task.method == "opdisc" else "proven",
             norm_bound=_opdisc_ball(task, n_features) if task.method == "opdisc" else None,
+            keep_report=True,      # the runner reads the solver and the failure from it (the curator's table)
             fit_intercept=False)   # the paper's homogeneous halfspace (the estimator's default is True)
     if task.method in SELECTION_METHODS:
         from ..estimators import PrivateHalfspaceClassifier
@@ -115,7 +116,7 @@ def _make_estimator(task: Task, n_features: int):
         # the estimator's defaults for W (fit_intercept, grid, norm_bound) and its solver (enumeration)
         return PrivateHalfspaceClassifier(
             epsilon=task.epsilon, mechanism=task.method, bounds=(0.0, 1.0), levels=levels,
-            time_limit=task.time_limit, random_state=task.seed)
+            time_limit=task.time_limit, random_state=task.seed, keep_report=True)
     if task.method == ZERO_ONE_DEFAULT_REFERENCE:
         from ..estimators import ZeroOneHalfspaceClassifier
 

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from .._random import check_random_state  # noqa: E402
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict  # noqa: E402
-from .._validation import check_choice  # noqa: E402
+from .._validation import check_bool, check_choice  # noqa: E402
 from ..calibration._scoring import risk_table_noise_scale, split_risk_epsilon  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
 from ._select import check_binary_matrix, select_scoring_system  # noqa: E402
@@ -72,6 +72,12 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         makes the fit reproducible and NOT private.
     progress : None or bool
         A progress bar (None: when the fit is predicted to take > 10 s).
+    keep_report : bool, default False
+        Keep ``result_.report``, the sampler's diagnostics (supports scored,
+        regions expanded, wall time).  They depend on the data and the noise
+        and are **not** private, so by default they are set to None after
+        ``fit`` and a pickled estimator does not carry them; keep them only
+        while the estimator stays with the data curator.
 
     Attributes
     ----------
@@ -82,7 +88,8 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     points_ : dict
         {item name: points} for the items with nonzero points.
     result_ : PrivateResult
-        The selection's account (epsilon, |W|, the utility bound ``alpha``).
+        The selection's account (epsilon, |W|, the utility bound ``alpha``);
+        ``result_.report`` is None unless ``keep_report=True``.
     epsilon_ : float
         Total epsilon spent (selection + risk table).
     risk_table_ : list of dict or None
@@ -97,7 +104,8 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     """
 
     def __init__(self, epsilon=1.0, max_points=5, max_items=4, signs=None, mechanism="permute_and_flip",
-                 risk_share=0.0, executor=None, time_limit=None, random_state=None, progress=None):
+                 risk_share=0.0, executor=None, time_limit=None, random_state=None, progress=None,
+                 keep_report=False):
         self.epsilon = epsilon
         self.max_points = max_points
         self.max_items = max_items
@@ -108,6 +116,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         self.time_limit = time_limit
         self.random_state = random_state
         self.progress = progress
+        self.keep_report = keep_report
 
     def _item_names(self, d):
         names = getattr(self, "feature_names_in_", None)
@@ -126,6 +135,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     def fit(self, X, y):
         """Select the points and threshold privately; all checks run first."""
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
+        keep_report = check_bool(self.keep_report, "keep_report")
         eps_select, eps_table = split_risk_epsilon(self.epsilon, self.risk_share)
         Xa, classes, y_pm = validate_fit(self, X, y)
         X01 = check_binary_matrix(Xa)
@@ -137,7 +147,8 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
             X01, y01, epsilon=eps_select, max_points=self.max_points, max_items=self.max_items, signs=signs,
             method=mechanism, random_state=rng, executor=self.executor, progress=self.progress,
             time_limit=self.time_limit, feature_names=names)
-        self.result_ = result
+        # the sampler's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
+        self.result_ = result if keep_report else result.without_report()
         self.classes_ = np.asarray(classes)
         w = np.asarray(result.weights)
         self.coef_ = np.rint(w[:-1]).astype(np.int64)
