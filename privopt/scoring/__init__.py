@@ -11,7 +11,13 @@ a threshold, selected privately from the whole public set of such systems.
   set (a reference, NOT private).
 """
 
+from typing import TYPE_CHECKING
+
 from ._select import best_scoring_system, select_scoring_system
+
+if TYPE_CHECKING:   # imported on first use (they need scikit-learn); named here for type checkers and the docs
+    from ._binarize import ThresholdBinarizer
+    from ._estimator import PrivateScoringSystem, ScoreCard
 
 __all__ = ["select_scoring_system", "best_scoring_system", "PrivateScoringSystem", "ScoreCard",
            "ThresholdBinarizer"]
