@@ -325,6 +325,13 @@ def test_swap_cuts_auto_follows_the_solver_auto_would_use():
         model = zero_one_halfspace(X, y, grid=2, norm_bound=norm_bound)
         assert (build_stats(model)["n_swap_cuts"] > 0) == cuts == get_info(model).extra["swap_cuts"]
         assert (choose_solver(model, perturbed=True) != "enumerate") == cuts
+    # graded features (one column on 0..4 beside the groups): the MILP path, but no cuts
+    Xg = X.copy()
+    Xg[:, 0] = np.arange(len(Xg)) % 5
+    model = zero_one_halfspace(Xg, y, grid=2)
+    assert choose_solver(model, perturbed=True) != "enumerate"
+    assert build_stats(model)["n_swap_cuts"] == 0 and get_info(model).extra["swap_cuts"] is False
+    assert build_stats(zero_one_halfspace(Xg, y, grid=2, swap_cuts=True))["n_swap_cuts"] > 0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -784,3 +791,11 @@ def test_callers_arrays_are_not_modified():
     for a, b in [(X, X0), (y, y0), (yf, yf0)]:
         np.testing.assert_array_equal(a, b)
     assert np.signbit(X[0, 0])  # even the -0.0 is untouched
+
+
+def test_a_norm_bound_whose_square_overflows_is_refused_with_the_equivalent_bound():
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    y = np.array([1, -1, 1, -1])
+    with pytest.raises(ParameterError, match=r"norm_bound=1\.41421 gives the same") as err:
+        zero_one_halfspace(X, y, norm_bound=1e300)      # grid -1..1 on d = 2: ||w|| <= sqrt(2)
+    assert err.value.parameter == "norm_bound"
