@@ -335,3 +335,37 @@ def test_experiment_uses_the_papers_ball_for_opdisc():
 
     est = _make_estimator(Task("opdisc", 1.0, 0, 0, 1e-6, "highs", None, None), 23)
     assert est.norm_bound == pytest.approx(23 ** 0.5) and est.grid is None   # grid -4..4, as in [NRVW20]
+
+
+def test_reference_lines_at_the_same_accuracy_stay_apart(tmp_path):
+    """Two non-private references with the same accuracy (the two 0/1 optima often
+    coincide) are drawn with different dash patterns and their values in the legend."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from privopt.experiments import plots
+
+    def row(method, eps, acc):
+        return {"method": method, "epsilon": eps, "run": 0, "status": "ok", "certified": True,
+                "train_accuracy": acc, "test_accuracy": acc, "calibration": ""}
+
+    rows = [row("nonprivate_01", float("inf"), 0.8), row("nonprivate_01_default", float("inf"), 0.8),
+            row("majority", float("inf"), 0.5), row("opdisc", 1.0, 0.7), row("opdisc", 2.0, 0.75)]
+    captured = {}
+    real_close = plt.close
+
+    def keep(fig=None):
+        captured["fig"] = fig
+        real_close(fig)
+
+    plt.close = keep
+    try:
+        plots.plot_accuracy(rows, tmp_path / "acc.png")
+    finally:
+        plt.close = real_close
+    ax = captured["fig"].axes[1]
+    refs = [ln for ln in ax.get_lines() if "not private" in (ln.get_label() or "")]
+    assert len(refs) == 3
+    styles = {ln.get_label().split(" ")[0]: ln.get_linestyle() for ln in refs}
+    assert styles["nonprivate_01"] != styles["nonprivate_01_default"] and len(set(styles.values())) == 3
+    assert all(ln.get_label().endswith(": 0.800") or ln.get_label().endswith(": 0.500") for ln in refs)

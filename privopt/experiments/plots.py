@@ -15,6 +15,8 @@ __all__ = ["plot_accuracy", "plot_runtimes"]
 
 #: Non-private reference points, drawn as horizontal lines.
 REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01", "nonprivate_01_default")
+#: Their dash patterns, one per reference (so that lines at one height stay apart).
+_REFERENCE_DASHES = ("--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)))
 
 
 def _label(r) -> str:
@@ -53,8 +55,12 @@ def plot_accuracy(rows, path, title=""):
                 vals = [r[key] for r in rs if r["status"] == "ok"]
                 best_found = any(r["certified"] is False for r in rs if r["status"] == "ok")
                 if vals:
-                    ax.axhline(np.mean(vals), color=c, ls="--" if ls == "-" else ls, lw=1.2,
-                               label=f"{m} (not private{', best found' if best_found else ''})")
+                    # each reference its own dash pattern, and its value in the legend: two references
+                    # at the same accuracy (e.g. the two 0/1 optima) still show as two lines
+                    dash = _REFERENCE_DASHES[REFERENCE.index(m) % len(_REFERENCE_DASHES)]
+                    ax.axhline(np.mean(vals), color=c, ls=dash, lw=1.4,
+                               label=f"{m} (not private{', best found' if best_found else ''}): "
+                                     f"{np.mean(vals):.3f}")
                 continue
             # methods sit side by side around each epsilon (log axis) so error bars do not hide each other
             dodge = math.exp(0.025 * (private.index(m) - (len(private) - 1) / 2))
