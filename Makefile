@@ -4,12 +4,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
+# `make test` leaves out the tests marked slow (pyproject.toml); CI runs every test with
+# `make test PYTEST_MARKS=` (an empty selection).
+PYTEST_MARKS ?= -m "not slow"
 
 .PHONY: demo test lint system-deps benchmarks notebooks lab clean help
 
 help:
 	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
-	@echo "make test        create/update $(VENV) with the test extras and run pytest"
+	@echo "make test        create/update $(VENV) with the test extras and run pytest (without the slow tests;"
+	@echo "                 make test PYTEST_MARKS= runs every test, as CI does)"
 	@echo "make lint        ruff and mypy (configured in pyproject.toml), as CI runs them before the tests"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
 	@echo "make notebooks   re-execute the teaching notebooks in place (refresh their outputs)"
@@ -48,7 +52,7 @@ demo: system-deps $(VENV)/.demo-installed
 	$(PY) -m privopt demo
 
 test: system-deps $(VENV)/.test-installed
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_MARKS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check privopt tests benchmarks

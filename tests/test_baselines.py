@@ -310,6 +310,7 @@ def test_dpsgd_shuffle_needs_more_noise():
     assert s.epsilon_spent_ <= 1.0
 
 
+@pytest.mark.slow
 def test_dpsgd_rejects_noise_multiplier_below_target():
     X, y = separable()
     est = DPSGDLogisticRegression(epsilon=0.5, delta=1e-5, noise_multiplier=0.3, batch_size=32,
@@ -580,8 +581,9 @@ def test_accuracy_on_separable_data_at_large_epsilon(cls):
     assert est.score(Xt, yt) > 0.9
 
 
-@pytest.mark.parametrize("cls", PRIVATE + [NonPrivateLogisticRegression, MajorityClassClassifier])
-def test_any_two_labels(cls):
+@pytest.mark.parametrize("cls", [pytest.param(c, marks=pytest.mark.slow) if c is NoisySGDClassifier else c
+                                 for c in PRIVATE + [NonPrivateLogisticRegression, MajorityClassClassifier]])
+def test_any_two_labels(cls):   # NoisySGDClassifier's default accounting takes a minute without its cache
     X, y = separable(labels=("no", "yes"))
     est = (make(cls, eps=20.0, random_state=0) if cls in FAST else cls()).fit(X, y)
     assert list(est.classes_) == ["no", "yes"]

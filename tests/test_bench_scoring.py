@@ -51,7 +51,7 @@ def test_candidate_roundings_stay_in_w():
 
 def test_two_stage_select_is_in_w_and_near_best_at_large_epsilon():
     X, y = _toy()
-    coef, thr, m = bench.two_stage_select(X, y, np.array([1.0, 1.0, -1.0, 0, 0, 0]), 3, 3, 1e4,
+    coef, thr, m = bench.two_stage_select(X, y, np.array([1.0, 1.0, -1.0, 0, 0, 0]), 3, 3, 700.0,
                                           np.random.default_rng(0))
     assert np.count_nonzero(coef) <= 3 and abs(thr) <= 10 and m > 10
     assert bench.accuracy_w(X, y, coef, thr) > 0.75

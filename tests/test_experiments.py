@@ -175,6 +175,7 @@ def test_demo_explains_methods_and_figure(tmp_path, monkeypatch, capsys):
     assert captured.err.count("SYNTHETIC DATA INSTEAD") == 1          # the fallback is said once
 
 
+@pytest.mark.slow
 def test_both_calibrations_tuned_dpsgd_and_the_zero_one_reference(small, tmp_path):
     """One sweep runs OPDisc under both calibrations (labelled apart, same seeds, the paper's
     sigma smaller), DP-SGD tuned on the private data (labelled so, with the chosen
@@ -285,6 +286,7 @@ def test_unknown_method(small, tmp_path):
         _run(small, tmp_path, methods=["nope"], epsilons=[1.0], runs=1)
 
 
+@pytest.mark.slow
 def test_cli_experiment_adult(data_home, tmp_path):
     require_solver("highs")
     out = tmp_path / "adult"

@@ -245,6 +245,7 @@ def _pair():
     return X, np.array([0, 1, 0, 1]), np.array([0, 1, 0, 0])
 
 
+@pytest.mark.slow
 def test_audit_finds_no_violation_at_the_calibrated_noise():
     from privopt.audit import estimate_epsilon
 
@@ -255,6 +256,7 @@ def test_audit_finds_no_violation_at_the_calibrated_noise():
     assert not res.violation, res
 
 
+@pytest.mark.slow
 def test_audit_flags_noise_divided_by_ten(monkeypatch):
     from privopt.audit import estimate_epsilon
     from privopt.baselines import noisy_sgd

@@ -87,6 +87,7 @@ def test_notebook_matches_its_source(path):
         f"{path.stem[:2]}` and `python notebooks/execute.py {path.stem[:2]}`")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_notebook_runs_and_shows_figures(path, tmp_path, monkeypatch):
     _require(path.stem)

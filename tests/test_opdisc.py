@@ -205,6 +205,7 @@ def test_parameters_and_noise_scale():
         res2.weights[0] = 5.0  # read-only
 
 
+@pytest.mark.slow
 def test_output_distribution_matches_algorithm():
     """Over many seeds, the outputs follow the distribution Algorithm 1 defines
     (estimated independently by brute force over 20000 noise draws)."""

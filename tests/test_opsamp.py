@@ -468,6 +468,7 @@ def test_same_result_on_every_executor(threads):
     assert not np.array_equal(other.weights, ref.weights)
 
 
+@pytest.mark.slow
 def test_multiprocessing_pools_and_ray_give_the_same_answer(threads):
     """A multiprocessing.Pool, and on a local Ray instance both executor='ray' (privopt's own
     Ray pool, the model sent once per worker) and a user's ray.util.multiprocessing.Pool:

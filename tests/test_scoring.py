@@ -183,6 +183,7 @@ def test_released_distribution_matches_the_exact_one(tiny, method):
     assert stats.chisquare(obs, pooled(wrong) * runs).pvalue < 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
 def test_released_loss_distribution_on_a_pruned_W(method):
     """A W of 512 points where most supports are pruned: the law of the
@@ -362,6 +363,7 @@ def test_lex_combinations_match_itertools_at_any_start(d, k):
 
 
 # -- audit --------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
 def test_audit_passes_shipped_and_flags_halved_sensitivity(method):
     """The scoring sampler itself, 40,000 runs per data set on a near-worst-case pair: eps lower

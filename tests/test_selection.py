@@ -233,6 +233,7 @@ def test_fix_and_solve_refuses_a_loss_outside_its_declared_contract():
 
 # --- audit ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_audit_passes_shipped_and_flags_halved_sensitivity(method):
     # the mechanism's own top-down sampler runs once per sample (~0.1 ms each): 40,000 samples
