@@ -475,3 +475,12 @@ def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_su
                                         progress=False)
     assert errors(np.asarray(res.weights)) == best[0]
     assert res.report.regions_expanded < problem.n_regions / 20
+
+
+def test_a_continuous_decision_is_refused_naming_selection_and_the_fix():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.obj = pyo.Objective(expr=m.x)
+    with pytest.raises(ModelError, match="private selection") as err:
+        privopt.exponential_mechanism(m, weights=m.x, epsilon=1.0, loss_range=1)
+    assert "grid=" in str(err.value) and err.value.parameter == "weights"

@@ -44,13 +44,15 @@ def grid_from_var(var) -> tuple:
     """The finite grid of one scalar variable from its domain and bounds.
 
     Integer (and binary) variables with finite bounds give ``lb..ub``; anything
-    else raises, because OPDisc needs a discrete parameter set.
+    else raises, because OPDisc, RSPM and private selection release a point of
+    a finite parameter set.
     """
     if var.is_continuous():
         raise ModelError(
-            f"weights: variable {var.name} is continuous; OPDisc needs a discrete parameter "
-            "set. Give it an integer domain with finite bounds, or declare its values with "
-            "grid=[...].",
+            f"weights: variable {var.name} is continuous; privopt's discrete mechanisms (OPDisc, "
+            "RSPM, private selection) release a point of a finite parameter set. Give it an integer "
+            "domain with finite bounds, or declare its values with grid=[...] (for a continuous "
+            "decision, privopt.opsamp).",
             "weights",
         )
     lb, ub = var.bounds
