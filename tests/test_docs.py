@@ -79,6 +79,7 @@ def test_readme_is_a_front_page_whose_commands_and_examples_work():
     assert namespace["clf"].mechanism_ == "permute_and_flip"
     card = namespace["card"]
     assert 1 <= len(card.points_) <= 4 and "predict 'Yes' when the total is >=" in str(card.scorecard())
+    assert all(p > 0 for p in card.points_.values())          # the card with public signs only adds
     assert namespace["sel"].delta == 0 and namespace["res"].delta == 0
 
 
