@@ -23,6 +23,10 @@ SCRIPTS = {
     "bench_selection.py": ([], ["--repeats", "1"]),
     "bench_small_data.py": (["--before", "cf05b8a"], ["--seeds", "2", "--tag", "_quick"]),
     "bench_default_limits.py": ([], ["--seeds", "2", "--large-seeds", "2", "--large-n", "50000", "--tag", "_quick"]),
+    "bench_first_fit.py": ([], []),
+    # needs the UCI Adult files (PRIVOPT_DATA_HOME) and git (an earlier revision in a worktree)
+    "bench_adult_opdisc_speed.py": (["--before", "caa4902", "--epsilons", "0.5,1", "--runs", "2"],
+                                    ["--before", "caa4902", "--epsilons", "0.5", "--variants", "now,before"]),
     # the long sweeps resume from their committed CSVs; --quick only rebuilds their tables and figures
     "bench_oracle_suite.py": ([], ["--summary-only"]),
     "bench_regimes.py": ([], ["--summary-only"]),
