@@ -813,3 +813,41 @@ def test_default_answer_lies_in_W_and_large_noise_warns(threads):
     hi = np.array([v.ub for v in model.w.values()])
     assert np.all(res.weights >= lo) and np.all(res.weights <= hi)
     assert res.parameters["laplace_scale_over_width"] > 1
+
+
+def test_kept_models_survive_concurrent_eviction(monkeypatch):
+    """Threads of one worker insert and evict kept models at once (a thread pool running
+    several OPSamp calls): no KeyError, at most _MAX_KEPT kept.  Two threads evicting the
+    same oldest entry raised KeyError; the thread switch interval is made tiny so that the
+    race would show at once."""
+    import sys
+    import threading
+
+    import privopt.mechanisms._parallel as par
+    import privopt.solvers as solvers
+
+    monkeypatch.setattr(solvers, "persistent_solver", lambda solver: object())
+    monkeypatch.setattr(par, "_transformed_copy", lambda *a, **k: (None, []))
+    monkeypatch.setattr(par, "_KEPT", {})
+    errors, start = [], threading.Barrier(8)
+
+    def work(t):
+        start.wait()
+        try:
+            for i in range(3000):
+                par._persistent_state(f"{t}-{i}", b"", (), None, "highs")
+        except Exception as exc:   # noqa: BLE001 - any failure is the finding
+            errors.append(exc)
+
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old_interval)
+    assert not errors, errors[:3]
+    assert len(par._KEPT) <= par._MAX_KEPT

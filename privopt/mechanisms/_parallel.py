@@ -273,6 +273,19 @@ class OracleAnswer:
 #: models installed by the initializer of privopt's own process pools.
 _KEPT: dict = {}
 _MAX_KEPT = 4
+#: Guards _KEPT's insertions and evictions: a thread pool's workers share it (two of them
+#: evicting the same oldest entry raised KeyError).  Held for dict operations only, and
+#: made anew in a forked child.
+_KEPT_LOCK = threading.Lock()
+
+
+def _new_kept_lock() -> None:
+    global _KEPT_LOCK
+    _KEPT_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_kept_lock)
 _PAYLOADS: dict = {}
 
 
@@ -339,9 +352,13 @@ def _persistent_state(key, payload, weight_names, sigma, solver):
         return None
     model, w = _transformed_copy(payload, weight_names, sigma, mutable_noise=True)
     state = _Persistent(model, w, opt, threading.Lock())
-    while len(_KEPT) >= _MAX_KEPT:
-        _KEPT.pop(next(iter(_KEPT)))
-    _KEPT[key] = state
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is not None:          # another thread of this worker built it meanwhile
+            return kept
+        while len(_KEPT) >= _MAX_KEPT:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = state
     return state
 
 
