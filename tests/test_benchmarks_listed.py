@@ -1,0 +1,98 @@
+"""benchmarks/run_all.py (``make benchmarks``) runs every benchmark script of the folder,
+or says in its SKIPPED dict why not: a new script cannot be forgotten silently."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+
+
+def _run_all():
+    spec = importlib.util.spec_from_file_location("run_all", os.path.join(BENCH, "run_all.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_benchmark_script_is_run_or_skipped_with_a_reason():
+    run_all = _run_all()
+    scripts = {f for f in os.listdir(BENCH) if f.endswith(".py") and f.startswith(("bench_", "study_"))}
+    assert scripts, BENCH
+    listed, skipped = set(run_all.SCRIPTS), set(run_all.SKIPPED)
+    assert not listed & skipped, f"both run and skipped: {sorted(listed & skipped)}"
+    missing = scripts - listed - skipped
+    assert not missing, \
+        f"add to benchmarks/run_all.py SCRIPTS (full and --quick arguments) or SKIPPED: {sorted(missing)}"
+    gone = (listed | skipped) - scripts
+    assert not gone, f"benchmarks/run_all.py lists scripts that do not exist: {sorted(gone)}"
+    for script, reason in run_all.SKIPPED.items():
+        assert isinstance(reason, str) and reason.strip(), script
+    for script, args in run_all.SCRIPTS.items():
+        assert len(args) == 2 and all(isinstance(a, list) for a in args), script
+
+
+# --- benchmarks/_common.py ----------------------------------------------------------------------
+
+
+def _common():
+    spec = importlib.util.spec_from_file_location("_common", os.path.join(BENCH, "_common.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_csv_round_trip_keeps_the_column_order_and_refuses_an_unknown_column(tmp_path):
+    import pytest
+
+    common = _common()
+    path = tmp_path / "sub" / "rows.csv"
+    assert common.read_csv(path) == []                       # nothing to resume from yet
+    common.write_csv(path, [{"b": 1, "a": "x"}, {"a": "y"}], ["a", "b"])
+    assert path.read_text().splitlines() == ["a,b", "x,1", "y,"]
+    assert common.read_csv(path) == [{"a": "x", "b": "1"}, {"a": "y", "b": ""}]
+    with pytest.raises(ValueError):
+        common.write_csv(path, [{"a": 1, "c": 2}], ["a", "b"])
+
+
+def test_markdown_from_lines_or_text(tmp_path):
+    common = _common()
+    common.write_markdown(tmp_path / "a.md", ["# T", "", "x"])
+    assert (tmp_path / "a.md").read_text() == "# T\n\nx\n"
+    common.write_markdown(tmp_path / "b.md", "as is")
+    assert (tmp_path / "b.md").read_text() == "as is"
+
+
+def test_stamp_names_the_command_and_the_environment():
+    import privopt
+
+    common = _common()
+    env = common.stamp(["--seeds", "2", "--tag", "a b"], script="/x/bench_demo.py")
+    assert env["command"] == "python benchmarks/bench_demo.py --seeds 2 --tag 'a b'"
+    assert env["privopt"] == privopt.__version__ and env["cores"] == os.cpu_count()
+    line = common.stamp_line(env)
+    assert line.startswith("`python benchmarks/bench_demo.py --seeds 2 --tag 'a b'` on ")
+    assert f"privopt {privopt.__version__}" in line and f"Python {env['python']}" in line
+
+
+def test_checkout_env_makes_a_child_import_privopt_from_the_other_checkout(tmp_path):
+    """The editable install must not win over the checkout put on PYTHONPATH (what the
+    --before runs of bench_branch_and_bound.py and others rely on)."""
+    import subprocess
+    import sys
+
+    common = _common()
+    (tmp_path / "privopt").mkdir()
+    (tmp_path / "privopt" / "__init__.py").write_text("")
+    (tmp_path / "benchmarks").mkdir()
+    child = tmp_path / "benchmarks" / "child.py"       # a script copied into the other checkout
+    child.write_text("import privopt, _common\nprint(privopt.__file__)\nprint(_common.__file__)\n")
+    out = subprocess.run([sys.executable, str(child)], env=common.checkout_env(str(tmp_path)),
+                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
+    assert out[0] == str(tmp_path / "privopt" / "__init__.py")
+    assert out[1] == os.path.join(BENCH, "_common.py")        # that checkout predates _common.py
+    plain = subprocess.run([sys.executable, "-c", "import privopt; print(privopt.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path / "benchmarks").stdout
+    assert str(tmp_path) not in plain and plain.strip().endswith("__init__.py")   # without: this checkout's
