@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
@@ -72,7 +74,7 @@ def _run(tree, epsilon, seed, variant, time_limit):
         fh.write(open(os.path.abspath(__file__)).read())
     out = subprocess.run([sys.executable, script, "--solve", str(epsilon), str(seed), variant, str(time_limit)],
                          check=True, capture_output=True, text=True,
-                         cwd=os.path.join(tree, "benchmarks"))
+                         cwd=os.path.join(tree, "benchmarks"), env=_common.checkout_env(tree))
     os.remove(script)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

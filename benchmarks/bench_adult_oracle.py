@@ -24,15 +24,14 @@ import warnings
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import privopt
+from privopt.datasets import load_adult
+from privopt.exceptions import PrivoptError, UncertifiedReleaseWarning
+from privopt.experiments.adult import adult_levels
+from privopt.models import build_stats, discretize_features, predict_halfspace, zero_one_halfspace
+from privopt.solvers import available_solvers
 
-import privopt  # noqa: E402
-from privopt.datasets import load_adult  # noqa: E402
-from privopt.exceptions import PrivoptError, UncertifiedReleaseWarning  # noqa: E402
-from privopt.experiments.adult import adult_levels  # noqa: E402
-from privopt.models import build_stats, discretize_features, predict_halfspace, zero_one_halfspace  # noqa: E402
-from privopt.solvers import available_solvers  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main(argv=None):

@@ -42,12 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-import privopt  # noqa: E402
-from privopt import audit  # noqa: E402
-from privopt.audit import (  # noqa: E402
+import privopt
+from privopt import audit
+from privopt.audit import (
     NeighbouringPair,
     OPDiscTarget,
     OPSampTarget,
@@ -59,7 +56,9 @@ from privopt.audit import (  # noqa: E402
     opsamp_instance,
     selection_instance,
 )
-from privopt.solvers import available_solvers  # noqa: E402
+from privopt.solvers import available_solvers
+
+HERE = Path(__file__).resolve().parent
 
 COLUMNS = ["mechanism", "variant", "instance", "claimed_epsilon", "delta", "confidence", "epsilon_lower_bound",
            "event_epsilon_estimate", "event_epsilon_ci_low", "event_epsilon_ci_high", "violation", "expected",

@@ -33,10 +33,10 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, HERE)
 
 RESULTS = os.path.join(HERE, "results")
 INSTANCES = ("adult-onehot-58", "mlcchurn-onehot-66", "resume-onehot-87", "lending-onehot-122", "dense-synthetic-41")
@@ -105,7 +105,8 @@ def _before(rev, name, seed):
     with open(script, "w") as fh:    # this file's solve(), run against the old tree
         fh.write(open(os.path.abspath(__file__)).read())
     out = subprocess.run([sys.executable, script, "--solve", name, str(seed)], check=True,
-                         capture_output=True, text=True, cwd=os.path.join(tree, "benchmarks"))
+                         capture_output=True, text=True, cwd=os.path.join(tree, "benchmarks"),
+                         env=_common.checkout_env(tree))     # the old tree's privopt, not the installed one
     r = json.loads(out.stdout.strip().splitlines()[-1])
     return r["seconds"], r["objective"], np.asarray(r["w"])
 

@@ -49,12 +49,11 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import privopt
+from bench_small_data import MARGIN, _stats, datasets
+from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression
 
-import privopt  # noqa: E402
-from bench_small_data import MARGIN, _stats, datasets  # noqa: E402
-from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 ORACLE_SETS = ("breast_cancer", "digits_odd_vs_even", "digits_3_vs_8", "synthetic_n300_d8_sep2",
                "synthetic_n1000_d15_sep1.5", "digits_1_vs_7")

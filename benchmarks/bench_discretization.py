@@ -14,21 +14,20 @@ Writes benchmarks/results/discretization.{csv,md}.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
-import sys
 
+from privopt.baselines import NonPrivateLogisticRegression
+from privopt.datasets import load_adult
+from privopt.experiments.adult import adult_levels
+from privopt.models import build_stats, discretize_features, zero_one_halfspace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from privopt.baselines import NonPrivateLogisticRegression  # noqa: E402
-from privopt.datasets import load_adult  # noqa: E402
-from privopt.experiments.adult import adult_levels  # noqa: E402
-from privopt.models import build_stats, discretize_features, zero_one_halfspace  # noqa: E402
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()   # --help
     data = load_adult(random_state=0)
     Xtr, ytr, Xte, yte = data.X_train, data.y_train, data.X_test, data.y_test
     n = len(ytr)

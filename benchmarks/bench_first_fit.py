@@ -48,6 +48,8 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -105,7 +107,7 @@ def child(name: str) -> None:
 
 def run_child(name: str, env: dict, root: str = ROOT) -> dict:
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, "--root", root],
-                         env=dict(env, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", "")),
+                         env=_common.checkout_env(root, env),
                          cwd=root, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -131,8 +133,7 @@ def main():
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:
-        sys.path.insert(0, args.root)
+    if args.child:          # privopt of --root: run_child put it first on PYTHONPATH
         child(args.child)
         return
     rows = []

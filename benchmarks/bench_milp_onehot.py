@@ -75,16 +75,14 @@ import numpy as np  # noqa: E402
 import pyomo.environ as pyo  # noqa: E402
 from pyomo.repn import generate_standard_repn  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
-
 import privopt  # noqa: E402
 import functools  # noqa: E402
 
 from bench_oracle_suite import BALLS, instance  # noqa: E402
 from privopt.models import get_info, zero_one_halfspace  # noqa: E402
 from privopt.models._common import ENUMERATION_ATTR, linexpr  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 INSTANCES = ("contraception-onehot-69", "mlcchurn-onehot-66", "adult-onehot-44", "benefits-onehot-73",
              "resume-onehot-87", "adult-onehot-58")

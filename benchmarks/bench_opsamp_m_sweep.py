@@ -31,13 +31,12 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import privopt
+from privopt.datasets import load_adult
+from privopt.models import hinge_halfspace
+from privopt.solvers import solve
 
-import privopt  # noqa: E402
-from privopt.datasets import load_adult  # noqa: E402
-from privopt.models import hinge_halfspace  # noqa: E402
-from privopt.solvers import solve  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 ATTRIBUTES = ("age", "education-num", "hours-per-week")
 

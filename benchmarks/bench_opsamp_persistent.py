@@ -39,13 +39,12 @@ from concurrent.futures import ProcessPoolExecutor, wait
 
 import numpy as np
 
+import pyomo.environ as pyo
+
+import privopt
+from privopt.models import absolute_regression, hinge_halfspace
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-import pyomo.environ as pyo  # noqa: E402
-
-import privopt  # noqa: E402
-from privopt.models import absolute_regression, hinge_halfspace  # noqa: E402
 
 
 def oracles(n, d, seed=0):

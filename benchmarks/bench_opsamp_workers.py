@@ -27,21 +27,19 @@ import datetime as _dt
 import os
 import platform
 import statistics
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+import privopt
+from privopt.mechanisms import opsamp
+from privopt.mechanisms._parallel import usable_cpus
+from privopt.models import hinge_halfspace
+from privopt.solvers import available_solvers
 
-import privopt  # noqa: E402
-from privopt.mechanisms import opsamp  # noqa: E402
-from privopt.mechanisms._parallel import usable_cpus  # noqa: E402
-from privopt.models import hinge_halfspace  # noqa: E402
-from privopt.solvers import available_solvers  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 COLUMNS = ["solver", "solver_version", "n", "d", "n_oracle_calls", "workers", "repeats", "median_seconds",
            "min_seconds", "calls_per_second", "speedup", "mean_solver_seconds_per_call", "usable_cpus",

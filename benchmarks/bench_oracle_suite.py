@@ -110,11 +110,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
 import privopt  # noqa: E402
 from privopt.models import discretize_features, predict_halfspace, zero_one_halfspace  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 COLUMNS = ["instance", "ball", "solver", "epsilon", "seed", "n", "d", "distinct_rows", "grid_points",
            "certified", "seconds", "gap", "objective", "bound", "train_accuracy", "test_accuracy",

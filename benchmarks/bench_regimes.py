@@ -57,12 +57,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-
 import privopt  # noqa: E402
 from privopt.experiments.adult import read_results, run_experiment  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 OUT = os.path.join(HERE, "results", "regimes")
 SQRT23 = math.sqrt(23)

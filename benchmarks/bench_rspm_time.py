@@ -24,7 +24,6 @@ import argparse
 import csv
 import os
 import platform
-import sys
 import time
 import warnings
 from datetime import datetime, timezone
@@ -32,11 +31,10 @@ from datetime import datetime, timezone
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import privopt
+from privopt.models import FeatureDiscretizer, rspm_halfspace
 
-import privopt  # noqa: E402
-from privopt.models import FeatureDiscretizer, rspm_halfspace  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 FIELDS = ["data", "n", "k", "d", "values_per_feature", "distinct_rows", "epsilon", "noise_scale", "seed",
           "time_limit", "seconds", "certified", "objective", "bound", "gap"]

@@ -17,18 +17,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+from privopt.scoring import best_scoring_system, select_scoring_system
+from privopt.scoring._space import ScoreSpace
 
-from privopt.scoring import best_scoring_system, select_scoring_system  # noqa: E402
-from privopt.scoring._space import ScoreSpace  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def synthetic(n, d, seed=0):

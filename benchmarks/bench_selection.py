@@ -33,19 +33,17 @@ import argparse
 import csv
 import os
 import platform
-import sys
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import privopt
+from privopt.models import FeatureDiscretizer, zero_one_halfspace
+from privopt.mechanisms._scoring import ROW_OVERHEAD, SCORE_ENTRIES_PER_SECOND
+from privopt.solvers import enumeration_size
 
-import privopt  # noqa: E402
-from privopt.models import FeatureDiscretizer, zero_one_halfspace  # noqa: E402
-from privopt.mechanisms._scoring import ROW_OVERHEAD, SCORE_ENTRIES_PER_SECOND  # noqa: E402
-from privopt.solvers import enumeration_size  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def instances():

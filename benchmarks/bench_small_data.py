@@ -66,6 +66,8 @@ from sklearn.model_selection import train_test_split
 import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -313,7 +315,7 @@ def run_before(rev: str, seeds: int) -> subprocess.Popen:
     tree = tempfile.mkdtemp(prefix="privopt-before-")
     subprocess.run(["git", "-C", HERE, "worktree", "add", "-f", "--detach", tree, rev], check=True,
                    stdout=subprocess.DEVNULL)
-    env = dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = _common.checkout_env(tree)
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--seeds", str(seeds), "--tag", "_before"],
                             env=env, cwd=tree, stdout=subprocess.DEVNULL)
     return proc, tree

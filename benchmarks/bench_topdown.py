@@ -32,20 +32,18 @@ import csv
 import math
 import os
 import platform
-import sys
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import privopt
+from privopt.mechanisms.selection import topdown_problem
+from privopt.models import zero_one_halfspace
+from privopt.models._common import ENUMERATION_ATTR
+from privopt.solvers._enumerate import _levels, _loss, iter_grid_blocks
 
-import privopt  # noqa: E402
-from privopt.mechanisms.selection import topdown_problem  # noqa: E402
-from privopt.models import zero_one_halfspace  # noqa: E402
-from privopt.models._common import ENUMERATION_ATTR  # noqa: E402
-from privopt.solvers._enumerate import _levels, _loss, iter_grid_blocks  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 RESULTS = os.path.join(HERE, "results")
 

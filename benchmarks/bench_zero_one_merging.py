@@ -44,12 +44,9 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-from privopt.datasets import load_adult  # noqa: E402
-from privopt.exceptions import SolverError  # noqa: E402
-from privopt.models import (  # noqa: E402
+from privopt.datasets import load_adult
+from privopt.exceptions import SolverError
+from privopt.models import (
     build_stats,
     discretize_features,
     get_info,
@@ -57,7 +54,9 @@ from privopt.models import (  # noqa: E402
     predict_halfspace,
     zero_one_halfspace,
 )
-from privopt.solvers import available_solvers, solve  # noqa: E402
+from privopt.solvers import available_solvers, solve
+
+HERE = Path(__file__).resolve().parent
 
 MILP_SOLVERS = ["highs", "glpk", "cbc", "scip", "gurobi"]
 VARIANTS = {

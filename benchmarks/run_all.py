@@ -6,6 +6,7 @@ Pass ``--quick`` for short time limits (a smoke run, minutes instead of an hour)
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -53,8 +54,9 @@ SKIPPED = {
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    quick = "--quick" in argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="each script's short arguments (a smoke run)")
+    quick = ap.parse_args(argv).quick
     failed = []
     for script, (full, short) in SCRIPTS.items():
         path = os.path.join(HERE, script)
