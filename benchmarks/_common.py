@@ -26,6 +26,7 @@ import platform
 import shlex
 import sys
 from datetime import datetime, timezone
+from typing import Literal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,13 +59,15 @@ def stamp_line(env: dict | None = None) -> str:
             f"Python {env['python']}, privopt {env['privopt']}.")
 
 
-def write_csv(path: str | os.PathLike, rows: list[dict], columns) -> None:
+def write_csv(path: str | os.PathLike, rows: list[dict], columns,
+              extrasaction: Literal["raise", "ignore"] = "raise") -> None:
     """Write ``rows`` (dicts) to the CSV file ``path`` with the header ``columns`` (in
-    that order), creating its folder.  A row with a key not in ``columns`` is an error
-    (a column would be lost silently otherwise); a missing key is written empty."""
+    that order), creating its folder.  A missing key is written empty; a key not in
+    ``columns`` is an error (a column would be lost silently otherwise) unless
+    ``extrasaction="ignore"`` says that the row carries more than the file keeps."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(columns))
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction=extrasaction)
         writer.writeheader()
         writer.writerows(rows)
 

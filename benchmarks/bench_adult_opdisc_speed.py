@@ -22,14 +22,11 @@ Writes: benchmarks/results/adult_opdisc_speed.csv and .md
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -119,21 +116,15 @@ def main(argv=None):
     finally:
         subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", before_tree], capture_output=True)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "adult_opdisc_speed.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    _summary(rows, args)
+    _common.write_csv(os.path.join(args.out, "adult_opdisc_speed.csv"), rows, COLUMNS)
+    _summary(rows, args, argv)
     return 0
 
 
-def _summary(rows, args):
+def _summary(rows, args, argv=None):
     labels = list(dict.fromkeys(r["variant"] for r in rows))
     lines = ["# OPDisc on the paper's Adult setup: this revision against an earlier one", "",
-             f"`python benchmarks/bench_adult_opdisc_speed.py --before {args.before} --epsilons {args.epsilons} "
-             f"--runs {args.runs} --variants {args.variants}` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-             f"{platform.machine()}, "
-             f"{os.cpu_count()} CPUs (a shared machine: compare ratios within this run). Seconds of "
+             f"{_common.stamp_line(_common.stamp(argv))} A shared machine: compare ratios within this run. Seconds of "
              "`privopt.opdisc` (HiGHS, delta = 1/n^2, grid -4..4, ||w|| <= sqrt(23)) in a fresh process per solve, "
              "with the Adult experiment's seeds; the variants of one (epsilon, run) ran back to back.", "",
              "| epsilon | run | " + " | ".join(labels) + " | now / before | same w |",
@@ -146,8 +137,7 @@ def _summary(rows, args):
         same = len({tuple(r["w"]) for r in rs.values()}) == 1
         lines.append(f"| {key[0]:g} | {key[1]} | " + " | ".join(cells) + f" | {ratio:.2f}x | {same} |")
     lines += ["", "`same w`: every variant released the same weights (the same perturbed problem, solved exactly)."]
-    with open(os.path.join(args.out, "adult_opdisc_speed.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, "adult_opdisc_speed.md"), lines)
     print("\n".join(lines))
 
 

@@ -31,6 +31,8 @@ from privopt.experiments.adult import adult_levels
 from privopt.models import build_stats, discretize_features, predict_halfspace, zero_one_halfspace
 from privopt.solvers import available_solvers
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -117,8 +119,7 @@ def main(argv=None):
             lines.append(f"| {solver} | {eps:g} | {len(rs)} | {sum(bool(r['certified']) for r in rs)} | "
                          f"{np.median(secs):.1f} | {min(secs):.1f} | {max(secs):.1f} | "
                          f"{np.median(accs) if accs else float('nan'):.3f} |")
-    with open(os.path.join(args.out, "adult_oracle.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, "adult_oracle.md"), lines)
     print("\n".join(lines))
 
 

@@ -32,7 +32,6 @@ Run:  python benchmarks/bench_audit.py                  (several minutes: withou
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as _dt
 import platform
 import sys
@@ -57,6 +56,8 @@ from privopt.audit import (
     selection_instance,
 )
 from privopt.solvers import available_solvers
+
+import _common
 
 HERE = Path(__file__).resolve().parent
 
@@ -194,10 +195,7 @@ def simplex_sensitivity(trials: int, seed: int) -> list[dict]:
 
 
 def write_simplex(rows, out: Path):
-    with open(out / "audit_opsamp_simplex.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(out / "audit_opsamp_simplex.csv", rows, list(rows[0]))
     lines = [
         "# OPSamp's sensitivity step on the simplex",
         "",
@@ -250,10 +248,7 @@ def _f(x, nd=3):
 
 def write(rows, out: Path, args):
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "audit.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(out / "audit.csv", rows, COLUMNS, extrasaction="ignore")
     version = {row.name: row.version for row in available_solvers(["highs"])}.get("highs")
     r0 = rows[0]
     lines = [

@@ -22,14 +22,11 @@ Writes benchmarks/results/branch_and_bound.md and .csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -151,21 +148,15 @@ def main(argv=None):
         subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force",
                         os.path.join("/tmp", f"privopt-bench-{args.before}")], capture_output=True)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "branch_and_bound.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    write_summary(rows, args)
+    _common.write_csv(os.path.join(args.out, "branch_and_bound.csv"), rows, COLUMNS)
+    write_summary(rows, args, argv)
     return 0
 
 
-def write_summary(rows, args):
-    cmd = "python benchmarks/bench_branch_and_bound.py" + (f" --before {args.before}" if args.before else "") + \
-        (f" --seeds {args.seeds}" if args.seeds != 1 else "")
+def write_summary(rows, args, argv=None):
     labels = list(dict.fromkeys(r["variant"] for r in rows))
     lines = ["# OPDisc's exact oracle by support: exact region minima and worker processes", "",
-             f"`{cmd}` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-             f"{os.cpu_count()} CPUs (shared machine: compare ratios within this run). OPDisc oracle "
+             f"{_common.stamp_line(_common.stamp(argv))} Shared machine: compare ratios within this run. OPDisc oracle "
              "(`privopt.opdisc(..., solver=\"enumerate\")`), epsilon 1, delta 1/n^2, D = 2, grid -2..2, run in "
              "the benchmark's own process; seconds per solve (mean over seeds), every variant returned the same "
              "objective (checked).", "",
@@ -181,8 +172,7 @@ def write_summary(rows, args):
         lines.append(f"| {name} | {rs[0]['d']} | {rs[0]['distinct_rows']:,} | {rs[0]['supports']:,} | "
                      + " | ".join(cells) + f" | {same} |")
     lines += ["", "`same w`: the released weights of every variant equal those of `now, 1 process`."]
-    with open(os.path.join(args.out, "branch_and_bound.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, "branch_and_bound.md"), lines)
 
 
 if __name__ == "__main__":

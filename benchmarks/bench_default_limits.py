@@ -37,7 +37,6 @@ than 0.05 and more than two standard errors above the majority rate.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import sys
@@ -52,6 +51,8 @@ from sklearn.model_selection import train_test_split
 import privopt
 from bench_small_data import MARGIN, _stats, datasets
 from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -209,10 +210,7 @@ def main():
     warnings.simplefilter("ignore")
     rows = oracle(args.seeds) + large(args.large_seeds, args.large_n) + output_oracle(args.seeds) + noise_check()
     out = os.path.join(HERE, "results", f"default_limits{args.tag}")
-    with open(out + ".csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[-1]), restval="")
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(out + ".csv", rows, list(rows[-1]))   # missing keys: empty
     text = summary(rows, args.seeds, args.large_seeds)
     with open(out + ".md", "w") as fh:
         fh.write(text)

@@ -15,13 +15,14 @@ Writes benchmarks/results/discretization.{csv,md}.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 
 from privopt.baselines import NonPrivateLogisticRegression
 from privopt.datasets import load_adult
 from privopt.experiments.adult import adult_levels
 from privopt.models import build_stats, discretize_features, zero_one_halfspace
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -47,10 +48,7 @@ def main():
     out = os.path.join(HERE, "results")
     os.makedirs(out, exist_ok=True)
     cols = list(rows[0])
-    with open(os.path.join(out, "discretization.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)
+    _common.write_csv(os.path.join(out, "discretization.csv"), rows, cols)
     lines = ["# Rounding Adult's numeric features onto {0..L}", "",
              f"Adult balanced training split, n = {n}, d = 23; one-hot columns exact, the three numeric "
              "columns (in [0, 1]) rounded onto {0..L} from the public bounds [0, 1].", "",
@@ -59,8 +57,7 @@ def main():
     for r in rows:
         lines.append(f"| {r['levels']} | {r['distinct_rows']} | {r['best_train_accuracy']} | {r['lr_train']} "
                      f"| {r['lr_test']} |")
-    with open(os.path.join(out, "discretization.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(out, "discretization.md"), lines)
     print("\n".join(lines))
 
 

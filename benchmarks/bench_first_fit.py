@@ -37,7 +37,6 @@ NoisySGDClassifier fit takes one to two minutes of CPU.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -170,10 +169,7 @@ def measure(name: str, repeats: int, root: str = ROOT, label: str = "") -> list[
 
 def write(rows: list[dict], args) -> None:
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "first_fit.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _common.write_csv(os.path.join(args.out, "first_fit.csv"), rows, list(rows[0]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = ["# First fit of a fresh process", "",
              f"`python benchmarks/bench_first_fit.py --repeats {max(1, args.repeats)}"
@@ -195,8 +191,7 @@ def write(rows: list[dict], args) -> None:
     for r in rows:
         lines.append(f"| {r['estimator']} | {r['phase']} | {r['fit_seconds']:.2f} | {r['import_seconds']:.2f} | "
                      f"{r['numba_cache_hits']} / {r['numba_cache_misses']} |")
-    with open(os.path.join(args.out, "first_fit.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, "first_fit.md"), lines)
     print("\n".join(lines))
 
 

@@ -82,6 +82,8 @@ from bench_oracle_suite import BALLS, instance  # noqa: E402
 from privopt.models import get_info, zero_one_halfspace  # noqa: E402
 from privopt.models._common import ENUMERATION_ATTR, linexpr  # noqa: E402
 
+import _common  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 INSTANCES = ("contraception-onehot-69", "mlcchurn-onehot-66", "adult-onehot-44", "benefits-onehot-73",
@@ -588,8 +590,7 @@ def write_summary(rows, args, described):
         lines.append(f"| {solver} | {variant} | {len(rs)} | {med:.2f} | {mx:.2f} | {kept} |")
     if args.notes:
         lines += ["", args.notes]
-    with open(os.path.join(args.out, f"{args.prefix}.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, f"{args.prefix}.md"), lines)
 
 
 def main(argv=None):
@@ -631,21 +632,15 @@ def main(argv=None):
             s = describe(name)
             described.append(s)
             print(s, flush=True)
-        with open(dpath, "w", newline="") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(described[0]))
-            wr.writeheader()
-            wr.writerows(described)
+        _common.write_csv(dpath, described, list(described[0]))
         if args.describe:
             return 0
     for s in described:
         for k in ("mean_big_m", "mean_big_m_exact"):
             s[k] = float(s[k])
     path = os.path.join(args.out, f"{args.prefix}.csv")
-    done = {}
-    if os.path.exists(path):
-        with open(path) as fh:
-            for r in csv.DictReader(fh):
-                done[(r["instance"], r["variant"], r["solver"], float(r["epsilon"]), int(r["seed"]))] = r
+    done = {(r["instance"], r["variant"], r["solver"], float(r["epsilon"]), int(r["seed"])): r
+            for r in _common.read_csv(path)}
     if not args.summary_only:
         from privopt.solvers import available_solvers
 

@@ -20,7 +20,6 @@ sweep can be extended (``--fresh`` starts over).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import statistics
@@ -35,6 +34,8 @@ import privopt
 from privopt.datasets import load_adult
 from privopt.models import hinge_halfspace
 from privopt.solvers import solve
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,15 +59,13 @@ def main(argv=None):
     args = p.parse_args(argv)
     path = os.path.join(args.out, "opsamp_m_sweep.csv")
     rows = []
-    if os.path.exists(path) and not args.fresh:
-        with open(path, newline="") as fh:
-            for r in csv.DictReader(fh):
-                row = {"m": int(r["m"]), "seed": int(r["seed"]), "epsilon": float(r.get("epsilon") or 1.0),
-                       "test_accuracy": float(r["test_accuracy"]), "laplace_scale": float(r["laplace_scale"]),
-                       "A_over_eps": float(r["A_over_eps"]), "deviation_over_eps": float(r["deviation_over_eps"]),
-                       "seconds": float(r["seconds"]), "certified": r["certified"] == "True"}
-                if row["epsilon"] == args.epsilon:
-                    rows.append(row)
+    for r in [] if args.fresh else _common.read_csv(path):
+        row = {"m": int(r["m"]), "seed": int(r["seed"]), "epsilon": float(r.get("epsilon") or 1.0),
+               "test_accuracy": float(r["test_accuracy"]), "laplace_scale": float(r["laplace_scale"]),
+               "A_over_eps": float(r["A_over_eps"]), "deviation_over_eps": float(r["deviation_over_eps"]),
+               "seconds": float(r["seconds"]), "certified": r["certified"] == "True"}
+        if row["epsilon"] == args.epsilon:
+            rows.append(row)
     done = {(r["m"], r["seed"]) for r in rows}
 
     data = load_adult(args.data_home, feature_set=ATTRIBUTES, scale="public", balance=False,
@@ -101,10 +100,7 @@ def main(argv=None):
                       f"laplace={par['laplace_scale']:.3f} {seconds:6.1f} s", flush=True)
     os.makedirs(args.out, exist_ok=True)
     rows.sort(key=lambda r: (r["m"], r["seed"]))
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(path, rows, list(rows[0]))
     ms = sorted({r["m"] for r in rows})
     summary = []
     for m in ms:

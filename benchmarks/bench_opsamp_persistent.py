@@ -27,7 +27,6 @@ Writes ``benchmarks/results/opsamp_persistent.csv`` and ``.md``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -43,6 +42,8 @@ import pyomo.environ as pyo
 
 import privopt
 from privopt.models import absolute_regression, hinge_halfspace
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -140,10 +141,7 @@ def main(argv=None):
         for pool in pools.values():
             pool.shutdown()
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"opsamp_persistent{args.tag}.csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(os.path.join(args.out, f"opsamp_persistent{args.tag}.csv"), rows, list(rows[0]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
         "# OPSamp oracle calls: persistent vs cold, against the warm re-solve floor",

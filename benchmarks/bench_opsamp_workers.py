@@ -22,7 +22,6 @@ Run:  python benchmarks/bench_opsamp_workers.py
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as _dt
 import os
 import platform
@@ -38,6 +37,8 @@ from privopt.mechanisms import opsamp
 from privopt.mechanisms._parallel import usable_cpus
 from privopt.models import hinge_halfspace
 from privopt.solvers import available_solvers
+
+import _common
 
 HERE = Path(__file__).resolve().parent
 
@@ -111,10 +112,7 @@ def run(args) -> list[dict]:
 
 def write(rows, out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "opsamp_workers.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    _common.write_csv(out / "opsamp_workers.csv", rows, COLUMNS)
     r0 = rows[0]
     lines = [
         "# OPSamp oracle calls per second vs worker processes",

@@ -113,6 +113,8 @@ import numpy as np  # noqa: E402
 import privopt  # noqa: E402
 from privopt.models import discretize_features, predict_halfspace, zero_one_halfspace  # noqa: E402
 
+import _common  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 COLUMNS = ["instance", "ball", "solver", "epsilon", "seed", "n", "d", "distinct_rows", "grid_points",
@@ -432,12 +434,7 @@ def main(argv=None):
     selection = [m for m in mechanisms if m in SELECTION]
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{args.prefix}.csv")
-    done = {}
-    if os.path.exists(path):
-        with open(path) as fh:
-            for r in csv.DictReader(fh):
-                if float(r["time_limit"]) == args.time_limit:
-                    done[_key(r)] = r
+    done = {_key(r): r for r in _common.read_csv(path) if float(r["time_limit"]) == args.time_limit}
     tasks = []
     for name in args.instances.split(","):
         for ball in args.balls.split(","):

@@ -45,7 +45,6 @@ configuration) and the figures ``regimes_n.png``, ``regimes_D.png``,
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import math
 import os
@@ -59,6 +58,8 @@ import numpy as np  # noqa: E402
 
 import privopt  # noqa: E402
 from privopt.experiments.adult import read_results, run_experiment  # noqa: E402
+
+import _common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -274,10 +275,7 @@ def _wins(a, b):
 
 def write(rows, args):
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "regimes.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    _common.write_csv(os.path.join(OUT, "regimes.csv"), rows, COLUMNS)
     verdicts = _verdicts(rows)
     lines = [
         "# Where does OPDisc beat a convex private peer?",
@@ -343,8 +341,7 @@ def write(rows, args):
             s = _stats([r for r in dro if float(r["norm_bound"]) == D and r["method"] == "opdisc"
                         and r["epsilon"] == eps])
             lines.append(f"| {D:.3g} | {eps:g} | {_fmt(s)} | {reft} |")
-    with open(os.path.join(OUT, "regimes.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(OUT, "regimes.md"), lines)
     _figures(rows)
     print("\n".join(lines))
 

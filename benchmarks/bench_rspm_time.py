@@ -34,6 +34,8 @@ from sklearn.datasets import load_breast_cancer
 import privopt
 from privopt.models import FeatureDiscretizer, rspm_halfspace
 
+import _common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 FIELDS = ["data", "n", "k", "d", "values_per_feature", "distinct_rows", "epsilon", "noise_scale", "seed",
@@ -86,10 +88,7 @@ def main(argv=None):
         for path in args.from_csv:
             with open(path, newline="") as f:
                 rows.extend(csv.DictReader(f))
-        with open(args.out + ".csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            w.writeheader()
-            w.writerows(rows)
+        _common.write_csv(args.out + ".csv", rows, FIELDS)
         write_md(rows, args.out)
         return
     rows = []
@@ -101,10 +100,7 @@ def main(argv=None):
                     row = one(name, X, y, k, eps, seed, args.time_limit)
                     rows.append(row)
                     print(row, flush=True)
-    with open(args.out + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    _common.write_csv(args.out + ".csv", rows, FIELDS)
     write_md(rows, args.out)
 
 
@@ -157,8 +153,7 @@ def write_md(rows, out):
         lines.append(f"| {data} | {r0['n']} | {r0['d']} | {r0['distinct_rows']} | {eps:g} | "
                      f"{r0['noise_scale']:.3g} | {eps * r0['n'] / (4 * r0['d']):.3g} | {r0['d'] * r0['n']:,} | "
                      f"{'yes' if hard else 'no'} | {cert}/{len(rs)} | {secs} |")
-    with open(out + ".md", "w") as f:
-        f.write("\n".join(lines) + "\n")
+    _common.write_markdown(out + ".md", lines)
 
 
 if __name__ == "__main__":

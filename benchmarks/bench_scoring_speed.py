@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
 
 import numpy as np
 
 from privopt.scoring import best_scoring_system, select_scoring_system
 from privopt.scoring._space import ScoreSpace
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -67,12 +67,10 @@ def main(argv=None):
     start = time.perf_counter()
     _, _, best = best_scoring_system(X, y, max_points=5, max_items=5)
     t_best = time.perf_counter() - start
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Private scoring systems: time to fit",
         "",
-        f"`python benchmarks/bench_scoring_speed.py --seeds {args.seeds} --n {args.n} --d {args.d}` on {stamp}, "
-        f"{platform.machine()}, {os.cpu_count()} CPUs (shared: other jobs may have run).",
+        f"{_common.stamp_line(_common.stamp(argv))} Shared machine: other jobs may have run.",
         "",
         f"Synthetic: {args.d} binary items, {args.n:,} records ({len(np.unique(X, axis=0)):,} distinct rows); "
         f"points -5..5, at most 5 items, free threshold: |W| = {W:,}; epsilon 1, permute-and-flip.",
@@ -86,8 +84,7 @@ def main(argv=None):
                      f"{errors - best:,} | {alpha:.1f} |")
     lines += ["", f"Non-private optimum over the same W (`best_scoring_system`): {best:,} errors, {t_best:.1f} s."]
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "scoring_speed.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(HERE, "results", "scoring_speed.md"), lines)
     print("\n".join(lines))
 
 

@@ -30,11 +30,8 @@ Writes benchmarks/results/selection.csv, selection.md and selection_engines.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import platform
 import time
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -42,6 +39,8 @@ import privopt
 from privopt.models import FeatureDiscretizer, zero_one_halfspace
 from privopt.mechanisms._scoring import ROW_OVERHEAD, SCORE_ENTRIES_PER_SECOND
 from privopt.solvers import enumeration_size
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -134,14 +133,9 @@ def main():
                      "entries_per_second": float("nan"), "predicted_seconds": float("nan")})
         print(name, "done", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "selection.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _common.write_csv(os.path.join(args.out, "selection.csv"), rows, list(rows[0]))
     lines = ["# Private selection: scoring time and the public time prediction", "",
-             f"`python benchmarks/bench_selection.py --repeats {args.repeats}` (privopt {privopt.__version__}, "
-             f"Python {platform.python_version()}, {datetime.now(timezone.utc).isoformat(timespec='seconds')}, "
-             f"{os.cpu_count()} cores). Median over repeats; epsilon 1. `entries/s` = points x distinct rows x "
+             f"{_common.stamp_line()} Median over repeats; epsilon 1. `entries/s` = points x distinct rows x "
              f"(d + {ROW_OVERHEAD}) / seconds; `predicted` = the mechanism's prediction from |W|, n, d and the "
              "number of feature values "
              f"(SCORE_ENTRIES_PER_SECOND = {SCORE_ENTRIES_PER_SECOND:.3g}): it must not be below the actual time.",
@@ -163,10 +157,7 @@ def main():
                      f"{sec:.2f} | {'' if np.isnan(eps_) else f'{eps_:.3g}'} | "
                      f"{'' if np.isnan(pred) else f'{pred:.3g}'} | {'' if np.isnan(pred) else f'{pred / sec:.1f}'} |")
     engines = compare_engines()
-    with open(os.path.join(args.out, "selection_engines.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(engines[0]))
-        w.writeheader()
-        w.writerows(engines)
+    _common.write_csv(os.path.join(args.out, "selection_engines.csv"), engines, list(engines[0]))
     lines += ["", "## Sparse against dense scoring, same run", "",
               "Score entries per second in the dense engine's unit (points x distinct rows x (d + "
               f"{ROW_OVERHEAD})) for both engines; `identical`: the two loss vectors are equal.", "",
@@ -176,8 +167,7 @@ def main():
         lines.append(f"| {r['instance']} | {r['d']} | {r['points']:,} | {r['distinct_rows']:,} | {r['auto_engine']} | "
                      f"{r['dense_seconds']:.1f} | {r['sparse_seconds']:.1f} | {r['dense_entries_per_second']:.3g} | "
                      f"{r['sparse_entries_per_second']:.3g} | {r['speedup']:.1f}x | {r['identical_losses']} |")
-    with open(os.path.join(args.out, "selection.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(args.out, "selection.md"), lines)
     print("\n".join(lines))
 
 

@@ -364,10 +364,7 @@ def main():
 
     def save(new):
         rows = kept + new
-        with open(out + ".csv", "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
-            writer.writeheader()
-            writer.writerows(rows)
+        _common.write_csv(out + ".csv", rows, list(dict.fromkeys(k for r in rows for k in r)))
         text = summary(rows, args.seeds, args.tag, args.before, args.methods, args.epsilons, args.datasets)
         with open(out + ".md", "w") as fh:
             fh.write(text)

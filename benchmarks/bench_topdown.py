@@ -28,12 +28,9 @@ Writes benchmarks/results/topdown.md and topdown.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
-import platform
 import time
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -42,6 +39,8 @@ from privopt.mechanisms.selection import topdown_problem
 from privopt.models import zero_one_halfspace
 from privopt.models._common import ENUMERATION_ATTR
 from privopt.solvers._enumerate import _levels, _loss, iter_grid_blocks
+
+import _common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -154,16 +153,11 @@ def main(argv=None):
                            **{f"N={N}": supports * args.n / (per_worker * N) for N in (1, 2, 8, 32, 128)}})
 
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "topdown.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    _common.write_csv(os.path.join(RESULTS, "topdown.csv"), rows, list(rows[0]))
     lines = [
         "# Private selection at any width: top-down sampling",
         "",
-        f"`python benchmarks/bench_topdown.py --n {args.n} --seeds {args.seeds}` on {stamp}, "
-        f"{platform.machine()}, {os.cpu_count()} CPUs (shared machine: compare ratios within this run). "
+        f"{_common.stamp_line(_common.stamp(argv))} Shared machine: compare ratios within this run. "
         "Halfspace models, grid -2..2, D = 2, intercept (d counts it); permute-and-flip at epsilon 1.",
         "",
         "## Top-down against scoring every point (same run)",
@@ -198,8 +192,7 @@ def main(argv=None):
             f"{p[f'N={N}']:,.0f}" for N in (1, 2, 8, 32, 128)) + " |")
     lines += ["", "The supports that are scored after the bound pass are few (table 1) and are not "
               "included in the projection."]
-    with open(os.path.join(RESULTS, "topdown.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _common.write_markdown(os.path.join(RESULTS, "topdown.md"), lines)
     print("\n".join(lines))
 
 

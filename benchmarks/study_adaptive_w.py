@@ -59,7 +59,6 @@ run last and reported apart.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -78,6 +77,8 @@ from privopt.mechanisms._topdown import (EXPONENTIAL, PERMUTE_AND_FLIP, KeyedStr
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, predict_halfspace, zero_one_halfspace
 from privopt.models._common import ENUMERATION_ATTR
+
+import _common
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"
@@ -623,10 +624,7 @@ def main(argv=None):
         check_path.write_text(json.dumps(rows, indent=1))
         return 0
     path = OUT / "study_adaptive_w.csv"
-    rows = []
-    if path.exists():       # keep other sets' rows (runs per role)
-        with path.open() as f:
-            rows = [r for r in csv.DictReader(f) if r["learner"] != "rule_c"]
+    rows = [r for r in _common.read_csv(path) if r["learner"] != "rule_c"]   # keep other sets' rows (runs per role)
     t0 = time.perf_counter()
     for role, name, X, y, bounds, note in datasets():
         if role not in args.roles or (args.only and name not in args.only):
@@ -637,20 +635,14 @@ def main(argv=None):
             for seed in range(args.seeds):
                 rows += run_cell(role, name, X, y, bounds, eps, seed)
         print(f"{role} {name} n={len(y)} d={X.shape[1]}: {time.perf_counter() - ts:.1f} s ({note})", flush=True)
-        with path.open("w", newline="") as f:
-            wr = csv.DictWriter(f, FIELDS, extrasaction="ignore")
-            wr.writeheader()
-            wr.writerows(rows)
+        _common.write_csv(path, rows, FIELDS, extrasaction="ignore")
     print(f"total {time.perf_counter() - t0:.1f} s", flush=True)
     # the rule's fraction from the dev rows only
     dev = [r for r in rows if r["role"] == "dev"]
     c_scores = {c: float(np.mean([float(r["accuracy"]) for r in add_rule(dev, c)])) for c in FRACTIONS}
     c_best = max(FRACTIONS, key=lambda c: (c_scores[c], -c))
     allrows = rows + add_rule(rows, c_best)
-    with path.open("w", newline="") as f:
-        wr = csv.DictWriter(f, FIELDS, extrasaction="ignore")
-        wr.writeheader()
-        wr.writerows(allrows)
+    _common.write_csv(path, allrows, FIELDS, extrasaction="ignore")
     if not DATA_NOTES:
         list(datasets())
     check_rows = None

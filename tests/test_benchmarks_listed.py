@@ -55,6 +55,8 @@ def test_csv_round_trip_keeps_the_column_order_and_refuses_an_unknown_column(tmp
     assert common.read_csv(path) == [{"a": "x", "b": "1"}, {"a": "y", "b": ""}]
     with pytest.raises(ValueError):
         common.write_csv(path, [{"a": 1, "c": 2}], ["a", "b"])
+    common.write_csv(path, [{"a": 1, "c": 2}], ["a", "b"], extrasaction="ignore")   # said explicitly
+    assert path.read_text().splitlines() == ["a,b", "1,"]
 
 
 def test_markdown_from_lines_or_text(tmp_path):

@@ -335,7 +335,8 @@ def test_cli_a_second_sweep_on_a_folder_in_use_exits_2(data_home, tmp_path, caps
 
 # --- 3. bench_audit's noise column ----------------------------------------------------------------------------
 
-def test_bench_audit_describes_the_noise_of_every_case():
+def test_bench_audit_describes_the_noise_of_every_case(monkeypatch):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, "benchmarks"))   # as running it does: its `import _common`
     spec = importlib.util.spec_from_file_location("bench_audit", os.path.join(ROOT, "benchmarks", "bench_audit.py"))
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
