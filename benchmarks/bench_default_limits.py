@@ -38,17 +38,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-import privopt
 from bench_small_data import MARGIN, _stats, datasets
 from privopt.baselines import NoisySGDClassifier, OutputPerturbationLogisticRegression
 
@@ -161,9 +158,7 @@ def _clear(r):
 
 def summary(rows, seeds, large_seeds) -> str:
     lines = ["# Where no default can help: noisy SGD and output perturbation", "",
-             f"`python benchmarks/bench_default_limits.py --seeds {seeds} --large-seeds {large_seeds}`, "
-             f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
-             f"{platform.machine()}, {os.cpu_count()} cores. epsilon = 1, delta = min(1e-5, 1/n^2).", "",
+             f"{_common.stamp_line()} epsilon = 1, delta = min(1e-5, 1/n^2).", "",
              f"## Noisy SGD: best of {len(GRID)} settings chosen on the held-out accuracy (not private; "
              "an upper bound)", "",
              f"Mean ± standard error over {seeds} seeds of the best setting; `+` = clearly above the majority.", "",

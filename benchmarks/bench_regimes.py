@@ -45,10 +45,8 @@ configuration) and the figures ``regimes_n.png``, ``regimes_D.png``,
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import os
-import platform
 import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -56,7 +54,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-import privopt  # noqa: E402
 from privopt.experiments.adult import read_results, run_experiment  # noqa: E402
 
 import _common  # noqa: E402
@@ -281,10 +278,8 @@ def write(rows, args):
         "# Where does OPDisc beat a convex private peer?",
         "",
         "Runs: `python benchmarks/bench_regimes.py` (one `results.csv` per configuration under this "
-        "folder; an interrupted sweep resumes). This table written "
-        f"{datetime.datetime.now().isoformat(timespec='seconds')} by "
-        f"`python benchmarks/bench_regimes.py {' '.join(sys.argv[1:])}` (privopt {privopt.__version__}, "
-        f"{platform.machine()}, {os.cpu_count()} cores, shared). The paper's ball at full n is read "
+        f"folder; an interrupted sweep resumes). This table written by {_common.stamp_line()} Shared machine. "
+        "The paper's ball at full n is read "
         "from `../adult_experiment/results.csv`.",
         "",
         "Every method under replace-one neighbours with privopt's proven calibration, delta = 1/n^2, "

@@ -44,13 +44,11 @@ import argparse
 import csv
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
 from sklearn.datasets import (
@@ -189,14 +187,7 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, 
     lines = [
         "# Private baselines with their default hyperparameters",
         "",
-        f"`python benchmarks/bench_small_data.py --seeds {seeds}" + (f" --tag {tag}" if tag else "")
-        + (f" --before {before}" if before else "")
-        + (" --summary-only" if methods_run == ["(summary only)"] else
-           f" --methods {','.join(methods_run)}" if methods_run else "")
-        + (f" --epsilons {','.join(f'{e:g}' for e in epsilons_run)}" if epsilons_run else "")
-        + (f" --datasets {','.join(datasets_run)}" if datasets_run else "") + "`, "
-        f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M} UTC, privopt {privopt.__version__}, "
-        f"{platform.machine()}, {os.cpu_count()} cores.",
+        _common.stamp_line(),
         "",
         f"Held-out accuracy, mean ± standard error over {seeds} seeds (70/30 splits). "
         f"`+` marks a mean above the majority rate by more than {MARGIN} and by more than two standard "
