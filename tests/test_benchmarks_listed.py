@@ -34,6 +34,19 @@ def test_every_benchmark_script_is_run_or_skipped_with_a_reason():
         assert len(args) == 2 and all(isinstance(a, list) for a in args), script
 
 
+def test_every_option_run_all_passes_is_one_the_script_defines():
+    """A renamed option would otherwise only fail when make benchmarks reaches the script."""
+    run_all = _run_all()
+    unknown = []
+    for script, (full, quick) in run_all.SCRIPTS.items():
+        with open(os.path.join(BENCH, script)) as fh:
+            source = fh.read()
+        for option in {a for a in full + quick if a.startswith("--")}:
+            if f'"{option}"' not in source:
+                unknown.append(f"{script} {option}")
+    assert not unknown, unknown
+
+
 # --- benchmarks/_common.py ----------------------------------------------------------------------
 
 
