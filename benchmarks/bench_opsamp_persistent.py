@@ -27,9 +27,7 @@ Writes ``benchmarks/results/opsamp_persistent.csv`` and ``.md``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import statistics
 import sys
 import time
@@ -146,9 +144,10 @@ def main(argv=None):
     lines = [
         "# OPSamp oracle calls: persistent vs cold, against the warm re-solve floor",
         "",
+        _common.stamp_line(),
+        "",
         f"n = {args.n}, d = {args.d}, m = {args.calls} calls per run, median of {args.repeats} interleaved runs, "
-        f"warm ProcessPoolExecutor, HiGHS, Python {platform.python_version()}, privopt {privopt.__version__}, "
-        f"{datetime.datetime.now().isoformat(timespec='seconds')}; 1-min load average at the end {load:.2f} "
+        f"warm ProcessPoolExecutor, HiGHS; 1-min load average at the end {load:.2f} "
         "(a shared machine: compare ratios within the table).  floor: highspy re-solving the built "
         "model after changing the costs of w.  `same weights`: every run of the oracle released the "
         "same w (same random_state).",
