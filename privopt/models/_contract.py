@@ -58,11 +58,11 @@ def parse_public_names(public_constraints, model):
     if isinstance(public_constraints, str):
         if public_constraints.strip().lower() == ALL:
             return ALL
-        items: Iterable = [public_constraints]
+        items = [public_constraints]
     elif hasattr(public_constraints, "ctype") or hasattr(public_constraints, "parent_component"):
         items = [public_constraints]
     elif isinstance(public_constraints, Iterable):
-        items = list(public_constraints)
+        items = list(public_constraints)   # a list of names or components
     else:
         raise ParameterTypeError(
             "public_constraints must be 'all', a constraint's name, or a list of names (or Constraint "
