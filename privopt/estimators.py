@@ -48,7 +48,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
     sampled, selection is the better mechanism; OPDisc remains for W too large,
     where its oracle is one MILP."""
-    from .mechanisms._parallel import usable_cpus
+    from ._runtime import usable_cpus
     from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
     from .solvers._regions import BOUND_ROWS_PER_SECOND
 

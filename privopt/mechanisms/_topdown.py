@@ -67,6 +67,7 @@ import struct
 import numpy as np
 
 from .._random import is_secure
+from .._runtime import resolve_executor, run_ordered, share, worker_count   # resolve_executor re-exported
 
 __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
            "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "search_optimum",
@@ -307,7 +308,6 @@ def _sample_distributed(problem, streams, method, scale, shards, executor, progr
     (the pass over the data), then this process scores the regions in
     descending order of their bounds across all shards, with the best key
     found so far pruning the rest, exactly as a local run does."""
-    from ._parallel import run_ordered, share
 
     shared = [share(executor, a) for a in (problem, streams, method, scale)]
     results, _ = run_ordered(executor, shard_bounds, [(*shared, shard) for shard in shards],
@@ -410,7 +410,6 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from .._progress import progress_bar
-    from ._parallel import share, worker_count
 
     shards = plan_shards(problem)
     best = None
@@ -461,25 +460,6 @@ def _fold_sample(best, out, stats):
     if cand is not None and better(cand, best):
         best = cand
     return best, [stats[0] + expanded[0], stats[1] + expanded[1]]
-
-
-def resolve_executor(executor, predicted: float, n_shards: int, local_seconds: float = 5.0):
-    """``(executor or None for in-process, owned)``: ``"local"`` runs the
-    shards here; None runs them here when the predicted time is below
-    ``local_seconds``, else on a local process pool; otherwise any executor
-    privopt accepts (:func:`privopt.mechanisms._parallel.check_executor`)."""
-    from ._parallel import check_executor, default_executor, ray_executor
-
-    if isinstance(executor, str) and executor.strip().lower() == "local":
-        return None, False
-    ex = check_executor(executor)
-    if ex is None:
-        if predicted < local_seconds or n_shards < 2:
-            return None, False
-        return default_executor(n_shards), True
-    if ex == "ray":
-        return ray_executor(n_shards), True
-    return ex, False
 
 
 def run_shards(problem: RegionProblem, shards, *, streams, method, scale, executor=None, progress=False,

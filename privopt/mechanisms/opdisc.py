@@ -193,7 +193,7 @@ def opdisc(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
     if not (executor is None or (isinstance(executor, str) and executor.strip().lower() == "local")):
-        from ._parallel import check_executor
+        from .._runtime import check_executor
 
         check_executor(executor)
     info = get_info(model)

@@ -57,19 +57,9 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise
-from ._parallel import (
-    RAY,
-    OracleAnswer,
-    check_executor,
-    default_executor,
-    dumps_model,
-    install_payload,
-    oracle_chunk,
-    ray_executor,
-    run_ordered,
-    share,
-    worker_count,
-)
+from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
+                        worker_count)
+from ._parallel import OracleAnswer, install_payload, oracle_chunk
 
 __all__ = ["opsamp"]
 

@@ -377,7 +377,7 @@ def _workers_for(executor, predicted: float) -> int:
     """How many workers the top-down run will have (for its time prediction):
     1 in this process, the usable CPUs for the default pool (chosen when the
     pass is predicted to take more than a few seconds), else the executor's."""
-    from ._parallel import check_executor, usable_cpus, worker_count
+    from .._runtime import check_executor, usable_cpus, worker_count
 
     if executor is None:
         return usable_cpus() if predicted >= 5.0 else 1

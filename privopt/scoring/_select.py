@@ -27,7 +27,8 @@ from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
-from ..mechanisms._topdown import KeyedStreams, plan_shards, resolve_executor, sample_top_down, search_optimum
+from .._runtime import resolve_executor
+from ..mechanisms._topdown import KeyedStreams, plan_shards, sample_top_down, search_optimum
 from ..result import PrivateResult
 from ..solvers._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode

@@ -445,7 +445,7 @@ def bound_workers(problem, rows: int, threads: int | None) -> int:
     else ``threads`` (default: every usable CPU)."""
     import multiprocessing
 
-    from ..mechanisms._parallel import usable_cpus
+    from .._runtime import usable_cpus
 
     if threads == 1 or multiprocessing.parent_process() is not None:
         return 1
@@ -515,11 +515,11 @@ def _search_on_pool(problem, workers: int, deadline):
 
 def _search_on_executor(problem, executor, deadline):
     """:func:`search_optimum` on a caller's executor, resolved as the samplers
-    resolve theirs (:func:`privopt.mechanisms._topdown.resolve_executor`:
+    resolve theirs (:func:`privopt._runtime.resolve_executor`:
     ``"local"`` here, ``"ray"`` a Ray pool made for the run).  Returns
     ``((best, done, total), where)``."""
-    from ..mechanisms._parallel import worker_count
-    from ..mechanisms._topdown import plan_shards, resolve_executor, search_optimum
+    from .._runtime import resolve_executor, worker_count
+    from ..mechanisms._topdown import plan_shards, search_optimum
 
     ex, owned = resolve_executor(executor, 0.0, len(plan_shards(problem)))
     try:

@@ -1,0 +1,256 @@
+"""Executors: where privopt's parallel work runs (process and thread pools, dask, Ray).
+
+Mechanisms that run many independent tasks (OPSamp's oracle calls, the top-down
+samplers' shards, the branch and bound of OPDisc's exact oracle) take an
+``executor`` argument; this module is the one place that knows what one is:
+
+* :func:`check_executor` accepts ``None`` (a local process pool, created
+  later), any :class:`~concurrent.futures.Executor` (process or thread pool,
+  ``dask.distributed.Client.get_executor()``, ...), a ``dask.distributed``
+  ``Client`` itself (its ``get_executor()`` is used), a pool with the
+  ``multiprocessing.Pool`` interface (the standard library's, or Ray's
+  ``ray.util.multiprocessing.Pool``, which runs on a Ray cluster), seen
+  through :class:`PoolExecutor`, or the string ``"ray"`` (a Ray pool created
+  by :func:`ray_executor` for the run);
+* :func:`default_executor` sizes a :class:`~concurrent.futures.ProcessPoolExecutor`
+  to the CPUs this process may use (:func:`usable_cpus`), capped by the number of tasks;
+* :func:`resolve_executor`: ``"local"`` (this process), None (this process for
+  short work, else a local pool), or any executor above;
+* :func:`dumps_model` serializes a Pyomo model once (``pickle``, or
+  ``cloudpickle`` when the model holds lambdas, as models built with
+  ``rule=lambda ...`` do);
+* :func:`share` sends a large argument to a dask cluster once (``scatter``,
+  broadcast) instead of once per task;
+* :func:`run_ordered` submits the tasks (at most ``max_in_flight`` pending at
+  a time), shows a progress bar over completed tasks, returns the results in
+  submission order and stops early (cancelling what has not started) when a
+  result is fatal or a task raises.
+
+It sits below every layer that runs parallel work and imports none of them.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+
+from ._optional import require
+from ._progress import progress_bar
+from .exceptions import ModelError, ParameterTypeError
+
+__all__ = ["RAY", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus", "default_executor",
+           "worker_count", "share", "dumps_model", "run_ordered", "resolve_executor"]
+
+#: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
+RAY = "ray"
+
+
+class PoolExecutor(Executor):
+    """A :class:`concurrent.futures.Executor` view of a pool with the
+    ``multiprocessing.Pool`` interface (``apply_async`` with ``callback`` and
+    ``error_callback``): the standard library's ``multiprocessing.Pool`` or
+    Ray's ``ray.util.multiprocessing.Pool`` (Ray's documented drop-in for it,
+    whose workers are actors on a Ray cluster).  ``owned``: ``shutdown``
+    terminates the pool (privopt created it); otherwise the pool is left
+    running for its owner."""
+
+    def __init__(self, pool, *, owned: bool = False):
+        self._pool = pool
+        self._owned = owned
+        n = getattr(pool, "_processes", None)
+        self._max_workers = n if isinstance(n, int) and n > 0 else None
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut = Future()
+        fut.set_running_or_notify_cancel()
+        self._pool.apply_async(fn, args, kwargs, callback=fut.set_result, error_callback=fut.set_exception)
+        return fut
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        if self._owned:
+            self._pool.terminate()
+
+
+def _is_pool(obj) -> bool:
+    return callable(getattr(obj, "apply_async", None)) and callable(getattr(obj, "terminate", None))
+
+
+def check_executor(executor):
+    """``None``, ``"ray"``, an Executor, something with ``get_executor()`` (a
+    dask Client), or a ``multiprocessing.Pool``-like pool (wrapped in
+    :class:`PoolExecutor`)."""
+    if executor is None or isinstance(executor, Executor):
+        return executor
+    if isinstance(executor, str) and executor.strip().lower() == RAY:
+
+        require("ray")  # a missing extra fails here, before any noise is drawn
+        return RAY
+    get = getattr(executor, "get_executor", None)
+    if callable(get):
+        inner = get()
+        if isinstance(inner, Executor):
+            return inner
+    if _is_pool(executor):
+        return PoolExecutor(executor)
+    raise ParameterTypeError(
+        "executor must be None (a local process pool), 'ray' (a pool on the Ray cluster of "
+        "ray.init / RAY_ADDRESS), a concurrent.futures.Executor (e.g. ThreadPoolExecutor(2), "
+        "ProcessPoolExecutor(4), dask_client.get_executor()), a dask.distributed Client, or a "
+        "multiprocessing.Pool-like pool (multiprocessing.Pool, ray.util.multiprocessing.Pool), "
+        f"got {type(executor).__name__}.", "executor")
+
+
+def ray_executor(n_tasks: int, initializer=None, initargs=()) -> PoolExecutor:
+    """A ``ray.util.multiprocessing.Pool`` for one run, seen as an Executor.
+
+    Ray's pool connects to the cluster ``ray.init`` already joined, else to
+    ``RAY_ADDRESS``, else starts a local Ray instance (Ray's own rules).  It
+    has one worker per CPU of the cluster, at most ``n_tasks``; each worker
+    runs ``initializer(*initargs)`` once when it starts, so a model passed
+    there is sent to each worker once.  The pool is terminated after the run.
+    """
+
+    require("ray")
+    from ray.util.multiprocessing import Pool
+
+    pool = Pool(initializer=initializer, initargs=initargs)
+    size = getattr(pool, "_processes", None)
+    if isinstance(size, int) and size > n_tasks:
+        pool.terminate()
+        pool = Pool(processes=max(1, int(n_tasks)), initializer=initializer, initargs=initargs)
+    return PoolExecutor(pool, owned=True)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:
+    """A local process pool with min(usable CPUs, n_tasks) workers (each
+    running ``initializer(*initargs)`` once when it starts).
+
+    The platform's default start method (``fork`` on Linux before Python
+    3.14), on purpose: a child forked after HiGHS ran a MILP here would
+    inherit HiGHS's task scheduler without its threads and spin forever on its
+    first MILP, but privopt's at-fork hook resets that scheduler in every
+    forked child (:func:`privopt.solvers._dispatch._reset_highs_scheduler`),
+    which also covers pools the caller forks.  Measured with 2 workers and 4
+    small MILPs after one in the parent: fork with the reset 0.23 s,
+    ``forkserver`` 2.6 s, ``spawn`` 2.7 s (each worker imports privopt and
+    Pyomo again); docs/oracle.md, "HiGHS and forked processes"."""
+    return ProcessPoolExecutor(max_workers=max(1, min(usable_cpus(), int(n_tasks))),
+                               initializer=initializer, initargs=initargs)
+
+
+def _dask_client(executor):
+    if type(executor).__module__.startswith("distributed"):
+        return getattr(executor, "_client", None)
+    return None
+
+
+def worker_count(executor) -> int:
+    """How many calls ``executor`` runs at once (best effort; CPUs here when unknown)."""
+    n = getattr(executor, "_max_workers", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    client = _dask_client(executor)
+    if client is not None:
+        try:
+            return max(1, int(sum(client.nthreads().values())))
+        except Exception:  # pragma: no cover - a client that cannot answer
+            pass
+    return usable_cpus()
+
+
+def share(executor, obj):
+    """The argument to pass to every call for ``obj``: on a dask executor, a
+    future of ``obj`` scattered once to every worker; otherwise ``obj``."""
+    client = _dask_client(executor)
+    if client is None:
+        return obj
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def dumps_model(model) -> bytes:
+    """Serialize a Pyomo model for the workers (loaded with :func:`pickle.loads`)."""
+    try:
+        return pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError) as first:
+        try:
+            import cloudpickle
+        except ImportError:
+            raise ModelError(
+                f"model: it cannot be pickled ({first}), which parallel oracle calls need. Models "
+                "built with rule=lambda ... need cloudpickle (pip install cloudpickle, included in "
+                "privopt[dask]); or define the rules as module-level functions.", "model") from first
+        try:
+            return cloudpickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # pragma: no cover - depends on the user's model
+            raise ModelError(f"model: it cannot be serialized for the workers: {exc}", "model") from exc
+
+
+def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fatal=None, max_in_flight=None,
+                weights=None):
+    """Run ``fn(*args)`` for each tuple of ``arg_tuples`` on ``executor``.
+
+    Returns ``(results, fatal_index)``: results in submission order (``None``
+    where a call never ran) and the index of the first result (in completion
+    order) for which ``is_fatal(result)`` held, or ``None``.  At a fatal
+    result or an exception every call not yet finished is cancelled (calls
+    already running finish in their worker); an exception is re-raised.
+    At most ``max_in_flight`` calls are pending at once (default: all).
+    ``weights``: how much each call advances the progress bar (e.g. the
+    number of oracle calls a task holds; default 1 each).
+    """
+
+    n = len(arg_tuples)
+    window = n if max_in_flight is None else max(1, int(max_in_flight))
+    results = [None] * n
+    pending: dict = {}
+    fatal_index = None
+    submitted = 0
+    steps = [1] * n if weights is None else [int(w) for w in weights]
+    bar = progress_bar(sum(steps), desc=desc, unit="call", disable=not progress)
+    try:
+        while submitted < n or pending:
+            while submitted < n and len(pending) < window:
+                pending[executor.submit(fn, *arg_tuples[submitted])] = submitted
+                submitted += 1
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=pending.__getitem__):
+                i = pending.pop(fut)
+                results[i] = fut.result()  # re-raises a worker's exception
+                bar.update(steps[i])
+                if is_fatal is not None and is_fatal(results[i]):
+                    fatal_index = i
+                    break
+            if fatal_index is not None:
+                break
+    finally:
+        for fut in pending:
+            fut.cancel()
+        bar.close()
+    return results, fatal_index
+
+
+def resolve_executor(executor, predicted: float, n_tasks: int, local_seconds: float = 5.0):
+    """``(executor or None for in-process, owned)``: ``"local"`` runs the
+    tasks here; None runs them here when the predicted time is below
+    ``local_seconds`` (or there is one task), else on a local process pool;
+    otherwise any executor :func:`check_executor` accepts.  ``owned``: the
+    caller made the pool for this run and shuts it down."""
+    if isinstance(executor, str) and executor.strip().lower() == "local":
+        return None, False
+    ex = check_executor(executor)
+    if ex is None:
+        if predicted < local_seconds or n_tasks < 2:
+            return None, False
+        return default_executor(n_tasks), True
+    if ex == RAY:
+        return ray_executor(n_tasks), True
+    return ex, False
