@@ -40,6 +40,10 @@ from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
 from ..models._common import ENUMERATION_ATTR
+from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
+
+# the names other modules import from here (W's points now live in ._points)
+_grid_points, _prefix_counts, _uniform_grid = grid_points, prefix_counts, uniform_grid
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -130,12 +134,6 @@ def bound_search_work(data) -> int | None:
     return None if supports is None else supports * max(int(data["X"].shape[0]), 1)
 
 
-def count_grid_points(coef, bound: int) -> int:
-    """Number of index tuples (k_1..k_d) with sum_j coef[j][k_j] <= bound
-    (integer squared-norm units), by dynamic programming over coordinates."""
-    return int(_prefix_counts(coef, bound)[-1][bound])
-
-
 def _levels(data, norm_bound=None):
     """(coef, bound, unit, D) of the squared norm in integer units."""
     from ..perturbation._grid import norm_levels
@@ -192,89 +190,6 @@ def _check_unchanged(model, data, block):
         raise ModelError(
             f"model: constraints {deactivated[:3]} are deactivated; solver='enumerate' solves the "
             "model as built. Use a MILP solver for a modified model.", "model")
-
-
-def _grid_points(grid, coef, bound):
-    """All grid points with sum of squared-norm units <= bound: (values, units)."""
-    d = len(grid)
-    # minimal units still needed by the coordinates after j
-    rest = np.zeros(d + 1, dtype=np.int64)
-    for j in range(d - 1, -1, -1):
-        rest[j] = rest[j + 1] + min(coef[j])
-    idx = np.zeros((1, 0), dtype=np.int16)
-    used = np.zeros(1, dtype=np.int64)
-    for j in range(d):
-        parts_idx, parts_used = [], []
-        for k, c in enumerate(coef[j]):
-            keep = used + c + rest[j + 1] <= bound
-            if keep.any():
-                sel = idx[keep]
-                parts_idx.append(np.hstack([sel, np.full((sel.shape[0], 1), k, dtype=np.int16)]))
-                parts_used.append(used[keep] + c)
-        idx = np.vstack(parts_idx)
-        used = np.concatenate(parts_used)
-    values = np.empty(idx.shape, dtype=np.float64)
-    for j in range(d):
-        values[:, j] = np.asarray(grid[j], dtype=np.float64)[idx[:, j]]
-    return values, used
-
-
-def _prefix_counts(coef, bound):
-    """counts[j][u]: number of value tuples of coordinates 0..j-1 whose
-    squared-norm units sum to at most u (u = 0..bound); Python integers."""
-    exact = np.zeros(bound + 1, dtype=object)   # exactly u units
-    exact[0] = 1
-    out = [np.cumsum(exact)]
-    for c in coef:
-        new = np.zeros(bound + 1, dtype=object)
-        for x in c:
-            if x <= bound:
-                new[x:] += exact[: bound + 1 - x]
-        exact = new
-        out.append(np.cumsum(exact))
-    return out
-
-
-def iter_grid_blocks(grid, coef, bound, block_points: int):
-    """The points of W_tau in blocks of about ``block_points``: yields
-    ``(values, units)`` like :func:`_grid_points`, in exactly its order (the
-    last coordinate most significant), so that the concatenated blocks equal
-    ``_grid_points(grid, coef, bound)`` while memory stays O(block_points * d).
-
-    The points are split on a suffix of coordinates: a suffix assignment whose
-    completions (counted by dynamic programming) fit in a block is
-    materialized at once; small pieces are merged up to the block size."""
-    d = len(grid)
-    counts = _prefix_counts(coef, bound)
-    block_points = max(1, int(block_points))
-    buf_vals, buf_used, buf_n = [], [], 0
-
-    def pieces(j, suffix, used):
-        # suffix: value indices of coordinates j..d-1 (fixed); complete 0..j-1
-        budget = bound - used
-        if counts[j][budget] <= block_points:
-            if j == 0:
-                vals, units = np.zeros((1, 0)), np.zeros(1, dtype=np.int64)
-            else:
-                vals, units = _grid_points(grid[:j], coef[:j], budget)
-            if suffix:
-                tail = np.array([grid[j + i][k] for i, k in enumerate(suffix)], dtype=np.float64)
-                vals = np.hstack([vals, np.broadcast_to(tail, (vals.shape[0], len(suffix)))])
-            yield vals, units + used
-            return
-        for k, c in enumerate(coef[j - 1]):
-            if used + c <= bound and counts[j - 1][bound - used - c] > 0:
-                yield from pieces(j - 1, [k] + suffix, used + c)
-
-    for vals, units in pieces(d, [], 0):
-        buf_vals.append(vals)
-        buf_used.append(units)
-        buf_n += vals.shape[0]
-        if buf_n >= block_points:
-            yield np.vstack(buf_vals), np.concatenate(buf_used)
-            buf_vals, buf_used, buf_n = [], [], 0
-    if buf_n:
-        yield np.vstack(buf_vals), np.concatenate(buf_used)
 
 
 def block_points_for(rows: int) -> int:
@@ -562,11 +477,6 @@ _SPARSE_SETUP_COST = 2_000_000_000
 #: measured at about 100 by ``benchmarks/bench_selection.py`` (1.7 million
 #: points at d = 41 read back in 4.6 s).
 _SPARSE_POINT_COST = 100
-
-
-def _uniform_grid(grid):
-    g0 = tuple(grid[0])
-    return g0 if all(tuple(g) == g0 for g in grid) and 0.0 in g0 else None
 
 
 def _build_numba_hist(numba):

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..mechanisms._topdown import RegionProblem
 from ._patterns import region_minima, support_values
+from ._points import grid_points, prefix_counts, uniform_grid
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "split_supports", "BOUND_ROWS_PER_SECOND"]
@@ -51,9 +52,8 @@ def _split_applies(data, coef, bound):
     by support (the exact rule, one grid with 0 for every coordinate, few enough row
     patterns per support and points per region), else None.  ``values, inverse`` is ``np.unique`` of the
     distinct rows' entries, computed once for the check and the problem."""
-    from ._enumerate import _uniform_grid
 
-    grid = _uniform_grid(data["grid"])
+    grid = uniform_grid(data["grid"])
     if grid is None or not data["exact"]:
         return None
     X = np.asarray(data["X"], dtype=np.float64)
@@ -66,9 +66,8 @@ def _split_applies(data, coef, bound):
     kmax = min(X.shape[1], int(bound // min(units)))
     if max(base, 2) ** kmax > MAX_PATTERNS:
         return None
-    from ._enumerate import _prefix_counts
 
-    counts = _prefix_counts([units] * kmax, int(bound))     # counts[k][bound] = points of a support of size k
+    counts = prefix_counts([units] * kmax, int(bound))     # counts[k][bound] = points of a support of size k
     if sum(int(c[int(bound)]) for c in counts[1:]) > MAX_REGION_POINTS:
         return None
     return grid, uniq
@@ -127,13 +126,12 @@ class HalfspaceProblem(RegionProblem):
         self.base = max(1, len(U))
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
-        from ._enumerate import _grid_points
 
         self.vectors = [np.zeros((1, 0))]
         self.units = [np.zeros(1, dtype=np.int64)]        # squared norm of each vector, in grid units
         for k in range(1, min(self.d, int(bound // u.min())) + 1):
             # k-tuples of nonzero values within the bound, listed with pruning
-            V, used = _grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
+            V, used = grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
             self.vectors.append(V)
             self.units.append(np.asarray(used, dtype=np.int64))
         self.k = len(self.vectors) - 1
