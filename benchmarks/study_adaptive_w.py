@@ -42,7 +42,7 @@ pass over every support still runs for every resolution.
 
 Process pools: none.  privopt's top-down sampler would start a local pool
 when its predicted time is above 5 s; this script replaces
-``privopt.mechanisms._topdown.resolve_executor`` in its own process by one
+``privopt.search._topdown.resolve_executor`` in its own process by one
 that always runs in-process (the answer does not depend on the executor).
 
 ``--check`` verifies the mixture sampler on a tiny instance against the exact
@@ -68,11 +68,11 @@ from pathlib import Path
 
 import numpy as np
 
-import privopt.mechanisms._topdown as _td
+import privopt.search._topdown as _td
 import privopt.mechanisms.selection as _sel
 from privopt import PrivateHalfspaceClassifier
 from privopt.baselines import DPSGDLogisticRegression
-from privopt.mechanisms._topdown import (EXPONENTIAL, PERMUTE_AND_FLIP, KeyedStreams, plan_shards,
+from privopt.search._topdown import (EXPONENTIAL, PERMUTE_AND_FLIP, KeyedStreams, plan_shards,
                                          sample_shard)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, predict_halfspace, zero_one_halfspace

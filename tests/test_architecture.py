@@ -101,3 +101,11 @@ def test_the_check_sees_a_circle():
     """The detector itself: a two-module circle, and a package importing its submodule."""
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert cycles({"p": {"p.x"}, "p.x": set()}) == []
+
+
+def test_the_search_engine_sits_below_the_solvers():
+    """privopt.search imports only the foundations and itself (no Pyomo layer, no mechanism)."""
+    graph = import_graph()
+    search = {m for m in graph if m == "privopt.search" or m.startswith("privopt.search.")}
+    upward = {m: sorted(graph[m] - FOUNDATIONS - search) for m in search if graph[m] - FOUNDATIONS - search}
+    assert search and not upward, upward

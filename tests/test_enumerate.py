@@ -313,7 +313,7 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     stops it with done < total; opdisc with threads=2 releases the same w."""
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
-    from privopt.mechanisms._topdown import search_optimum
+    from privopt.search._topdown import search_optimum
     from privopt.solvers import _enumerate
 
     rng = np.random.default_rng(5)

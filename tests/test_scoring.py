@@ -17,7 +17,7 @@ from privopt._random import SecureGenerator
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.calibration._scoring import RISK_TABLE_SENSITIVITY, risk_table_noise_scale, split_risk_epsilon
 from privopt.exceptions import ParameterError, PrivacyLeakWarning
-from privopt.mechanisms._topdown import KeyedStreams, max_of, split_region, truncated_max_of
+from privopt.search._topdown import KeyedStreams, max_of, split_region, truncated_max_of
 from privopt.scoring import best_scoring_system, select_scoring_system
 from privopt.scoring._engine import group_errors, support_lower_bounds
 from privopt.scoring._space import RecordTable, ScoreSpace
@@ -353,7 +353,7 @@ def test_binarizer_public_thresholds_and_leak_warning():
 
 @pytest.mark.parametrize("d,k", [(7, 3), (10, 4), (6, 6), (12, 1), (5, 0)])
 def test_lex_combinations_match_itertools_at_any_start(d, k):
-    from privopt.mechanisms._topdown import lex_combinations
+    from privopt.search._topdown import lex_combinations
 
     combos = list(itertools.combinations(range(d), k))
     ref = np.array(combos, dtype=np.int64).reshape(len(combos), k)

@@ -456,7 +456,7 @@ def test_topdown_release_is_bit_identical_on_every_executor():
 
 
 def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_supports():
-    from privopt.mechanisms._topdown import search_optimum
+    from privopt.search._topdown import search_optimum
     from privopt.mechanisms.selection import topdown_problem
     from privopt.models._common import ENUMERATION_ATTR
 

@@ -409,9 +409,9 @@ class SelectionTarget(AuditTarget):
     the model's declared loss range (as :func:`privopt.exponential_mechanism`
     reads it).  The mechanism's own sampler runs: where the top-down path
     applies (privopt's halfspace models on one grid), each run's noise is a
-    :class:`privopt.mechanisms._topdown.KeyedStreams` drawn from the run's
+    :class:`privopt.search._topdown.KeyedStreams` drawn from the run's
     generator and the output is the top-down report-noisy-max over the
-    support-split W (:func:`privopt.mechanisms._topdown.run_shards`);
+    support-split W (:func:`privopt.search._topdown.run_shards`);
     otherwise the per-point noise is drawn by
     :func:`privopt.mechanisms._noise.draw_selection_noise` in the order in
     which the mechanism scores W and the output is argmax_w -L(w)/s + noise_w.
@@ -462,7 +462,7 @@ class SelectionTarget(AuditTarget):
 
     def draw_noise(self, rng, size=None):
         if self._problems() is not None:
-            from ..mechanisms._topdown import KeyedStreams
+            from ..search._topdown import KeyedStreams
 
             return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
         from ..mechanisms._noise import draw_selection_noise
@@ -475,7 +475,7 @@ class SelectionTarget(AuditTarget):
     def outputs_from_noise(self, which, noise):
         problems = self._problems()
         if problems is not None:
-            from ..mechanisms._topdown import plan_shards, run_shards
+            from ..search._topdown import plan_shards, run_shards
 
             problem = problems[which]
             shards = plan_shards(problem)
@@ -505,7 +505,7 @@ class ScoringTarget(AuditTarget):
     count (sensitivity 1), the noise scale s = 2 / epsilon
     (:func:`privopt.calibration.selection_noise_scale`).  The mechanism's own
     top-down sampler runs once per sample: each run's noise is a
-    :class:`privopt.mechanisms._topdown.KeyedStreams` drawn from the run's
+    :class:`privopt.search._topdown.KeyedStreams` drawn from the run's
     generator.  ``sensitivity_factor`` = 0.5 is the deliberately broken
     variant "sensitivity halved" (it spends 2 epsilon).
     """
@@ -554,7 +554,7 @@ class ScoringTarget(AuditTarget):
                            "max_points": self.space.P, "max_items": self.space.k}
 
     def draw_noise(self, rng, size=None):
-        from ..mechanisms._topdown import KeyedStreams
+        from ..search._topdown import KeyedStreams
 
         return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
 
@@ -562,7 +562,7 @@ class ScoringTarget(AuditTarget):
         return list(draws)
 
     def outputs_from_noise(self, which, noise):
-        from ..mechanisms._topdown import plan_shards, run_shards
+        from ..search._topdown import plan_shards, run_shards
 
         problem, table = self.problems[which], self.tables[which]
         shards = plan_shards(problem)

@@ -405,8 +405,8 @@ def topdown_problem(data, norm_bound=None):
 def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity, loss_range, n_samples,
                     time_limit, random_state, progress, executor):
     """Private selection over a halfspace W split by support: exact
-    report-noisy-max drawn top down (:mod:`privopt.mechanisms._topdown`)."""
-    from ._topdown import KeyedStreams, sample_top_down
+    report-noisy-max drawn top down (:mod:`privopt.search._topdown`)."""
+    from ..search._topdown import KeyedStreams, sample_top_down
 
     n_points = problem.n_points
     if n_points < 2:

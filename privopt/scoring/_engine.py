@@ -1,5 +1,5 @@
 r"""Exact scoring of the scoring systems of W, as a problem for the top-down
-sampler (:mod:`privopt.mechanisms._topdown`).
+sampler (:mod:`privopt.search._topdown`).
 
 Regions are supports S (the items of a score), groups are points vectors p on
 S, points are thresholds.  Lower bound of a region: the pattern bound of
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import lazy_kernel
-from ..mechanisms._topdown import RegionProblem
+from ..search._topdown import RegionProblem
 from ..solvers._patterns import pattern_counts, pattern_lower_bounds
 from ._space import RecordTable, ScoreSpace
 

@@ -10,7 +10,7 @@ training errors of the candidate.  The sensitivity of err under replace-one is
     err(released) - min_W err <= (2 / epsilon) (ln |W| + ln(1 / beta)).
 
 They are sampled exactly by report-noisy-max drawn top down
-(:mod:`privopt.mechanisms._topdown`): supports whose best possible key cannot
+(:mod:`privopt.search._topdown`): supports whose best possible key cannot
 win are not scored, and the answer does not depend on how the supports are
 split across workers.
 """
@@ -28,7 +28,7 @@ from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
 from .._runtime import resolve_executor
-from ..mechanisms._topdown import KeyedStreams, plan_shards, sample_top_down, search_optimum
+from ..search._topdown import KeyedStreams, plan_shards, sample_top_down, search_optimum
 from ..result import PrivateResult
 from ..solvers._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode

@@ -377,7 +377,7 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
     only if it can still beat the best value found; so the answer is the
     exact minimizer without listing W_tau.  On ``threads`` worker processes
     (:func:`bound_workers`) the blocks of supports are searched in parallel
-    with the same answer (:func:`privopt.mechanisms._topdown.search_optimum`),
+    with the same answer (:func:`privopt.search._topdown.search_optimum`),
     or on ``executor`` when one is given (``"local"``: this process)."""
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
@@ -409,7 +409,7 @@ def _search_on_pool(problem, workers: int, deadline):
     deadline the running tasks are stopped too."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..mechanisms._topdown import install_problem, search_optimum
+    from ..search._topdown import install_problem, search_optimum
 
     if workers <= 1:
         return search_optimum(problem, deadline=deadline)
@@ -434,7 +434,7 @@ def _search_on_executor(problem, executor, deadline):
     ``"local"`` here, ``"ray"`` a Ray pool made for the run).  Returns
     ``((best, done, total), where)``."""
     from .._runtime import resolve_executor, worker_count
-    from ..mechanisms._topdown import plan_shards, search_optimum
+    from ..search._topdown import plan_shards, search_optimum
 
     ex, owned = resolve_executor(executor, 0.0, len(plan_shards(problem)))
     try:

@@ -1,5 +1,5 @@
 r"""W_tau of a 0/1-loss halfspace model, split by support for the exact
-top-down samplers and the branch-and-bound optimum (:mod:`privopt.mechanisms._topdown`).
+top-down samplers and the branch-and-bound optimum (:mod:`privopt.search._topdown`).
 
 W_tau = {w : w_j in grid, ||w||_2 <= D} (one grid shared by every coordinate,
 0 in it, squared norms in integer units, as :mod:`privopt.solvers._enumerate`
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..mechanisms._topdown import RegionProblem
+from ..search._topdown import RegionProblem
 from ._patterns import region_minima, support_values
 from ._points import grid_points, prefix_counts, uniform_grid
 
@@ -148,7 +148,7 @@ class HalfspaceProblem(RegionProblem):
         return self.offset(self.k + 1)
 
     def supports(self, size, start=0, stop=None):
-        from ..mechanisms._topdown import lex_combinations
+        from ..search._topdown import lex_combinations
 
         stop = self.n_supports(size) if stop is None else stop
         return lex_combinations(self.d, size, start, stop)
@@ -210,7 +210,7 @@ class HalfspaceProblem(RegionProblem):
 
 class PerturbedHalfspaceProblem(HalfspaceProblem):
     r"""OPDisc's oracle objective on W_tau, split by support, for its exact
-    branch and bound (:func:`privopt.mechanisms._topdown.optimum_shard`):
+    branch and bound (:func:`privopt.search._topdown.optimum_shard`):
 
         J(w) = L(w) - scale * <eta, pi(w)>,   pi(w) = (w, sqrt(D^2 - ||w||^2)) / D
 
