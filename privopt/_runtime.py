@@ -39,8 +39,8 @@ from ._optional import require
 from ._progress import progress_bar
 from .exceptions import ModelError, ParameterTypeError
 
-__all__ = ["RAY", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus", "default_executor",
-           "worker_count", "share", "dumps_model", "run_ordered", "resolve_executor"]
+__all__ = ["RAY", "LOCAL", "is_local", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus",
+           "default_executor", "worker_count", "share", "dumps_model", "run_ordered", "resolve_executor"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
 RAY = "ray"
@@ -238,13 +238,22 @@ def run_ordered(executor, fn, arg_tuples, *, progress=False, desc="calls", is_fa
     return results, fatal_index
 
 
+#: ``executor="local"``: run in this process, whatever the predicted time.
+LOCAL = "local"
+
+
+def is_local(executor) -> bool:
+    """Whether ``executor`` is the string ``"local"`` (any case, spaces ignored)."""
+    return isinstance(executor, str) and executor.strip().lower() == LOCAL
+
+
 def resolve_executor(executor, predicted: float, n_tasks: int, local_seconds: float = 5.0):
     """``(executor or None for in-process, owned)``: ``"local"`` runs the
     tasks here; None runs them here when the predicted time is below
     ``local_seconds`` (or there is one task), else on a local process pool;
     otherwise any executor :func:`check_executor` accepts.  ``owned``: the
     caller made the pool for this run and shuts it down."""
-    if isinstance(executor, str) and executor.strip().lower() == "local":
+    if is_local(executor):
         return None, False
     ex = check_executor(executor)
     if ex is None:

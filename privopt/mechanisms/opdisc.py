@@ -24,6 +24,7 @@ from ..calibration import (
     opdisc_utility_bound,
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
+from .._runtime import check_executor, is_local
 from ..models._contract import check_public_constraints
 from ..models._info import get_info
 from ..oracle import certified_solve
@@ -192,9 +193,7 @@ def opdisc(
     solver, solver_options, on_failure = check_run(
         model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
         solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
-    if not (executor is None or (isinstance(executor, str) and executor.strip().lower() == "local")):
-        from .._runtime import check_executor
-
+    if not (executor is None or is_local(executor)):
         check_executor(executor)
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from .._progress import progress_bar
+from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from .._random import check_random_state
 from .._validation import check_bool, check_epsilon, check_int, check_positive, check_probability
 from ..calibration._selection import (
@@ -377,14 +378,12 @@ def _workers_for(executor, predicted: float) -> int:
     """How many workers the top-down run will have (for its time prediction):
     1 in this process, the usable CPUs for the default pool (chosen when the
     pass is predicted to take more than a few seconds), else the executor's."""
-    from .._runtime import check_executor, usable_cpus, worker_count
-
     if executor is None:
         return usable_cpus() if predicted >= 5.0 else 1
-    if isinstance(executor, str) and executor.strip().lower() == "local":
+    if is_local(executor):
         return 1
     ex = check_executor(executor)
-    return 1 if ex == "ray" else max(1, worker_count(ex))
+    return 1 if ex == RAY else max(1, worker_count(ex))
 
 
 def topdown_problem(data, norm_bound=None):
