@@ -77,7 +77,7 @@ def run_variant(kind, name, seed, before=None):
         return solve(name, seed, 2)
     if kind == "before":
         return _before(before, name, seed)
-    from privopt.solvers import _patterns
+    from privopt.search import _patterns
 
     kept = (_patterns.EXACT_BUDGET_PER_ROW, _patterns.EXACT_BUDGET_MIN)
     _patterns.EXACT_BUDGET_PER_ROW, _patterns.EXACT_BUDGET_MIN = 0.0, 0      # every support gets the bound

@@ -59,7 +59,8 @@ ESTIMATORS = ("PrivateHalfspaceClassifier", "NoisySGDClassifier", "DPSGDLogistic
 def _kernel_stats() -> tuple[int, int]:
     """(cache hits, cache misses) summed over privopt's numba kernels built in this process."""
     from privopt.scoring import _engine
-    from privopt.solvers import _enumerate, _patterns
+    from privopt.search import _patterns
+    from privopt.solvers import _enumerate
 
     kernels: list = []
     for getter in (_patterns._numba_kernel, _patterns._minima_kernels, _engine._numba_kernel,

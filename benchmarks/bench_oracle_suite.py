@@ -300,7 +300,7 @@ def _onehot(X):
 def _supports(model):
     """Supports of W_tau the branch and bound bounds (None where it does not apply)."""
     from privopt.solvers._enumerate import ENUMERATION_ATTR, _levels
-    from privopt.solvers._regions import halfspace_problem
+    from privopt.search._regions import halfspace_problem
 
     data = getattr(model, ENUMERATION_ATTR, None)
     if data is None:

@@ -8,12 +8,12 @@ a module-level function: numba keys a cached function by its bytecode and the
 pickled contents of its closure, and a kernel that closes over another
 compiled function (a dispatcher, which pickles with an identifier drawn
 afresh in each process) misses in every new process.  Kernels that call each
-other therefore live at module level (``privopt/solvers/_pattern_kernels.py``)
+other therefore live at module level (``privopt/search/_pattern_kernels.py``)
 and reach each other as globals.
 
 Where the cache lives: numba's own choice, first that is writable: the
 directory named by ``NUMBA_CACHE_DIR`` when it is set; ``__pycache__`` next
-to the kernel's module (``privopt/solvers/__pycache__/*.nbi, *.nbc``); numba's
+to the kernel's module (``privopt/search/__pycache__/*.nbi, *.nbc``); numba's
 user-wide cache directory (``~/.cache/numba`` on Linux).  When none of them is
 writable numba would refuse to build a cached kernel; privopt then sets
 ``NUMBA_CACHE_DIR`` to ``<privopt's cache directory>/numba``

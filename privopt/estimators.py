@@ -40,7 +40,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
 
     ``topdown_regions``: the number of supports of W when the top-down sampler
     applies (one integer grid with 0): its cost is the lower-bound pass,
-    supports x n rows at :data:`privopt.solvers._regions.BOUND_ROWS_PER_SECOND`
+    supports x n rows at :data:`privopt.search._regions.BOUND_ROWS_PER_SECOND`
     per core, on the local process pool it uses by default (all usable CPUs).
     Otherwise every point is scored (:func:`privopt.mechanisms._scoring.predict_scoring_seconds`).
 
@@ -50,7 +50,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     where its oracle is one MILP."""
     from ._runtime import usable_cpus
     from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
-    from .solvers._regions import BOUND_ROWS_PER_SECOND
+    from .search._regions import BOUND_ROWS_PER_SECOND
 
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
     if topdown_regions is not None:
@@ -320,7 +320,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         integer grid with 0, few enough row patterns per support), from the
         grid, the ball and the number of feature values (as for the sparse
         estimate); None otherwise."""
-        from .solvers._regions import MAX_PATTERNS
+        from .search._regions import MAX_PATTERNS
 
         grid, _ = self._ball(Xd.shape[1])
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:

@@ -227,7 +227,7 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
 def _perturbed(X, y, eta, normalize=True, **kw):
     from privopt.models._common import ENUMERATION_ATTR
     from privopt.solvers._enumerate import _levels
-    from privopt.solvers._regions import perturbed_problem
+    from privopt.search._regions import perturbed_problem
 
     model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True, **kw)
     data = getattr(model, ENUMERATION_ATTR)
@@ -244,7 +244,7 @@ def test_region_minima_against_every_point_scored(kind, budget, prune):
     bound only when the budget rules the histogram out or the bound is above a value
     already attained in the call (``prune``).  budget 0 = bounds only, 10^9 = no cost
     limit, None = the default rule (on one-hot data every support is within it)."""
-    from privopt.solvers._patterns import region_minima
+    from privopt.search._patterns import region_minima
 
     rng = np.random.default_rng(11)
     if kind == "one-hot":
@@ -290,7 +290,7 @@ def test_region_minima_against_every_point_scored(kind, budget, prune):
 def test_support_values_numba_and_numpy_agree():
     """One region's losses and objective by the compiled histogram kernel and by
     scoring every row with numpy: the same losses, the same objective."""
-    from privopt.solvers._patterns import support_values
+    from privopt.search._patterns import support_values
 
     rng = np.random.default_rng(2)
     X = rng.integers(0, 5, size=(300, 7)).astype(float)

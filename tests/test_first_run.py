@@ -29,7 +29,8 @@ needs_accounting = pytest.mark.skipif(
 
 def _kernels():
     from privopt.scoring import _engine
-    from privopt.solvers import _enumerate, _patterns
+    from privopt.search import _patterns
+    from privopt.solvers import _enumerate
 
     out = []
     for getter in (_patterns._numba_kernel, _patterns._minima_kernels, _engine._numba_kernel,
@@ -58,7 +59,7 @@ def test_kernels_close_over_no_compiled_function():
 _CHILD = textwrap.dedent("""
     import json
     import numpy as np
-    from privopt.solvers import _patterns
+    from privopt.search import _patterns
 
     rng = np.random.default_rng(0)
     digits_t = rng.integers(0, 2, size=(4, 60)).astype(np.int64)
@@ -109,7 +110,7 @@ def test_kernels_build_when_no_default_cache_location_is_writable(tmp_path):
                NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator,UserWideCacheLocator",
                PRIVOPT_CACHE_DIR=str(tmp_path / "privopt"))
     env.pop("NUMBA_CACHE_DIR", None)
-    code = ("import os; from privopt.solvers import _patterns; k = _patterns._numba_kernel(); "
+    code = ("import os; from privopt.search import _patterns; k = _patterns._numba_kernel(); "
             "print(k is not None, os.environ.get('NUMBA_CACHE_DIR'))")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
                          timeout=300)

@@ -388,10 +388,10 @@ def _workers_for(executor, predicted: float) -> int:
 
 def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
-    (:class:`privopt.solvers._regions.HalfspaceProblem`) for the top-down
+    (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
     path, or None where it does not apply."""
     from ..solvers._enumerate import _levels
-    from ..solvers._regions import halfspace_problem
+    from ..search._regions import halfspace_problem
 
     D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
     coef, bound, _, _ = _levels(data, D)

@@ -3,7 +3,7 @@ sampler (:mod:`privopt.search._topdown`).
 
 Regions are supports S (the items of a score), groups are points vectors p on
 S, points are thresholds.  Lower bound of a region: the pattern bound of
-:mod:`privopt.solvers._patterns` on the items of S (every scoring system on S
+:mod:`privopt.search._patterns` on the items of S (every scoring system on S
 predicts one label per pattern of its items).
 
 Errors of a group.  For a points vector p on S, pattern c has total
@@ -24,7 +24,7 @@ import numpy as np
 
 from .._numba import lazy_kernel
 from ..search._topdown import RegionProblem
-from ..solvers._patterns import pattern_counts, pattern_lower_bounds
+from ..search._patterns import pattern_counts, pattern_lower_bounds
 from ._space import RecordTable, ScoreSpace
 
 __all__ = ["ScoringProblem", "support_lower_bounds", "group_errors", "decode"]

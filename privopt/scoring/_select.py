@@ -30,7 +30,7 @@ from ..exceptions import ParameterError
 from .._runtime import resolve_executor
 from ..search._topdown import KeyedStreams, plan_shards, sample_top_down, search_optimum
 from ..result import PrivateResult
-from ..solvers._regions import BOUND_ROWS_PER_SECOND
+from ..search._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace
 

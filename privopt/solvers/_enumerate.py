@@ -40,9 +40,9 @@ from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
 from ..models._common import ENUMERATION_ATTR
-from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
+from ..search._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
 
-# the names other modules import from here (W's points now live in ._points)
+# the names other modules import from here (W's points now live in privopt.search._points)
 _grid_points, _prefix_counts, _uniform_grid = grid_points, prefix_counts, uniform_grid
 
 __all__ = [
@@ -77,7 +77,7 @@ AUTO_MAX_WORK = 2_000_000_000
 #: ``solver="auto"`` on a perturbed model takes the branch and bound by support when its
 #: bound pass, supports x distinct rows, is at most this (measured at 4e8 to 5e8 rows per
 #: second on one core, so up to about 250 s; the prediction constant
-#: ``privopt.solvers._regions.BOUND_ROWS_PER_SECOND`` is a conservative 2e8).  Chosen on the
+#: ``privopt.search._regions.BOUND_ROWS_PER_SECOND`` is a conservative 2e8).  Chosen on the
 #: extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three widest
 #: one-hot sets (d = 73, 87, 122; 3.6e9 to 6.3e10) went to HiGHS, which was slower on all
 #: three (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
@@ -91,7 +91,7 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
 
     * Perturbed (OPDisc's and RSPM's oracle; ``perturbed=True``, or the model
       carries the perturbation) on one integer grid: the branch and bound by
-      support (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`),
+      support (:class:`privopt.search._regions.PerturbedHalfspaceProblem`),
       when its bound pass, supports x distinct rows, is at most
       :data:`AUTO_MAX_BOUND_WORK`.
     * Otherwise: every point scored, when the cheaper engine's work
@@ -127,7 +127,7 @@ def bound_search_work(data) -> int | None:
     enumeration data of a zero_one_halfspace model, or None where the split
     by support does not apply (the margin rule, a grid per coordinate, too
     many row patterns per support)."""
-    from ._regions import split_supports
+    from ..search._regions import split_supports
 
     coef, bound, _, _ = _levels(data)
     supports = split_supports(data, coef, bound)
@@ -261,7 +261,7 @@ def check_enumerable(model, options=None):
     :class:`~privopt.exceptions.ModelError` or ``ParameterError`` naming the
     problem).  Returns (data, noise, scale, normalize, levels, n_points, problem):
     ``problem`` is the support split of a perturbed model for the branch and
-    bound (:func:`privopt.solvers._regions.perturbed_problem`), or None where
+    bound (:func:`privopt.search._regions.perturbed_problem`), or None where
     every point is listed."""
     op = _op()
     data = _data(model)
@@ -289,7 +289,7 @@ def check_enumerable(model, options=None):
     levels = _levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
     if block is not None:
-        from ._regions import perturbed_problem
+        from ..search._regions import perturbed_problem
 
         problem = perturbed_problem(data, levels, noise, scale, normalize)
         if problem is not None:      # branch and bound: W_tau is never listed, no max_points
@@ -371,7 +371,7 @@ def bound_workers(problem, rows: int, threads: int | None) -> int:
 
 def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads=None, executor=None):
     """The exact argmin of OPDisc's oracle objective by branch and bound over
-    the supports of W_tau (:class:`privopt.solvers._regions.PerturbedHalfspaceProblem`):
+    the supports of W_tau (:class:`privopt.search._regions.PerturbedHalfspaceProblem`):
     each support's minimum comes from its row-pattern histogram where the
     patterns are few, else a lower bound that sends the support to be scored
     only if it can still beat the best value found; so the answer is the

@@ -12,7 +12,7 @@ support of size k, so region sizes are public.
 Loss of a point: the model's exact rule (positive iff <w, x> >= theta) on the
 distinct rows, counted with their positive and negative labels, the same
 numbers as the enumeration's, read from the histogram of the rows' patterns
-on S (:mod:`privopt.solvers._patterns`).  Lower bound of a region: its exact
+on S (:mod:`privopt.search._patterns`).  Lower bound of a region: its exact
 smallest loss where the patterns are few, else the pattern bound.
 
 The cost of a run is the lower-bound pass, sum_k C(d, k) times the distinct
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..search._topdown import RegionProblem
+from ._topdown import RegionProblem
 from ._patterns import region_minima, support_values
 from ._points import grid_points, prefix_counts, uniform_grid
 
@@ -148,7 +148,7 @@ class HalfspaceProblem(RegionProblem):
         return self.offset(self.k + 1)
 
     def supports(self, size, start=0, stop=None):
-        from ..search._topdown import lex_combinations
+        from ._topdown import lex_combinations
 
         stop = self.n_supports(size) if stop is None else stop
         return lex_combinations(self.d, size, start, stop)
@@ -157,12 +157,12 @@ class HalfspaceProblem(RegionProblem):
         return np.full(supports.shape[0], float(self.vectors[supports.shape[1]].shape[0]))
 
     def _objective(self, k: int) -> dict:
-        """The perturbation arguments of (2) in :mod:`privopt.solvers._patterns`
+        """The perturbation arguments of (2) in :mod:`privopt.search._patterns`
         for supports of size k: none (the loss itself)."""
         return {"noise": np.zeros(self.d), "extra": np.zeros(self.vectors[k].shape[0]), "scale": 0.0, "den": 1.0}
 
     def region_minima(self, supports, ceiling=math.inf, prune=True):
-        """``(val, exact, arg)`` of :func:`privopt.solvers._patterns.region_minima`:
+        """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
@@ -217,7 +217,7 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
     (normalized; ``pi(w) = w`` without normalization), exactly as
     ``solver="enumerate"`` computes it.  Each region's minimum comes from the
     histogram of the rows' patterns on its support (:func:`region_minima` of
-    :mod:`privopt.solvers._patterns`) where the patterns are few; elsewhere
+    :mod:`privopt.search._patterns`) where the patterns are few; elsewhere
     its lower bound is the pattern bound on L minus scale times the largest
     perturbation term of the region's points (public W and the noise only)."""
 

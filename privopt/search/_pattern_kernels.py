@@ -1,4 +1,4 @@
-"""The numba kernels of :mod:`privopt.solvers._patterns` (imported on first
+"""The numba kernels of :mod:`privopt.search._patterns` (imported on first
 use, by its lazy getters, only when numba is installed).
 
 They are module-level functions on purpose: numba's on-disk cache
