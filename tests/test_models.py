@@ -796,6 +796,7 @@ def test_callers_arrays_are_not_modified():
 def test_a_norm_bound_whose_square_overflows_is_refused_with_the_equivalent_bound():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
     y = np.array([1, -1, 1, -1])
-    with pytest.raises(ParameterError, match=r"norm_bound=1\.41421 gives the same") as err:
+    same = r"norm_bound >= 1\.41421 \(the largest norm on this grid\) gives the same W"
+    with pytest.raises(ParameterError, match=same) as err:
         zero_one_halfspace(X, y, norm_bound=1e300)      # grid -1..1 on d = 2: ||w|| <= sqrt(2)
     assert err.value.parameter == "norm_bound"

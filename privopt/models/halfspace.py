@@ -130,6 +130,7 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
+from .._lattice import check_norm_square
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ParameterError, ParameterTypeError
 from ._common import (
@@ -600,12 +601,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         D, exact_sq = math.sqrt(d), Fraction(d)
     else:
         D, exact_sq = check_positive(norm_bound, "norm_bound"), None
+    check_norm_square(D, grid_t)          # a D whose square overflows, refused naming the equivalent one
     units = grid_units(grid_t, unit)
-    if not math.isfinite(D * D):
-        box = math.sqrt(float(sum(max(u * u for u in g) for g in units))) * float(unit)
-        raise ParameterError(
-            f"norm_bound={D:g}: its square overflows. Every point of the grid has ||w||_2 <= {box:.6g}, so "
-            f"norm_bound={box:.6g} gives the same set of weights.", "norm_bound")
     n_units = norm_sq_units(D, unit, exact_sq)
     min_units = sum(min(u * u for u in g) for g in units)
     if min_units > n_units:

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
-from .._lattice import MAX_GRID_SIZE, SNAP_TOL, check_norm_square, grid_separation, snapped_floor
+from .._lattice import MAX_GRID_SIZE, SNAP_TOL, check_grid_size, check_norm_square, grid_separation, snapped_floor
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
@@ -183,11 +183,7 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
     admits ||w||^2 = 23).  Otherwise the attainable sums are enumerated by
     dynamic programming over coordinates (at most ``MAX_LEVELS``).
     """
-    big = [j for j, g in enumerate(grids) if len(g) > MAX_GRID_SIZE]
-    if big:
-        raise ParameterError(
-            f"grid: coordinate {big[0]} has {len(grids[big[0]]):,} values; at most {MAX_GRID_SIZE:,} per "
-            "coordinate. Use a coarser grid.", "grid")
+    check_grid_size(list(grids), "grid")
     d2 = check_norm_square(norm_bound, grids)
     all_values = sorted({v for g in grids for v in g})
     step = _common_step(all_values)
