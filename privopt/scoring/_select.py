@@ -18,7 +18,6 @@ split across workers.
 from __future__ import annotations
 
 import importlib.util
-import math
 
 import numpy as np
 
@@ -32,7 +31,7 @@ from ..search._topdown import KeyedStreams, plan_shards, sample_top_down, search
 from ..result import PrivateResult
 from ..search._regions import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
-from ._space import RecordTable, ScoreSpace
+from ._space import RecordTable, ScoreSpace, item_counts, largest_support_vectors
 
 __all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "predict_bound_seconds",
            "predict_support_seconds", "predict_space_bytes"]
@@ -55,11 +54,9 @@ _SECONDS_PER_VECTOR_UNIT = 1e-9
 
 def _largest_support(n_features: int, max_points: int, max_items: int, signs) -> tuple[int, int]:
     """(k, the number of points vectors on the support of k items that has the
-    most): the product of the k largest |V_j| (2P, or P for a signed item)."""
+    most), from d, P and the signs alone (the counts of :class:`ScoreSpace`)."""
     k = min(int(max_items), int(n_features))
-    s = [0] * int(n_features) if signs is None else [int(v) for v in np.asarray(signs).ravel()]
-    counts = sorted((2 * int(max_points) if v == 0 else int(max_points) for v in s), reverse=True)
-    return k, math.prod(counts[:k])
+    return k, largest_support_vectors(item_counts(n_features, max_points, signs), k)
 
 
 def predict_space_bytes(n_features: int, max_points: int, max_items: int, signs=None) -> int:

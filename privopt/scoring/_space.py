@@ -33,7 +33,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ScoreSpace", "RecordTable"]
+__all__ = ["ScoreSpace", "RecordTable", "item_counts", "largest_support_vectors"]
+
+def item_counts(n_features: int, max_points: int, signs=None) -> np.ndarray:
+    """c_j = |V_j|, the number of nonzero point values of each item: 2P, or P
+    for an item with a sign.  From d, P and the signs alone (no table built)."""
+    P = int(max_points)
+    if signs is None:
+        return np.full(int(n_features), 2 * P, dtype=np.int64)
+    return np.where(np.asarray(signs, dtype=int).ravel() == 0, 2 * P, P).astype(np.int64)
+
+
+def largest_support_vectors(counts, size: int) -> int:
+    """The largest number of points vectors on one support of ``size`` items:
+    the product of the ``size`` largest counts."""
+    return int(math.prod(sorted(np.asarray(counts).tolist(), reverse=True)[:size])) if size else 1
+
 
 class ScoreSpace:
     """The public set W (see the module docstring).
@@ -51,7 +66,7 @@ class ScoreSpace:
         neg, pos = np.arange(-self.P, 0, dtype=np.int64), np.arange(1, self.P + 1, dtype=np.int64)
         both = np.concatenate([neg, pos])
         self.values = [both if s == 0 else (pos if s > 0 else neg) for s in signs]
-        self.count = np.array([len(v) for v in self.values], dtype=np.int64)     # c_j = |V_j|
+        self.count = item_counts(self.d, self.P, signs)     # c_j = |V_j|
         self.l1 = np.array([int(np.abs(v).sum()) for v in self.values], dtype=np.int64)  # s_j
 
     # -- sizes ------------------------------------------------------------
@@ -89,7 +104,7 @@ class ScoreSpace:
 
     def n_vectors(self, size: int) -> int:
         """Largest number of points vectors on one support of ``size``."""
-        return int(np.prod(np.sort(self.count)[::-1][:size])) if size else 1
+        return largest_support_vectors(self.count, size)
 
     # -- enumeration ------------------------------------------------------
     def supports(self, size: int, start: int = 0, stop: int | None = None) -> np.ndarray:
