@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import MAX_EPSILON   # the largest epsilon privopt accepts (e^epsilon overflows above)
 from ._methods import (
     DETERMINISTIC_METHODS,
     MIP_METHODS,
@@ -231,13 +232,6 @@ def _make_executor(scheduler, max_workers):
     return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1), None
 
 
-#: The largest epsilon a sweep runs: e^epsilon, which the accountants and the selection
-#: mechanisms compute, overflows a double from 709.78 on (DP-SGD's accountant already fails at
-#: 1e6, and the run seeds at 1e302); no method is private in any useful sense long before.
-#: The non-private references show the no-noise limit.
-MAX_EPSILON = 700.0
-
-
 def _set_aside(path: str, scan) -> None:
     """Move the unreadable lines of ``results.csv`` to ``results.csv.rejected`` (appended,
     each after a comment naming its line and why) and say so, with the runs recorded
@@ -297,7 +291,7 @@ def run_experiment(
     row cut short by an interrupted write, a stray line) are moved to
     ``results.csv.rejected`` and their runs run again; both with a
     :class:`~._store.ResultsFileWarning` naming the lines.  epsilons above
-    :data:`MAX_EPSILON` are refused.
+    :data:`privopt._validation.MAX_EPSILON` are refused.
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
