@@ -425,7 +425,7 @@ class SelectionTarget(AuditTarget):
     def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
                  sensitivity_factor=1.0):
         from ..calibration._selection import check_selection_method, selection_noise_scale
-        from ..solvers._enumerate import _grid_points
+        from ..search._points import grid_points
 
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
@@ -439,7 +439,7 @@ class SelectionTarget(AuditTarget):
         grids = [tuple(float(v) for v in g) for g in info.grid]
         levels = norm_levels(grids, info.norm_bound)
         self.dim = len(grids)
-        self.candidates, _ = _grid_points(grids, levels.coef, int(levels.bound))
+        self.candidates, _ = grid_points(grids, levels.coef, int(levels.bound))
         lo, hi = info.loss_range
         self.sensitivity = float(hi) - float(lo)
         self.scale = selection_noise_scale(self.epsilon, self.sensitivity * self.sensitivity_factor)

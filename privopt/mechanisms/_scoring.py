@@ -115,7 +115,7 @@ def _product_points(grids, norm_bound, cap):
     coordinate most significant), or ``(count, None)`` when there are more
     than ``cap``.  Without a ball (or on a grid without exact norm levels) the
     product is listed with zero norm units and filtered afterwards."""
-    from ..solvers._enumerate import _grid_points
+    from ..search._points import grid_points
 
     lv = norm_levels(grids, norm_bound) if norm_bound is not None else None
     if lv is not None and lv.exact:
@@ -125,7 +125,7 @@ def _product_points(grids, norm_bound, cap):
     n = count_grid_points(coef, bound)
     if n > cap:
         return n, None
-    pts, _ = _grid_points(grids, coef, bound)
+    pts, _ = grid_points(grids, coef, bound)
     if lv is not None and not lv.exact:
         pts = pts[(pts ** 2).sum(axis=1) <= norm_bound ** 2 * (1 + 1e-12)]
     return n, pts

@@ -40,10 +40,7 @@ from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
 from ..models._common import ENUMERATION_ATTR
-from ..search._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
-
-# the names other modules import from here (W's points now live in privopt.search._points)
-_grid_points, _prefix_counts, _uniform_grid = grid_points, prefix_counts, uniform_grid
+from ..search._points import count_grid_points, iter_grid_blocks, uniform_grid
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -210,7 +207,7 @@ def choose_engine(data, coef, bound, n_points=None) -> str:
     dense, sparse = scoring_costs(n_points, X.shape[0], X.shape[1], coef, bound, data["grid"], base)
     if sparse is None or sparse >= dense:
         return "dense"
-    zero = _uniform_grid(data["grid"]).index(0.0)
+    zero = uniform_grid(data["grid"]).index(0.0)
     umin = min(c for k, c in enumerate(coef[0]) if k != zero)
     kmax = min(X.shape[1], int(bound // umin)) if umin > 0 else X.shape[1]
     return "sparse" if base ** kmax <= _MAX_PATTERNS else "dense"
@@ -537,7 +534,7 @@ class SparseTables:
     """
 
     def __init__(self, data, coef, bound, chunk_entries=4_000_000, use_numba=True):
-        grid = _uniform_grid(data["grid"])
+        grid = uniform_grid(data["grid"])
         if grid is None or not data["exact"]:
             raise ValueError("sparse scoring needs the exact rule and one grid with 0 for every coordinate")
         X = data["X"]
@@ -634,7 +631,7 @@ class SparseTables:
 
 def sparse_applicable(data) -> bool:
     """Whether :class:`SparseTables` can score this model (exact rule, one grid with 0)."""
-    return bool(data["exact"]) and _uniform_grid(data["grid"]) is not None
+    return bool(data["exact"]) and uniform_grid(data["grid"]) is not None
 
 
 def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base=None):
@@ -647,7 +644,7 @@ def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base
     from math import comb
 
     dense = n_points * max(1, rows) * (d + 18)
-    g = _uniform_grid(grid) if grid is not None else None
+    g = uniform_grid(grid) if grid is not None else None
     if g is None:
         return dense, None
     zero = g.index(0.0)
