@@ -303,11 +303,12 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     return best, expanded
 
 
-def _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc):
+def _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc, floor=None):
     """Sharded sampling in two phases: the workers bound their supports
     (the pass over the data), then this process scores the regions in
     descending order of their bounds across all shards, with the best key
-    found so far pruning the rest, exactly as a local run does."""
+    found so far (at first ``floor``) pruning the rest, exactly as a local run
+    does."""
 
     shared = [share(executor, a) for a in (problem, streams, method, scale)]
     results, _ = run_ordered(executor, shard_bounds, [(*shared, shard) for shard in shards],
@@ -316,7 +317,7 @@ def _sample_distributed(problem, streams, method, scale, shards, executor, progr
     ranks = np.concatenate([start + np.arange(len(b)) for _, start, _, b in results])
     M = np.concatenate([m for _, _, m, _ in results])
     bound = np.concatenate([b for _, _, _, b in results])
-    best, expanded = None, [0, 0]
+    best, expanded = floor, [0, 0]
     for i in np.argsort(-bound, kind="stable"):
         if best is not None and bound[i] < best[0]:
             break
@@ -324,7 +325,7 @@ def _sample_distributed(problem, streams, method, scale, shards, executor, progr
         support = problem.supports(size, rank, rank + 1)[0]
         best = expand_region(problem, streams, method, scale, support, problem.offset(size) + rank, M[i], best,
                              expanded)
-    return best, tuple(expanded)
+    return (None if best is floor else best), tuple(expanded)
 
 
 def _key_lt(a, b) -> bool:
@@ -463,24 +464,27 @@ def _fold_sample(best, out, stats):
 
 
 def run_shards(problem: RegionProblem, shards, *, streams, method, scale, executor=None, progress=False,
-               desc="shards"):
+               desc="shards", floor=None):
     """Run the sampler over the shards: in this process (the best key so far
     prunes the next shards) or on ``executor`` (the problem is sent once per
     worker on dask; the workers bound their supports and this process scores
     the regions that can win, in one global order).  The answer is the same
     either way.  (The exact optimum is :func:`search_optimum`.)
+    ``floor``: a key ``(key, ...)`` found elsewhere (another part of a larger
+    W); regions that cannot beat it are not scored, and ``best`` is None when
+    nothing here beats it.  The keys that are drawn do not depend on it.
     Returns ``(best, (regions expanded, groups expanded))``."""
     from .._progress import progress_bar
 
     if executor is not None:
-        return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc)
-    best = None
+        return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc, floor)
+    best = floor
     stats = [0, 0]
     with progress_bar(len(shards), desc=desc, unit="shard", disable=not progress) as bar:
         for shard in shards:
             best, stats = _fold_sample(best, sample_shard(problem, streams, method, scale, shard, best), stats)
             bar.update(1)
-    return best, tuple(stats)
+    return (None if best is floor else best), tuple(stats)
 
 
 def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
@@ -520,11 +524,12 @@ def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
 
 def sample_top_down(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, *, executor=None,
                     predicted: float = 0.0, progress=False, desc: str = "privopt selection",
-                    local_seconds: float = 5.0):
+                    local_seconds: float = 5.0, floor=None):
     """One private selection over ``problem``: resolve the executor
-    (:func:`resolve_executor`), run the sampler on it (:func:`run_shards`)
-    and shut down a pool made for the run.  Returns ``(best, expanded,
-    wall_seconds)``."""
+    (:func:`resolve_executor`), run the sampler on it (:func:`run_shards`,
+    with its ``floor``) and shut down a pool made for the run.  Returns
+    ``(best, expanded, wall_seconds)``; ``best`` is None when nothing beats
+    ``floor``."""
     import time
 
     shards = plan_shards(problem)
@@ -532,7 +537,7 @@ def sample_top_down(problem: RegionProblem, streams: KeyedStreams, method: str, 
     start = time.perf_counter()
     try:
         best, expanded = run_shards(problem, shards, executor=ex, progress=progress, desc=desc,
-                                    streams=streams, method=method, scale=scale)
+                                    streams=streams, method=method, scale=scale, floor=floor)
     finally:
         if owned:
             ex.shutdown()
