@@ -19,6 +19,9 @@ from ._opsamp import opsamp_parameters
 from ._rspm import rspm_noise_scale
 from ._selection import (
     SELECTION_METHODS,
+    base_measure_log_weights,
+    check_prior,
+    mixture_utility_bound,
     exponential_mechanism_probabilities,
     permute_and_flip_probabilities,
     selection_noise_scale,
@@ -38,6 +41,9 @@ __all__ = [
     "opsamp_parameters",
     "rspm_noise_scale",
     "SELECTION_METHODS",
+    "base_measure_log_weights",
+    "check_prior",
+    "mixture_utility_bound",
     "exponential_mechanism_probabilities",
     "permute_and_flip_probabilities",
     "selection_noise_scale",

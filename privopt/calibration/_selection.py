@@ -41,6 +41,38 @@ its noise exceeds a / s, which has probability exp(-a / s); a union bound over
 W gives (4).  For (2): the softmax weight of all points with excess >= a is at
 most |W| exp(-a / s) times that of the optimum.
 
+A public base measure over nested W's [MT07, Section 3: the mechanism is
+defined with a base measure mu].  Let W_1, ..., W_R be finite sets fixed before
+the data (e.g. one weight grid and feature discretization per resolution r),
+L_r(D, w) the loss of w in W_r, each a sum of n per-record terms in [a, b], and
+pi_1..pi_R > 0 public weights summing to 1.  On the disjoint union of the
+(r, w), the base measure
+
+    mu(r, w) = pi_r / |W_r|                                            (5)
+
+(:func:`base_measure_log_weights`) is public, so the mechanism releasing (r, w)
+with probability proportional to mu(r, w) exp(-epsilon L_r(D, w) / (2 Delta))
+is epsilon-DP for the same reason as (2): the ratio of its weights under
+neighbours is at most exp(epsilon / 2) at every (r, w), and so is the ratio of
+the normalizers.  It is sampled by (2) with ln mu(r, w) added to every key:
+argmax_(r, w) -L_r/s + ln mu(r, w) + G_(r, w).  With Exponential(1) noise
+instead (3), it is permute-and-flip over the union with the public utility
+u(r, w) = -L_r(D, w) + s ln mu(r, w): the offset does not depend on the data,
+so u has sensitivity Delta and [MS20, Theorem 1] applies unchanged.
+
+Utility (both).  For every r and every w* in W_r, with probability at least
+1 - beta the released (r', w') has
+
+    L_r'(D, w') <= L_r(D, w*) + (2 Delta / epsilon)(ln |W_r| + ln(1/pi_r) + ln(1/beta))  (6)
+
+(:func:`mixture_utility_bound`): the points with loss above the right side
+have total weight mu * exp(-L/s) at most exp(-(L* / s) - ln(1/mu*) - ln(1/beta))
+(the mu's sum to 1), i.e. at most beta times that of (r, w*); for (3), a
+point (r', w') beats (r, w*) with probability at most
+mu(r', w') beta / 2 by the same count, and these sum to at most beta.  So the
+mechanism pays ln(1/pi_r) for not knowing in advance which resolution the data
+will favour, and a fine W_r only where its best point is worth its size.
+
 [MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
 [DR14] Dwork, Roth. The algorithmic foundations of differential privacy.
        Foundations and Trends in TCS 9(3-4), 2014.
@@ -69,6 +101,9 @@ __all__ = [
     "selection_utility_bound",
     "exponential_mechanism_probabilities",
     "permute_and_flip_probabilities",
+    "check_prior",
+    "base_measure_log_weights",
+    "mixture_utility_bound",
 ]
 
 #: The selection mechanisms privopt samples (``method=``).
@@ -163,3 +198,46 @@ def permute_and_flip_probabilities(losses, epsilon: float, sensitivity: float) -
 
 def check_selection_method(method) -> str:
     return check_choice(method, "method", SELECTION_METHODS)
+
+
+def check_prior(prior, n_resolutions: int, name: str = "prior") -> np.ndarray:
+    """The public weights pi_1..pi_R of eq. (5) as an array summing to 1:
+    ``None`` means uniform (1/R each); else R positive finite numbers,
+    normalized by their sum.  Raises naming ``name`` otherwise."""
+    n_resolutions = check_int(n_resolutions, "n_resolutions", minimum=1)
+    if prior is None:
+        return np.full(n_resolutions, 1.0 / n_resolutions)
+    if isinstance(prior, (str, bytes)):
+        raise ParameterTypeError(f"{name} must be None or a sequence of {n_resolutions} positive weights.", name)
+    try:
+        p = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} must be None or a sequence of {n_resolutions} positive weights, "
+                                 f"got {prior!r}.", name) from exc
+    if p.shape != (n_resolutions,):
+        raise ParameterError(f"{name} must hold one weight per W ({n_resolutions}), got shape {p.shape}.", name)
+    if not np.all(np.isfinite(p)) or np.any(p <= 0):
+        raise ParameterError(f"{name}: every weight must be positive and finite (a W with weight 0 is a W "
+                             f"left out), got {p.tolist()}.", name)
+    return p / p.sum()
+
+
+def base_measure_log_weights(prior, sizes) -> np.ndarray:
+    """ln mu(r, w) = ln pi_r - ln |W_r| of eq. (5), one value per W_r (every
+    point of W_r has the same weight).  ``prior`` as in :func:`check_prior`,
+    ``sizes`` the |W_r| (public: fixed before the data)."""
+    sizes = [check_int(m, "sizes", minimum=1) for m in sizes]
+    p = check_prior(prior, len(sizes))
+    return np.log(p) - np.log(np.asarray(sizes, dtype=float))
+
+
+def mixture_utility_bound(epsilon: float, sensitivity: float, n_points: int, weight: float,
+                          beta: float = 0.05) -> float:
+    """The excess of eq. (6) against the best point of one W_r:
+    (2 Delta / epsilon)(ln |W_r| + ln(1/pi_r) + ln(1/beta)); with pi_r = 1 it
+    is :func:`selection_utility_bound`."""
+    weight = float(weight)
+    if not (0.0 < weight <= 1.0):
+        raise ParameterError(f"weight pi_r must lie in (0, 1], got {weight!r}.", "weight")
+    return selection_utility_bound(epsilon, sensitivity, n_points, beta) + \
+        selection_noise_scale(epsilon, sensitivity) * math.log(1.0 / weight)
