@@ -383,7 +383,7 @@ def set_start(model, w):
 
 def _levels_of(blk):
     """The levels of ||w||^2 (in grid units) that ``q`` indexes, as the transformation lists them."""
-    from privopt.perturbation._grid import norm_levels
+    from privopt.space import norm_levels
 
     return [int(v) for v in norm_levels(blk._grids, blk._norm_bound).levels]
 

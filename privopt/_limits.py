@@ -10,7 +10,17 @@ import os
 
 from .exceptions import ParameterError
 
-__all__ = ["memory_budget", "check_memory", "format_bytes"]
+__all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS"]
+
+#: Largest number of row patterns per support (base^k) the exact search
+#: engine's split by support tabulates (:func:`privopt.space.split_support_count`).
+MAX_REGION_PATTERNS = 1 << 22
+
+#: Largest number of points of the regions of one support of each size, summed
+#: over the sizes, for the split by support (they are listed once, and every
+#: support's points are evaluated): 33 at D = 2 on the grid -2..2; a ball as
+#: large as the paper's (D^2 = d) on 20 features has millions, and is left to the MILP.
+MAX_REGION_POINTS = 10_000
 
 #: The share of the machine's physical memory one allocation privopt predicts may take.
 MEMORY_SHARE = 0.5

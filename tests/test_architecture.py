@@ -103,9 +103,24 @@ def test_the_check_sees_a_circle():
     assert cycles({"p": {"p.x"}, "p.x": set()}) == []
 
 
-def test_the_search_engine_sits_below_the_solvers():
-    """privopt.search imports only the foundations and itself (no Pyomo layer, no mechanism)."""
+def _package(graph, name: str) -> set[str]:
+    return {m for m in graph if m == name or m.startswith(name + ".")}
+
+
+def test_w_sits_on_the_foundations():
+    """privopt.space (W: grids, step, levels, points, the split by support)
+    imports only the foundations and itself."""
     graph = import_graph()
-    search = {m for m in graph if m == "privopt.search" or m.startswith("privopt.search.")}
-    upward = {m: sorted(graph[m] - FOUNDATIONS - search) for m in search if graph[m] - FOUNDATIONS - search}
+    space = _package(graph, "privopt.space")
+    upward = {m: sorted(graph[m] - FOUNDATIONS - space) for m in space if graph[m] - FOUNDATIONS - space}
+    assert space and not upward, upward
+
+
+def test_the_search_engine_sits_below_the_solvers():
+    """privopt.search imports only the foundations, privopt.space and itself
+    (no Pyomo layer, no mechanism)."""
+    graph = import_graph()
+    search = _package(graph, "privopt.search")
+    allowed = FOUNDATIONS | _package(graph, "privopt.space") | search
+    upward = {m: sorted(graph[m] - allowed) for m in search if graph[m] - allowed}
     assert search and not upward, upward

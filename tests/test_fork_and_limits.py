@@ -205,12 +205,12 @@ def test_norm_levels_limits():
 def test_common_step_integer_fast_path_matches_fractions():
     from fractions import Fraction
 
-    from privopt.perturbation._grid import _common_step
+    from privopt.space import common_step
 
-    assert _common_step([-4.0, 2.0, 6.0]) == 2
-    assert _common_step([-9.0, 3.0, 0.0, 12.0]) == 3
-    assert _common_step([0.5, 1.5, -2.0]) == Fraction(1, 2)
-    assert _common_step([0.0]) == 1
+    assert common_step([-4.0, 2.0, 6.0]) == 2
+    assert common_step([-9.0, 3.0, 0.0, 12.0]) == 3
+    assert common_step([0.5, 1.5, -2.0]) == Fraction(1, 2)
+    assert common_step([0.0]) == 1
 
 
 def _binary_data(n=200, d=8):

@@ -27,7 +27,7 @@ from privopt.calibration import (
 )
 from privopt.exceptions import ModelError, ParameterError, ParameterTypeError
 from privopt.models import zero_one_halfspace
-from privopt.search._points import grid_points as _grid_points, iter_grid_blocks
+from privopt.space import grid_points as _grid_points, iter_grid_blocks
 from privopt.perturbation import norm_levels
 
 METHODS = ("exponential", "permute_and_flip")

@@ -425,7 +425,7 @@ class SelectionTarget(AuditTarget):
     def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
                  sensitivity_factor=1.0):
         from ..calibration._selection import check_selection_method, selection_noise_scale
-        from ..search._points import grid_points
+        from ..space import grid_points
 
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)

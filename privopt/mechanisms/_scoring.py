@@ -28,8 +28,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..exceptions import NotCertifiedError, ParameterError
-from ..perturbation import norm_levels
-from ..solvers import count_grid_points
+from ..space import count_grid_points, grid_points, norm_levels
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
@@ -115,8 +114,6 @@ def _product_points(grids, norm_bound, cap):
     coordinate most significant), or ``(count, None)`` when there are more
     than ``cap``.  Without a ball (or on a grid without exact norm levels) the
     product is listed with zero norm units and filtered afterwards."""
-    from ..search._points import grid_points
-
     lv = norm_levels(grids, norm_bound) if norm_bound is not None else None
     if lv is not None and lv.exact:
         coef, bound = lv.coef, int(lv.bound)

@@ -31,13 +31,13 @@ from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,
     grid_separation,
-    norm_levels,
     resolve_grids,
     snap_to_grid,
     weights_of,
 )
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP, count_grid_points
+from ..solvers import DEFAULT_ABS_GAP
+from ..space import count_grid_points, norm_levels
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_if_mean_objective, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
 

@@ -19,6 +19,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 # SNAP_TOL: relative tolerance used to snap a squared norm bound or a lattice coordinate onto
 # the exact integer it represents (sqrt(23)**2 is 22.999999999999996; it means 23).
 from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor  # noqa: F401  (re-exported)
+from .. import space
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
@@ -143,34 +144,6 @@ def per_feature_bound(value, d: int, name: str, data_abs_max: np.ndarray | None,
 # exact lattices
 # ----------------------------------------------------------------------------
 
-def rational_step(values, *, max_den: int = 1000, max_values: int = 20000) -> Fraction | None:
-    """A step h (a Fraction) such that every value is an integer multiple of
-    h: 1 for integer-valued input, otherwise the largest such h when the
-    values are (within :data:`SNAP_TOL`) rationals with denominators <=
-    ``max_den``; ``None`` when there is none.  All-zero input gives 1."""
-    vals = np.unique(np.abs(np.asarray(values, dtype=float).ravel()))
-    vals = vals[vals > 0]
-    if vals.size == 0:
-        return Fraction(1)
-    if np.all(vals == np.round(vals)):
-        return Fraction(1)  # integer-valued: step 1 suffices for an exact margin
-    if vals.size > max_values:
-        return None
-    fracs = []
-    for v in vals:
-        f = Fraction(float(v)).limit_denominator(max_den)
-        if abs(float(f) - v) > SNAP_TOL * max(1.0, abs(v)):
-            return None
-        fracs.append(f)
-    lcm_den = 1
-    for f in fracs:
-        lcm_den = lcm_den * f.denominator // math.gcd(lcm_den, f.denominator)
-    g = 0
-    for f in fracs:
-        g = math.gcd(g, f.numerator * (lcm_den // f.denominator))
-    return Fraction(g, lcm_den)
-
-
 def is_integral(values) -> bool:
     arr = np.asarray(values, dtype=float)
     return bool(np.all(arr == np.round(arr)))
@@ -180,74 +153,24 @@ def is_integral(values) -> bool:
 # grids
 # ----------------------------------------------------------------------------
 
-def _as_grid_values(seq, name: str) -> tuple:
-    try:
-        arr = np.array(seq, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ParameterTypeError(f"{name} must contain numbers: {exc}", name) from exc
-    if arr.ndim != 1:
-        raise ParameterError(f"{name}: each coordinate's grid must be a 1-D sequence of values.", name)
-    if arr.size < 2:
-        raise ParameterError(f"{name}: a coordinate grid needs at least two values, got {arr.tolist()}.", name)
-    if not np.all(np.isfinite(arr)):
-        raise ParameterError(f"{name} contains NaN or infinite values.", name)
-    arr = np.sort(arr)
-    if np.any(np.diff(arr) <= 0):
-        raise ParameterError(f"{name} contains repeated values ({arr.tolist()}); give distinct values.", name)
-    if np.all(arr == np.round(arr)):
-        return tuple(int(v) for v in arr)
-    return tuple(float(v) for v in arr)
-
-
 def parse_grid(grid, d: int, name: str = "grid") -> tuple:
-    """Per-coordinate grids (one sorted tuple per coordinate).
-
-    ``None``: integers -B..B with B = floor(sqrt(d)) ([NRVW20], Section 5);
-    an int B >= 1: integers -B..B; a 1-D sequence: the same values for every
-    coordinate; a sequence of d sequences (or a (d, K) array): per coordinate.
-    Integral grids are returned as Python ints.  A coordinate with more than
-    :data:`privopt._lattice.MAX_GRID_SIZE` values is refused from the grid's
-    length (or B) before any value is converted.
-    """
-    if grid is None:
-        b = math.isqrt(d)
-        check_grid_size(b, name, derived=f"the default grid -B..B with B = floor(sqrt(d)) = {b}: ")
-        return (tuple(range(-b, b + 1)),) * d
-    if isinstance(grid, bool):
-        raise ParameterTypeError(f"{name} must be None, an int B, or a sequence of values.", name)
-    check_grid_size(grid, name)
-    if isinstance(grid, numbers.Integral):
-        b = int(grid)
-        if b < 1:
-            raise ParameterError(f"{name}=B means the integers -B..B and needs B >= 1, got {b}.", name)
-        return (tuple(range(-b, b + 1)),) * d
-    if isinstance(grid, numbers.Real):
-        raise ParameterTypeError(
-            f"{name} must be None, an int B (grid -B..B) or a sequence of values, got the float {grid!r}.", name
-        )
-    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
-        raise ParameterTypeError(
-            f"{name} must be None, an int B, or a sequence of values, got {type(grid).__name__}.", name)
-    if len(grid) == 0:
-        raise ParameterError(f"{name} is empty.", name)
-    first = grid[0]
-    nested = hasattr(first, "__len__") and not isinstance(first, (str, bytes))
-    if not nested:
-        return (_as_grid_values(grid, name),) * d
-    if len(grid) != d:
-        raise ParameterError(
-            f"{name} has {len(grid)} per-coordinate grids but the model has {d} coordinates.", name
-        )
-    return tuple(_as_grid_values(g, f"{name}[{j}]") for j, g in enumerate(grid))
+    """Per-coordinate grids of a catalogue model (one sorted tuple per
+    coordinate): :func:`privopt.space.parse_grid` with at least two values
+    per coordinate, each integral coordinate as Python ints (the exact
+    margin reads them as integers).  ``None``: the integers -B..B with
+    B = floor(sqrt(d)) ([NRVW20], Section 5)."""
+    grids = space.parse_grid(grid, d, name, min_values=2)
+    return tuple(tuple(int(v) for v in g) if all(v == round(v) for v in g) else g for g in grids)
 
 
 def grid_unit(grid: tuple, name: str = "grid") -> Fraction:
-    """1 for integral grids, otherwise the rational step h with every grid
-    value an integer multiple of h (raises when there is none)."""
+    """1 for integral grids (the exact margin counts in whole grid values),
+    otherwise the common step h of :func:`privopt.space.common_step`, every
+    grid value an integer multiple of h (raises when there is none)."""
     flat = [v for g in grid for v in g]
     if all(isinstance(v, int) for v in flat):
         return Fraction(1)
-    h = rational_step(flat, max_den=1000)
+    h = space.common_step(flat)
     if h is None:
         raise ParameterError(
             f"{name} values are not multiples of a common rational step, so scores and "

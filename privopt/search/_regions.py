@@ -26,66 +26,49 @@ import math
 
 import numpy as np
 
-from ._topdown import RegionProblem
+from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
+from ..space import grid_points, split_support_count, uniform_grid
 from ._patterns import region_minima, support_values
-from ._points import grid_points, prefix_counts, uniform_grid
+from ._topdown import RegionProblem
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
-           "split_supports", "BOUND_ROWS_PER_SECOND"]
+           "split_supports", "BOUND_ROWS_PER_SECOND", "MAX_PATTERNS", "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
 
-#: Largest number of row patterns per support (base^k) the bound tabulates.
-MAX_PATTERNS = 1 << 22
-
-#: Largest number of points of the regions of one support of each size, summed
-#: over the sizes (they are listed once, and every support's points are
-#: evaluated): 33 at D = 2 on the grid -2..2; a ball as large as the paper's
-#: (D^2 = d) on 20 features has millions, and is left to the MILP.
-MAX_REGION_POINTS = 10_000
+#: Largest number of row patterns per support (base^k) the bound tabulates
+#: (defined with the other limits in :mod:`privopt._limits`).
+MAX_PATTERNS = MAX_REGION_PATTERNS
 
 
 def _split_applies(data, coef, bound):
     """``(grid, (values, inverse))`` when W_tau of this enumeration data can be split
-    by support (the exact rule, one grid with 0 for every coordinate, few enough row
-    patterns per support and points per region), else None.  ``values, inverse`` is ``np.unique`` of the
-    distinct rows' entries, computed once for the check and the problem."""
+    by support (the exact rule, one grid with 0 for every coordinate, and
+    :func:`privopt.space.split_support_count`'s limits on row patterns and region
+    points), else None.  ``values, inverse`` is ``np.unique`` of the distinct rows'
+    entries, computed once for the check and the problem."""
 
     grid = uniform_grid(data["grid"])
     if grid is None or not data["exact"]:
         return None
     X = np.asarray(data["X"], dtype=np.float64)
     uniq = np.unique(X, return_inverse=True)
-    base = max(1, len(uniq[0]))
-    zero = grid.index(0.0)
-    units = [coef[0][i] for i in range(len(grid)) if i != zero]
-    if not units or min(units) <= 0:
-        return None
-    kmax = min(X.shape[1], int(bound // min(units)))
-    if max(base, 2) ** kmax > MAX_PATTERNS:
-        return None
-
-    counts = prefix_counts([units] * kmax, int(bound))     # counts[k][bound] = points of a support of size k
-    if sum(int(c[int(bound)]) for c in counts[1:]) > MAX_REGION_POINTS:
+    if split_support_count(X.shape[1], coef[0], int(bound), len(uniq[0])) is None:
         return None
     return grid, uniq
 
 
 def split_supports(data, coef, bound) -> int | None:
     """The number of supports the split by support of this enumeration data
-    has (sizes 0..kmax, kmax = the most nonzero coordinates a point of the
-    ball can have), or None where the split does not apply; computed without
-    listing anything, so it is cheap on any ball."""
-    split = _split_applies(data, coef, bound)
-    if split is None:
+    has (:func:`privopt.space.split_support_count` on its d, grid, ball and
+    number of distinct entries), or None where the split does not apply;
+    computed without listing anything, so it is cheap on any ball."""
+    if uniform_grid(data["grid"]) is None or not data["exact"]:
         return None
-    grid = split[0]
-    zero = grid.index(0.0)
-    d = int(np.asarray(data["X"]).shape[1])
-    kmax = min(d, int(bound // min(coef[0][i] for i in range(len(grid)) if i != zero)))
-    return sum(math.comb(d, k) for k in range(kmax + 1))
+    X = np.asarray(data["X"])
+    return split_support_count(X.shape[1], coef[0], int(bound), len(np.unique(X)))
 
 
 def perturbed_problem(data, levels, noise, scale, normalize):

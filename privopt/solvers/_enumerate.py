@@ -40,7 +40,7 @@ from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
 from ..models._common import ENUMERATION_ATTR
-from ..search._points import count_grid_points, iter_grid_blocks, uniform_grid
+from ..space import count_grid_points, iter_grid_blocks, norm_levels, uniform_grid
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -133,8 +133,6 @@ def bound_search_work(data) -> int | None:
 
 def _levels(data, norm_bound=None):
     """(coef, bound, unit, D) of the squared norm in integer units."""
-    from ..perturbation._grid import norm_levels
-
     lv = norm_levels(data["grid"], data["norm_bound"] if norm_bound is None else norm_bound)
     if not lv.exact:
         raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")

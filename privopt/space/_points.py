@@ -1,7 +1,7 @@
 """The points of W_tau = {w : w_j in grid[j], sum_j units_j(w_j) <= bound}: counted by
 dynamic programming over coordinates, listed at once or in blocks, in one order (the
 last coordinate most significant).  Integer squared-norm units make the ball exact
-(:func:`privopt.perturbation.norm_levels`).  Pure numpy; imported by the enumeration,
+(:func:`privopt.space.norm_levels`).  Pure numpy; imported by the enumeration,
 the split by support and the mechanisms that list W."""
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""W, the discrete decision set of the discrete mechanisms: a product of per-coordinate
+grids intersected with the ball ||w||_2 <= D.
+
+- :func:`parse_grid`: the one parser of a ``grid=`` argument (``None``, an int B, one
+  sequence for every coordinate, or one per coordinate); :func:`common_step`: the one rule
+  for a grid's common step (the unit in which the grid and ||w||^2 are exact integers).
+- :func:`norm_levels` (:class:`NormLevels`): the exact levels of ||w||^2 within the ball.
+- :func:`count_grid_points`, :func:`grid_points`, :func:`iter_grid_blocks`,
+  :func:`prefix_counts`, :func:`uniform_grid`: counting and listing the points of W.
+- :func:`split_support_count`: whether (and into how many supports) W can be split by
+  support for the exact search engine.
+
+Pure numpy on public quantities (the grid, the ball, d, the number of feature values):
+nothing here reads private data or Pyomo.  It imports only the foundations.
+"""
+
+from .._lattice import MAX_GRID_SIZE, grid_separation
+from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bound, parse_grid
+from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
+from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
+from ._support import split_support_count
+
+__all__ = [
+    "parse_grid",
+    "default_grid_bound",
+    "common_step",
+    "STEP_MAX_DENOMINATOR",
+    "STEP_TOL",
+    "MAX_GRID_SIZE",
+    "grid_separation",
+    "NormLevels",
+    "norm_levels",
+    "MAX_LEVELS",
+    "MAX_LEVEL_WORK",
+    "count_grid_points",
+    "grid_points",
+    "iter_grid_blocks",
+    "prefix_counts",
+    "uniform_grid",
+    "split_support_count",
+]

@@ -1,0 +1,55 @@
+"""W_tau split by support: when the exact search engine may list W region by region.
+
+A point's support is the set of its nonzero coordinates.  With one grid shared by every
+coordinate, 0 in it and squared norms in integer units, the points of one support of size
+k are the same list of k-vectors for every support (so region sizes are public), and the
+search engine (:mod:`privopt.search`) tabulates each support's row patterns instead of
+enumerating W point by point.  :func:`split_support_count` is the one rule for when that
+applies: the mechanisms' engine, ``solver="enumerate"`` and the estimator's
+``mechanism="auto"`` prediction all call it, on public quantities only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
+from ._points import prefix_counts
+
+__all__ = ["split_support_count"]
+
+
+def split_support_count(d: int, coef: Sequence[int], bound: int, n_values: int) -> int | None:
+    """The number of supports of W_tau (sizes 0..kmax, kmax the most nonzero
+    coordinates a point of the ball can have) when W_tau can be split by
+    support, else None.  Computed without listing anything.
+
+    ``d``: coordinates of w (an intercept counts); ``coef``: the squared-norm
+    units of the values of the grid every coordinate shares
+    (``NormLevels.coef[0]`` of exact levels: ``coef[k] = (grid[k] / h)^2``);
+    ``bound``: the ball in those units (``NormLevels.bound``); ``n_values``:
+    how many distinct values a record's entries take (the base of its row
+    patterns).  The caller checks that the levels are exact and that every
+    coordinate has the same grid.
+
+    The split applies when the grid holds 0 and another value, a support's row
+    patterns (``max(n_values, 2) ** kmax``) are at most
+    :data:`privopt._limits.MAX_REGION_PATTERNS`, and the points of one support
+    of each size, summed over the sizes, at most
+    :data:`privopt._limits.MAX_REGION_POINTS`.
+    """
+    coef = [int(c) for c in coef]
+    if 0 not in coef:
+        return None
+    units = [c for c in coef if c != 0]
+    if not units or min(units) <= 0:
+        return None
+    bound = int(bound)
+    kmax = min(int(d), bound // min(units))
+    if max(int(n_values), 2) ** kmax > MAX_REGION_PATTERNS:
+        return None
+    counts = prefix_counts([units] * kmax, bound)     # counts[k][bound]: points of a support of size k
+    if sum(int(c[bound]) for c in counts[1:]) > MAX_REGION_POINTS:
+        return None
+    return sum(math.comb(int(d), k) for k in range(kmax + 1))
