@@ -10,7 +10,35 @@ import os
 
 from .exceptions import ParameterError
 
-__all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS"]
+__all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS",
+           "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS"]
+
+# Work routed or refused before it starts: each limit of the exact search engine and of
+# the enumeration, defined once here (the modules that apply them import them).
+
+#: Parallel work predicted to take less than this many seconds runs in this
+#: process instead of on a process pool (a pool's start-up costs about a second):
+#: the default of :func:`privopt._runtime.resolve_executor`, the branch and bound
+#: of ``solver="enumerate"``, the top-down samplers of private selection and of
+#: the scoring systems, and selection's prediction of its worker count.
+LOCAL_SECONDS = 5.0
+
+#: ``solver="enumerate"`` (OPDisc's exact oracle, one argmin streamed over W in
+#: blocks) refuses more grid points than this (``options={"max_points": ...}``),
+#: and ``solver="auto"`` does not pick it above it: a limit on the time of one
+#: oracle call (points x distinct rows), not on memory.
+ENUMERATE_MAX_POINTS = 20_000_000
+
+#: Private selection's halfspace scorer (every point of W scored, and every
+#: score kept for the sampler) refuses a W with more points than this
+#: (``max_points=``): a limit on the scores it holds (8 bytes each, 400 MB).
+SCORING_MAX_POINTS = 50_000_000
+
+#: Largest number of row patterns per support (base^k) the sparse scoring
+#: engine of the enumeration tabulates (one table entry per pattern and value
+#: vector, so smaller than the split by support's :data:`MAX_REGION_PATTERNS`,
+#: which tabulates one histogram per support).
+SPARSE_MAX_PATTERNS = 1 << 20
 
 #: Largest number of row patterns per support (base^k) the exact search
 #: engine's split by support tabulates (:func:`privopt.space.split_support_count`).

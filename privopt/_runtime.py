@@ -35,6 +35,7 @@ import os
 import pickle
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 
+from ._limits import LOCAL_SECONDS
 from ._optional import require
 from ._progress import progress_bar
 from .exceptions import ModelError, ParameterTypeError
@@ -247,7 +248,7 @@ def is_local(executor) -> bool:
     return isinstance(executor, str) and executor.strip().lower() == LOCAL
 
 
-def resolve_executor(executor, predicted: float, n_tasks: int, local_seconds: float = 5.0):
+def resolve_executor(executor, predicted: float, n_tasks: int, local_seconds: float = LOCAL_SECONDS):
     """``(executor or None for in-process, owned)``: ``"local"`` runs the
     tasks here; None runs them here when the predicted time is below
     ``local_seconds`` (or there is one task), else on a local process pool;

@@ -124,3 +124,27 @@ def test_the_search_engine_sits_below_the_solvers():
     allowed = FOUNDATIONS | _package(graph, "privopt.space") | search
     upward = {m: sorted(graph[m] - allowed) for m in search if graph[m] - allowed}
     assert search and not upward, upward
+
+
+#: Limits of the search engine and the enumeration, defined once (in privopt._limits).
+_ONE_HOME = ("LOCAL_SECONDS", "MAX_POINTS", "_PATTERNS", "MAX_REGION_POINTS")
+
+
+def test_each_work_limit_is_defined_once():
+    """No module but privopt._limits gives a number to a name ending in one of
+    ``_ONE_HOME`` (another module may import or alias it): two values of one
+    limit (20M against 50M, 2^22 against 2^20) cannot come back unnoticed."""
+    found = {}
+    for m, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                literal = all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp)) for n in ast.walk(node.value)
+                              if not isinstance(n, (ast.operator, ast.unaryop)))
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id.endswith(_ONE_HOME) and literal:
+                        found.setdefault(t.id.lstrip("_"), []).append(m)
+    elsewhere = {k: v for k, v in found.items() if v != ["privopt._limits"]}
+    assert not elsewhere, elsewhere
+    assert {"LOCAL_SECONDS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "SPARSE_MAX_PATTERNS",
+            "MAX_REGION_PATTERNS", "MAX_REGION_POINTS"} <= found.keys()

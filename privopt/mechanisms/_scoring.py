@@ -27,6 +27,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from .._limits import SCORING_MAX_POINTS
 from ..exceptions import NotCertifiedError, ParameterError
 from ..space import count_grid_points, grid_points, norm_levels
 
@@ -59,8 +60,9 @@ def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: 
 #: Default limit on |W| for the fix-and-solve engine (one solve per point).
 DEFAULT_MAX_EVALUATIONS = 10_000
 
-#: Default limit on |W| for the halfspace engine.
-DEFAULT_MAX_POINTS = 50_000_000
+#: Default limit on |W| for the halfspace engine (:data:`privopt._limits.SCORING_MAX_POINTS`;
+#: the old name, which estimators.py reads).
+DEFAULT_MAX_POINTS = SCORING_MAX_POINTS
 
 
 class HalfspaceScorer:
@@ -83,7 +85,7 @@ class HalfspaceScorer:
         coef, bound, unit, D = _levels(data, D)
         self.coef, self.bound, self.unit, self.norm_bound = coef, bound, unit, D
         self.n_points = count_grid_points(coef, bound)
-        limit = DEFAULT_MAX_POINTS if max_points is None else max_points
+        limit = SCORING_MAX_POINTS if max_points is None else max_points
         if self.n_points > limit:
             raise ParameterError(
                 f"max_points: W has {self.n_points:,} points, more than max_points={limit:,}. Use a "

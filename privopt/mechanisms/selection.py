@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from .._limits import LOCAL_SECONDS
 from .._progress import progress_bar
 from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from .._random import check_random_state
@@ -379,7 +380,7 @@ def _workers_for(executor, predicted: float) -> int:
     1 in this process, the usable CPUs for the default pool (chosen when the
     pass is predicted to take more than a few seconds), else the executor's."""
     if executor is None:
-        return usable_cpus() if predicted >= 5.0 else 1
+        return usable_cpus() if predicted >= LOCAL_SECONDS else 1
     if is_local(executor):
         return 1
     ex = check_executor(executor)

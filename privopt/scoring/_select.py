@@ -21,7 +21,7 @@ import importlib.util
 
 import numpy as np
 
-from .._limits import check_memory
+from .._limits import LOCAL_SECONDS, check_memory
 from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
@@ -40,8 +40,6 @@ __all__ = ["select_scoring_system", "best_scoring_system", "ScoringReport", "pre
 # kernel; a support over m distinct rows costs ~m): the kernel and constant of private
 # selection on halfspace models (measured 1.4e8 to 5e8 under load, benchmarks/results/topdown.md).
 
-#: Below this predicted time the shards run in this process (no pool).
-_LOCAL_SECONDS = 5.0
 
 #: Scoring one support (:meth:`privopt.scoring._engine.ScoringProblem.group_errors`)
 #: costs about this much per points vector (building it) plus this much per unit of
@@ -204,7 +202,7 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
         progress = predicted > 10.0
     best, stats, wall = sample_top_down(problem, streams, method, scale, executor=executor, predicted=predicted,
                                         progress=progress, desc=f"privopt scoring system ({method})",
-                                        local_seconds=_LOCAL_SECONDS)
+                                        local_seconds=LOCAL_SECONDS)
     support, vec, threshold = decode(space, table, *best[1:])
     coef = np.zeros(space.d)
     coef[support] = vec
@@ -240,7 +238,7 @@ def best_scoring_system(X01, y01, *, max_points=5, max_items=5, signs=None, exec
     table = RecordTable.from_arrays(X01, y01)
     problem = ScoringProblem(space, table)
     shards = plan_shards(problem)
-    ex, owned = resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards), _LOCAL_SECONDS)
+    ex, owned = resolve_executor(executor, predict_bound_seconds(space, X01.shape[0]), len(shards), LOCAL_SECONDS)
     try:
         best = search_optimum(problem, executor=ex, progress=progress, desc="privopt 0/1 optimum")[0]
     finally:

@@ -36,6 +36,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from .._limits import ENUMERATE_MAX_POINTS, LOCAL_SECONDS, SPARSE_MAX_PATTERNS
 from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
@@ -47,7 +48,6 @@ __all__ = [
     "AUTO_MAX_WORK",
     "AUTO_MAX_BOUND_WORK",
     "choose_solver",
-    "DEFAULT_MAX_POINTS",
     "enumeration_size",
     "count_grid_points",
     "run_enumeration",
@@ -57,9 +57,6 @@ __all__ = [
     "scoring_costs",
     "SparseTables",
 ]
-
-#: Refuse to enumerate more grid points than this (``options={"max_points": ...}``).
-DEFAULT_MAX_POINTS = 20_000_000
 
 #: Score entries evaluated per block (rows x points): bounds the memory to a
 #: few hundred MB.
@@ -107,7 +104,7 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
         split = bound_search_work(data)
         if split is not None:
             return "enumerate" if split <= AUTO_MAX_BOUND_WORK else fallback
-    if points > DEFAULT_MAX_POINTS:
+    if points > ENUMERATE_MAX_POINTS:
         return fallback
     d = data["X"].shape[1]
     work = points * max(rows, 1) * (d + 18)
@@ -208,7 +205,7 @@ def choose_engine(data, coef, bound, n_points=None) -> str:
     zero = uniform_grid(data["grid"]).index(0.0)
     umin = min(c for k, c in enumerate(coef[0]) if k != zero)
     kmax = min(X.shape[1], int(bound // umin)) if umin > 0 else X.shape[1]
-    return "sparse" if base ** kmax <= _MAX_PATTERNS else "dense"
+    return "sparse" if base ** kmax <= SPARSE_MAX_PATTERNS else "dense"
 
 
 def iter_losses(data, coef, bound, block_points=None, engine="auto"):
@@ -261,7 +258,7 @@ def check_enumerable(model, options=None):
     op = _op()
     data = _data(model)
     opts = dict(options or {})
-    max_points = opts.pop("max_points", DEFAULT_MAX_POINTS)
+    max_points = opts.pop("max_points", ENUMERATE_MAX_POINTS)
     if opts:
         raise ParameterError(f"options: solver='enumerate' takes only 'max_points', got {sorted(opts)}.",
                              "options")
@@ -339,9 +336,6 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     message = f"exact enumeration of {n_points:,} grid points x {X.shape[0]:,} distinct rows"
     return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val, message
 
-
-#: The branch and bound runs in this process when predicted below this (seconds).
-LOCAL_SECONDS = 5.0
 
 #: Tasks per worker process of a parallel branch and bound (each sent with the
 #: best value known when it starts; more tasks: a tighter ceiling, finer time limit).
@@ -461,8 +455,6 @@ def _load(model, data, w, block, s_value):
 # Sparse scoring: losses tabulated per support, looked up in the dense order
 # ---------------------------------------------------------------------------
 
-#: Largest number of row patterns per support (base^k) the sparse engine tabulates.
-_MAX_PATTERNS = 1 << 20
 #: Fixed work of setting up the sparse engine (its compiled kernel, the
 #: tables), in multiply-add units: small problems stay dense.
 _SPARSE_SETUP_COST = 2_000_000_000
@@ -553,7 +545,7 @@ class SparseTables:
         theta = data["theta"]
         kmax = int(bound // units.min()) if units.min() > 0 else d
         kmax = min(kmax, d)
-        if base ** kmax > _MAX_PATTERNS:
+        if base ** kmax > SPARSE_MAX_PATTERNS:
             raise ValueError("too many row patterns for sparse scoring")
         from math import comb
 
