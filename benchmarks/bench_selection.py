@@ -82,12 +82,12 @@ def engine_instances():
 
 
 def compare_engines():
-    from privopt.solvers._enumerate import _levels, choose_engine, iter_losses
+    from privopt.solvers._enumerate import enumeration_levels, choose_engine, iter_losses
 
     out = []
     for name, model in engine_instances():
         data = model._privopt_enumeration
-        coef, bound, _, _ = _levels(data)
+        coef, bound, _, _ = enumeration_levels(data)
         points, rows = enumeration_size(model)
         d = data["X"].shape[1]
         row = {"instance": name, "d": d, "points": points, "distinct_rows": rows,

@@ -38,7 +38,7 @@ import privopt
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import zero_one_halfspace
 from privopt.models._common import ENUMERATION_ATTR
-from privopt.solvers._enumerate import _levels, _loss, iter_grid_blocks
+from privopt.solvers._enumerate import enumeration_levels, _loss, iter_grid_blocks
 
 import _common
 
@@ -100,7 +100,7 @@ def main(argv=None):
             X, y = make(args.n, d, rng)
             model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)
             data = getattr(model, ENUMERATION_ATTR)
-            coef, bound, _, _ = _levels(data)
+            coef, bound, _, _ = enumeration_levels(data)
             problem = topdown_problem(data)
             m = data["X"].shape[0]
             t_dense, timed = time_dense(data, coef, bound, problem.n_points)

@@ -44,9 +44,9 @@ def __getattr__(name):
 
         return getattr(estimators, name)
     if name == "PrivateScoringSystem":
-        from .scoring import _estimator
+        from .scoring import PrivateScoringSystem    # loaded on first use by privopt.scoring
 
-        return _estimator.PrivateScoringSystem
+        return PrivateScoringSystem
     if name == "audit":  # scipy.stats is slow to import: load the audit on first use
         import importlib
 

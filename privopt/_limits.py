@@ -11,7 +11,8 @@ import os
 from .exceptions import ParameterError
 
 __all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS",
-           "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS"]
+           "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
+           "AUTO_MAX_BOUND_WORK"]
 
 # Work routed or refused before it starts: each limit of the exact search engine and of
 # the enumeration, defined once here (the modules that apply them import them).
@@ -33,6 +34,20 @@ ENUMERATE_MAX_POINTS = 20_000_000
 #: score kept for the sampler) refuses a W with more points than this
 #: (``max_points=``): a limit on the scores it holds (8 bytes each, 400 MB).
 SCORING_MAX_POINTS = 50_000_000
+
+#: ``solver="auto"`` enumerates when grid points x distinct rows is at most
+#: this (about 10-20 s on one core at the 1-2e8 score entries per second
+#: measured in benchmarks/bench_oracle_suite.py), else it uses the MILP.
+AUTO_MAX_WORK = 2_000_000_000
+
+#: ``solver="auto"`` on a perturbed model takes the branch and bound by support when its
+#: bound pass, supports x distinct rows, is at most this (measured at 4e8 to 5e8 rows per
+#: second on one core, so up to about 250 s; the prediction constant
+#: ``privopt.search.BOUND_ROWS_PER_SECOND`` is a conservative 2e8).  Chosen on the
+#: extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three widest
+#: one-hot sets (d = 73, 87, 122; 3.6e9 to 6.3e10) went to HiGHS, which was slower on all
+#: three (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
+AUTO_MAX_BOUND_WORK = 100_000_000_000
 
 #: Largest number of row patterns per support (base^k) the sparse scoring
 #: engine of the enumeration tabulates (one table entry per pattern and value

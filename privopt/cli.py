@@ -77,7 +77,7 @@ def _check_solver(name: str, *, needed: bool = True) -> None:
     """``--solver``: "auto" or a name privopt or Pyomo knows (else the known names are
     listed); when a requested method solves with it (``needed``), it must be installed."""
     from .exceptions import ParameterError, SolverNotAvailableError, UnknownSolverError
-    from .mechanisms._checks import check_solver_ready
+    from .mechanisms import check_solver_ready
     from .solvers import REGISTRY, get_spec
 
     if name.strip().lower() == "auto":
@@ -114,8 +114,7 @@ def _check_demo(args) -> None:
 def _check_experiment(args) -> None:
     from ._validation import check_choice, check_epsilon, check_int, check_positive
     from .exceptions import ParameterError
-    from .experiments import available_methods
-    from .experiments._methods import MIP_METHODS, ZERO_ONE_REFERENCE
+    from .experiments import MIP_METHODS, ZERO_ONE_REFERENCE, available_methods
 
     if not args.methods:
         raise ParameterError("--methods: give at least one method, e.g. --methods opdisc,dpsgd.", "--methods")

@@ -59,7 +59,7 @@ def private(mechanism: str = "opdisc", **kwargs):
         check_delta(kwargs["delta"], allow_zero=(mechanism == "rspm"))
     solver = kwargs.get("solver")
     if solver is not None and not (isinstance(solver, str) and solver.strip().lower() == "auto"):
-        from .mechanisms._checks import check_solver_ready
+        from .mechanisms import check_solver_ready
 
         check_solver_ready(solver)
     if "random_state" in kwargs and kwargs["random_state"] is not None:

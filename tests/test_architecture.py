@@ -5,6 +5,7 @@ and the foundation modules import nothing of privopt above them."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "privopt"
@@ -148,3 +149,74 @@ def test_each_work_limit_is_defined_once():
     assert not elsewhere, elsewhere
     assert {"LOCAL_SECONDS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "SPARSE_MAX_PATTERNS",
             "MAX_REGION_PATTERNS", "MAX_REGION_POINTS"} <= found.keys()
+
+
+#: Modules allowed to reach into another package's private modules for now.
+#: privopt/estimators.py (temporary: it was being edited in parallel with this check): its
+#: imports from mechanisms._scoring, mechanisms._checks, search._regions and
+#: solvers._enumerate have package-level equivalents (privopt.mechanisms, privopt.search,
+#: privopt.solvers, privopt.space, privopt._limits) and move to them next.
+PRIVATE_IMPORT_EXCEPTIONS = {"privopt.estimators"}
+
+
+def _is_package(mods, name: str) -> bool:
+    return name in mods and mods[name].name == "__init__.py"
+
+
+def private_imports() -> list[tuple[str, int, str]]:
+    """``(module, line, what)`` of every import (at any depth) of another
+    subpackage's private module (a path component after the subpackage starting
+    with ``_``) or of a private name (``_x``, not dunder) from another package.
+    Within one subpackage anything goes; privopt's top-level private modules
+    (the foundations: ``privopt._lattice``, ...) are public to privopt."""
+    mods = _modules()
+    out = []
+    for m, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        mp = m.split(".")
+        own = mp[1] if len(mp) > 1 and _is_package(mods, "privopt." + mp[1]) else None
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = mp if is_pkg else mp[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            tp = target.split(".")
+            if tp[0] != "privopt":
+                continue
+            pkg = tp[1] if len(tp) > 1 and _is_package(mods, "privopt." + tp[1]) else None
+            if pkg is not None and pkg == own:
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                inner = (full if full in mods else target).split(".")[2:] if pkg else []
+                private_name = alias.name.startswith("_") and not alias.name.startswith("__")
+                if pkg is None and full in mods:
+                    private_name = False          # a top-level module of privopt (a foundation)
+                if any(p.startswith("_") for p in inner) or private_name:
+                    out.append((m, node.lineno, f"from {target} import {alias.name}"))
+    return out
+
+
+def test_no_import_of_another_packages_private_parts():
+    """Each package exports what the others need from its ``__init__``; importers
+    use those package-level names."""
+    found = [x for x in private_imports() if x[0] not in PRIVATE_IMPORT_EXCEPTIONS]
+    assert not found, found
+
+
+def test_the_private_import_check_sees_one(tmp_path, monkeypatch):
+    """The detector itself, on a tiny package tree."""
+    root = tmp_path / "privopt"
+    for rel, text in {"__init__.py": "", "_lattice.py": "", "a/__init__.py": "", "a/_impl.py": "x = 1\n",
+                      "b/__init__.py": "", "b/_own.py": "",
+                      "b/use.py": ("from ..a._impl import x\nfrom ..a import _hidden\nfrom .._lattice import y\n"
+                                   "from ._own import z\nfrom ..a import public\n")}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", root)
+    assert [what for _, _, what in private_imports()] == ["from privopt.a._impl import x",
+                                                          "from privopt.a import _hidden"]

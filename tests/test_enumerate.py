@@ -194,7 +194,7 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
     answer is the argmin of L(w) - scale <eta, pi(w)> over all of W_tau, computed here
     point by point."""
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.solvers._enumerate import _levels, iter_losses
+    from privopt.solvers._enumerate import enumeration_levels, iter_losses
 
     rng = np.random.default_rng(4)
     X = np.hstack([np.eye(4)[rng.integers(0, 4, 1500)] for _ in range(5)])
@@ -208,7 +208,7 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
         pyo.TransformationFactory(XFORM).apply_to(m, noise=eta, normalize=normalize)
         rep = solve(m, "enumerate")
         assert rep.certified_optimal and "branch and bound" in rep.message
-        coef, bound, unit, D = _levels(data)
+        coef, bound, unit, D = enumeration_levels(data)
         best = math.inf
         for W, used, losses in iter_losses(data, coef, bound, engine="dense"):
             pert = (W @ eta[:d] + eta[d] * np.sqrt(np.maximum(0.0, D * D - used * unit))) / D if normalize \
@@ -226,12 +226,12 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
 
 def _perturbed(X, y, eta, normalize=True, **kw):
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.solvers._enumerate import _levels
+    from privopt.solvers._enumerate import enumeration_levels
     from privopt.search._regions import perturbed_problem
 
     model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True, **kw)
     data = getattr(model, ENUMERATION_ATTR)
-    return model, data, perturbed_problem(data, _levels(data), eta, 7.0, normalize)
+    return model, data, perturbed_problem(data, enumeration_levels(data), eta, 7.0, normalize)
 
 
 @pytest.mark.parametrize("kind", ["one-hot", "dense"])

@@ -221,7 +221,7 @@ def path_without(monkeypatch, tmp_path):
     def reset():
         for exe in ("glpsol", "cbc"):
             Executable(exe).rehash()
-        _dispatch._availability.cache_clear()
+        _dispatch.solver_availability.cache_clear()
 
     monkeypatch.setenv("PATH", str(tmp_path))
     reset()
@@ -302,7 +302,7 @@ def fake_solver(tmp_path, monkeypatch):
         script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
         Executable(exe).rehash()
-        _dispatch._availability.cache_clear()
+        _dispatch.solver_availability.cache_clear()
         made.append(exe)
         assert Executable(exe).path() == str(script)
         return script
@@ -311,7 +311,7 @@ def fake_solver(tmp_path, monkeypatch):
     monkeypatch.undo()
     for exe in made:
         Executable(exe).rehash()
-    _dispatch._availability.cache_clear()
+    _dispatch.solver_availability.cache_clear()
 
 
 @pytest.mark.parametrize("action", sorted(ACTIONS))

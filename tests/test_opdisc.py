@@ -402,10 +402,10 @@ def test_validation_errors(monkeypatch, model_fn, changes, exc, parameter):
 def test_missing_solver_before_solve(monkeypatch):
     from privopt.solvers import _dispatch
 
-    monkeypatch.setattr(_dispatch, "_availability", lambda name: (False, None))
+    monkeypatch.setattr(_dispatch, "solver_availability", lambda name: (False, None))
     import privopt.mechanisms._checks as checks
 
-    monkeypatch.setattr(checks, "_availability", lambda name: (False, None))
+    monkeypatch.setattr(checks, "solver_availability", lambda name: (False, None))
     with pytest.raises(SolverNotAvailableError, match="install"):
         privopt.opdisc(_toy()[2], solver="cbc", **GOOD)
 

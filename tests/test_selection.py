@@ -382,7 +382,7 @@ def _onehot(n, groups, cats, seed):
 @pytest.mark.parametrize("case", ["onehot", "levels", "intercept_D3", "no_intercept"])
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_sparse_tables_equal_dense_losses(case, use_numba):
-    from privopt.solvers._enumerate import SparseTables, _levels, iter_losses
+    from privopt.solvers._enumerate import SparseTables, enumeration_levels, iter_losses
 
     rng = np.random.default_rng(5)
     if case == "onehot":
@@ -401,7 +401,7 @@ def test_sparse_tables_equal_dense_losses(case, use_numba):
         y = np.where(X[:, 0] - X[:, 2] + rng.normal(0, 1, 250) > 0, 1, -1)
         kw = dict(grid=2, norm_bound=2.0, fit_intercept=False)
     data = zero_one_halfspace(X, y, **kw)._privopt_enumeration
-    coef, bound, _, _ = _levels(data)
+    coef, bound, _, _ = enumeration_levels(data)
     dense = list(iter_losses(data, coef, bound, engine="dense"))
     tables = SparseTables(data, coef, bound, use_numba=use_numba)
     W = np.vstack([b[0] for b in dense])

@@ -13,6 +13,7 @@ import privopt
 from privopt._validation import check_bool, check_model_objective
 from privopt.exceptions import ModelError, ParameterError, ParameterTypeError
 from privopt.models import rspm_halfspace, zero_one_halfspace
+from privopt.mechanisms import _checks as checks
 from privopt.solvers import _dispatch
 
 from .conftest import require_solver
@@ -41,8 +42,10 @@ def _spy(monkeypatch, module, name):
 def test_mechanisms_run_the_setup_checks_once(mechanism, monkeypatch):
     require_solver("highs")
     X, y = _data()
-    limits = _spy(monkeypatch, _dispatch, "_check_limits")
-    names = _spy(monkeypatch, _dispatch, "check_option_names")
+    limits = _spy(monkeypatch, checks, "check_solve_limits")          # the mechanism's setup checks
+    names = _spy(monkeypatch, checks, "check_option_names")
+    limits_again = _spy(monkeypatch, _dispatch, "check_solve_limits")  # solve()'s own
+    names_again = _spy(monkeypatch, _dispatch, "check_option_names")
     if mechanism == "opdisc":
         model = zero_one_halfspace(X, y, grid=[-1, 0, 1], norm_bound=1.5)
         privopt.opdisc(model, epsilon=1.0, delta=1e-3, random_state=0, solver_options={"presolve": "on"})
@@ -64,6 +67,7 @@ def test_mechanisms_run_the_setup_checks_once(mechanism, monkeypatch):
     assert solves >= 1
     # once in check_run, never again in solve() (which ran `solves` times)
     assert len(limits) == 1 and len(names) == 1
+    assert not limits_again and not names_again
 
 
 def test_solve_alone_still_checks_everything():

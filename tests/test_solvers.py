@@ -122,7 +122,7 @@ def test_solver_name_type():
 def test_not_installed_has_install_hint(monkeypatch):
     from privopt.solvers import _dispatch
 
-    monkeypatch.setattr(_dispatch, "_availability", lambda name: (False, None))
+    monkeypatch.setattr(_dispatch, "solver_availability", lambda name: (False, None))
     with pytest.raises(SolverNotAvailableError, match="apt-get install coinor-cbc"):
         solve(small_milp(), "cbc")
 
@@ -156,7 +156,7 @@ def test_options_for_a_solver_privopt_does_not_know_are_flagged(monkeypatch):
     from privopt.exceptions import UncheckedOptionsWarning
     from privopt.solvers import _dispatch
 
-    monkeypatch.setattr(_dispatch, "_availability", lambda name: (False, None))
+    monkeypatch.setattr(_dispatch, "solver_availability", lambda name: (False, None))
     with pytest.warns(UncheckedOptionsWarning, match="'max_iter' go to it unchanged and unchecked"):
         with pytest.raises(SolverNotAvailableError):
             solve(small_milp(), "ipopt", options={"max_iter": 10})

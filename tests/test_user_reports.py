@@ -90,7 +90,7 @@ def test_gurobi_size_limit_is_a_privopt_error_mocked(monkeypatch):
         raise GurobiError(10010, "Model too large for size-limited license; visit https://gurobi.com/unrestricted")
 
     monkeypatch.setitem(_dispatch._RUNNERS, "contrib", runner)
-    monkeypatch.setattr(_dispatch, "_availability", lambda name: (True, "mock"))
+    monkeypatch.setattr(_dispatch, "solver_availability", lambda name: (True, "mock"))
     with pytest.raises(SolverLicenseError) as err:
         privopt.solvers.solve(_big_lp(10), "gurobi")
     _check_licence_error(err, "gurobi")

@@ -36,7 +36,7 @@ import pyomo.environ as pyo
 from .._validation import check_bool, check_choice, check_delta, check_epsilon, check_positive, check_real
 from ..calibration import OPDISC_CALIBRATIONS, opdisc_delta, opdisc_sigma, opsamp_parameters, rspm_noise_scale
 from ..exceptions import ModelError, ParameterError, ParameterTypeError, UnprovenGuaranteeWarning
-from ..mechanisms._noise import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
+from ..mechanisms import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
 from ..models import get_info, hinge_halfspace, predict_halfspace, rspm_halfspace, zero_one_halfspace
 from ..perturbation import norm_levels, pi_value, snap_to_grid
 from ..solvers import DEFAULT_ABS_GAP
@@ -424,7 +424,7 @@ class SelectionTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
                  sensitivity_factor=1.0):
-        from ..calibration._selection import check_selection_method, selection_noise_scale
+        from ..calibration import check_selection_method, selection_noise_scale
         from ..space import grid_points
 
         self.pair = _check_pair(pair)
@@ -454,7 +454,7 @@ class SelectionTarget(AuditTarget):
     def _problems(self):
         if not hasattr(self, "_topdown"):
             from ..mechanisms.selection import topdown_problem
-            from ..models._common import ENUMERATION_ATTR
+            from ..models import ENUMERATION_ATTR
 
             problems = tuple(topdown_problem(getattr(m, ENUMERATION_ATTR)) for m in self.models)
             self._topdown = problems if all(p is not None for p in problems) else None
@@ -462,10 +462,10 @@ class SelectionTarget(AuditTarget):
 
     def draw_noise(self, rng, size=None):
         if self._problems() is not None:
-            from ..search._topdown import KeyedStreams
+            from ..search import KeyedStreams
 
             return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
-        from ..mechanisms._noise import draw_selection_noise
+        from ..mechanisms import draw_selection_noise
 
         return draw_selection_noise(rng, self.method, len(self.candidates), size=size)
 
@@ -475,7 +475,7 @@ class SelectionTarget(AuditTarget):
     def outputs_from_noise(self, which, noise):
         problems = self._problems()
         if problems is not None:
-            from ..search._topdown import plan_shards, run_shards
+            from ..search import plan_shards, run_shards
 
             problem = problems[which]
             shards = plan_shards(problem)
@@ -512,10 +512,8 @@ class ScoringTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="permute_and_flip", max_points=1, max_items=1,
                  sensitivity_factor=1.0):
-        from ..calibration._selection import check_selection_method, selection_noise_scale
-        from ..scoring._engine import ScoringProblem, decode
-        from ..scoring._select import check_binary_matrix, check_space
-        from ..scoring._space import RecordTable
+        from ..calibration import check_selection_method, selection_noise_scale
+        from ..scoring import RecordTable, ScoringProblem, check_binary_matrix, check_space, decode
 
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
@@ -554,7 +552,7 @@ class ScoringTarget(AuditTarget):
                            "max_points": self.space.P, "max_items": self.space.k}
 
     def draw_noise(self, rng, size=None):
-        from ..search._topdown import KeyedStreams
+        from ..search import KeyedStreams
 
         return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
 
@@ -562,7 +560,7 @@ class ScoringTarget(AuditTarget):
         return list(draws)
 
     def outputs_from_noise(self, which, noise):
-        from ..search._topdown import plan_shards, run_shards
+        from ..search import plan_shards, run_shards
 
         problem, table = self.problems[which], self.tables[which]
         shards = plan_shards(problem)
@@ -622,8 +620,8 @@ class ConstrainedSelectionTarget(AuditTarget):
     """
 
     def __init__(self, pair, *, epsilon, method="exponential", declare_data_constraint=False):
-        from ..calibration._selection import check_selection_method, selection_noise_scale
-        from ..mechanisms._scoring import FixAndSolveScorer
+        from ..calibration import check_selection_method, selection_noise_scale
+        from ..mechanisms import FixAndSolveScorer
         from ..perturbation import resolve_grids
 
         self.pair = _check_pair(pair)
@@ -652,7 +650,7 @@ class ConstrainedSelectionTarget(AuditTarget):
                            "n_records": int(pair.X.shape[0])}
 
     def draw_noise(self, rng, size=None):
-        from ..mechanisms._noise import draw_selection_noise
+        from ..mechanisms import draw_selection_noise
 
         return draw_selection_noise(rng, self.method, 5, size=size)
 

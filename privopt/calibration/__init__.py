@@ -15,19 +15,27 @@ from ._opdisc import (
     opdisc_sigma_proven,
     opdisc_utility_bound,
 )
+
+# For privopt's other packages (the mechanisms, the scoring systems, the audit): not in __all__.
+from ._opsamp import OPSampParameters as OPSampParameters
 from ._opsamp import opsamp_parameters
+from ._rspm import check_rspm_noise as check_rspm_noise
 from ._rspm import rspm_noise_scale
+from ._scoring import risk_table_noise_scale as risk_table_noise_scale
+from ._scoring import split_risk_epsilon as split_risk_epsilon
 from ._selection import (
     SELECTION_METHODS,
     base_measure_log_weights,
     check_prior,
-    mixture_utility_bound,
     exponential_mechanism_probabilities,
+    mixture_utility_bound,
     permute_and_flip_probabilities,
     selection_noise_scale,
     selection_sensitivity,
     selection_utility_bound,
 )
+from ._selection import check_loss_range as check_loss_range
+from ._selection import check_selection_method as check_selection_method
 
 __all__ = [
     "OPDISC_CALIBRATIONS",

@@ -9,6 +9,10 @@ all of them share) and :mod:`.adult` (the Adult data set's wiring)."""
 import argparse
 
 from ._lock import SweepLockedError
+
+# For the command line: not in __all__.
+from ._methods import MIP_METHODS as MIP_METHODS
+from ._methods import ZERO_ONE_REFERENCE as ZERO_ONE_REFERENCE
 from ._methods import available_methods
 from ._runner import MAX_EPSILON, run_experiment, task_seed
 from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, read_results

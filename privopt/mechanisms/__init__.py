@@ -2,6 +2,14 @@
 
 import functools
 
+# For privopt's other packages (the decorator, the command line, the audit, the estimators): not in __all__.
+from ._checks import check_solver_ready as check_solver_ready
+from ._noise import draw_opdisc_noise as draw_opdisc_noise
+from ._noise import draw_opsamp_noise as draw_opsamp_noise
+from ._noise import draw_rspm_noise as draw_rspm_noise
+from ._noise import draw_selection_noise as draw_selection_noise
+from ._scoring import FixAndSolveScorer as FixAndSolveScorer
+from ._scoring import predict_scoring_seconds as predict_scoring_seconds
 from .opdisc import opdisc
 from .opsamp import opsamp
 from .rspm import rspm

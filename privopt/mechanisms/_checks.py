@@ -14,8 +14,16 @@ from ..exceptions import (
     LossContractWarning,
     WeakGuaranteeWarning,
 )
-from ..solvers import get_spec
-from ..solvers._dispatch import _availability
+from ..oracle import check_on_failure
+from ..perturbation import is_transformed
+from ..solvers import (
+    check_option_names,
+    check_solve_limits,
+    check_solver_options,
+    choose_solver,
+    get_spec,
+    solver_availability,
+)
 
 __all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
            "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
@@ -48,7 +56,7 @@ def warn_if_delta_weak(delta, n_samples, stacklevel=3):
 def check_solver_ready(solver) -> str:
     """The solver name is known and the solver installed (raises otherwise)."""
     spec = get_spec(solver)
-    if not _availability(spec.name)[0]:
+    if not solver_availability(spec.name)[0]:
         raise SolverNotAvailableError(
             f"Solver {spec.name!r} is not installed or not usable here. Install it: {spec.install_hint}"
         )
@@ -65,18 +73,12 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     that ran them passes ``_prechecked=True`` to
     :func:`privopt.oracle.certified_solve`, and ``solve`` does not repeat them.
     """
-    from ..oracle import check_on_failure
-    from ..perturbation import is_transformed
-    from ..solvers._dispatch import _check_limits, _check_options, check_option_names
-
     on_failure = check_on_failure(on_failure)
     check_bool(return_noise, "return_noise")
-    _check_limits(time_limit, 0.0, abs_gap, threads, None)
-    options = _check_options(solver_options)
+    check_solve_limits(time_limit, 0.0, abs_gap, threads, None)
+    options = check_solver_options(solver_options)
     check_model_objective(model)
     if isinstance(solver, str) and solver.strip().lower() == "auto":
-        from ..solvers._enumerate import choose_solver
-
         solver = choose_solver(model, perturbed=True)     # the oracle solves the perturbed model
     name = check_solver_ready(solver)
     check_option_names(name, options, "solver_options")

@@ -97,7 +97,7 @@ class _Persistent:
 
 
 def _solve_lock():
-    from ..solvers._dispatch import solve_lock
+    from ..solvers import solve_lock
 
     return solve_lock()
 
@@ -171,8 +171,7 @@ def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
         set_noise(state.model, sigma)
         answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
         if not state.fast_tried:
-            from ..solvers import get_spec
-            from ..solvers._highs_costs import HighsCostSession
+            from ..solvers import HighsCostSession, get_spec
 
             state.fast_tried = True
             if get_spec(solver).name == "highs":

@@ -76,13 +76,13 @@ class HalfspaceScorer:
     path = "enumerate"
 
     def __init__(self, model, data, *, norm_bound=None, max_points=None):
-        from ..solvers._enumerate import _levels
+        from ..search import enumeration_levels
 
         self.data = data
         self.grid = data["grid"]
         self.d = len(self.grid)
         D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
-        coef, bound, unit, D = _levels(data, D)
+        coef, bound, unit, D = enumeration_levels(data, D)
         self.coef, self.bound, self.unit, self.norm_bound = coef, bound, unit, D
         self.n_points = count_grid_points(coef, bound)
         limit = SCORING_MAX_POINTS if max_points is None else max_points
@@ -96,7 +96,7 @@ class HalfspaceScorer:
         """Time predicted from |W|, n, d, the grid and (for the sparse engine)
         the number of distinct feature values, with n standing in for the
         data-dependent number of distinct rows."""
-        from ..solvers._enumerate import scoring_costs
+        from ..solvers import scoring_costs
 
         base = len(np.unique(self.data["X"])) if self.data["exact"] else None
         _, sparse = scoring_costs(self.n_points, n_records, self.d, self.coef, self.bound,
@@ -104,7 +104,7 @@ class HalfspaceScorer:
         return predict_scoring_seconds(self.n_points, n_records, self.d, sparse)
 
     def blocks(self):
-        from ..solvers._enumerate import iter_losses
+        from ..solvers import iter_losses
 
         for vals, _units, losses in iter_losses(self.data, self.coef, self.bound):
             yield vals, losses

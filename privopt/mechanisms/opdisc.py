@@ -25,8 +25,7 @@ from ..calibration import (
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
 from .._runtime import check_executor, is_local
-from ..models._contract import check_public_constraints
-from ..models._info import get_info
+from ..models import check_public_constraints, get_info
 from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,

@@ -39,8 +39,7 @@ from .._validation import (
     check_real,
     renamed_argument,
 )
-from ..calibration import opsamp_parameters
-from ..calibration._opsamp import OPSampParameters
+from ..calibration import OPSampParameters, opsamp_parameters
 from ..exceptions import (
     ModelError,
     NoiseDominatesWarning,
@@ -50,8 +49,7 @@ from ..exceptions import (
     SolverError,
     UncertifiedReleaseWarning,
 )
-from ..models._contract import check_public_constraints
-from ..models._info import get_info
+from ..models import check_public_constraints, get_info
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP

@@ -11,11 +11,9 @@ from pyomo.common.modeling import unique_component_name
 
 from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_positive
-from ..calibration import rspm_noise_scale
-from ..calibration._rspm import check_rspm_noise
+from ..calibration import check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
-from ..models._contract import check_public_constraints
-from ..models._info import get_info
+from ..models import check_public_constraints, get_info
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels

@@ -13,16 +13,9 @@ from .._progress import progress_bar
 from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from .._random import check_random_state
 from .._validation import check_bool, check_epsilon, check_int, check_positive, check_probability
-from ..calibration._selection import (
-    check_loss_range,
-    check_selection_method,
-    selection_noise_scale,
-    selection_utility_bound,
-)
+from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models._common import ENUMERATION_ATTR
-from ..models._contract import check_public_constraints, check_public_term
-from ..models._info import get_info
+from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
 from ..perturbation import resolve_grids, weights_of
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
@@ -266,9 +259,9 @@ def exponential_mechanism(
             "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
             "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
     if solver_key in ("auto", "enumerate") and is_model_w:
-        from ..solvers._enumerate import _check_unchanged
+        from ..solvers import check_unchanged
 
-        _check_unchanged(model, halfspace, None)
+        check_unchanged(model, halfspace, None)
         problem = topdown_problem(halfspace, norm_bound)
         if problem is not None:
             return _select_topdown(problem, halfspace, w_vars, epsilon=epsilon, method=method, beta=beta,
@@ -391,11 +384,11 @@ def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
     (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
     path, or None where it does not apply."""
-    from ..solvers._enumerate import _levels
-    from ..search._regions import halfspace_problem
+    from ..search import enumeration_levels
+    from ..search import halfspace_problem
 
     D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
-    coef, bound, _, _ = _levels(data, D)
+    coef, bound, _, _ = enumeration_levels(data, D)
     problem = halfspace_problem(data, coef, bound)
     if problem is not None:
         problem.norm_bound = D
@@ -406,7 +399,7 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
                     time_limit, random_state, progress, executor):
     """Private selection over a halfspace W split by support: exact
     report-noisy-max drawn top down (:mod:`privopt.search._topdown`)."""
-    from ..search._topdown import KeyedStreams, sample_top_down
+    from ..search import KeyedStreams, sample_top_down
 
     n_points = problem.n_points
     if n_points < 2:

@@ -13,7 +13,11 @@ catalogue:
   features clipped to public bounds onto an integer grid.
 """
 
+# For privopt's other packages (the mechanisms, solver="enumerate", the audit): not in __all__.
+from ._common import ENUMERATION_ATTR as ENUMERATION_ATTR
 from ._common import build_stats, get_weights
+from ._contract import check_public_constraints as check_public_constraints
+from ._contract import check_public_term as check_public_term
 from ._info import ModelInfo, attach_info, get_info, has_info
 from .convex import absolute_regression, hinge_halfspace, squared_regression
 from .discretize import FeatureDiscretizer, discretize_features

@@ -131,8 +131,10 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._lattice import check_norm_square
+from .._limits import AUTO_MAX_BOUND_WORK
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
-from ..exceptions import ParameterError, ParameterTypeError
+from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from ..search import bound_search_work
 from ._common import (
     ENUMERATION_ATTR,
     STATS_ATTR as _STATS_ATTR,
@@ -489,9 +491,6 @@ def _classes_tuple(classes):
 def _milp_is_auto(enumeration) -> bool:
     """Would ``solver="auto"`` send OPDisc's oracle on this data to a MILP
     solver (rather than the branch and bound by support)?"""
-    from ..exceptions import ModelError
-    from ..solvers._enumerate import AUTO_MAX_BOUND_WORK, bound_search_work
-
     try:
         work = bound_search_work(enumeration)
     except ModelError:

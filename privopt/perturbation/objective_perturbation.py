@@ -55,7 +55,7 @@ from pyomo.core import Transformation, TransformationFactory
 
 from .._validation import check_bool, check_model_objective
 from ..exceptions import ModelError, NotTransformedError, ParameterError, ParameterTypeError
-from ..models._info import get_info
+from ..models import get_info
 from ._grid import norm_levels, resolve_grids, weights_of
 
 __all__ = [

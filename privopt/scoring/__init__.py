@@ -13,7 +13,13 @@ a threshold, selected privately from the whole public set of such systems.
 
 from typing import TYPE_CHECKING
 
+# For the audit: not in __all__.
+from ._engine import ScoringProblem as ScoringProblem
+from ._engine import decode as decode
 from ._select import best_scoring_system, select_scoring_system
+from ._select import check_binary_matrix as check_binary_matrix
+from ._select import check_space as check_space
+from ._space import RecordTable as RecordTable
 
 if TYPE_CHECKING:   # imported on first use (they need scikit-learn); named here for type checkers and the docs
     from ._binarize import ThresholdBinarizer

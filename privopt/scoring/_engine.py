@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import lazy_kernel
-from ..search._topdown import RegionProblem
-from ..search._patterns import pattern_counts, pattern_lower_bounds
+from ..search import RegionProblem, pattern_counts, pattern_lower_bounds
 from ._space import RecordTable, ScoreSpace
 
 __all__ = ["ScoringProblem", "support_lower_bounds", "group_errors", "decode"]

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 from .._random import check_random_state  # noqa: E402
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict  # noqa: E402
 from .._validation import check_bool, check_choice  # noqa: E402
-from ..calibration._scoring import risk_table_noise_scale, split_risk_epsilon  # noqa: E402
+from ..calibration import risk_table_noise_scale, split_risk_epsilon  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
 from ._select import check_binary_matrix, select_scoring_system  # noqa: E402
 

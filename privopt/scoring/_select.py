@@ -24,12 +24,12 @@ import numpy as np
 from .._limits import LOCAL_SECONDS, check_memory
 from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
-from ..calibration._selection import check_selection_method, selection_noise_scale, selection_utility_bound
+from ..calibration import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
 from .._runtime import resolve_executor
-from ..search._topdown import KeyedStreams, plan_shards, sample_top_down, search_optimum
+from ..search import KeyedStreams, plan_shards, sample_top_down, search_optimum
 from ..result import PrivateResult
-from ..search._regions import BOUND_ROWS_PER_SECOND
+from ..search import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace, item_counts, largest_support_vectors
 

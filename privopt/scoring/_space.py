@@ -109,7 +109,7 @@ class ScoreSpace:
     # -- enumeration ------------------------------------------------------
     def supports(self, size: int, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Supports of ``size`` with lexicographic rank in [start, stop)."""
-        from ..search._topdown import lex_combinations
+        from ..search import lex_combinations
 
         stop = self.n_supports(size) if stop is None else stop
         return lex_combinations(self.d, size, start, stop)

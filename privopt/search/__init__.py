@@ -1,7 +1,27 @@
 """privopt's exact search engine over a finite W, below the solver layer and without
 Pyomo: the top-down samplers of private selection (exact report-noisy-max drawn top down)
-and the optimum search by regions (:mod:`privopt.search._topdown`).  Internal: the
-mechanisms (:func:`privopt.exponential_mechanism`, :func:`privopt.opdisc` with
-``solver="enumerate"``) and the scoring systems use it; it has no public names yet."""
+and the optimum search by regions (:mod:`privopt.search._topdown`), the region problems of
+the 0/1-loss halfspace models (:mod:`privopt.search._regions`) and the pattern kernels
+(:mod:`privopt.search._patterns`).  Internal: the mechanisms
+(:func:`privopt.exponential_mechanism`, :func:`privopt.opdisc` with ``solver="enumerate"``),
+the scoring systems and the audit import the names below (package-level names, not
+public API: none is in ``__all__``)."""
+
+from ._patterns import pattern_counts as pattern_counts
+from ._patterns import pattern_lower_bounds as pattern_lower_bounds
+from ._regions import BOUND_ROWS_PER_SECOND as BOUND_ROWS_PER_SECOND
+from ._regions import bound_search_work as bound_search_work
+from ._regions import enumeration_levels as enumeration_levels
+from ._regions import halfspace_problem as halfspace_problem
+from ._regions import perturbed_problem as perturbed_problem
+from ._regions import split_supports as split_supports
+from ._topdown import KeyedStreams as KeyedStreams
+from ._topdown import RegionProblem as RegionProblem
+from ._topdown import install_problem as install_problem
+from ._topdown import lex_combinations as lex_combinations
+from ._topdown import plan_shards as plan_shards
+from ._topdown import run_shards as run_shards
+from ._topdown import sample_top_down as sample_top_down
+from ._topdown import search_optimum as search_optimum
 
 __all__: list[str] = []

@@ -27,12 +27,14 @@ import math
 import numpy as np
 
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
-from ..space import grid_points, split_support_count, uniform_grid
+from ..exceptions import ModelError
+from ..space import grid_points, norm_levels, split_support_count, uniform_grid
 from ._patterns import region_minima, support_values
 from ._topdown import RegionProblem
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
-           "split_supports", "BOUND_ROWS_PER_SECOND", "MAX_PATTERNS", "MAX_REGION_POINTS"]
+           "split_supports", "bound_search_work", "enumeration_levels", "BOUND_ROWS_PER_SECOND", "MAX_PATTERNS",
+           "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
@@ -69,6 +71,33 @@ def split_supports(data, coef, bound) -> int | None:
         return None
     X = np.asarray(data["X"])
     return split_support_count(X.shape[1], coef[0], int(bound), len(np.unique(X)))
+
+
+def bound_search_work(data) -> int | None:
+    """Supports x distinct rows of the branch and bound by support on the
+    enumeration data of a zero_one_halfspace model, or None where the split
+    by support does not apply (the margin rule, a grid per coordinate, too
+    many row patterns per support); raises :class:`privopt.exceptions.ModelError`
+    where the grid has no exact levels.  ``solver="auto"`` and the model
+    builders' ``swap_cuts="auto"`` compare it with
+    :data:`privopt._limits.AUTO_MAX_BOUND_WORK`."""
+    coef, bound, _, _ = enumeration_levels(data)
+    supports = split_supports(data, coef, bound)
+    return None if supports is None else supports * max(int(data["X"].shape[0]), 1)
+
+
+def enumeration_levels(data, norm_bound=None):
+    """(coef, bound, unit, D) of the squared norm in integer units on the
+    enumeration data of a zero_one_halfspace model (its ball intersected with
+    ``norm_bound``'s); raises :class:`privopt.exceptions.ModelError` where the
+    grid has no exact levels."""
+    lv = norm_levels(data["grid"], data["norm_bound"] if norm_bound is None else norm_bound)
+    if not lv.exact:
+        raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")
+    # the builder's ball and the transformation's (the same D unless the caller
+    # gave another): the feasible set is their intersection, as in the MILP
+    bound = min(int(lv.bound), int(math.floor(data["norm_sq_bound"] / lv.unit + 1e-9)))
+    return lv.coef, bound, lv.unit, lv.norm_bound
 
 
 def perturbed_problem(data, levels, noise, scale, normalize):

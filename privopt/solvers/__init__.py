@@ -20,7 +20,19 @@ from ._dispatch import (
     problem_class,
     solve,
 )
+
+# For privopt's other packages (the mechanisms' setup checks, selection's scorer, the
+# model builders' solver="auto" hint): not public API, so not in __all__.
+from ._dispatch import check_option_names as check_option_names
+from ._dispatch import check_solve_limits as check_solve_limits
+from ._dispatch import check_solver_options as check_solver_options
+from ._dispatch import solve_lock as solve_lock
+from ._dispatch import solver_availability as solver_availability
+from ._enumerate import check_unchanged as check_unchanged
 from ._enumerate import choose_solver, count_grid_points, enumeration_size
+from ._enumerate import iter_losses as iter_losses
+from ._enumerate import scoring_costs as scoring_costs
+from ._highs_costs import HighsCostSession as HighsCostSession
 from ._registry import ALIASES, REGISTRY, SolverSpec
 from ._report import SolutionStatus, SolveReport, TerminationCondition
 

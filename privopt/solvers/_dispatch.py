@@ -19,9 +19,7 @@ import pyomo.environ as pyo
 from pyomo.common.errors import ApplicationError
 from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-from pyomo.opt import SolverFactory as LegacyFactory
-from pyomo.opt import SolverStatus
-from pyomo.opt import TerminationCondition as LegacyTC
+from pyomo.opt import SolverFactory as LegacyFactory, SolverStatus, TerminationCondition as LegacyTC
 
 from .._validation import check_int, check_model_objective
 from ..exceptions import (
@@ -157,7 +155,7 @@ def _make_solver(spec: SolverSpec):
 
 
 @functools.lru_cache(maxsize=None)
-def _availability(name: str) -> tuple[bool, str | None]:
+def solver_availability(name: str) -> tuple[bool, str | None]:
     spec = get_spec(name)
     try:
         with _quiet_pyomo("pyomo"):  # e.g. Pyomo's gurobi plugin warns while probing its licence
@@ -200,7 +198,7 @@ def available_solvers(names=None) -> list[SolverInfo]:
     rows = []
     for name in names or REGISTRY:
         spec = get_spec(name)
-        ok, version = _availability(spec.name)
+        ok, version = solver_availability(spec.name)
         rows.append(SolverInfo(spec.name, ok, version, spec.problem_classes, spec.install_hint, spec.pyomo_name))
     return rows
 
@@ -436,7 +434,7 @@ _RUNNERS = {"contrib": _run_contrib, "appsi": _run_appsi, "legacy": _run_legacy,
 # solve
 # ----------------------------------------------------------------------------
 
-def _check_options(options) -> dict:
+def check_solver_options(options) -> dict:
     if options is None:
         return {}
     if not isinstance(options, dict):
@@ -515,7 +513,7 @@ def check_option_names(solver_name: str, options: dict, parameter: str = "option
         raise err
 
 
-def _check_limits(time_limit, mip_gap, abs_gap, threads, seed):
+def check_solve_limits(time_limit, mip_gap, abs_gap, threads, seed):
     if time_limit is not None:
         if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
             raise ParameterTypeError("time_limit must be a number of seconds or None.", "time_limit")
@@ -544,7 +542,7 @@ def persistent_solver(name):
     Persistent paths: the solvers behind Pyomo's API v2 that are persistent
     (``highs``, ``gurobi_persistent``, ``scip_persistent``)."""
     spec = get_spec(name)
-    if spec.interface != "contrib" or not _availability(spec.name)[0]:
+    if spec.interface != "contrib" or not solver_availability(spec.name)[0]:
         return None
     from pyomo.contrib.solver.common.persistent import PersistentSolverMixin
 
@@ -664,11 +662,11 @@ def solve(
     if _prechecked:
         user_options = dict(options or {})
     else:
-        _check_limits(time_limit, mip_gap, abs_gap, threads, seed)
-        user_options = _check_options(options)
+        check_solve_limits(time_limit, mip_gap, abs_gap, threads, seed)
+        user_options = check_solver_options(options)
         check_option_names(spec.name, user_options, option_name)
         check_model_objective(model, minimize=False)
-    available, version = _availability(spec.name)
+    available, version = solver_availability(spec.name)
     if not available:
         raise SolverNotAvailableError(
             f"Solver {spec.name!r} is not installed or not usable here. Install it: {spec.install_hint}"
@@ -780,7 +778,7 @@ def _licence_message(spec, exc, model) -> str | None:
 
 def _suggest_for(pclass: str) -> str:
     for name, spec in REGISTRY.items():
-        if pclass in spec.problem_classes and _availability(name)[0]:
+        if pclass in spec.problem_classes and solver_availability(name)[0]:
             return repr(name)
     return "one listed by `privopt solvers`"
 

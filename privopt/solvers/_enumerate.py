@@ -36,12 +36,13 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from .._limits import ENUMERATE_MAX_POINTS, LOCAL_SECONDS, SPARSE_MAX_PATTERNS
+from .._limits import AUTO_MAX_BOUND_WORK, AUTO_MAX_WORK, ENUMERATE_MAX_POINTS, LOCAL_SECONDS, SPARSE_MAX_PATTERNS
 from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
-from ..models._common import ENUMERATION_ATTR
-from ..space import count_grid_points, iter_grid_blocks, norm_levels, uniform_grid
+from ..models import ENUMERATION_ATTR
+from ..search import bound_search_work, enumeration_levels
+from ..space import count_grid_points, iter_grid_blocks, uniform_grid
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -61,21 +62,6 @@ __all__ = [
 #: Score entries evaluated per block (rows x points): bounds the memory to a
 #: few hundred MB.
 _BLOCK_ENTRIES = 8_000_000
-
-
-#: ``solver="auto"`` enumerates when grid points x distinct rows is at most
-#: this (about 10-20 s on one core at the 1-2e8 score entries per second
-#: measured in benchmarks/bench_oracle_suite.py), else it uses the MILP.
-AUTO_MAX_WORK = 2_000_000_000
-
-#: ``solver="auto"`` on a perturbed model takes the branch and bound by support when its
-#: bound pass, supports x distinct rows, is at most this (measured at 4e8 to 5e8 rows per
-#: second on one core, so up to about 250 s; the prediction constant
-#: ``privopt.search._regions.BOUND_ROWS_PER_SECOND`` is a conservative 2e8).  Chosen on the
-#: extended oracle suite (benchmarks/results/oracle_suite_wide.md): at 2e9 the three widest
-#: one-hot sets (d = 73, 87, 122; 3.6e9 to 6.3e10) went to HiGHS, which was slower on all
-#: three (149 s, 61 s, 259 s against 8.6 s, 21 s, 116 s) and once not certified in 300 s.
-AUTO_MAX_BOUND_WORK = 100_000_000_000
 
 
 def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None) -> str:
@@ -109,34 +95,11 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
     d = data["X"].shape[1]
     work = points * max(rows, 1) * (d + 18)
     if sparse_applicable(data):
-        coef, bound, _, _ = _levels(data)
+        coef, bound, _, _ = enumeration_levels(data)
         _, sparse = scoring_costs(points, max(rows, 1), d, coef, bound, data["grid"], len(np.unique(data["X"])))
         if sparse is not None:
             work = min(work, sparse)
     return "enumerate" if work <= AUTO_MAX_WORK * (d + 18) else fallback
-
-
-def bound_search_work(data) -> int | None:
-    """Supports x distinct rows of the branch and bound by support on the
-    enumeration data of a zero_one_halfspace model, or None where the split
-    by support does not apply (the margin rule, a grid per coordinate, too
-    many row patterns per support)."""
-    from ..search._regions import split_supports
-
-    coef, bound, _, _ = _levels(data)
-    supports = split_supports(data, coef, bound)
-    return None if supports is None else supports * max(int(data["X"].shape[0]), 1)
-
-
-def _levels(data, norm_bound=None):
-    """(coef, bound, unit, D) of the squared norm in integer units."""
-    lv = norm_levels(data["grid"], data["norm_bound"] if norm_bound is None else norm_bound)
-    if not lv.exact:
-        raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")
-    # the builder's ball and the transformation's (the same D unless the caller
-    # gave another): the feasible set is their intersection, as in the MILP
-    bound = min(int(lv.bound), int(math.floor(data["norm_sq_bound"] / lv.unit + 1e-9)))
-    return lv.coef, bound, lv.unit, lv.norm_bound
 
 
 def enumeration_size(model) -> tuple[int, int]:
@@ -144,7 +107,7 @@ def enumeration_size(model) -> tuple[int, int]:
     built by :func:`privopt.models.zero_one_halfspace`: the work of
     ``solver="enumerate"`` is about their product times d."""
     data = _data(model)
-    coef, bound, _, _ = _levels(data)
+    coef, bound, _, _ = enumeration_levels(data)
     return count_grid_points(coef, bound), int(data["X"].shape[0])
 
 
@@ -157,7 +120,7 @@ def _data(model) -> dict:
     return data
 
 
-def _check_unchanged(model, data, block):
+def check_unchanged(model, data, block):
     """Refuse a model that is not the one the builder made (plus the
     perturbation block): the enumeration would ignore the change."""
     known = set(data["components"])
@@ -277,11 +240,11 @@ def check_enumerable(model, options=None):
         noise = op.get_noise(model)
         scale, normalize = float(block._scale), bool(block._normalize)
         norm_bound = block._norm_bound if normalize else None
-    _check_unchanged(model, data, block)
-    levels = _levels(data, norm_bound)
+    check_unchanged(model, data, block)
+    levels = enumeration_levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
     if block is not None:
-        from ..search._regions import perturbed_problem
+        from ..search import perturbed_problem
 
         problem = perturbed_problem(data, levels, noise, scale, normalize)
         if problem is not None:      # branch and bound: W_tau is never listed, no max_points
@@ -398,7 +361,7 @@ def _search_on_pool(problem, workers: int, deadline):
     deadline the running tasks are stopped too."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..search._topdown import install_problem, search_optimum
+    from ..search import install_problem, search_optimum
 
     if workers <= 1:
         return search_optimum(problem, deadline=deadline)
@@ -423,7 +386,7 @@ def _search_on_executor(problem, executor, deadline):
     ``"local"`` here, ``"ray"`` a Ray pool made for the run).  Returns
     ``((best, done, total), where)``."""
     from .._runtime import resolve_executor, worker_count
-    from ..search._topdown import plan_shards, search_optimum
+    from ..search import plan_shards, search_optimum
 
     ex, owned = resolve_executor(executor, 0.0, len(plan_shards(problem)))
     try:

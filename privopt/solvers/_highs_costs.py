@@ -40,7 +40,7 @@ class HighsCostSession:
         """A session on the model that ``solver_object`` (from
         :func:`privopt.solvers.persistent_solver`, already used to solve it
         once) holds, changing the costs of ``variables``; or None."""
-        from ._dispatch import DEFAULT_ABS_GAP, _availability, get_spec
+        from ._dispatch import DEFAULT_ABS_GAP, solver_availability, get_spec
 
         highs = getattr(solver_object, "_solver_model", None)
         var_map = getattr(solver_object, "_pyomo_var_to_solver_var_map", None)
@@ -51,7 +51,7 @@ class HighsCostSession:
         except KeyError:
             return None
         spec = get_spec(solver)
-        return cls(highs, columns, spec, _availability(spec.name)[1], time_limit,
+        return cls(highs, columns, spec, solver_availability(spec.name)[1], time_limit,
                    DEFAULT_ABS_GAP if abs_gap is None else abs_gap, options)
 
     def costs(self) -> np.ndarray:
