@@ -29,6 +29,8 @@ import os
 import tempfile
 from collections.abc import Callable
 
+from ._cache import cache_dir
+
 __all__ = ["lazy_kernel"]
 
 
@@ -43,8 +45,6 @@ def _writable_dir(path: str) -> bool:
 
 def _fallback_cache_dir(numba) -> str:
     """Point numba's cache at privopt's cache directory (or a temporary one) and return it."""
-    from ._cache import cache_dir
-
     path = os.path.join(cache_dir(), "numba")
     if not _writable_dir(path):
         path = tempfile.mkdtemp(prefix="privopt-numba-")

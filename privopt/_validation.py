@@ -13,7 +13,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from .exceptions import ModelError, ParameterError, ParameterTypeError
+from .exceptions import ClippedFeaturesWarning, ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
     "check_real",
@@ -444,8 +444,6 @@ def warn_clipped(X: np.ndarray, lower, upper, *, feature_names=None, what: str =
     names the features (at most five), so it describes the data: it is for the
     data curator, never part of a private release.  Clipping itself stays:
     the privacy proof needs every record inside the bounds."""
-    from .exceptions import ClippedFeaturesWarning
-
     lo = np.broadcast_to(np.asarray(lower, dtype=float), (X.shape[1],))
     hi = np.broadcast_to(np.asarray(upper, dtype=float), (X.shape[1],))
     outside = (X < lo) | (X > hi)

@@ -5,6 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
+from ._validation import check_choice, check_epsilon, check_int, check_positive
+from .demo import run_demo
+from .exceptions import ParameterError, ParameterTypeError, SolverNotAvailableError, UnknownSolverError
+from .experiments import (
+    MIP_METHODS,
+    ZERO_ONE_REFERENCE,
+    ResultsFileError,
+    SweepLockedError,
+    add_experiment_parser,
+    available_methods,
+    main_adult,
+)
+from .experiments.adult import SettingMismatchError
+from .mechanisms import check_solver_ready
+from .solvers import REGISTRY, available_solvers, get_spec
+
 __all__ = ["main"]
 
 
@@ -19,8 +36,6 @@ def _print_table(rows: list[list[str]], header: list[str], file=None) -> None:
 
 
 def cmd_solvers(args) -> int:
-    from .solvers import available_solvers
-
     rows = []
     for info in available_solvers():
         rows.append([
@@ -35,9 +50,6 @@ def cmd_solvers(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import run_demo
-    from .experiments import ResultsFileError, SweepLockedError
-
     try:
         return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
                         data_home=args.data_home)
@@ -47,9 +59,6 @@ def cmd_demo(args) -> int:
 
 
 def cmd_experiment(args) -> int:
-    from .experiments import ResultsFileError, SweepLockedError, main_adult
-    from .experiments.adult import SettingMismatchError
-
     try:
         return main_adult(args)
     except (SettingMismatchError, SweepLockedError, ResultsFileError) as exc:
@@ -65,8 +74,6 @@ def cmd_experiment(args) -> int:
 def _option(check, value, option: str, hint: str = "", **kw):
     """``check(value, option, **kw)`` (a privopt._validation checker) with ``hint``
     appended to its error, which names ``option`` as typed on the command line."""
-    from .exceptions import ParameterError
-
     try:
         return check(value, option, **kw)
     except ParameterError as exc:
@@ -76,10 +83,6 @@ def _option(check, value, option: str, hint: str = "", **kw):
 def _check_solver(name: str, *, needed: bool = True) -> None:
     """``--solver``: "auto" or a name privopt or Pyomo knows (else the known names are
     listed); when a requested method solves with it (``needed``), it must be installed."""
-    from .exceptions import ParameterError, SolverNotAvailableError, UnknownSolverError
-    from .mechanisms import check_solver_ready
-    from .solvers import REGISTRY, get_spec
-
     if name.strip().lower() == "auto":
         return
     try:
@@ -89,16 +92,12 @@ def _check_solver(name: str, *, needed: bool = True) -> None:
             f"--solver: unknown solver {name!r}; give one of auto, {', '.join(sorted(REGISTRY))} "
             "(`privopt solvers` shows which are installed here).", "--solver") from None
     except SolverNotAvailableError as exc:
-        from .solvers import available_solvers
-
         usable = ["auto"] + [s.name for s in available_solvers() if s.available]
         raise ParameterError(f"--solver: {exc} Or choose an installed one: {', '.join(usable)}.",
                              "--solver") from None
 
 
 def _check_common(args) -> None:
-    from ._validation import check_int, check_positive
-
     args.runs = _option(check_int, args.runs, "--runs", "Give how many runs per epsilon, e.g. 3.", minimum=1)
     args.time_limit = _option(check_positive, args.time_limit, "--time-limit",
                               "Give the seconds allowed per solve, e.g. 60"
@@ -112,10 +111,6 @@ def _check_demo(args) -> None:
 
 
 def _check_experiment(args) -> None:
-    from ._validation import check_choice, check_epsilon, check_int, check_positive
-    from .exceptions import ParameterError
-    from .experiments import MIP_METHODS, ZERO_ONE_REFERENCE, available_methods
-
     if not args.methods:
         raise ParameterError("--methods: give at least one method, e.g. --methods opdisc,dpsgd.", "--methods")
     known = available_methods()
@@ -146,8 +141,6 @@ _CHECKS = {"demo": _check_demo, "experiment": _check_experiment}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     parser = argparse.ArgumentParser(
         prog="privopt", description="Differentially private optimization with Pyomo."
     )
@@ -169,21 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder holding adult/ (default: $PRIVOPT_DATA_HOME, then the user cache)")
     p.set_defaults(func=cmd_demo, parser=p)
 
-    try:
-        from .experiments import add_experiment_parser
-    except ImportError:  # pragma: no cover - experiments need the [experiment] extra
-        pass
-    else:
-        p = add_experiment_parser(sub, cmd_experiment)
-        p.set_defaults(parser=p)
+    p = add_experiment_parser(sub, cmd_experiment)   # the experiment's extras load only when it runs
+    p.set_defaults(parser=p)
     return parser
 
 
 def main(argv=None) -> int:
     """Run the command line: parse, check the options (argparse's error, exit code 2,
     for a bad value), then the command."""
-    from .exceptions import ParameterError, ParameterTypeError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     check = _CHECKS.get(args.command)

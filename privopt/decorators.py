@@ -8,13 +8,13 @@ import inspect
 
 from ._validation import check_delta, check_epsilon
 from .exceptions import ParameterError, ParameterTypeError
+from ._random import check_random_state
+from .mechanisms import MECHANISMS, PURE_MECHANISMS, check_solver_ready
 
 __all__ = ["private"]
 
 
 def _mechanisms():
-    from .mechanisms import MECHANISMS
-
     return MECHANISMS
 
 
@@ -41,7 +41,6 @@ def private(mechanism: str = "opdisc", **kwargs):
         raise ParameterError(
             f"mechanism must be one of {sorted(mechanisms)}, got {mechanism!r}.", "mechanism")
     run = mechanisms[mechanism]
-    from .mechanisms import PURE_MECHANISMS
 
     fixed = run.keywords if isinstance(run, functools.partial) else {}  # e.g. method= of "exponential"
     accepted = [name for name in inspect.signature(run).parameters if name != "model" and name not in fixed]
@@ -59,14 +58,11 @@ def private(mechanism: str = "opdisc", **kwargs):
         check_delta(kwargs["delta"], allow_zero=(mechanism == "rspm"))
     solver = kwargs.get("solver")
     if solver is not None and not (isinstance(solver, str) and solver.strip().lower() == "auto"):
-        from .mechanisms import check_solver_ready
-
         check_solver_ready(solver)
     if "random_state" in kwargs and kwargs["random_state"] is not None:
         # An int seed becomes ONE generator here, so that successive calls of the
         # decorated builder draw fresh (reproducible) noise instead of reusing the
         # same noise on different data.
-        from ._random import check_random_state
 
         kwargs["random_state"] = check_random_state(kwargs["random_state"])
 

@@ -22,6 +22,13 @@ from __future__ import annotations
 import os
 import sys
 
+from . import PrivateHalfspaceClassifier
+from .datasets import DatasetError, load_adult, make_planted_halfspace
+from .exceptions import PrivoptError
+from .experiments import available_methods, format_summary, run_experiment, summarize
+from .experiments.adult import SettingMismatchError, adult_levels
+from .solvers import available_solvers
+
 __all__ = ["run_demo", "DEMO_METHODS", "DEMO_EPSILONS"]
 
 DEMO_METHODS = ("permute_and_flip", "opdisc", "rspm", "dpsgd", "nonprivate_lr", "nonprivate_01_default",
@@ -77,9 +84,6 @@ def _warm_up(d: int) -> float | None:
 
     import numpy as np
 
-    from . import PrivateHalfspaceClassifier
-    from .exceptions import PrivoptError
-
     rng = np.random.default_rng(0)
     X = rng.uniform(0.0, 1.0, size=(200, d))
     y = (X @ rng.normal(size=d) > 0).astype(int)
@@ -100,11 +104,6 @@ def _warm_up(d: int) -> float | None:
 def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str = "auto", runs: int = 3,
              n_train: int = DEMO_N_TRAIN, epsilons=DEMO_EPSILONS, progress: bool = True,
              data_home=None) -> int:
-    from .datasets import DatasetError, load_adult, make_planted_halfspace
-    from .experiments import available_methods, format_summary, run_experiment, summarize
-    from .experiments.adult import SettingMismatchError, adult_levels
-    from .solvers import available_solvers
-
     methods = [m for m in DEMO_METHODS if m in available_methods()]
     installed = [s.name for s in available_solvers() if s.available]
     print(f"privopt demo: solvers installed: {', '.join(installed)}; using {solver}.")

@@ -34,13 +34,43 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._validation import check_bool, check_choice, check_delta, check_epsilon, check_positive, check_real
-from ..calibration import OPDISC_CALIBRATIONS, opdisc_delta, opdisc_sigma, opsamp_parameters, rspm_noise_scale
+from ..calibration import (
+    OPDISC_CALIBRATIONS,
+    check_selection_method,
+    opdisc_delta,
+    opdisc_sigma,
+    opsamp_parameters,
+    rspm_noise_scale,
+    selection_noise_scale,
+)
 from ..exceptions import ModelError, ParameterError, ParameterTypeError, UnprovenGuaranteeWarning
-from ..mechanisms import draw_opdisc_noise, draw_opsamp_noise, draw_rspm_noise
-from ..models import get_info, hinge_halfspace, predict_halfspace, rspm_halfspace, zero_one_halfspace
-from ..perturbation import norm_levels, pi_value, snap_to_grid
+from ..mechanisms import (
+    FixAndSolveScorer,
+    draw_opdisc_noise,
+    draw_opsamp_noise,
+    draw_rspm_noise,
+    draw_selection_noise,
+    exponential_mechanism,
+    opdisc,
+    opsamp,
+    rspm,
+)
+from ..models import (
+    ENUMERATION_ATTR,
+    get_info,
+    hinge_halfspace,
+    predict_halfspace,
+    rspm_halfspace,
+    zero_one_halfspace,
+)
+from ..perturbation import norm_levels, pi_value, resolve_grids, snap_to_grid
 from ..solvers import DEFAULT_ABS_GAP
 from ._instances import NeighbouringPair
+from ..mechanisms.selection import topdown_problem
+from ..oracle import certified_solve
+from ..scoring import RecordTable, ScoringProblem, check_binary_matrix, check_space, decode, select_scoring_system
+from ..search import KeyedStreams, plan_shards, run_shards
+from ..space import grid_points
 
 __all__ = ["AuditTarget", "OPDiscTarget", "OPSampTarget", "RSPMTarget", "SelectionTarget",
            "ScoringTarget", "ConstrainedSelectionTarget"]
@@ -206,8 +236,6 @@ class OPDiscTarget(AuditTarget):
         return self.candidates[np.argmin(values, axis=1)]
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms import opdisc
-
         model = self.models[which]
         if self.normalize and self.noise_factor == 1.0:
             with warnings.catch_warnings():  # the paper variant may warn; the audit measures it
@@ -215,7 +243,6 @@ class OPDiscTarget(AuditTarget):
                 res = opdisc(model, epsilon=self.epsilon, delta=self.delta, calibration=self.calibration,
                              solver=self.solver, random_state=rng)
             return np.asarray(res.weights, dtype=float)
-        from ..oracle import certified_solve
 
         # a scaled sigma or no normalization: the same oracle, fed this target's noise
         eta = self.draw_noise(rng)
@@ -282,8 +309,6 @@ class RSPMTarget(AuditTarget):
         return self.candidates[np.argmin(values, axis=1)]
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms import rspm
-
         res = rspm(self.models[which], epsilon=self.epsilon / self.noise_factor, solver=self.solver,
                    random_state=rng)   # pure DP: no delta
         return np.asarray(res.weights, dtype=float)
@@ -381,8 +406,6 @@ class OPSampTarget(AuditTarget):
         return np.clip(out, -self.bound, self.bound)[:, None]   # opsamp() projects onto the box
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms import opsamp
-
         if self.noise_factor != 1.0:
             raise ParameterError("oracle='solver' runs the shipped OPSamp; its Laplace scale cannot be "
                                  "changed. Use oracle='enumerate' for this variant.", "oracle")
@@ -424,9 +447,6 @@ class SelectionTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
                  sensitivity_factor=1.0):
-        from ..calibration import check_selection_method, selection_noise_scale
-        from ..space import grid_points
-
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
@@ -453,19 +473,13 @@ class SelectionTarget(AuditTarget):
 
     def _problems(self):
         if not hasattr(self, "_topdown"):
-            from ..mechanisms.selection import topdown_problem
-            from ..models import ENUMERATION_ATTR
-
             problems = tuple(topdown_problem(getattr(m, ENUMERATION_ATTR)) for m in self.models)
             self._topdown = problems if all(p is not None for p in problems) else None
         return self._topdown
 
     def draw_noise(self, rng, size=None):
         if self._problems() is not None:
-            from ..search import KeyedStreams
-
             return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
-        from ..mechanisms import draw_selection_noise
 
         return draw_selection_noise(rng, self.method, len(self.candidates), size=size)
 
@@ -475,8 +489,6 @@ class SelectionTarget(AuditTarget):
     def outputs_from_noise(self, which, noise):
         problems = self._problems()
         if problems is not None:
-            from ..search import plan_shards, run_shards
-
             problem = problems[which]
             shards = plan_shards(problem)
             out = np.empty((len(noise), self.dim))
@@ -489,8 +501,6 @@ class SelectionTarget(AuditTarget):
         return self.candidates[np.argmax(keys, axis=1)]
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms import exponential_mechanism
-
         res = exponential_mechanism(self.models[which], epsilon=self.epsilon / self.sensitivity_factor,
                                     method=self.method, random_state=rng, progress=False)
         return np.asarray(res.weights, dtype=float)
@@ -512,9 +522,6 @@ class ScoringTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="permute_and_flip", max_points=1, max_items=1,
                  sensitivity_factor=1.0):
-        from ..calibration import check_selection_method, selection_noise_scale
-        from ..scoring import RecordTable, ScoringProblem, check_binary_matrix, check_space, decode
-
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
@@ -552,16 +559,12 @@ class ScoringTarget(AuditTarget):
                            "max_points": self.space.P, "max_items": self.space.k}
 
     def draw_noise(self, rng, size=None):
-        from ..search import KeyedStreams
-
         return KeyedStreams(rng) if size is None else [KeyedStreams(rng) for _ in range(int(size))]
 
     def stack_noise(self, draws):
         return list(draws)
 
     def outputs_from_noise(self, which, noise):
-        from ..search import plan_shards, run_shards
-
         problem, table = self.problems[which], self.tables[which]
         shards = plan_shards(problem)
         out = np.zeros((len(noise), self.dim))
@@ -573,8 +576,6 @@ class ScoringTarget(AuditTarget):
         return out
 
     def run_mechanism(self, which, rng):
-        from ..scoring import select_scoring_system
-
         X, y = self.models[which]
         res = select_scoring_system(X, y, epsilon=self.epsilon / self.sensitivity_factor, method=self.method,
                                     max_points=self.space.P, max_items=self.space.k, random_state=rng,
@@ -620,10 +621,6 @@ class ConstrainedSelectionTarget(AuditTarget):
     """
 
     def __init__(self, pair, *, epsilon, method="exponential", declare_data_constraint=False):
-        from ..calibration import check_selection_method, selection_noise_scale
-        from ..mechanisms import FixAndSolveScorer
-        from ..perturbation import resolve_grids
-
         self.pair = _check_pair(pair)
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
@@ -650,8 +647,6 @@ class ConstrainedSelectionTarget(AuditTarget):
                            "n_records": int(pair.X.shape[0])}
 
     def draw_noise(self, rng, size=None):
-        from ..mechanisms import draw_selection_noise
-
         return draw_selection_noise(rng, self.method, 5, size=size)
 
     def outputs_from_noise(self, which, noise):
@@ -661,8 +656,6 @@ class ConstrainedSelectionTarget(AuditTarget):
         return cands[np.argmax(keys, axis=1)]
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms import exponential_mechanism
-
         res = exponential_mechanism(self.models[which], weights=self.models[which].w, epsilon=self.epsilon,
                                     loss_range=(0.0, 4.0), method=self.method, random_state=rng,
                                     progress=False, public_constraints="cap" if self.declared else None)

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import math
 
+from . import _accounting as acc
+
 __all__ = [
     "default_batch_size",
     "default_output_perturbation_noise",
@@ -109,7 +111,6 @@ def default_output_perturbation_noise(d_z: int, epsilon: float, delta: float) ->
     _check(1, d_z, epsilon)
     if not delta > 0:
         return "laplace"
-    from . import _accounting as acc
 
     gaussian = acc.expected_gaussian_norm(acc.analytic_gaussian_sigma(epsilon, delta), d_z) * epsilon
     return "gaussian" if gaussian < d_z else "laplace"

@@ -18,6 +18,7 @@ from ._runner import MAX_EPSILON, run_experiment, task_seed
 from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, read_results
 from ._summary import format_summary, summarize
 from .adult import adult_levels, run_adult_experiment
+from ..datasets import DatasetError
 
 __all__ = [
     "COLUMNS",
@@ -93,8 +94,6 @@ def add_experiment_parser(sub, func):
 
 def main_adult(args) -> int:
     import sys
-
-    from ..datasets import DatasetError
 
     try:   # the data are read first, before any run starts
         rows = run_adult_experiment(

@@ -5,6 +5,9 @@ computes each.  Shared by the runner, the results store, the summary and the fig
 
 from __future__ import annotations
 
+from .. import _revisions
+from ..mechanisms import MECHANISMS
+
 __all__ = [
     "MIP_METHODS",
     "SELECTION_METHODS",
@@ -76,14 +79,12 @@ def method_label(method: str, calibration: str = "") -> str:
 
 
 def _baselines():
-    from ..baselines import PRIVATE_BASELINES, REFERENCE_BASELINES
+    from ..baselines import PRIVATE_BASELINES, REFERENCE_BASELINES   # lazy: scikit-learn (privopt[learn])
 
     return {**PRIVATE_BASELINES, **REFERENCE_BASELINES}
 
 
 def available_methods() -> list[str]:
-    from ..mechanisms import MECHANISMS
-
     names = [m for m in MIP_METHODS + SELECTION_METHODS if m in MECHANISMS]
     try:
         names += list(_baselines()) + list(TUNED_METHODS)
@@ -105,6 +106,4 @@ def row_calibration(method: str, calibration: str) -> str:
 def method_revision(method: str) -> str:
     """Revision of the code that computes a row of ``method``
     (:data:`privopt._revisions.REVISIONS`)."""
-    from .. import _revisions
-
     return _revisions.REVISIONS[method]

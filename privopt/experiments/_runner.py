@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import MAX_EPSILON   # the largest epsilon privopt accepts (e^epsilon overflows above)
+# MAX_EPSILON: the largest epsilon privopt accepts (e^epsilon overflows above)
+from .._validation import MAX_EPSILON, check_choice, check_epsilon, check_int, check_positive
 from ._methods import (
     DETERMINISTIC_METHODS,
     MIP_METHODS,
@@ -67,6 +68,10 @@ from ._store import (
     scan_results,
 )
 from ._summary import write_summary
+from .._progress import progress_bar
+from ..calibration import OPDISC_CALIBRATIONS
+from ..exceptions import ParameterError, PrivacyLeakWarning, PrivoptError, UncertifiedReleaseWarning
+from .plots import plot_accuracy, plot_runtimes
 
 __all__ = ["Task", "task_seed", "run_experiment"]
 
@@ -99,10 +104,11 @@ def _opdisc_ball(task: Task, n_features: int) -> float:
 
 
 def _make_estimator(task: Task, n_features: int):
+    # lazy: the estimators need scikit-learn (privopt[learn]), loaded when a run starts
+    from ..estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier
+
     levels = list(task.levels) if task.levels is not None else 1
     if task.method in MIP_METHODS:
-        from ..estimators import PrivateHalfspaceClassifier
-
         return PrivateHalfspaceClassifier(
             epsilon=task.epsilon, delta=task.delta, mechanism=task.method, bounds=(0.0, 1.0),
             levels=levels, solver=task.solver,
@@ -112,20 +118,14 @@ def _make_estimator(task: Task, n_features: int):
             keep_report=True,      # the runner reads the solver and the failure from it (the curator's table)
             fit_intercept=False)   # the paper's homogeneous halfspace (the estimator's default is True)
     if task.method in SELECTION_METHODS:
-        from ..estimators import PrivateHalfspaceClassifier
-
         # the estimator's defaults for W (fit_intercept, grid, norm_bound) and its solver (enumeration)
         return PrivateHalfspaceClassifier(
             epsilon=task.epsilon, mechanism=task.method, bounds=(0.0, 1.0), levels=levels,
             time_limit=task.time_limit, random_state=task.seed, keep_report=True)
     if task.method == ZERO_ONE_DEFAULT_REFERENCE:
-        from ..estimators import ZeroOneHalfspaceClassifier
-
         return ZeroOneHalfspaceClassifier(
             bounds=(0.0, 1.0), levels=levels, time_limit=task.time_limit or REFERENCE_TIME_LIMIT)
     if task.method == ZERO_ONE_REFERENCE:
-        from ..estimators import ZeroOneHalfspaceClassifier
-
         return ZeroOneHalfspaceClassifier(
             bounds=(0.0, 1.0), levels=levels, norm_bound=_opdisc_ball(task, n_features),
             solver=task.solver, time_limit=task.time_limit or REFERENCE_TIME_LIMIT, fit_intercept=False)
@@ -148,8 +148,6 @@ def _make_estimator(task: Task, n_features: int):
 def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
     """Fit one classifier and score it (runs in a worker)."""
     import warnings
-
-    from ..exceptions import PrivoptError, UncertifiedReleaseWarning
 
     row = {"method": task.method, "epsilon": task.epsilon, "run": task.run, "delta": task.delta,
            "n_train": len(y_train), "n_test": len(y_test), "solver": task.solver, "seed": task.seed,
@@ -207,9 +205,7 @@ def _tuned(est, task: Task, X_train, y_train):
     with the validation split drawn from the training data, refit on all of it."""
     import warnings
 
-    from ..baselines import private_grid_search
-    from ..baselines.grid_search import DEFAULT_DPSGD_GRID
-    from ..exceptions import PrivacyLeakWarning
+    from ..baselines import DEFAULT_DPSGD_GRID, private_grid_search   # lazy: scikit-learn (privopt[learn])
 
     grid: dict[str, Sequence[float]] = dict(DEFAULT_DPSGD_GRID)
     n_fit = len(y_train) - int(round(0.25 * len(y_train)))  # the search fits on 3/4 of the records
@@ -300,12 +296,6 @@ def run_experiment(
     ``nonprivate_01_default`` the 0/1-loss optimum on that W.  Methods without randomness
     (:data:`DETERMINISTIC_METHODS`) run once, recorded with epsilon = inf.
     """
-    from .._progress import progress_bar
-
-    from .._validation import check_choice, check_epsilon, check_int
-    from ..exceptions import ParameterError
-    from ..calibration import OPDISC_CALIBRATIONS
-
     known = available_methods()
     for m in methods:
         if m not in known:
@@ -327,8 +317,6 @@ def run_experiment(
         raise ValueError("calibration: give 'proven', 'paper' or a list of them")
     calibrations = list(dict.fromkeys(check_choice(c, "calibration", OPDISC_CALIBRATIONS) for c in calibrations))
     if norm_bound is not None:
-        from .._validation import check_positive
-
         norm_bound = check_positive(norm_bound, "norm_bound")
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
@@ -423,8 +411,6 @@ def run_experiment(
                 client.close()
         rows = read_results(path)
         if figures:
-            from .plots import plot_accuracy, plot_runtimes
-
             plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
             plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
         write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)

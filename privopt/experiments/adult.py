@@ -30,6 +30,8 @@ from ._runner import _make_estimator as _make_estimator
 from ._runner import _tuned as _tuned
 from ._store import COLUMNS, SettingMismatchError, StaleResultsError, experiment_setting, read_results
 from ._summary import format_summary, summarize, write_summary
+from .._validation import check_int
+from ..datasets import load_adult
 
 __all__ = [
     "COLUMNS",
@@ -83,9 +85,6 @@ def run_adult_experiment(
     Algorithm 1's noise scale, as the paper did; ``norm_bound`` replaces the
     paper's ball D = sqrt(23) (grid -floor(D)..floor(D)); ``rerun_stale``: see
     :func:`run_experiment`."""
-    from .._validation import check_int
-    from ..datasets import load_adult
-
     n_train = check_int(n_train, "n_train", minimum=2, allow_none=True)   # before the data are read
     numeric_levels = check_int(numeric_levels, "numeric_levels", minimum=1)
     data = load_adult(data_home, random_state=seed)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ._methods import method_label
+from .._optional import require
 
 __all__ = ["plot_accuracy", "plot_runtimes"]
 
@@ -24,8 +25,6 @@ def _label(r) -> str:
 
 
 def _plt():
-    from .._optional import require
-
     matplotlib = require("matplotlib")
 
     matplotlib.use("Agg", force=False)

@@ -40,6 +40,8 @@ from .._runtime import (   # re-exported: the executors used to live here
 )
 from ..exceptions import SolverError, NotCertifiedError
 from ..oracle import certified_solve
+from ..perturbation import set_noise
+from ..solvers import HighsCostSession, get_spec, persistent_solver, solve_lock
 
 __all__ = ["check_executor", "default_executor", "usable_cpus", "worker_count", "dumps_model", "share",
            "run_ordered", "PoolExecutor", "ray_executor", "OracleAnswer", "oracle_call", "oracle_chunk",
@@ -97,8 +99,6 @@ class _Persistent:
 
 
 def _solve_lock():
-    from ..solvers import solve_lock
-
     return solve_lock()
 
 
@@ -133,8 +133,6 @@ def _transformed_copy(payload, weight_names, sigma, *, mutable_noise=False):
 def _persistent_state(key, payload, weight_names, sigma, solver):
     """The worker's kept model for run ``key`` (built on first use), or None
     when the solver has no persistent path."""
-    from ..solvers import persistent_solver
-
     state = _KEPT.get(key)
     if state is not None:
         return state
@@ -157,8 +155,6 @@ def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
     """One call on the kept model: through the HighsCostSession once the first
     solve has built the HiGHS model, else set sigma and re-solve through
     :func:`privopt.oracle.certified_solve` (and try to attach the session)."""
-    from ..perturbation import set_noise
-
     sigma = np.asarray(sigma, dtype=float)
     with state.lock:
         if state.fast is not None:
@@ -171,8 +167,6 @@ def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
         set_noise(state.model, sigma)
         answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
         if not state.fast_tried:
-            from ..solvers import HighsCostSession, get_spec
-
             state.fast_tried = True
             if get_spec(solver).name == "highs":
                 state.fast = HighsCostSession.attach(

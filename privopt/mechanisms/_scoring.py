@@ -30,6 +30,8 @@ import pyomo.environ as pyo
 from .._limits import SCORING_MAX_POINTS
 from ..exceptions import NotCertifiedError, ParameterError
 from ..space import count_grid_points, grid_points, norm_levels
+from ..search import enumeration_levels
+from ..solvers import DEFAULT_ABS_GAP, iter_losses, persistent_solver, scoring_costs, solve
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
@@ -76,8 +78,6 @@ class HalfspaceScorer:
     path = "enumerate"
 
     def __init__(self, model, data, *, norm_bound=None, max_points=None):
-        from ..search import enumeration_levels
-
         self.data = data
         self.grid = data["grid"]
         self.d = len(self.grid)
@@ -96,16 +96,12 @@ class HalfspaceScorer:
         """Time predicted from |W|, n, d, the grid and (for the sparse engine)
         the number of distinct feature values, with n standing in for the
         data-dependent number of distinct rows."""
-        from ..solvers import scoring_costs
-
         base = len(np.unique(self.data["X"])) if self.data["exact"] else None
         _, sparse = scoring_costs(self.n_points, n_records, self.d, self.coef, self.bound,
                                   self.grid if self.data["exact"] else None, base)
         return predict_scoring_seconds(self.n_points, n_records, self.d, sparse)
 
     def blocks(self):
-        from ..solvers import iter_losses
-
         for vals, _units, losses in iter_losses(self.data, self.coef, self.bound):
             yield vals, losses
 
@@ -198,8 +194,6 @@ class FixAndSolveScorer:
     def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
                  threads=None, abs_gap=None, solver_options=None, max_points=None, public_constraints=(),
                  public_term=None):
-        from ..solvers import DEFAULT_ABS_GAP
-
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
         self.solver = solver
         self.threads = threads
@@ -269,8 +263,6 @@ class FixAndSolveScorer:
         return float("nan")
 
     def blocks(self, block_points=256):
-        from ..solvers import persistent_solver, solve
-
         start = time.perf_counter()
         opt = None if self.direct else persistent_solver(self.solver)
         solved = False

@@ -16,12 +16,13 @@ from .._validation import check_bool, check_epsilon, check_int, check_positive, 
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
-from ..perturbation import resolve_grids, weights_of
+from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP
+from ..solvers import DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
 from ._scoring import FixAndSolveScorer, HalfspaceScorer
+from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_top_down
 
 __all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem"]
 
@@ -235,7 +236,6 @@ def exponential_mechanism(
     if not isinstance(solver, str):
         raise ParameterTypeError(f"solver must be a solver name, got {type(solver).__name__}.", "solver")
     check_model_objective(model)
-    from ..perturbation import is_transformed
 
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model.", "model")
@@ -259,8 +259,6 @@ def exponential_mechanism(
             "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
             "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
     if solver_key in ("auto", "enumerate") and is_model_w:
-        from ..solvers import check_unchanged
-
         check_unchanged(model, halfspace, None)
         problem = topdown_problem(halfspace, norm_bound)
         if problem is not None:
@@ -384,9 +382,6 @@ def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
     (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
     path, or None where it does not apply."""
-    from ..search import enumeration_levels
-    from ..search import halfspace_problem
-
     D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
     coef, bound, _, _ = enumeration_levels(data, D)
     problem = halfspace_problem(data, coef, bound)
@@ -399,8 +394,6 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
                     time_limit, random_state, progress, executor):
     """Private selection over a halfspace W split by support: exact
     report-noisy-max drawn top down (:mod:`privopt.search._topdown`)."""
-    from ..search import KeyedStreams, sample_top_down
-
     n_points = problem.n_points
     if n_points < 2:
         raise ModelError("weights: W has a single point, so the release would not depend on the data; "

@@ -22,6 +22,7 @@ from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor
 from .. import space
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
+from ._info import get_info
 
 __all__: list[str] = []
 
@@ -51,8 +52,6 @@ def get_weights(model) -> np.ndarray:
     """The values of ``model.w`` (after a solve) as a vector; on discrete
     models each value is snapped to the nearest value of its coordinate grid
     (a solver returns integers only up to its integrality tolerance)."""
-    from ._info import get_info
-
     info = get_info(model)
     name = info.weights if info is not None else "w"
     var = getattr(model, name, None)

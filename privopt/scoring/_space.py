@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..search import lex_combinations
+
 __all__ = ["ScoreSpace", "RecordTable", "item_counts", "largest_support_vectors"]
 
 def item_counts(n_features: int, max_points: int, signs=None) -> np.ndarray:
@@ -109,8 +111,6 @@ class ScoreSpace:
     # -- enumeration ------------------------------------------------------
     def supports(self, size: int, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Supports of ``size`` with lexicographic rank in [start, stop)."""
-        from ..search import lex_combinations
-
         stop = self.n_supports(size) if stop is None else stop
         return lex_combinations(self.d, size, start, stop)
 

@@ -22,13 +22,19 @@ from .._numba import lazy_kernel
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values"]
 
 
+def _kernel_module():
+    """:mod:`._pattern_kernels`, imported on first use: importing it defines the
+    numba kernels (compiled, or loaded from numba's cache, at their first call);
+    they live at module level there, which is what lets the cache hit."""
+    from . import _pattern_kernels   # lazy: numba (privopt[fast]) and its kernels load only when used
+
+    return _pattern_kernels
+
+
 def _build_numba_kernel(numba):
     """The compiled kernel of (1) over many supports (compiled on first use,
-    or loaded from numba's cache; None without numba).  The kernels live at
-    module level in :mod:`._pattern_kernels`, which is what lets the cache hit."""
-    from . import _pattern_kernels
-
-    return _pattern_kernels.bounds
+    or loaded from numba's cache; None without numba)."""
+    return _kernel_module().bounds
 
 
 _numba_kernel = lazy_kernel(_build_numba_kernel)
@@ -91,9 +97,8 @@ def _build_minima_kernels(numba):
     (:mod:`._pattern_kernels`): many supports (minimum and its point, or the
     bound (1) where (2) would cost more than ``budget``) and one support
     (every point's loss and objective)."""
-    from . import _pattern_kernels
-
-    return _pattern_kernels.minima, _pattern_kernels.one_support
+    kernels = _kernel_module()
+    return kernels.minima, kernels.one_support
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)

@@ -30,7 +30,7 @@ from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
 from ._patterns import region_minima, support_values
-from ._topdown import RegionProblem
+from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "split_supports", "bound_search_work", "enumeration_levels", "BOUND_ROWS_PER_SECOND", "MAX_PATTERNS",
@@ -160,8 +160,6 @@ class HalfspaceProblem(RegionProblem):
         return self.offset(self.k + 1)
 
     def supports(self, size, start=0, stop=None):
-        from ._topdown import lex_combinations
-
         stop = self.n_supports(size) if stop is None else stop
         return lex_combinations(self.d, size, start, stop)
 

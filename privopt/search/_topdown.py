@@ -68,6 +68,7 @@ import numpy as np
 
 from .._random import is_secure
 from .._runtime import resolve_executor, run_ordered, share, worker_count   # resolve_executor re-exported
+from .._progress import progress_bar
 
 __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_region", "RegionProblem",
            "plan_shards", "sample_shard", "shard_bounds", "expand_region", "optimum_shard", "search_optimum",
@@ -410,8 +411,6 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     import time
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from .._progress import progress_bar
-
     shards = plan_shards(problem)
     best = None
     if executor is None:
@@ -474,8 +473,6 @@ def run_shards(problem: RegionProblem, shards, *, streams, method, scale, execut
     W); regions that cannot beat it are not scored, and ``best`` is None when
     nothing here beats it.  The keys that are drawn do not depend on it.
     Returns ``(best, (regions expanded, groups expanded))``."""
-    from .._progress import progress_bar
-
     if executor is not None:
         return _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc, floor)
     best = floor

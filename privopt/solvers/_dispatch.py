@@ -32,10 +32,13 @@ from ..exceptions import (
     SolverNotAvailableError,
     SolverOptionError,
     UnboundedModelError,
+    UncheckedOptionsWarning,
     UnknownSolverError,
 )
 from ._registry import REGISTRY, SolverSpec, resolve_name
 from ._report import SolveReport
+from .._version import __version__
+from ._enumerate import check_enumerable, run_enumeration
 
 __all__ = [
     "solve",
@@ -166,8 +169,6 @@ def solver_availability(name: str) -> tuple[bool, str | None]:
 
 def _probe(spec) -> tuple[bool, str | None]:
     if spec.interface == "enumerate":
-        from .._version import __version__
-
         return True, f"privopt {__version__}"
     solver = _make_solver(spec)
     if spec.interface == "legacy":
@@ -422,8 +423,6 @@ def _quiet_pyomo(name: str = "pyomo.core"):
 
 
 def _run_enumerate(spec, model, **kw):
-    from ._enumerate import run_enumeration
-
     return run_enumeration(spec, model, **kw)
 
 
@@ -482,8 +481,6 @@ def check_option_names(solver_name: str, options: dict, parameter: str = "option
     reported by the solver, if at all."""
     if options and solver_name not in REGISTRY:
         import warnings
-
-        from ..exceptions import UncheckedOptionsWarning
 
         warnings.warn(
             f"{parameter}: privopt does not know the options of solver {solver_name!r}; "
@@ -690,7 +687,6 @@ def solve(
     solver_options.update(user_options)
     plan = None
     if spec.interface == "enumerate":  # model errors are the caller's, raised before the run
-        from ._enumerate import check_enumerable
 
         plan = check_enumerable(model, solver_options)
 

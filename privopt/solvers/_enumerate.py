@@ -41,8 +41,17 @@ from .._numba import lazy_kernel
 
 from ..exceptions import ModelError, ParameterError
 from ..models import ENUMERATION_ATTR
-from ..search import bound_search_work, enumeration_levels
+from ..search import (
+    bound_search_work,
+    enumeration_levels,
+    install_problem,
+    perturbed_problem,
+    plan_shards,
+    search_optimum,
+)
 from ..space import count_grid_points, iter_grid_blocks, uniform_grid
+from .._runtime import resolve_executor, usable_cpus, worker_count
+from ..perturbation import objective_perturbation as op
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -206,8 +215,6 @@ def _loss(S, data):
 
 
 def _op():
-    from ..perturbation import objective_perturbation as op
-
     return op
 
 
@@ -244,8 +251,6 @@ def check_enumerable(model, options=None):
     levels = enumeration_levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
     if block is not None:
-        from ..search import perturbed_problem
-
         problem = perturbed_problem(data, levels, noise, scale, normalize)
         if problem is not None:      # branch and bound: W_tau is never listed, no max_points
             return data, noise, scale, normalize, levels, n_points, problem
@@ -312,8 +317,6 @@ def bound_workers(problem, rows: int, threads: int | None) -> int:
     else ``threads`` (default: every usable CPU)."""
     import multiprocessing
 
-    from .._runtime import usable_cpus
-
     if threads == 1 or multiprocessing.parent_process() is not None:
         return 1
     if problem.predicted_seconds(rows) < LOCAL_SECONDS:
@@ -361,8 +364,6 @@ def _search_on_pool(problem, workers: int, deadline):
     deadline the running tasks are stopped too."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..search import install_problem, search_optimum
-
     if workers <= 1:
         return search_optimum(problem, deadline=deadline)
     key = f"branch-and-bound-{os.getpid()}-{id(problem)}"
@@ -385,9 +386,6 @@ def _search_on_executor(problem, executor, deadline):
     resolve theirs (:func:`privopt._runtime.resolve_executor`:
     ``"local"`` here, ``"ray"`` a Ray pool made for the run).  Returns
     ``((best, done, total), where)``."""
-    from .._runtime import resolve_executor, worker_count
-    from ..search import plan_shards, search_optimum
-
     ex, owned = resolve_executor(executor, 0.0, len(plan_shards(problem)))
     try:
         out = search_optimum(problem, executor=ex, deadline=deadline, tasks_per_worker=TASKS_PER_WORKER)

@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from ._dispatch import DEFAULT_ABS_GAP, _report, get_spec, solver_availability
+
 __all__ = ["HighsCostSession"]
 
 
@@ -40,8 +42,6 @@ class HighsCostSession:
         """A session on the model that ``solver_object`` (from
         :func:`privopt.solvers.persistent_solver`, already used to solve it
         once) holds, changing the costs of ``variables``; or None."""
-        from ._dispatch import DEFAULT_ABS_GAP, solver_availability, get_spec
-
         highs = getattr(solver_object, "_solver_model", None)
         var_map = getattr(solver_object, "_pyomo_var_to_solver_var_map", None)
         if highs is None or var_map is None or not hasattr(highs, "changeColsCost"):
@@ -63,8 +63,6 @@ class HighsCostSession:
         (values of the chosen columns or None, SolveReport)."""
         import highspy
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-
-        from ._dispatch import _report
 
         h = self._h
         start = time.perf_counter()
