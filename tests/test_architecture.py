@@ -258,3 +258,36 @@ def local_imports() -> list[tuple[str, int]]:
 def test_few_function_local_imports():
     found = [x for x in local_imports() if x[0] not in LOCAL_IMPORT_EXCEPTIONS]
     assert len(found) <= MAX_LOCAL_IMPORTS, (len(found), found)
+
+
+#: The layers of docs/architecture.md, bottom up: a module imports only from its own layer
+#: or the ones below it.  (A package's entry covers its submodules.)
+LAYERS = [
+    ("foundations", FOUNDATIONS | {"privopt._revisions", "privopt._sklearn"}),
+    ("space", {"privopt.space"}),
+    ("search", {"privopt.search"}),
+    ("model", {"privopt.models"}),
+    ("perturbation", {"privopt.perturbation"}),
+    ("oracle", {"privopt.solvers", "privopt.oracle"}),
+    ("calibration", {"privopt.calibration"}),
+    ("result", {"privopt.result"}),
+    ("mechanisms", {"privopt.mechanisms"}),
+    ("applications", {"privopt", "privopt.__main__", "privopt.estimators", "privopt.scoring", "privopt.baselines",
+                      "privopt.decorators", "privopt.audit", "privopt.experiments", "privopt.datasets",
+                      "privopt.demo", "privopt.cli"}),
+]
+
+
+def layer_of(module: str) -> int | None:
+    for i, (_, names) in enumerate(LAYERS):
+        if module in names or any(module.startswith(n + ".") for n in names if n != "privopt"):
+            return i
+    return None
+
+
+def test_every_module_has_a_layer_and_imports_only_downwards():
+    graph = import_graph()
+    homeless = sorted(m for m in graph if layer_of(m) is None)
+    assert not homeless, f"modules in no layer of docs/architecture.md: {homeless}"
+    upward = sorted((m, d) for m, deps in graph.items() for d in deps if layer_of(d) > layer_of(m))
+    assert not upward, f"imports above the importer's layer: {upward}"

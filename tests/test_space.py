@@ -172,9 +172,9 @@ def test_the_search_engine_uses_the_one_rule():
     y = (X[:, 0] - X[:, 1] + rng.normal(size=40) > 0).astype(int)
     model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
     data = getattr(model, ENUMERATION_ATTR)
-    lv = space.norm_levels(data["grid"], data["norm_bound"])
-    n_values = len(np.unique(data["X"]))
-    expected = space.split_support_count(data["X"].shape[1], lv.coef[0], int(lv.bound), n_values)
+    lv = space.norm_levels(data.grid, data.norm_bound)
+    n_values = len(np.unique(data.X))
+    expected = space.split_support_count(data.X.shape[1], lv.coef[0], int(lv.bound), n_values)
     assert expected is not None
     assert split_supports(data, lv.coef, lv.bound) == expected
     assert halfspace_problem(data, lv.coef, lv.bound).n_regions == expected

@@ -79,9 +79,9 @@ class HalfspaceScorer:
 
     def __init__(self, model, data, *, norm_bound=None, max_points=None):
         self.data = data
-        self.grid = data["grid"]
+        self.grid = data.grid
         self.d = len(self.grid)
-        D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
+        D = data.norm_bound if norm_bound is None else min(float(norm_bound), data.norm_bound)
         coef, bound, unit, D = enumeration_levels(data, D)
         self.coef, self.bound, self.unit, self.norm_bound = coef, bound, unit, D
         self.n_points = count_grid_points(coef, bound)
@@ -96,9 +96,9 @@ class HalfspaceScorer:
         """Time predicted from |W|, n, d, the grid and (for the sparse engine)
         the number of distinct feature values, with n standing in for the
         data-dependent number of distinct rows."""
-        base = len(np.unique(self.data["X"])) if self.data["exact"] else None
+        base = len(np.unique(self.data.X)) if self.data.exact else None
         _, sparse = scoring_costs(self.n_points, n_records, self.d, self.coef, self.bound,
-                                  self.grid if self.data["exact"] else None, base)
+                                  self.grid if self.data.exact else None, base)
         return predict_scoring_seconds(self.n_points, n_records, self.d, sparse)
 
     def blocks(self):

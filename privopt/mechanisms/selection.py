@@ -382,7 +382,7 @@ def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
     (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
     path, or None where it does not apply."""
-    D = data["norm_bound"] if norm_bound is None else min(float(norm_bound), data["norm_bound"])
+    D = data.norm_bound if norm_bound is None else min(float(norm_bound), data.norm_bound)
     coef, bound, _, _ = enumeration_levels(data, D)
     problem = halfspace_problem(data, coef, bound)
     if problem is not None:

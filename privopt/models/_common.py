@@ -34,7 +34,8 @@ INT_TOL = 1e-5
 
 
 STATS_ATTR = "_privopt_build_stats"
-#: Attribute holding what ``solver="enumerate"`` needs (privopt.solvers._enumerate).
+#: Attribute holding what ``solver="enumerate"`` and the exact search engine need
+#: (a :class:`privopt.search.HalfspaceData`, set by zero_one_halfspace).
 ENUMERATION_ATTR = "_privopt_enumeration"
 
 

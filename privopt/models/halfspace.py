@@ -123,6 +123,7 @@ halfspaces, OPDisc over {-B..B}^d with B = floor(sqrt(d)), ||w|| <= sqrt(d));
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from fractions import Fraction
@@ -134,7 +135,7 @@ from .._lattice import check_norm_square
 from .._limits import AUTO_MAX_BOUND_WORK
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
-from ..search import bound_search_work
+from ..search import HalfspaceData, bound_search_work
 from ._common import (
     ENUMERATION_ATTR,
     STATS_ATTR as _STATS_ATTR,
@@ -507,7 +508,7 @@ def _swap_cuts_pay(enumeration) -> bool:
     to certify (140-158 s against 66-71 s for the same perturbed problem), so
     they are left out there (docs/oracle.md).  The choice changes the running
     time only, never the optimum."""
-    X = enumeration["X"]
+    X = enumeration.X
     return bool(np.isin(X, (0.0, 1.0)).all()) and _milp_is_auto(enumeration)
 
 
@@ -632,11 +633,11 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
 
     Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
-    enumeration = {
-        "X": np.asarray(Xu, dtype=np.float64), "pos": np.asarray(pos, dtype=np.int64),
-        "neg": np.asarray(neg, dtype=np.int64), "exact": bool(exact), "mu": float(mu),
-        "t_hi": float(t_hi), "theta": float(theta), "grid": grid_t, "norm_bound": float(D),
-        "norm_sq_bound": float(n_units * unit * unit), "objective": "loss"}
+    enumeration = HalfspaceData(
+        X=np.asarray(Xu, dtype=np.float64), pos=np.asarray(pos, dtype=np.int64),
+        neg=np.asarray(neg, dtype=np.int64), exact=bool(exact), mu=float(mu),
+        t_hi=float(t_hi), theta=float(theta), grid=grid_t, norm_bound=float(D),
+        norm_sq_bound=float(n_units * unit * unit), objective="loss")
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(enumeration)
     ball = math.sqrt(float(n_units * unit * unit))
@@ -673,8 +674,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         },
     )
     attach_info(model, info)
-    setattr(model, ENUMERATION_ATTR, {
-        **enumeration, "components": [c.local_name for c in model.component_objects(descend_into=False)]})
+    setattr(model, ENUMERATION_ATTR, dataclasses.replace(
+        enumeration, components=tuple(c.local_name for c in model.component_objects(descend_into=False))))
     stats["build_time"] = time.perf_counter() - start
     setattr(model, _STATS_ATTR, stats)
     return model

@@ -7,6 +7,7 @@ the 0/1-loss halfspace models (:mod:`privopt.search._regions`) and the pattern k
 the scoring systems and the audit import the names below (package-level names, not
 public API: none is in ``__all__``)."""
 
+from ._data import HalfspaceData as HalfspaceData
 from ._patterns import pattern_counts as pattern_counts
 from ._patterns import pattern_lower_bounds as pattern_lower_bounds
 from ._regions import BOUND_ROWS_PER_SECOND as BOUND_ROWS_PER_SECOND

@@ -52,10 +52,10 @@ def _split_applies(data, coef, bound):
     points), else None.  ``values, inverse`` is ``np.unique`` of the distinct rows'
     entries, computed once for the check and the problem."""
 
-    grid = uniform_grid(data["grid"])
-    if grid is None or not data["exact"]:
+    grid = uniform_grid(data.grid)
+    if grid is None or not data.exact:
         return None
-    X = np.asarray(data["X"], dtype=np.float64)
+    X = np.asarray(data.X, dtype=np.float64)
     uniq = np.unique(X, return_inverse=True)
     if split_support_count(X.shape[1], coef[0], int(bound), len(uniq[0])) is None:
         return None
@@ -67,9 +67,9 @@ def split_supports(data, coef, bound) -> int | None:
     has (:func:`privopt.space.split_support_count` on its d, grid, ball and
     number of distinct entries), or None where the split does not apply;
     computed without listing anything, so it is cheap on any ball."""
-    if uniform_grid(data["grid"]) is None or not data["exact"]:
+    if uniform_grid(data.grid) is None or not data.exact:
         return None
-    X = np.asarray(data["X"])
+    X = np.asarray(data.X)
     return split_support_count(X.shape[1], coef[0], int(bound), len(np.unique(X)))
 
 
@@ -83,7 +83,7 @@ def bound_search_work(data) -> int | None:
     :data:`privopt._limits.AUTO_MAX_BOUND_WORK`."""
     coef, bound, _, _ = enumeration_levels(data)
     supports = split_supports(data, coef, bound)
-    return None if supports is None else supports * max(int(data["X"].shape[0]), 1)
+    return None if supports is None else supports * max(int(data.X.shape[0]), 1)
 
 
 def enumeration_levels(data, norm_bound=None):
@@ -91,12 +91,12 @@ def enumeration_levels(data, norm_bound=None):
     enumeration data of a zero_one_halfspace model (its ball intersected with
     ``norm_bound``'s); raises :class:`privopt.exceptions.ModelError` where the
     grid has no exact levels."""
-    lv = norm_levels(data["grid"], data["norm_bound"] if norm_bound is None else norm_bound)
+    lv = norm_levels(data.grid, data.norm_bound if norm_bound is None else norm_bound)
     if not lv.exact:
         raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")
     # the builder's ball and the transformation's (the same D unless the caller
     # gave another): the feasible set is their intersection, as in the MILP
-    bound = min(int(lv.bound), int(math.floor(data["norm_sq_bound"] / lv.unit + 1e-9)))
+    bound = min(int(lv.bound), int(math.floor(data.norm_sq_bound / lv.unit + 1e-9)))
     return lv.coef, bound, lv.unit, lv.norm_bound
 
 
@@ -125,11 +125,11 @@ class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
     def __init__(self, data, grid, units, bound, uniq=None):
-        X = np.asarray(data["X"], dtype=np.float64)     # kept as digits (below): the kernels read those
+        X = np.asarray(data.X, dtype=np.float64)     # kept as digits (below): the kernels read those
         self.d = X.shape[1]
-        self.pos = np.asarray(data["pos"], dtype=np.int64)
-        self.neg = np.asarray(data["neg"], dtype=np.int64)
-        self.theta = float(data["theta"])
+        self.pos = np.asarray(data.pos, dtype=np.int64)
+        self.neg = np.asarray(data.neg, dtype=np.int64)
+        self.theta = float(data.theta)
         zero = grid.index(0.0)
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)

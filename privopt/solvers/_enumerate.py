@@ -42,6 +42,7 @@ from .._numba import lazy_kernel
 from ..exceptions import ModelError, ParameterError
 from ..models import ENUMERATION_ATTR
 from ..search import (
+    HalfspaceData,
     bound_search_work,
     enumeration_levels,
     install_problem,
@@ -101,11 +102,11 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
             return "enumerate" if split <= AUTO_MAX_BOUND_WORK else fallback
     if points > ENUMERATE_MAX_POINTS:
         return fallback
-    d = data["X"].shape[1]
+    d = data.X.shape[1]
     work = points * max(rows, 1) * (d + 18)
     if sparse_applicable(data):
         coef, bound, _, _ = enumeration_levels(data)
-        _, sparse = scoring_costs(points, max(rows, 1), d, coef, bound, data["grid"], len(np.unique(data["X"])))
+        _, sparse = scoring_costs(points, max(rows, 1), d, coef, bound, data.grid, len(np.unique(data.X)))
         if sparse is not None:
             work = min(work, sparse)
     return "enumerate" if work <= AUTO_MAX_WORK * (d + 18) else fallback
@@ -117,10 +118,10 @@ def enumeration_size(model) -> tuple[int, int]:
     ``solver="enumerate"`` is about their product times d."""
     data = _data(model)
     coef, bound, _, _ = enumeration_levels(data)
-    return count_grid_points(coef, bound), int(data["X"].shape[0])
+    return count_grid_points(coef, bound), int(data.X.shape[0])
 
 
-def _data(model) -> dict:
+def _data(model) -> HalfspaceData:
     data = getattr(model, ENUMERATION_ATTR, None)
     if data is None:
         raise ModelError(
@@ -132,7 +133,7 @@ def _data(model) -> dict:
 def check_unchanged(model, data, block):
     """Refuse a model that is not the one the builder made (plus the
     perturbation block): the enumeration would ignore the change."""
-    known = set(data["components"])
+    known = set(data.components)
     for comp in model.component_objects((pyo.Constraint, pyo.Objective, pyo.Var, pyo.Block),
                                         active=True, descend_into=False):
         if comp is block:
@@ -142,7 +143,7 @@ def check_unchanged(model, data, block):
                 f"model: it has a component the builder did not make ({comp.local_name!r}); "
                 "solver='enumerate' would ignore it. Use a MILP solver for a modified model.", "model")
     for j, v in enumerate(model.w.values()):
-        g = data["grid"][j]
+        g = data.grid[j]
         if v.fixed or v.lb is None or v.ub is None or v.lb > g[0] + 1e-9 or v.ub < g[-1] - 1e-9:
             raise ModelError(
                 f"model: weight w[{j}] was fixed or its bounds changed; solver='enumerate' "
@@ -169,12 +170,12 @@ def choose_engine(data, coef, bound, n_points=None) -> str:
         return "dense"
     if n_points is None:
         n_points = count_grid_points(coef, bound)
-    X = data["X"]
+    X = data.X
     base = len(np.unique(X))
-    dense, sparse = scoring_costs(n_points, X.shape[0], X.shape[1], coef, bound, data["grid"], base)
+    dense, sparse = scoring_costs(n_points, X.shape[0], X.shape[1], coef, bound, data.grid, base)
     if sparse is None or sparse >= dense:
         return "dense"
-    zero = uniform_grid(data["grid"]).index(0.0)
+    zero = uniform_grid(data.grid).index(0.0)
     umin = min(c for k, c in enumerate(coef[0]) if k != zero)
     kmax = min(X.shape[1], int(bound // umin)) if umin > 0 else X.shape[1]
     return "sparse" if base ** kmax <= SPARSE_MAX_PATTERNS else "dense"
@@ -191,26 +192,26 @@ def iter_losses(data, coef, bound, block_points=None, engine="auto"):
     distinct rows; ``"sparse"`` tabulates the losses per support first
     (:class:`SparseTables`); ``"auto"`` takes the cheaper
     (:func:`choose_engine`).  The losses are identical."""
-    X = data["X"]
+    X = data.X
     if engine == "auto":
         engine = choose_engine(data, coef, bound)
     tables = SparseTables(data, coef, bound) if engine == "sparse" else None
     if block_points is None:
         block_points = (block_points_for(X.shape[0]) if tables is None
                         else max(1, _BLOCK_ENTRIES // (8 * max(1, X.shape[1]))))
-    for vals, units in iter_grid_blocks(data["grid"], coef, bound, block_points):
+    for vals, units in iter_grid_blocks(data.grid, coef, bound, block_points):
         yield vals, units, (tables.losses(vals) if tables is not None else _loss(X @ vals.T, data))
 
 
 def _loss(S, data):
     """Exact 0/1 loss of every column of the score matrix S (rows x points)."""
-    pos, neg = data["pos"], data["neg"]
-    if data["exact"]:
-        positive = S >= data["theta"]                 # +1 iff score >= theta (= t - mu/2)
+    pos, neg = data.pos, data.neg
+    if data.exact:
+        positive = S >= data.theta                 # +1 iff score >= theta (= t - mu/2)
         return float(pos.sum()) - (pos - neg).astype(np.float64) @ positive
-    tol = 1e-9 * (1.0 + abs(data["t_hi"]))
-    wrong_pos = S < data["t_hi"] - tol                # +1 correct iff score >= t
-    wrong_neg = S > data["t_hi"] - data["mu"] + tol   # -1 correct iff score <= t - mu
+    tol = 1e-9 * (1.0 + abs(data.t_hi))
+    wrong_pos = S < data.t_hi - tol                # +1 correct iff score >= t
+    wrong_neg = S > data.t_hi - data.mu + tol   # -1 correct iff score <= t - mu
     return pos.astype(np.float64) @ wrong_pos + neg.astype(np.float64) @ wrong_neg
 
 
@@ -233,10 +234,10 @@ def check_enumerable(model, options=None):
         raise ParameterError(f"options: solver='enumerate' takes only 'max_points', got {sorted(opts)}.",
                              "options")
     block = op._find_block(model)
-    d = len(data["grid"])
+    d = len(data.grid)
     if block is None:
         noise, scale, normalize, norm_bound = np.zeros(d), 0.0, False, None
-        objective = model.find_component(data["objective"])
+        objective = model.find_component(data.objective)
         if objective is None or not objective.active:
             raise ModelError("model: its loss objective is not active; solver='enumerate' minimizes it.",
                              "model")
@@ -274,8 +275,8 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
         plan = check_enumerable(model, options)
     data, noise, scale, normalize, (coef, bound, unit, D), n_points, problem = plan
     block = _op()._find_block(model)
-    d = len(data["grid"])
-    X = data["X"]
+    d = len(data.grid)
+    X = data.X
     if problem is not None:
         return _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads, executor)
     best_val, best_w, best_s, done = math.inf, None, None, 0
@@ -336,7 +337,7 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
     or on ``executor`` when one is given (``"local"``: this process)."""
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-    rows = data["X"].shape[0]
+    rows = data.X.shape[0]
     deadline = None if time_limit is None else start + time_limit
     if executor is not None:
         (best, done, total), where = _search_on_executor(problem, executor, deadline)
@@ -406,7 +407,7 @@ def _load(model, data, w, block, s_value):
     for j, v in enumerate(model.w.values()):
         v.set_value(float(w[j]), skip_validation=True)
         if r is not None:
-            for k, g in enumerate(data["grid"][j]):
+            for k, g in enumerate(data.grid[j]):
                 r[j, k].set_value(1 if abs(g - w[j]) <= 1e-12 else 0, skip_validation=True)
     if block is not None and s_value is not None:
         block.s.set_value(float(s_value), skip_validation=True)
@@ -485,10 +486,10 @@ class SparseTables:
     """
 
     def __init__(self, data, coef, bound, chunk_entries=4_000_000, use_numba=True):
-        grid = uniform_grid(data["grid"])
-        if grid is None or not data["exact"]:
+        grid = uniform_grid(data.grid)
+        if grid is None or not data.exact:
             raise ValueError("sparse scoring needs the exact rule and one grid with 0 for every coordinate")
-        X = data["X"]
+        X = data.X
         self.d = d = X.shape[1]
         zero = grid.index(0.0)
         nz_idx = [k for k in range(len(grid)) if k != zero]
@@ -501,9 +502,9 @@ class SparseTables:
         Xdig_t = np.ascontiguousarray(Xdig.T.astype(np.uint8 if len(U) <= 255 else np.int64))
         base = len(U)
         rows = X.shape[0]
-        diff = (data["pos"] - data["neg"]).astype(np.float64)
-        total_pos = float(data["pos"].sum())
-        theta = data["theta"]
+        diff = (data.pos - data.neg).astype(np.float64)
+        total_pos = float(data.pos.sum())
+        theta = data.theta
         kmax = int(bound // units.min()) if units.min() > 0 else d
         kmax = min(kmax, d)
         if base ** kmax > SPARSE_MAX_PATTERNS:
@@ -582,7 +583,7 @@ class SparseTables:
 
 def sparse_applicable(data) -> bool:
     """Whether :class:`SparseTables` can score this model (exact rule, one grid with 0)."""
-    return bool(data["exact"]) and uniform_grid(data["grid"]) is not None
+    return bool(data.exact) and uniform_grid(data.grid) is not None
 
 
 def scoring_costs(n_points: int, rows: int, d: int, coef, bound, grid=None, base=None):

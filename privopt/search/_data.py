@@ -1,0 +1,55 @@
+"""The record a zero_one_halfspace model carries for the exact search engine and for
+``solver="enumerate"`` (:data:`privopt.models.ENUMERATION_ATTR`): the model's distinct rows
+with their label counts, its decision rule and its W (grid and ball).
+
+It holds the training data's distinct rows, so it is private: the oracle and the
+samplers read it, a release never contains it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+__all__ = ["HalfspaceData"]
+
+
+@dataclass(frozen=True, eq=False)
+class HalfspaceData:
+    """What the exact engine needs of a zero_one_halfspace model, set on the model by
+    :func:`privopt.models.zero_one_halfspace`.
+
+    ``X``: the distinct rows (float64, one per row of the merged model); ``pos``,
+    ``neg``: how many records with label +1 and -1 each distinct row stands for;
+    ``exact``, ``mu``, ``t_hi``, ``theta``: the decision rule (``exact``: the exact
+    margin rule, positive iff <w, x> >= ``t_hi``, negative iff <= ``t_hi - mu``;
+    ``theta``: the threshold the region kernels use); ``grid``, ``norm_bound``,
+    ``norm_sq_bound``: W (per-coordinate grids, D, and D^2 as the builder rounded
+    it onto the grid's units); ``objective``: the name of the model's loss
+    objective; ``components``: the names of the components the builder made
+    (``solver="enumerate"`` refuses a model changed since).
+    """
+
+    X: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    exact: bool
+    mu: float
+    t_hi: float
+    theta: float
+    grid: tuple
+    norm_bound: float
+    norm_sq_bound: float
+    objective: str = "loss"
+    components: tuple[str, ...] = ()
+
+    def __getitem__(self, key: str):
+        """``data["X"]``: the dict spelling of the fields, for code written when
+        this record was a dict (privopt itself reads the attributes)."""
+        if key not in _FIELDS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+_FIELDS = frozenset(f.name for f in fields(HalfspaceData))
