@@ -12,7 +12,7 @@ from . import exceptions
 from .exceptions import LossContractWarning, PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
 from . import calibration, models, perturbation, scoring, solvers  # registers the transformation
 from .decorators import private
-from .mechanisms import exponential_mechanism, opdisc, opsamp, rspm
+from .mechanisms import exponential_mechanism, mixture_selection, opdisc, opsamp, rspm
 from .result import PrivateResult
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "opsamp",
     "rspm",
     "exponential_mechanism",
+    "mixture_selection",
     "private",
     "scoring",
 ]

@@ -21,7 +21,9 @@ their stated epsilon (no violation expected) and deliberately broken variants
 :func:`design_instance`, noise scales divided by 10, and private selection
 calibrated with half the sensitivity, and private selection on a user's model
 whose data-built constraint on the decision is declared public anyway
-(:class:`ConstrainedSelectionTarget`).
+(:class:`ConstrainedSelectionTarget`), and private selection among
+resolutions with a base measure taken from the data
+(:class:`MixtureSelectionTarget`).
 
 Usage::
 
@@ -43,8 +45,10 @@ from ._instances import (
     design_instance,
     hinge_instance,
     opsamp_instance,
+    resolution_instance,
     selection_instance,
 )
+from ._mixture import MixtureSelectionTarget
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._targets import (
@@ -70,7 +74,9 @@ __all__ = [
     "SelectionTarget",
     "ScoringTarget",
     "ConstrainedSelectionTarget",
+    "MixtureSelectionTarget",
     "NeighbouringPair",
+    "resolution_instance",
     "data_constraint_instance",
     "design_instance",
     "hinge_instance",

@@ -168,3 +168,26 @@ def data_constraint_instance(n: int = 4) -> NeighbouringPair:
     y = np.where(np.arange(n) % 2 == 0, 1, -1)
     return NeighbouringPair(X, y, Xp, y.copy(), name=f"data_constraint_n{n}",
                             description="w in {0..4}, loss sum_t |w - x_t|, constraint w <= mean(x)")
+
+
+def resolution_instance(k: int = 4) -> NeighbouringPair:
+    r"""A pair for private selection among resolutions
+    (:class:`~privopt.audit.MixtureSelectionTarget`) on which the better
+    resolution flips between neighbours.
+
+    One raw feature x in {0, 1, 2}; resolution r = 0 sees f = [x >= 1],
+    r = 1 sees f = [x >= 2] (public per-record maps); each W_r = {-1, 0, 1}
+    (+1 iff w f >= 0).
+
+    D  = k x (x=2, -1), k x (x=0, +1), (x=1, -1):  L_0 = (0, k+1, k+1), L_1 = (1, k+1, k+1)
+    D' = the same with the last record (x=1, +1):  L_0 = (1, k, k),     L_1 = (0, k, k)
+
+    (losses of w = -1, 0, 1).  A base measure that follows the data (the
+    resolution with the lower best loss) puts r = 0 on D and r = 1 on D'.
+    """
+    k = check_int(k, "k", minimum=1)
+    X = np.array([[2.0]] * k + [[0.0]] * k + [[1.0]])
+    y = np.array([-1] * k + [1] * k + [-1])
+    yp = np.array([-1] * k + [1] * k + [1])
+    return NeighbouringPair(X, y, X.copy(), yp, name=f"resolution_flip_k{k}",
+                            description="x in {0,1,2}; r=0 sees [x>=1], r=1 sees [x>=2]; the better r flips")

@@ -13,6 +13,7 @@ from ._scoring import predict_scoring_seconds as predict_scoring_seconds
 from .opdisc import opdisc
 from .opsamp import opsamp
 from .rspm import rspm
+from .mixture import mixture_selection
 from .selection import exponential_mechanism
 
 #: Mechanisms by name (used by ``@privopt.private`` and the estimators).
@@ -29,4 +30,5 @@ MECHANISMS = {
 #: The mechanisms that are pure epsilon-DP and take no delta.
 PURE_MECHANISMS = ("rspm", "exponential", "permute_and_flip")
 
-__all__ = ["opdisc", "opsamp", "rspm", "exponential_mechanism", "MECHANISMS", "PURE_MECHANISMS"]
+__all__ = ["opdisc", "opsamp", "rspm", "exponential_mechanism", "mixture_selection", "MECHANISMS",
+           "PURE_MECHANISMS"]
