@@ -24,6 +24,11 @@ __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
 
 _MECHANISMS = ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")
 _SELECTION = ("permute_and_flip", "exponential")
+#: A resolution beyond the first is offered only if sampling it exactly is
+#: predicted (from public quantities) to take at most this many seconds.
+LADDER_SECONDS = 10.0
+#: The prior over the offered resolutions (:func:`privopt.space._ladder.ladder_prior`).
+LADDER_PRIOR = "occam"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
 #: (from |W|, n and d only) to take at most this many seconds with
@@ -111,6 +116,23 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
       along n.  It trails DP-SGD where the default W is too coarse for the
       data (large n, many real-valued features).
 
+    W chosen among resolutions (default).  A W fixed before the budget is
+    known is either too coarse for a large epsilon * n or too costly (ln |W|)
+    for a small one.  With private selection and none of ``grid``,
+    ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
+    (feature levels, weight grid, ball; :func:`privopt.space._ladder.default_ladder`):
+    the single default W below first, then finer ones, each kept only where
+    sampling it exactly is predicted to take at most ``LADDER_SECONDS`` and
+    where the public budget rule :func:`privopt.space._ladder.ladder_cap`
+    (epsilon, n and |W_r| only) allows it.  One private selection then
+    releases a resolution and a point together, with the public base measure
+    mu(r, w) = pi_r / |W_r| (:func:`privopt.mixture_selection`, [MT07]):
+    epsilon-DP as a whole, and within (2/epsilon)(ln |W_r| + ln(1/pi_r) +
+    ln(1/beta)) training errors of the best point of every offered W_r.
+    Where the rule keeps only the first W (small epsilon * n), the release
+    is the plain mechanism on the default W, bit for bit.
+    ``resolutions=None`` always uses the single default W.
+
     Features.  The MILP needs integer-valued scores, so real-valued features
     are first mapped onto the integer grid {0, ..., levels} after clipping to
     ``bounds`` (:func:`privopt.models.discretize_features`): a per-record map
@@ -162,8 +184,14 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         :class:`~privopt.exceptions.ClippedFeaturesWarning` counting them per
         feature, in ``fit`` and ``predict``; that warning describes the data
         and is for the data curator only.
-    levels : int or sequence of int
-        Grid steps per real-valued feature (default 4).
+    levels : int, sequence of int or None
+        Grid steps per real-valued feature.  None (default): 4 on the single
+        default W, or each resolution's own when W is chosen among resolutions.
+    resolutions : "auto", None or sequence of (levels, grid, norm_bound)
+        The resolutions offered to private selection (see above): "auto"
+        (default) the built-in ladder, a sequence your own (public) ladder,
+        None the single default W.  Applies to private selection only, and
+        only when ``grid``, ``norm_bound`` and ``levels`` are None.
     fit_intercept : bool
         Add a constant feature whose weight is the intercept (default True:
         without it a halfspace on non-negative discretized features cannot
@@ -211,7 +239,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     mechanism_ : str
         The mechanism that ran (``mechanism`` unless it is ``"auto"``).
     mechanism_reason_ : str
-        Why: the public rule's prediction under ``"auto"``.
+        Why: the public rule's prediction under ``"auto"``, and the
+        resolutions offered.
+    resolution_ : Resolution or None
+        The (levels, grid, norm_bound) of the released W (private selection;
+        None for OPDisc and RSPM).
+    resolutions_ : tuple of Resolution
+        The resolutions that were offered (one when W was not chosen).
     neighbouring_ : str
         ``"replace_one"``: the relation of the guarantee.
     model_info_ : ModelInfo of the model that was solved.
@@ -219,8 +253,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     """
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
-                 calibration="proven", bounds=None, levels=4, fit_intercept=True, solver="auto",
-                 time_limit=120.0, random_state=None, on_failure="raise", keep_report=False):
+                 calibration="proven", bounds=None, levels=None, fit_intercept=True, solver="auto",
+                 time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -235,8 +269,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.random_state = random_state
         self.on_failure = on_failure
         self.keep_report = keep_report
+        self.resolutions = resolutions
 
     # -- helpers -------------------------------------------------------------
+    def _levels_value(self):
+        """``levels``, with None meaning the single default W's 4."""
+        return 4 if self.levels is None else self.levels
+
     def _transform(self, Xa, *, fitting: bool):
         names = getattr(self, "feature_names_in_", None)
         if fitting:
@@ -244,7 +283,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 self.discretizer_ = None
             else:
                 bounds = check_bounds(self.bounds, Xa.shape[1], feature_names=names)   # None: from the data
-                self.discretizer_ = FeatureDiscretizer(bounds=bounds, levels=self.levels).fit(Xa)
+                self.discretizer_ = FeatureDiscretizer(bounds=bounds, levels=self._levels_value()).fit(Xa)
         if self.discretizer_ is None:
             return Xa
         if self.discretizer_.bounds is not None:     # declared bounds: say what is clipped (for the curator)
@@ -257,8 +296,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self.time_limit is not None and (not isinstance(self.time_limit, numbers.Real) or self.time_limit <= 0):
             raise ParameterError("time_limit must be a positive number of seconds or None.", "time_limit")
 
-    def _ball(self, n_features: int):
-        """(grid, D) of W: the caller's, or the defaults of the class docstring."""
+    def _ball(self, n_features: int, res=None):
+        """(grid, D) of W: the caller's, or the defaults of the class docstring
+        (or those of the resolution ``res`` of the ladder)."""
+        if res is not None:
+            return int(res.grid), float(res.norm_bound)
         d_model = n_features + (1 if self.fit_intercept else 0)
         norm_bound = (check_positive(self.norm_bound, "norm_bound") if self.norm_bound is not None
                       else min(math.sqrt(d_model), 2.0))
@@ -272,12 +314,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                             f"grid -B..B with B = floor(norm_bound) = {grid:.6g}: ")
         return grid, norm_bound
 
-    def _public_levels(self, n_features: int):
+    def _public_levels(self, n_features: int, res=None):
         """(d counting the intercept, per-coordinate grids, NormLevels) of W,
         from the grid and the ball alone (no data)."""
         from .perturbation import norm_levels
 
-        grid, norm_bound = self._ball(n_features)
+        grid, norm_bound = self._ball(n_features, res)
         d_model = n_features + (1 if self.fit_intercept else 0)
         if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
             grids = [tuple(float(v) for v in range(-int(grid), int(grid) + 1))] * d_model
@@ -287,53 +329,56 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                      else [tuple(map(float, seq))] * d_model)
         return d_model, grids, norm_levels(grids, norm_bound)
 
-    def _public_size(self, n_features: int) -> int:
+    def _public_size(self, n_features: int, res=None) -> int:
         """|W| from the grid and the ball alone (no data)."""
         from .solvers import count_grid_points
 
-        _, _, lv = self._public_levels(n_features)
+        _, _, lv = self._public_levels(n_features, res)
         if not lv.exact:
             return 10 ** 18   # no exact enumeration: too large to score
         return count_grid_points(lv.coef, int(lv.bound))
 
-    def _public_sparse_work(self, Xd, n, n_points):
+    def _feature_values(self, Xd, res=None) -> int:
+        """The number of values a record's coordinate can take (public): levels
+        + 1 for discretized features, else the values present in X (integer
+        features given as they are); plus the intercept's."""
+        if self.discretizer_ is not None:
+            levels = res.levels if res is not None else self._levels_value()
+            return int(np.max(np.atleast_1d(levels))) + 1 + (1 if self.fit_intercept else 0)
+        return len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+
+    def _public_sparse_work(self, Xd, n, n_points, res=None):
         """The sparse engine's work estimate for the auto rule (|W| =
         ``n_points``), from the grid, the ball, n and the number of feature
         values: levels + 1 for discretized features (public), else the values
         present in X (for integer features given as they are)."""
         from .solvers._enumerate import scoring_costs
 
-        grid, _ = self._ball(Xd.shape[1])
+        grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool):
             return None
-        d_model, grids, lv = self._public_levels(Xd.shape[1])
+        d_model, grids, lv = self._public_levels(Xd.shape[1], res)
         if not lv.exact:
             return None
-        if self.discretizer_ is not None:
-            base = int(np.max(np.atleast_1d(self.levels))) + 1 + (1 if self.fit_intercept else 0)
-        else:
-            base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+        base = self._feature_values(Xd, res)
         return scoring_costs(n_points, n, d_model, lv.coef, int(lv.bound), grids, base)[1]
 
-    def _public_topdown_regions(self, Xd):
+    def _public_topdown_regions(self, Xd, res=None):
         """The number of supports of W when the top-down sampler applies (one
         integer grid with 0, few enough row patterns per support), from the
         grid, the ball and the number of feature values (as for the sparse
         estimate); None otherwise."""
         from .search._regions import MAX_PATTERNS
 
-        grid, _ = self._ball(Xd.shape[1])
+        grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:
             return None
-        d_model, _, lv = self._public_levels(Xd.shape[1])
+        d_model, _, lv = self._public_levels(Xd.shape[1], res)
         if not lv.exact:
             return None
         units = [c for c in lv.coef[0] if c > 0]
         kmax = min(d_model, int(lv.bound) // min(units)) if units else 0
-        if self.discretizer_ is not None:
-            base = int(np.max(np.atleast_1d(self.levels))) + 1 + (1 if self.fit_intercept else 0)
-        else:
-            base = len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+        base = self._feature_values(Xd, res)
         if base ** kmax > MAX_PATTERNS:
             return None
         return sum(math.comb(d_model, k) for k in range(kmax + 1))
@@ -351,7 +396,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         # the calibrated regime: every feature on RSPM_MIN_LEVELS steps or more (binary and one-hot
         # columns, levels 1, make far fewer distinct rows: RSPM on Adult is certified in seconds)
         try:
-            fine = discretized and float(np.min(np.atleast_1d(self.levels))) >= RSPM_MIN_LEVELS
+            fine = discretized and float(np.min(np.atleast_1d(self._levels_value()))) >= RSPM_MIN_LEVELS
         except (TypeError, ValueError):     # the discretizer refuses bad levels with its own message
             fine = False
         highs = isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "highs")
@@ -360,7 +405,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         n, p = Xa.shape
         d = p + int(bool(self.fit_intercept))
         try:
-            values = sorted((int(v) + 1 for v in np.broadcast_to(np.atleast_1d(self.levels), (p,))), reverse=True)
+            values = sorted((int(v) + 1 for v in np.broadcast_to(np.atleast_1d(self._levels_value()), (p,))),
+                            reverse=True)
         except (TypeError, ValueError):     # the discretizer refuses bad levels with its own message
             return
         hard, reason = rspm_outlook(d, n, epsilon, row_patterns=math.prod(values))
@@ -379,10 +425,86 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             f"a smaller epsilon (below {eps_max:.3g}: more noise breaks the loss's ties), or time_limit=None "
             f"(or above {RSPM_MEASURED_SECONDS:g} s) to try anyway.", "time_limit")
 
-    def _zero_one_model(self, Xd, y):
+    def _zero_one_model(self, Xd, y, res=None):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
-        grid, norm_bound = self._ball(Xd.shape[1])
+        grid, norm_bound = self._ball(Xd.shape[1], res)
         return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept)
+
+    def _uses_ladder(self, mechanism: str, milp_solver: bool) -> bool:
+        """Whether W is chosen among resolutions (class docstring): private
+        selection, ``resolutions="auto"`` or a sequence, and none of ``grid``,
+        ``norm_bound``, ``levels`` set by the caller."""
+        if self.resolutions is None or mechanism not in _SELECTION or milp_solver:
+            return False
+        given = [name for name in ("grid", "norm_bound", "levels") if getattr(self, name) is not None]
+        if given:
+            if isinstance(self.resolutions, str):
+                return False            # "auto" defers to the caller's own W
+            raise ParameterError(f"resolutions: a ladder of resolutions sets W itself; leave {given[0]} None "
+                                 "(or pass resolutions=None to use the one W it describes).", "resolutions")
+        return True
+
+    def _check_resolutions(self, d_model: int):
+        """The ladder offered: ``"auto"`` -> :func:`privopt.space._ladder.default_ladder`,
+        else the caller's (levels, grid, norm_bound) triples, checked."""
+        from .space._ladder import Resolution, default_ladder
+
+        if isinstance(self.resolutions, str):
+            if self.resolutions != "auto":
+                raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
+                                     f"norm_bound), got {self.resolutions!r}.", "resolutions")
+            return default_ladder(d_model)
+        try:
+            rungs = [r if isinstance(r, Resolution) else Resolution(*r) for r in self.resolutions]
+        except TypeError as exc:
+            raise ParameterError("resolutions must be 'auto', None or a sequence of (levels, grid, norm_bound) "
+                                 f"triples, got {self.resolutions!r}.", "resolutions") from exc
+        for r in rungs:
+            if (not isinstance(r.levels, (int, np.integer)) or r.levels < 1 or not isinstance(r.grid, (int, np.integer))
+                    or r.grid < 1 or not (isinstance(r.norm_bound, numbers.Real) and r.norm_bound > 0)):
+                raise ParameterError(f"resolutions: {r} needs levels >= 1 and grid >= 1 (integers) and a positive "
+                                     "norm_bound.", "resolutions")
+            check_norm_square(r.norm_bound)
+        if not rungs:
+            raise ParameterError("resolutions: the sequence is empty.", "resolutions")
+        return tuple(rungs)
+
+    def _ladder(self, Xa, Xd, n: int, epsilon: float):
+        """The resolutions offered to the data, coarsest first, as (Resolution,
+        discretized X, discretizer) triples: the first is the single default W;
+        each further one is kept if sampling it exactly is predicted to take at
+        most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels) and within the
+        public budget rule :func:`privopt.space._ladder.ladder_cap`."""
+        from .space._ladder import Resolution, ladder_cap
+
+        d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
+        rungs = self._check_resolutions(d_model)
+        if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
+            first = Resolution(int(self._levels_value()), *self._ball(Xd.shape[1]))
+            rungs = (first,) + tuple(r for r in rungs[1:] if r != first)
+        budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
+        out, seen = [], set()
+        for i, res in enumerate(rungs):
+            if self.discretizer_ is None:            # integer features as they are: levels do not apply
+                key = (res.grid, res.norm_bound)
+                disc, Xr = None, Xd
+            else:
+                key = (res.levels, res.grid, res.norm_bound)
+                disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels).fit(Xa)
+                Xr = disc.transform(Xa)
+            if key in seen:
+                continue
+            size = self._public_size(Xr.shape[1], res)
+            regions = self._public_topdown_regions(Xr, res)
+            if i > 0:
+                work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
+                if size >= 10 ** 18 or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
+                        != "permute_and_flip":
+                    continue
+            seen.add(key)
+            out.append((res, Xr, disc, size))
+        keep = ladder_cap([o[3] for o in out], epsilon, n)
+        return [o[:3] for o in out[:keep]], [o[3] for o in out[:keep]]
 
     def _set_linear(self, w, info):
         """``threshold_``, ``coef_`` (1, d) and ``intercept_`` from the model's weights ``w``."""
@@ -446,11 +568,38 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     None if regions is not None else self._public_sparse_work(Xd, n, n_points),
                     topdown_regions=regions)
         self.mechanism_ = mechanism
-        if mechanism in _SELECTION:
+        from .space._ladder import Resolution
+
+        ladder = None
+        if self._uses_ladder(mechanism, milp_solver):
+            ladder, sizes = self._ladder(Xa, Xd, n, epsilon)
+        if ladder is not None and len(ladder) > 1:
+            from .mechanisms.mixture import mixture_selection
+
+            from .space._ladder import ladder_prior
+
+            models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
+            prior = ladder_prior(sizes, epsilon, n, LADDER_PRIOR)
+            result = mixture_selection(models, epsilon=epsilon, method=mechanism, prior=prior,
+                                       time_limit=self.time_limit, random_state=self.random_state)
+            r = int(result.parameters["resolution"])
+            model = models[r]
+            self.discretizer_ = ladder[r][2]
+            self.resolution_ = ladder[r][0]
+            self.resolutions_ = tuple(res for res, _, _ in ladder)
+            self.mechanism_reason_ += (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
+                                       f"{', '.join(f'{m:,}' for m in sizes)}) with a uniform base measure")
+        elif mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state)
+            grid, D = self._ball(Xd.shape[1])
+            self.resolution_ = (Resolution(int(self._levels_value()), grid, D)
+                                if isinstance(grid, (int, np.integer)) and np.ndim(self._levels_value()) == 0
+                                else None)
+            self.resolutions_ = (self.resolution_,) if self.resolution_ is not None else ()
         elif mechanism == "opdisc":
+            self.resolution_, self.resolutions_ = None, ()
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
                                           time_limit=self.time_limit, random_state=self.random_state,
@@ -459,6 +608,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             if self.grid is not None or self.norm_bound is not None:
                 raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
                                      "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
+            self.resolution_, self.resolutions_ = None, ()
             model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept)
             result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                         time_limit=self.time_limit, random_state=self.random_state,

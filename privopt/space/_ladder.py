@@ -1,0 +1,101 @@
+r"""The resolutions of W that the default estimator offers to the data.
+
+A resolution fixes W for the 0/1-loss halfspace classifier: the number of
+steps each real-valued feature is cut into (``levels``), the weight grid
+-B..B (``grid``) and the ball ||w||_2 <= D (``norm_bound``).  Private
+selection over one W pays (2/epsilon) ln |W| in training errors, so the right
+W depends on epsilon, n and the data; privopt offers a ladder of resolutions
+and lets a public base measure (:func:`privopt.mixture_selection`) choose
+among them privately.
+
+Everything here is public: it depends on d, epsilon, n (the number of records,
+which the estimator's guarantee treats as public, as every private selection in
+privopt does) and constants fixed before any data, never on the records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Resolution", "default_ladder", "ladder_cap", "ladder_prior", "PRIORS", "RULE_FRACTION", "RULE_BETA"]
+
+#: The priors pi over the offered resolutions (:func:`ladder_prior`).
+PRIORS = ("occam", "uniform")
+
+#: The public rule's bound on the utility bound per record (see :func:`ladder_cap`).
+#: Chosen on development sets (breast cancer, Pima, wine, credit, two-class, Adult
+#: with 5 features) among 0.005..2; other sets were kept aside.
+RULE_FRACTION = 0.5
+#: The failure probability in the public rule's utility bound.
+RULE_BETA = 1.0 / 20.0
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """One W: features cut into ``levels`` steps, weights in -``grid``..``grid``,
+    ||w||_2 <= ``norm_bound``."""
+
+    levels: int
+    grid: int
+    norm_bound: float
+
+
+def default_ladder(d_model: int) -> tuple[Resolution, ...]:
+    """The resolutions offered by default, coarsest first, for d_model weights
+    (features plus the intercept).  The first is the estimator's single
+    default W (levels 4, D = min(sqrt(d_model), 2), B = floor(D)); then finer
+    feature levels in a slightly larger ball (levels 8, -2..2, D = sqrt(5)),
+    then larger weights (levels 6, -3..3, D = 3; levels 8, -4..4, D = 4).
+    The richer ones are kept only where they can be sampled exactly in
+    reasonable time (the estimator checks) and where the budget allows
+    (:func:`ladder_cap`)."""
+    D1 = min(math.sqrt(d_model), 2.0)
+    first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
+    rest = (Resolution(8, 2, math.sqrt(5.0)), Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
+    return (first,) + tuple(r for r in rest if r != first)
+
+
+def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION,
+               beta: float = RULE_BETA) -> int:
+    """How many resolutions of a ladder (coarsest first, sizes |W_r|) to
+    offer: the first always, then every one whose selection bound per record,
+    (2 / epsilon)(ln |W_r| + ln(1/beta)) / n, is at most ``fraction``
+    (the bound (4) of private selection with Delta = 1, divided by n).  A
+    public rule: it reads epsilon, n and the sizes only.  At small epsilon * n
+    it keeps the first W alone, so the release is the plain mechanism on the
+    default W."""
+    keep = 1
+    for r, m in enumerate(sizes):
+        if r == 0:
+            continue
+        if (2.0 / epsilon) * (math.log(m) + math.log(1.0 / beta)) / n <= fraction:
+            keep = r + 1
+        else:
+            break
+    return keep
+
+
+def ladder_prior(sizes, epsilon: float, n: int, kind: str = "occam"):
+    """The public weights pi_r of the base measure mu(r, w) = pi_r / |W_r|.
+
+    ``"uniform"``: 1/R each.  ``"occam"`` (the estimator's): pi_r proportional
+    to exp(-(epsilon / 2) n g_r) with g_r = sqrt(ln |W_r| / (2 n)), Occam's bound
+    on the gap between the test and the training error of a point of a finite
+    W_r (Hoeffding and a union bound over W_r).  Then the release weights (r, w)
+    by exp(-(epsilon / 2)(L_r(w) + n g_r)) / |W_r|: the mechanism minimizes,
+    privately, training errors plus the bound on how much a richer W_r can
+    overfit (structural risk minimization), instead of training errors alone,
+    which a richer W always lowers.  Public: it reads epsilon, n and the sizes
+    only.  (With Delta = 1: the loss is a count of errors.)"""
+    import numpy as np
+
+    sizes = np.asarray(sizes, dtype=float)
+    if kind == "uniform":
+        return np.full(len(sizes), 1.0 / len(sizes))
+    if kind != "occam":
+        raise ValueError(f"kind must be one of {PRIORS}, got {kind!r}")
+    gap = np.sqrt(np.log(sizes) / (2.0 * n))
+    logits = -(epsilon / 2.0) * n * gap
+    p = np.exp(logits - logits.max())
+    return p / p.sum()

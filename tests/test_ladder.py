@@ -1,0 +1,88 @@
+"""The default estimator's W chosen among resolutions: the ladder, the public
+budget rule and prior (privopt.space._ladder), and the estimator's use of
+privopt.mixture_selection."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privopt
+from privopt.exceptions import ParameterError
+from privopt.space._ladder import Resolution, default_ladder, ladder_cap, ladder_prior
+
+
+def test_budget_rule_hand_values():
+    # (2/eps)(ln |W_r| + ln 20)/n <= 0.5 keeps W_r: at eps 1, |W_2| = 1000:
+    # n = 100: 2 (6.908 + 2.996) / 100 = 0.198 -> kept; n = 30: 0.660 -> not kept
+    assert ladder_cap([10, 1000], 1.0, 100) == 2
+    assert ladder_cap([10, 1000], 1.0, 30) == 1
+    # the first W is always offered; a W that fails stops the ladder
+    assert ladder_cap([10 ** 9, 10, 10], 0.01, 10) == 1
+    assert ladder_cap([10, 10 ** 30, 10], 1.0, 200) == 1
+    lad = default_ladder(3)                     # d_model = 3: D = sqrt(3), B = 1
+    assert lad[0] == Resolution(4, 1, math.sqrt(3)) and len(lad) == 4
+    assert default_ladder(10)[0] == Resolution(4, 2, 2.0)
+
+
+def test_occam_prior_hand_values():
+    # n = 50, eps = 2, |W| = e^1, e^4: g = sqrt(ln|W| / 100) = 0.1, 0.2; logits -(eps/2) n g = -5, -10
+    p = ladder_prior([math.e, math.e ** 4], 2.0, 50)
+    np.testing.assert_allclose(p, [1 / (1 + math.exp(-5)), math.exp(-5) / (1 + math.exp(-5))])
+    np.testing.assert_allclose(ladder_prior([10, 1000], 1.0, 50, "uniform"), [0.5, 0.5])
+    # the same W sizes: the same weight, whatever n and eps
+    np.testing.assert_allclose(ladder_prior([77, 77, 77], 0.3, 9), [1 / 3] * 3)
+    with pytest.raises(ValueError, match="kind"):
+        ladder_prior([10, 20], 1.0, 5, "flat")
+
+
+# --- the estimator ------------------------------------------------------------
+
+def _table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 10, size=(n, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 7.3).astype(int)
+    return X, y, (np.zeros(3), np.full(3, 10.0))
+
+
+def test_estimator_offers_the_ladder_and_predicts_with_the_released_resolution():
+    X, y, bounds = _table()
+    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0).fit(X, y)
+    assert len(est.resolutions_) >= 2 and est.resolution_ in est.resolutions_
+    assert "resolutions" in est.mechanism_reason_
+    assert est.discretizer_.levels == est.resolution_.levels
+    # predictions use the released resolution's discretization of the features
+    Xd = est.discretizer_.transform(X)
+    np.testing.assert_array_equal(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
+    assert Xd.max() == est.resolution_.levels
+    # the guarantee against the first (default) W's best point
+    single = privopt.ZeroOneHalfspaceClassifier(bounds=bounds).fit(X, y)
+    assert est.score(X, y) >= single.score(X, y) - est.result_.parameters["alpha_per_record"]
+
+
+def test_estimator_keeps_the_single_default_w_where_the_budget_rule_says_so():
+    X, y, bounds = _table(n=60)
+    est = privopt.PrivateHalfspaceClassifier(epsilon=0.1, bounds=bounds, random_state=3).fit(X, y)
+    assert est.resolutions_ == (Resolution(4, 1, math.sqrt(4)),) or len(est.resolutions_) == 1
+    # identical to the previous release's single W (resolutions=None), same seed
+    old = privopt.PrivateHalfspaceClassifier(epsilon=0.1, bounds=bounds, random_state=3, resolutions=None).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, old.coef_)
+    np.testing.assert_array_equal(est.intercept_, old.intercept_)
+
+
+def test_estimator_with_the_callers_w_does_not_use_the_ladder():
+    X, y, bounds = _table()
+    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, levels=6, random_state=0).fit(X, y)
+    assert est.resolutions_ == (Resolution(6, 2, 2.0),)
+    with pytest.raises(ParameterError, match="resolutions"):
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, grid=2,
+                                           resolutions=[(4, 2, 2.0), (8, 2, 2.0)]).fit(X, y)
+    with pytest.raises(ParameterError, match="resolutions"):
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, resolutions="fine").fit(X, y)
+    with pytest.raises(ParameterError, match="resolutions"):
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, resolutions=[(0, 2, 2.0)]).fit(X, y)
+    own = privopt.PrivateHalfspaceClassifier(epsilon=8.0, bounds=bounds, random_state=0,
+                                             resolutions=[(4, 1, 1.5), (6, 2, 2.0)]).fit(X, y)
+    assert set(own.resolutions_) <= {Resolution(4, 1, 1.5), Resolution(6, 2, 2.0)}
