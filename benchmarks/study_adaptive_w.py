@@ -100,8 +100,10 @@ def _in_process(executor, predicted, n_shards, local_seconds=5.0):
     return None, False
 
 
-_td.resolve_executor = _in_process
-_sel._workers_for = lambda executor, predicted: 1
+def _no_pools():
+    """Run privopt's top-down sampler in this process only (called by main)."""
+    _td.resolve_executor = _in_process
+    _sel._workers_for = lambda executor, predicted: 1
 
 
 # --- data ----------------------------------------------------------------------
@@ -607,6 +609,7 @@ def write_md(rows, c_best, c_scores, check_rows, meta):
 
 
 def main(argv=None):
+    _no_pools()
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="run the distribution check only")
     ap.add_argument("--seeds", type=int, default=3)
