@@ -12,13 +12,26 @@ require("sklearn")
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
+import pyomo.environ as pyo
+
 from ._lattice import check_grid_size, check_norm_square
+from ._limits import SCORING_MAX_POINTS
+from ._runtime import usable_cpus
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           warn_clipped)
 from .calibration import OPDISC_CALIBRATIONS
 from .exceptions import ParameterError
-from .models import FeatureDiscretizer, halfspace_decision_function, rspm_halfspace, zero_one_halfspace
+from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_scoring_seconds
+from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
+                              rspm_outlook)
+from .models import (FeatureDiscretizer, get_info, halfspace_decision_function, rspm_halfspace,
+                     zero_one_halfspace)
+from .oracle import check_on_failure
+from .search import BOUND_ROWS_PER_SECOND
+from .solvers import choose_solver, scoring_costs, solve
+from .space import (Resolution, count_grid_points, default_ladder, ladder_cap, ladder_prior, norm_levels,
+                    parse_grid, split_support_count)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
 
@@ -27,7 +40,7 @@ _SELECTION = ("permute_and_flip", "exponential")
 #: A resolution beyond the first is offered only if sampling it exactly is
 #: predicted (from public quantities) to take at most this many seconds.
 LADDER_SECONDS = 10.0
-#: The prior over the offered resolutions (:func:`privopt.space._ladder.ladder_prior`).
+#: The prior over the offered resolutions (:func:`privopt.space.ladder_prior`).
 LADDER_PRIOR = "occam"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
@@ -53,10 +66,6 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
     sampled, selection is the better mechanism; OPDisc remains for W too large,
     where its oracle is one MILP."""
-    from ._runtime import usable_cpus
-    from .mechanisms._scoring import DEFAULT_MAX_POINTS, predict_scoring_seconds
-    from .search._regions import BOUND_ROWS_PER_SECOND
-
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
     if topdown_regions is not None:
         predicted = topdown_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND / usable_cpus()
@@ -65,7 +74,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     else:
         predicted = predict_scoring_seconds(n_points, n_records, d, sparse_work)
         what = "scoring W"
-        ok = n_points <= DEFAULT_MAX_POINTS and predicted <= budget
+        ok = n_points <= SCORING_MAX_POINTS and predicted <= budget
     if ok:
         return "permute_and_flip", f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s <= {budget:g} s"
     return "opdisc", (f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s > {budget:g} s "
@@ -120,10 +129,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     known is either too coarse for a large epsilon * n or too costly (ln |W|)
     for a small one.  With private selection and none of ``grid``,
     ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
-    (feature levels, weight grid, ball; :func:`privopt.space._ladder.default_ladder`):
+    (feature levels, weight grid, ball; :func:`privopt.space.default_ladder`):
     the single default W below first, then finer ones, each kept only where
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` and
-    where the public budget rule :func:`privopt.space._ladder.ladder_cap`
+    where the public budget rule :func:`privopt.space.ladder_cap`
     (epsilon, n and |W_r| only) allows it.  One private selection then
     releases a resolution and a point together, with the public base measure
     mu(r, w) = pi_r / |W_r| (:func:`privopt.mixture_selection`, [MT07]):
@@ -317,22 +326,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def _public_levels(self, n_features: int, res=None):
         """(d counting the intercept, per-coordinate grids, NormLevels) of W,
         from the grid and the ball alone (no data)."""
-        from .perturbation import norm_levels
-
         grid, norm_bound = self._ball(n_features, res)
         d_model = n_features + (1 if self.fit_intercept else 0)
-        if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
-            grids = [tuple(float(v) for v in range(-int(grid), int(grid) + 1))] * d_model
-        else:
-            seq = list(grid)
-            grids = ([tuple(map(float, g)) for g in seq] if seq and np.ndim(seq[0]) == 1
-                     else [tuple(map(float, seq))] * d_model)
+        grids = list(parse_grid(grid, d_model, "grid"))
         return d_model, grids, norm_levels(grids, norm_bound)
 
     def _public_size(self, n_features: int, res=None) -> int:
         """|W| from the grid and the ball alone (no data)."""
-        from .solvers import count_grid_points
-
         _, _, lv = self._public_levels(n_features, res)
         if not lv.exact:
             return 10 ** 18   # no exact enumeration: too large to score
@@ -352,8 +352,6 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ``n_points``), from the grid, the ball, n and the number of feature
         values: levels + 1 for discretized features (public), else the values
         present in X (for integer features given as they are)."""
-        from .solvers._enumerate import scoring_costs
-
         grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool):
             return None
@@ -365,23 +363,17 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     def _public_topdown_regions(self, Xd, res=None):
         """The number of supports of W when the top-down sampler applies (one
-        integer grid with 0, few enough row patterns per support), from the
-        grid, the ball and the number of feature values (as for the sparse
-        estimate); None otherwise."""
-        from .search._regions import MAX_PATTERNS
-
+        integer grid with 0, few enough row patterns and points per support:
+        :func:`privopt.space.split_support_count`, the rule the sampler itself
+        uses), from the grid, the ball and the number of feature values (as for
+        the sparse estimate); None otherwise."""
         grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:
             return None
         d_model, _, lv = self._public_levels(Xd.shape[1], res)
         if not lv.exact:
             return None
-        units = [c for c in lv.coef[0] if c > 0]
-        kmax = min(d_model, int(lv.bound) // min(units)) if units else 0
-        base = self._feature_values(Xd, res)
-        if base ** kmax > MAX_PATTERNS:
-            return None
-        return sum(math.comb(d_model, k) for k in range(kmax + 1))
+        return split_support_count(d_model, lv.coef[0], int(lv.bound), self._feature_values(Xd, res))
 
     def _check_rspm_outlook(self, Xa, epsilon):
         """Refuse ``mechanism="rspm"`` up front where its MILP is predicted not
@@ -389,9 +381,6 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         from d, n, epsilon and the levels only, in the regime it was calibrated on:
         real-valued features discretized to at least ``RSPM_MIN_LEVELS`` steps
         each, HiGHS, a time limit no longer than the calibrated one."""
-        from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS,
-                                      RSPM_MIN_LEVELS, rspm_outlook)
-
         discretized = not (self.bounds is None and _is_integral(Xa))
         # the calibrated regime: every feature on RSPM_MIN_LEVELS steps or more (binary and one-hot
         # columns, levels 1, make far fewer distinct rows: RSPM on Adult is certified in seconds)
@@ -445,10 +434,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         return True
 
     def _check_resolutions(self, d_model: int):
-        """The ladder offered: ``"auto"`` -> :func:`privopt.space._ladder.default_ladder`,
+        """The ladder offered: ``"auto"`` -> :func:`privopt.space.default_ladder`,
         else the caller's (levels, grid, norm_bound) triples, checked."""
-        from .space._ladder import Resolution, default_ladder
-
         if isinstance(self.resolutions, str):
             if self.resolutions != "auto":
                 raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
@@ -474,9 +461,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         discretized X, discretizer) triples: the first is the single default W;
         each further one is kept if sampling it exactly is predicted to take at
         most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels) and within the
-        public budget rule :func:`privopt.space._ladder.ladder_cap`."""
-        from .space._ladder import Resolution, ladder_cap
-
+        public budget rule :func:`privopt.space.ladder_cap`."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
@@ -485,6 +470,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen = [], set()
         for i, res in enumerate(rungs):
+            key: tuple
             if self.discretizer_ is None:            # integer features as they are: levels do not apply
                 key = (res.grid, res.norm_bound)
                 disc, Xr = None, Xd
@@ -520,8 +506,6 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     # -- scikit-learn API ------------------------------------------------------
     def fit(self, X, y):
         """Fit on (X, y); all checks run before any solve."""
-        from .mechanisms import MECHANISMS
-
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
@@ -530,15 +514,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                  f"for {mechanism}.", "calibration")
         if mechanism != "auto" and mechanism not in MECHANISMS:
             raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
-        from .oracle import check_on_failure
-
         check_on_failure(self.on_failure)
         keep_report = check_bool(self.keep_report, "keep_report")
         check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
         milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
         if milp_solver:
-            from .mechanisms._checks import check_solver_ready
-
             check_solver_ready(self.solver)     # an unknown or missing solver, before any work
             if mechanism in _SELECTION:
                 raise ParameterError(
@@ -568,16 +548,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     None if regions is not None else self._public_sparse_work(Xd, n, n_points),
                     topdown_regions=regions)
         self.mechanism_ = mechanism
-        from .space._ladder import Resolution
-
         ladder = None
         if self._uses_ladder(mechanism, milp_solver):
             ladder, sizes = self._ladder(Xa, Xd, n, epsilon)
         if ladder is not None and len(ladder) > 1:
-            from .mechanisms.mixture import mixture_selection
-
-            from .space._ladder import ladder_prior
-
             models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
             prior = ladder_prior(sizes, epsilon, n, LADDER_PRIOR)
             result = mixture_selection(models, epsilon=epsilon, method=mechanism, prior=prior,
@@ -613,8 +587,6 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                         time_limit=self.time_limit, random_state=self.random_state,
                                         on_failure=self.on_failure)
-        from .models import get_info
-
         info = get_info(model)
         self.model_info_ = info
         # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
@@ -686,11 +658,6 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
 
     def fit(self, X, y):
         """Solve the 0/1-loss MILP on (X, y) without noise."""
-        import pyomo.environ as pyo
-
-        from .models import get_info
-        from .solvers import choose_solver, solve
-
         self._check_time_limit()
         check_bounds(self.bounds)
         Xa, classes, y_pm = validate_fit(self, X, y)

@@ -151,12 +151,8 @@ def test_each_work_limit_is_defined_once():
             "MAX_REGION_PATTERNS", "MAX_REGION_POINTS"} <= found.keys()
 
 
-#: Modules allowed to reach into another package's private modules for now.
-#: privopt/estimators.py (temporary: it was being edited in parallel with this check): its
-#: imports from mechanisms._scoring, mechanisms._checks, search._regions and
-#: solvers._enumerate have package-level equivalents (privopt.mechanisms, privopt.search,
-#: privopt.solvers, privopt.space, privopt._limits) and move to them next.
-PRIVATE_IMPORT_EXCEPTIONS = {"privopt.estimators"}
+#: Modules allowed to reach into another package's private modules: none.
+PRIVATE_IMPORT_EXCEPTIONS: set[str] = set()
 
 
 def _is_package(mods, name: str) -> bool:
@@ -227,8 +223,8 @@ def test_the_private_import_check_sees_one(tmp_path, monkeypatch):
 #: baselines, numba's kernels); an import circle is never the reason (the graph above
 #: counts function-local imports too, so moving one to module level cannot create a circle).
 MAX_LOCAL_IMPORTS = 15
-#: privopt/estimators.py (temporary: it was being edited in parallel with this check).
-LOCAL_IMPORT_EXCEPTIONS = {"privopt.estimators"}
+#: Modules whose function-local imports are not counted: none.
+LOCAL_IMPORT_EXCEPTIONS: set[str] = set()
 
 
 def local_imports() -> list[tuple[str, int]]:

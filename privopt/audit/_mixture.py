@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_bool, check_epsilon
-from ..calibration import base_measure_log_weights, selection_noise_scale
-from ..calibration._selection import check_selection_method
+from ..calibration import base_measure_log_weights, check_selection_method, selection_noise_scale
+from ..mechanisms import draw_selection_noise, mixture_selection
+
 from ..models import get_info, predict_halfspace, zero_one_halfspace
 from ._targets import AuditTarget, _check_pair
 
@@ -67,8 +68,6 @@ class MixtureSelectionTarget(AuditTarget):
                            "n_records": int(pair.X.shape[0])}
 
     def draw_noise(self, rng, size=None):
-        from ..mechanisms._noise import draw_selection_noise
-
         return draw_selection_noise(rng, self.method, 6, size=size)
 
     def outputs_from_noise(self, which, noise):
@@ -78,8 +77,6 @@ class MixtureSelectionTarget(AuditTarget):
         return self.support[np.argmax(keys, axis=1)]
 
     def run_mechanism(self, which, rng):
-        from ..mechanisms.mixture import mixture_selection
-
         res = mixture_selection(self.models[which], epsilon=self.epsilon, prior=self.priors[which],
                                 method=self.method, random_state=rng, progress=False)
         return np.array([float(res.parameters["resolution"]), float(res.weights[0])])

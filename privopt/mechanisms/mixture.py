@@ -41,7 +41,7 @@ import numpy as np
 
 from .._random import check_random_state
 from .._validation import check_bool, check_epsilon, check_positive, check_probability
-from ..calibration._selection import (
+from ..calibration import (
     base_measure_log_weights,
     check_prior,
     check_selection_method,
@@ -49,11 +49,11 @@ from ..calibration._selection import (
     selection_noise_scale,
 )
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models._common import ENUMERATION_ATTR
-from ..models._contract import check_public_constraints
-from ..models._info import get_info
+from ..models import ENUMERATION_ATTR, check_public_constraints, get_info
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
+from ..search import KeyedStreams, sample_top_down
+from ..solvers import check_unchanged
 from ._scoring import HalfspaceScorer
 from .selection import SelectionReport, _workers_for, selection_keys, topdown_problem
 
@@ -86,9 +86,7 @@ class _Part:
                 f"models[{index}]: mixture_selection takes privopt's 0/1-loss halfspace models "
                 "(privopt.models.zero_one_halfspace), one per W; for a user's model use "
                 "privopt.exponential_mechanism on one W.", "models")
-        from ..solvers._enumerate import _check_unchanged
-
-        _check_unchanged(model, data, None)
+        check_unchanged(model, data, None)
         self.model, self.data, self.index = model, data, index
         self.w_vars = weights_of(model, None, default_name="w")
         self.problem = topdown_problem(data, None)
@@ -108,8 +106,6 @@ class _Part:
         -L_r / scale + noise, fresh independent noise), or None when none is
         above ``floor`` (a key in this W_r's units; None: no floor)."""
         if self.problem is not None:
-            from ..search._topdown import KeyedStreams, sample_top_down
-
             streams = KeyedStreams(rng)      # a fresh secret: independent of the other W's
             fl = None if floor is None else (float(floor), _FAR, _FAR, _FAR)
             out, expanded, _ = sample_top_down(self.problem, streams, method, scale, executor=executor,
@@ -201,12 +197,15 @@ def mixture_selection(
     if len(models) < 2:
         raise ParameterError(f"models: give at least two W's to choose among (got {len(models)}); for one W "
                              "use privopt.exponential_mechanism.", "models")
-    infos = [get_info(m) for m in models]
-    if any(i is None or i.n_samples is None or i.loss_range is None for i in infos):
-        raise ModelError("models: each must carry privopt's ModelInfo with n_samples and loss_range "
-                         "(the 0/1-loss halfspace models do).", "models")
-    ns = {int(i.n_samples) for i in infos}
-    ranges = {tuple(map(float, i.loss_range)) for i in infos}
+    infos, ns, ranges = [], set(), set()
+    for m in models:
+        info = get_info(m)
+        if info is None or info.n_samples is None or info.loss_range is None:
+            raise ModelError("models: each must carry privopt's ModelInfo with n_samples and loss_range "
+                             "(the 0/1-loss halfspace models do).", "models")
+        infos.append(info)
+        ns.add(int(info.n_samples))
+        ranges.add(tuple(float(v) for v in info.loss_range))
     if len(ns) != 1 or len(ranges) != 1:
         raise ModelError(f"models: they must score the same records with the same loss range (n_samples "
                          f"{sorted(ns)}, loss_range {sorted(ranges)}); the sensitivity of the union is "
@@ -245,7 +244,7 @@ def mixture_selection(
     walls = []
     for p in parts:
         t0 = time.perf_counter()
-        floor = None if best is None else best_total - log_mu[p.index]
+        floor: float | None = None if best is None else float(best_total - log_mu[p.index])
         cand = p.best(rng, method, scale, floor, executor, progress)
         walls.append(time.perf_counter() - t0)
         if cand is not None and cand[0] + log_mu[p.index] > best_total:
@@ -275,7 +274,7 @@ def mixture_selection(
         "beta": beta,
         "n_samples": n,
         "dim": len(chosen.w_vars),
-        "norm_bound": float(chosen.data["norm_bound"]),
+        "norm_bound": float(chosen.data.norm_bound),
         "path": "mixture",
         "noise_distribution": ("Gumbel(0, 1) per point" if method == "exponential"
                                else "Exponential(1) per point"),

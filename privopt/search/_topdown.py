@@ -66,6 +66,7 @@ import struct
 
 import numpy as np
 
+from .._limits import LOCAL_SECONDS
 from .._random import is_secure
 from .._runtime import resolve_executor, run_ordered, share, worker_count   # resolve_executor re-exported
 from .._progress import progress_bar
@@ -521,7 +522,7 @@ def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
 
 def sample_top_down(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, *, executor=None,
                     predicted: float = 0.0, progress=False, desc: str = "privopt selection",
-                    local_seconds: float = 5.0, floor=None):
+                    local_seconds: float = LOCAL_SECONDS, floor=None):
     """One private selection over ``problem``: resolve the executor
     (:func:`resolve_executor`), run the sampler on it (:func:`run_shards`,
     with its ``floor``) and shut down a pool made for the run.  Returns

@@ -9,12 +9,16 @@ grids intersected with the ball ||w||_2 <= D.
   :func:`prefix_counts`, :func:`uniform_grid`: counting and listing the points of W.
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
+- :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`:
+  the resolutions of W the default estimator offers to private selection, the public
+  budget rule that decides how many, and the prior over them.
 
 Pure numpy on public quantities (the grid, the ball, d, the number of feature values):
 nothing here reads private data or Pyomo.  It imports only the foundations.
 """
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
+from ._ladder import PRIORS, RULE_BETA, RULE_FRACTION, Resolution, default_ladder, ladder_cap, ladder_prior
 from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bound, parse_grid
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
 from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
@@ -38,4 +42,11 @@ __all__ = [
     "prefix_counts",
     "uniform_grid",
     "split_support_count",
+    "Resolution",
+    "default_ladder",
+    "ladder_cap",
+    "ladder_prior",
+    "PRIORS",
+    "RULE_FRACTION",
+    "RULE_BETA",
 ]
