@@ -7,6 +7,9 @@ grids intersected with the ball ||w||_2 <= D.
 - :func:`norm_levels` (:class:`NormLevels`): the exact levels of ||w||^2 within the ball.
 - :func:`count_grid_points`, :func:`grid_points`, :func:`iter_grid_blocks`,
   :func:`prefix_counts`, :func:`uniform_grid`: counting and listing the points of W.
+- :class:`SeparableConstraints`, :func:`count_constrained_points`, :func:`constrained_points`:
+  the points of a product grid that meet separable (e.g. linear) constraints on the decision,
+  counted and listed without listing the product (a cardinality or knapsack constraint).
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
 - :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`:
@@ -19,6 +22,14 @@ nothing here reads private data or Pyomo.  It imports only the foundations.
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
 from ._ladder import PRIORS, RULE_BETA, RULE_FRACTION, Resolution, default_ladder, ladder_cap, ladder_prior
+from ._constrained import (
+    MAX_COUNT_STATES,
+    SeparableConstraints,
+    constrained_points,
+    count_constrained_points,
+    linear_tables,
+    partial_feasible,
+)
 from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bound, parse_grid
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
 from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
@@ -42,6 +53,12 @@ __all__ = [
     "prefix_counts",
     "uniform_grid",
     "split_support_count",
+    "SeparableConstraints",
+    "linear_tables",
+    "count_constrained_points",
+    "constrained_points",
+    "partial_feasible",
+    "MAX_COUNT_STATES",
     "Resolution",
     "default_ladder",
     "ladder_cap",

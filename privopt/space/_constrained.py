@@ -1,0 +1,163 @@
+"""The points of a product grid that meet separable constraints, counted and listed without
+listing the product first.
+
+W = {w : w_j in grid[j], lower_r <= offset_r + sum_j t_rj(w_j) <= upper_r for every row r},
+where t_rj(g) is coordinate j's contribution to row r when it takes the value g.  A linear
+constraint sum_j a_rj w_j has t_rj(g) = a_rj g (:func:`linear_tables`); the ball
+sum_j w_j^2 <= D^2 has t_j(g) = g^2 (or its exact integer units).  A cardinality constraint
+sum_j open_j == k on 20 binaries leaves C(20, k) points of the 2^20 of the product: this
+module counts them (by dynamic programming over the distinct partial sums) and lists them
+(depth first over the coordinates, pruned as soon as no completion can meet a row: the
+partial sum plus the smallest and largest sums the remaining coordinates can add), so the
+work follows |W|, not the product.
+
+The order is the one of :func:`privopt.space.grid_points` (the LAST coordinate most
+significant, each coordinate's values in its grid's order): the listed points are exactly
+the rows of the product that a filter with the same test would keep, in the same order,
+so a sampler that draws its noise in W's order draws the same noise for the same point.
+
+The test of one point is ``val >= lower - rtol (1 + |val|)`` and ``val <= upper + rtol
+(1 + |val|)`` with ``val = offset + sum_j t_rj(w_j)`` (``rtol`` per row: 1e-9 for a
+constraint read from a model, 0 for exact integer units); pruning is looser than the test
+(it never drops a point the test keeps).  The count and the listing sum in the same order,
+so they agree exactly.
+
+Pure numpy on public quantities (the grids and the constraints' numbers); nothing here
+reads data or Pyomo.  A sampler that bounds regions of W (partial assignments of the
+coordinates) can reuse :func:`partial_feasible` to discard a region no point of which
+meets the constraints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["SeparableConstraints", "linear_tables", "count_constrained_points", "constrained_points",
+           "partial_feasible", "MAX_COUNT_STATES"]
+
+#: The count gives up (returns None) when the distinct partial sums at one coordinate
+#: exceed this: the constraints' numbers are then too irregular to count by merging
+#: partial sums (the caller falls back to listing the product and filtering it).
+MAX_COUNT_STATES = 1 << 20
+
+
+class SeparableConstraints:
+    """Rows lower_r <= offset_r + sum_j tables[j][r, k_j] <= upper_r over the grids.
+
+    ``tables[j]`` is an array of shape (rows, len(grid[j])): coordinate j's contribution to
+    each row at each of its values.  ``lower``/``upper`` may hold -inf/+inf (one-sided
+    rows); ``rtol`` is the relative tolerance of each row's test (scalar or per row).
+    """
+
+    def __init__(self, tables, lower, upper, offset=None, rtol=1e-9):
+        self.tables = [np.atleast_2d(np.asarray(t, dtype=np.float64)) for t in tables]
+        self.rows = self.tables[0].shape[0] if self.tables else 0
+        for t in self.tables:
+            if t.shape[0] != self.rows:
+                raise ValueError("every coordinate's table needs one line per constraint row")
+        self.lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (self.rows,)).copy()
+        self.upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (self.rows,)).copy()
+        self.offset = (np.zeros(self.rows) if offset is None
+                       else np.broadcast_to(np.asarray(offset, dtype=np.float64), (self.rows,)).copy())
+        self.rtol = np.broadcast_to(np.asarray(rtol, dtype=np.float64), (self.rows,)).copy()
+        d = len(self.tables)
+        # the smallest / largest sum and the largest magnitude coordinates 0..j-1 can add
+        self.rest_lo = np.zeros((d + 1, self.rows))
+        self.rest_hi = np.zeros((d + 1, self.rows))
+        self.rest_abs = np.zeros((d + 1, self.rows))
+        for j in range(d):
+            t = self.tables[j]
+            self.rest_lo[j + 1] = self.rest_lo[j] + t.min(axis=1)
+            self.rest_hi[j + 1] = self.rest_hi[j] + t.max(axis=1)
+            self.rest_abs[j + 1] = self.rest_abs[j] + np.abs(t).max(axis=1)
+
+    @property
+    def d(self) -> int:
+        return len(self.tables)
+
+    def can_complete(self, sums, j) -> np.ndarray:
+        """For each line of ``sums`` (partial sums of coordinates j..d-1, offset
+        included; shape (m, rows)): whether coordinates 0..j-1 could still bring
+        every row into its range.  Loose by the test's tolerance plus rounding."""
+        if self.rows == 0:
+            return np.ones(sums.shape[0], dtype=bool)
+        mag = 1.0 + np.abs(sums) + self.rest_abs[j]
+        slack = self.rtol * mag + 1e-12 * mag
+        ok = (sums + self.rest_lo[j] <= self.upper + slack) & (sums + self.rest_hi[j] >= self.lower - slack)
+        return ok.all(axis=1)
+
+    def test(self, sums) -> np.ndarray:
+        """The exact test of complete points (``sums``: shape (m, rows))."""
+        if self.rows == 0:
+            return np.ones(sums.shape[0], dtype=bool)
+        tol = self.rtol * (1.0 + np.abs(sums))
+        return ((sums >= self.lower - tol) & (sums <= self.upper + tol)).all(axis=1)
+
+
+def linear_tables(grids: Sequence[Sequence[float]], A) -> list:
+    """The tables of the linear rows ``A`` (shape (rows, d)) on ``grids``:
+    ``tables[j][r, k] = A[r, j] * grids[j][k]``."""
+    A = np.atleast_2d(np.asarray(A, dtype=np.float64))
+    return [A[:, j][:, None] * np.asarray(g, dtype=np.float64)[None, :] for j, g in enumerate(grids)]
+
+
+def partial_feasible(cons: SeparableConstraints, fixed_sums, j) -> np.ndarray:
+    """Whether regions whose coordinates j..d-1 are fixed (their partial sums
+    ``fixed_sums``, offset included, shape (m, rows)) may hold a point of W; False
+    is certain (no completion meets some row), True is not a promise."""
+    return cons.can_complete(np.atleast_2d(fixed_sums), j)
+
+
+def count_constrained_points(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> int | None:
+    """|W|, by dynamic programming over the distinct partial sums (coordinate d-1
+    first, as :func:`constrained_points` sums), or None when some coordinate has more
+    than ``max_states`` distinct partial sums.  Python integers (no overflow)."""
+    d = cons.d
+    sums = cons.offset[None, :].copy()
+    counts = np.ones(1, dtype=object)
+    for j in range(d - 1, -1, -1):
+        t = cons.tables[j]                      # (rows, K)
+        K = t.shape[1]
+        new = (sums[:, None, :] + t.T[None, :, :]).reshape(sums.shape[0] * K, cons.rows)
+        mult = np.repeat(counts, K)
+        keep = cons.can_complete(new, j) if j > 0 else cons.test(new)
+        new, mult = new[keep], mult[keep]
+        if new.shape[0] == 0:
+            return 0
+        if cons.rows == 0:
+            sums, counts = new[:1], np.array([int(mult.sum())], dtype=object)
+            continue
+        sums, inverse = np.unique(new, axis=0, return_inverse=True)
+        if sums.shape[0] > max_states:
+            return None
+        counts = np.zeros(sums.shape[0], dtype=object)
+        np.add.at(counts, inverse.reshape(-1), mult)
+    return int(counts.sum())
+
+
+def constrained_points(grids: Sequence[Sequence[float]], cons: SeparableConstraints) -> np.ndarray:
+    """The points of W (shape (|W|, d)), in the order of the product grid (the last
+    coordinate most significant): coordinate d-1 is fixed first and every partial
+    assignment that cannot be completed is dropped before the next coordinate."""
+    d = len(grids)
+    if d != cons.d:
+        raise ValueError("one table per coordinate is needed")
+    idx = np.zeros((1, 0), dtype=np.int32)        # columns: coordinates d-1, d-2, ... fixed so far
+    sums = cons.offset[None, :].copy()
+    for j in range(d - 1, -1, -1):
+        t = cons.tables[j]
+        K = t.shape[1]
+        m = idx.shape[0]
+        new_sums = (sums[:, None, :] + t.T[None, :, :]).reshape(m * K, cons.rows)
+        new_idx = np.hstack([np.repeat(idx, K, axis=0), np.tile(np.arange(K, dtype=np.int32), m)[:, None]])
+        keep = cons.can_complete(new_sums, j) if j > 0 else cons.test(new_sums)
+        idx, sums = new_idx[keep], new_sums[keep]
+        if idx.shape[0] == 0:
+            break
+    values = np.empty((idx.shape[0], d), dtype=np.float64)
+    if idx.shape[0]:
+        for col, j in enumerate(range(d - 1, -1, -1)):
+            values[:, j] = np.asarray(grids[j], dtype=np.float64)[idx[:, col]]
+    return values
