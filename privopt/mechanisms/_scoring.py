@@ -29,9 +29,10 @@ import pyomo.environ as pyo
 
 from .._limits import SCORING_MAX_POINTS
 from ..exceptions import NotCertifiedError, ParameterError
-from ..space import count_grid_points, grid_points, norm_levels
+from ..space import (SeparableConstraints, constrained_points, count_constrained_points, count_grid_points,
+                     grid_points, linear_tables, norm_levels)
 from ..search import enumeration_levels
-from ..solvers import DEFAULT_ABS_GAP, iter_losses, persistent_solver, scoring_costs, solve
+from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, iter_losses, persistent_solver, scoring_costs, solve
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
@@ -126,6 +127,45 @@ def _product_points(grids, norm_bound, cap):
     return n, pts
 
 
+def _separable_constraints(grids, norm_bound, cons, w_vars):
+    """``(constraints, others)``: the linear constraints of ``cons`` (on the
+    weights alone) as rows of :class:`privopt.space.SeparableConstraints` on
+    ``grids``, with the ball ||w|| <= norm_bound as one more row when given
+    (its exact integer units where :func:`privopt.space.norm_levels` has them),
+    and the constraints of ``cons`` that are not linear (left to the filter).
+    ``constraints`` is None when no constraint is linear: the product grid
+    (inside the ball) is then listed as before."""
+    from pyomo.repn import generate_standard_repn
+
+    index = {id(v): j for j, v in enumerate(w_vars)}
+    rows, lower, upper, offset, others = [], [], [], [], []
+    for con in cons:
+        repn = generate_standard_repn(con.body, compute_values=True)
+        if not repn.is_linear():
+            others.append(con)
+            continue
+        a = np.zeros(len(w_vars))
+        for v, c in zip(repn.linear_vars, repn.linear_coefs):
+            a[index[id(v)]] += c
+        rows.append(a)
+        lower.append(float(pyo.value(con.lower)) if con.has_lb() else -np.inf)
+        upper.append(float(pyo.value(con.upper)) if con.has_ub() else np.inf)
+        offset.append(float(repn.constant))
+    if not rows:
+        return None, others
+    tables = linear_tables(grids, np.array(rows))
+    rtol = [1e-9] * len(rows)
+    if norm_bound is not None:   # the ball, tested as _product_points tests it
+        lv = norm_levels(grids, norm_bound)
+        if lv.exact:
+            ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
+        else:
+            ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
+        tables = [np.vstack([t, b[None, :]]) for t, b in zip(tables, ball)]
+        lower, upper, offset, rtol = lower + [-np.inf], upper + [top], offset + [0.0], rtol + [0.0]
+    return SeparableConstraints(tables, lower, upper, offset, rtol), others
+
+
 def _weight_only(cons, weight_ids):
     """The constraints of ``cons`` whose variables are all weights (they are
     applied to the listed points; the others stay in the model)."""
@@ -207,16 +247,9 @@ class FixAndSolveScorer:
         ids = {id(v) for v in self.w_vars}
         cons = _weight_only([self.clone.find_component(c.name) for c in public_constraints], ids)
         cap = max(self.max_points * 100, 1_000_000)
-        n_raw, points = _product_points(grids, norm_bound, cap)
-        if points is None:
-            raise ParameterError(
-                f"max_points: the weights' grid has {n_raw:,} points before its constraints, too many "
-                f"to list (limit {cap:,}). Shrink the weights' bounds or give norm_bound, or use OPDisc "
-                "(privopt.opdisc), whose MILP does not list W.", "max_points")
-        if cons:
-            points = _filter_by_constraints(points, cons, self.w_vars)
-            for con in cons:
-                con.deactivate()
+        points = self._list_w(grids, norm_bound, cons, cap)
+        for con in cons:
+            con.deactivate()
         self.points = points
         self.n_points = int(points.shape[0])
         if self.n_points > self.max_points:
@@ -239,6 +272,58 @@ class FixAndSolveScorer:
         self.objective = next(self.clone.component_data_objects(pyo.Objective, active=True,
                                                                  descend_into=True))
         self.public_term = None if public_term is None else self.clone.find_component(public_term.name)
+        #: whether blocks() may use the HiGHS session (False: Pyomo's path, as before the session)
+        self.fast = True
+        self.engine, self.solves, self.points_scored = None, 0, 0
+
+    def _list_w(self, grids, norm_bound, cons, cap):
+        """The points of W, in the product grid's order, and how they were
+        listed (``self.listing``, ``self.listing_reason``).
+
+        Through the declared linear constraints on the weights (and the ball)
+        where there are any: |W| is counted first, without listing the product
+        (:func:`privopt.space.count_constrained_points`), refused above
+        ``max_points`` with its count, then listed depth first with pruning;
+        constraints on the weights that are not linear filter the listed
+        points.  Otherwise (or when the count gives up on irregular numbers)
+        the product grid inside the ball is listed and filtered, as before."""
+        sep, others = _separable_constraints(grids, norm_bound, cons, self.w_vars) if cons else (None, cons)
+        n_listed = None if sep is None else count_constrained_points(sep)
+        if sep is not None and n_listed is not None:
+            limit = cap if others else self.max_points
+            if n_listed > limit:
+                what = "before its constraints that are not linear" if others else "under its constraints"
+                raise ParameterError(
+                    f"max_points: W has {n_listed:,} points {what} (counted from the declared "
+                    f"constraints on the weights), more than {limit:,}; each point needs one certified "
+                    "solve. Raise max_points if you can wait, make W smaller (tighter bounds or "
+                    "constraints on the weights, norm_bound), or use OPDisc (privopt.opdisc), which "
+                    "solves one MILP whatever |W|.", "max_points")
+            points = constrained_points(grids, sep)
+            self.listing = "constraints"
+            self.listing_reason = (
+                f"W listed through the {sep.rows - (norm_bound is not None)} declared linear constraint(s) "
+                f"on the weights{' and the ball' if norm_bound is not None else ''}: {n_listed:,} points "
+                f"counted, then listed, without listing the product grid")
+        else:
+            n_raw, points = _product_points(grids, norm_bound, cap)
+            if points is None:
+                raise ParameterError(
+                    f"max_points: the weights' grid has {n_raw:,} points before its constraints, too many "
+                    f"to list (limit {cap:,}). Shrink the weights' bounds, give norm_bound, or write the "
+                    "constraints on the weights as linear ones (they are then listed through), or use "
+                    "OPDisc (privopt.opdisc), whose MILP does not list W.", "max_points")
+            self.listing = "product"
+            self.listing_reason = ("W listed as the product grid" + (" inside the ball" if norm_bound else "")
+                                   + (", then filtered by the declared constraints on the weights" if cons
+                                      else "") + (": no linear constraint on the weights alone" if sep is None
+                                                  and cons else "") +
+                                   (": too many distinct partial sums to count through the constraints"
+                                    if sep is not None else ""))
+            others = cons
+        if others:
+            points = _filter_by_constraints(points, others, self.w_vars)
+        return points
 
     def term_values(self, points) -> np.ndarray:
         """C(w) of the declared public term at each row of ``points`` (zeros
@@ -263,15 +348,32 @@ class FixAndSolveScorer:
         return float("nan")
 
     def blocks(self, block_points=256):
+        """``(points, losses)`` block by block in W's order.  Each loss is
+        the certified optimum of the clone with the weights fixed at the
+        point: on HiGHS through one :class:`privopt.solvers.HighsFixedSession`
+        (the model loaded once with the weights' columns free, then their
+        bounds set to each point and re-solved warm), otherwise through
+        Pyomo (``Var.fix`` and a persistent or fresh solve).  The engine used
+        is ``self.engine``; ``self.solves`` and ``self.points_scored`` count
+        the work done."""
         start = time.perf_counter()
-        opt = None if self.direct else persistent_solver(self.solver)
+        session = None
+        if not self.direct and self.fast:
+            session = HighsFixedSession.build(self.clone, self.w_vars, solver=self.solver,
+                                              threads=self.threads, abs_gap=self.abs_gap,
+                                              options=self.solver_options)
+        opt = None if (self.direct or session is not None) else persistent_solver(self.solver)
+        self.engine = ("direct" if self.direct else "highs_fixed" if session is not None
+                       else "pyomo_persistent" if opt is not None else "pyomo")
         solved = False
         for lo in range(0, self.n_points, block_points):
             pts = self.points[lo:lo + block_points]
             losses = np.empty(pts.shape[0])
             for i, w in enumerate(pts):
-                for v, x in zip(self.w_vars, w):
-                    v.fix(float(x))
+                if session is None:
+                    for v, x in zip(self.w_vars, w):
+                        v.fix(float(x))
+                self.points_scored += 1
                 if self.direct:
                     losses[i] = float(pyo.value(self.objective.expr))
                     continue
@@ -283,11 +385,15 @@ class FixAndSolveScorer:
                             f"time_limit: {self.time_limit} s ran out after {lo + i:,} of "
                             f"{self.n_points:,} evaluations of L(w); nothing is released. Raise "
                             "time_limit or make W smaller.", None)
-                if opt is not None and solved:   # the persistent solver sees the new fixed values
-                    opt.update_variables(self.w_vars)
-                report = solve(self.clone, self.solver, time_limit=remaining, threads=self.threads,
-                               abs_gap=self.abs_gap, options=self.solver_options, persistent=opt,
-                               raise_on_no_solution=False)
+                self.solves += 1
+                if session is not None:
+                    report = session.solve_at(w, remaining)
+                else:
+                    if opt is not None and solved:   # the persistent solver sees the new fixed values
+                        opt.update_variables(self.w_vars)
+                    report = solve(self.clone, self.solver, time_limit=remaining, threads=self.threads,
+                                   abs_gap=self.abs_gap, options=self.solver_options, persistent=opt,
+                                   raise_on_no_solution=False)
                 if not report.certified_optimal or report.objective is None:
                     raise NotCertifiedError(
                         f"Not certified: evaluating L(w) at w = {w.tolist()} ended with "

@@ -39,9 +39,25 @@ class SelectionReport:
     public quantities; NaN where there is none), ``certified_optimal``
     (always True: a release happens only when every loss was exact); on the
     top-down path also ``n_regions`` (supports), ``regions_expanded`` and
-    ``points_scored`` (how much of W was scored; the rest was pruned)."""
+    ``points_scored`` (how much of W was scored; the rest was pruned).
+
+    Which path ran and why: ``reason`` (one sentence), ``listing`` (how W was
+    listed on the fix-and-solve path: ``"constraints"``, through the declared
+    linear constraints on the decision, counted before listing; or
+    ``"product"``, the product grid inside the ball, then filtered),
+    ``engine`` (how each L(w) was obtained: ``"highs_fixed"``, one HiGHS model
+    re-solved warm with the decision's columns fixed; ``"pyomo_persistent"``
+    or ``"pyomo"``, Pyomo's ``Var.fix`` and a persistent or fresh solve;
+    ``"direct"``, an objective of the decision alone evaluated; ``"enumerate"``
+    and ``"topdown"`` on the 0/1-loss models), ``points_scored`` and
+    ``solves`` (certified solves; 0 where no solver ran)."""
 
     certified_optimal = True
+    reason: str = ""
+    listing: str | None = None
+    engine: str | None = None
+    solves: int = 0
+    points_scored: int | None = None
 
     def __init__(self, path, solver, n_points, wall_time, predicted_time):
         self.path, self.solver, self.n_points = path, solver, int(n_points)
@@ -49,6 +65,7 @@ class SelectionReport:
 
     def __repr__(self):
         return (f"SelectionReport(path={self.path!r}, solver={self.solver!r}, n_points={self.n_points:,}, "
+                f"points_scored={self.points_scored}, solves={self.solves}, engine={self.engine!r}, "
                 f"wall_time={self.wall_time:.2f}, predicted_time={self.predicted_time:.3g})")
 
 
@@ -341,9 +358,25 @@ def exponential_mechanism(
         epsilon=epsilon,
         delta=0.0,
         parameters=parameters,
-        report=SelectionReport(scorer.path, solver_name, n_points, wall, predicted),
+        report=_scoring_report(scorer, solver_name, n_points, wall, predicted),
         certified=True,
     )
+
+
+def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> SelectionReport:
+    """The report of a run that scored every point of W: which path, engine
+    and listing ran, and why."""
+    report = SelectionReport(scorer.path, solver_name, n_points, wall, predicted)
+    if isinstance(scorer, FixAndSolveScorer):
+        report.listing, report.engine = scorer.listing, scorer.engine
+        report.solves, report.points_scored = scorer.solves, scorer.points_scored
+        report.reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
+                         f"with {solver_name} (each solve certified); {scorer.listing_reason}")
+    else:
+        report.engine, report.points_scored = "enumerate", n_points
+        report.reason = ("privopt's 0/1-loss model whose W cannot be split by support: every point scored "
+                         "by the exact enumeration")
+    return report
 
 
 def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,
@@ -419,6 +452,9 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
     parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), problem.norm_bound, "topdown")
     report = SelectionReport("topdown", "enumerate", n_points, wall, predicted)
+    report.engine = "topdown"
+    report.reason = ("privopt's 0/1-loss model on one integer grid with 0: W split by support and "
+                     "report-noisy-max drawn top down, supports that cannot win never scored")
     report.regions_expanded, report.points_scored = expanded
     report.n_regions = problem.n_regions
     return PrivateResult(labels=weight_labels(w_vars), weights=released, mechanism=method, epsilon=epsilon,

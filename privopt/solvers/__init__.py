@@ -33,6 +33,7 @@ from ._enumerate import choose_solver, count_grid_points, enumeration_size
 from ._enumerate import iter_losses as iter_losses
 from ._enumerate import scoring_costs as scoring_costs
 from ._highs_costs import HighsCostSession as HighsCostSession
+from ._highs_fixed import HighsFixedSession as HighsFixedSession
 from ._registry import ALIASES, REGISTRY, SolverSpec
 from ._report import SolutionStatus, SolveReport, TerminationCondition
 

@@ -61,13 +61,18 @@ class HighsCostSession:
     def solve(self, costs):
         """Set the chosen columns' costs to ``costs``, re-solve warm and return
         (values of the chosen columns or None, SolveReport)."""
+        c = np.asarray(costs, dtype=np.float64)
+        self._h.changeColsCost(len(self._cols), self._cols, c)
+        return self._run("warm re-solve with changed costs (highspy)")
+
+    def _run(self, message):
+        """Run HiGHS on the model as it stands; (values of the chosen columns or
+        None, SolveReport certified by privopt's rule)."""
         import highspy
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
         h = self._h
         start = time.perf_counter()
-        c = np.asarray(costs, dtype=np.float64)
-        h.changeColsCost(len(self._cols), self._cols, c)
         h.run()
         wall = time.perf_counter() - start
         status = h.getModelStatus()
@@ -92,5 +97,5 @@ class HighsCostSession:
         if has:
             values = np.asarray(h.getSolution().col_value, dtype=float)[self._cols]
         report = _report(self._spec, self._version, tc, sol_status, obj, bound, wall, self._time_limit, 0.0,
-                         self._abs_gap, self._options, "warm re-solve with changed costs (highspy)")
+                         self._abs_gap, self._options, message)
         return values, report

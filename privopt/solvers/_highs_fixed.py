@@ -1,0 +1,86 @@
+"""Re-solving one model loaded in HiGHS with the decision fixed at one point after another.
+
+Private selection's fix-and-solve scorer needs L(w) = min over the other variables of the
+model with the decision fixed at w, for every w of W.  Fixing the decision through Pyomo
+(``Var.fix`` and a persistent solve) costs far more than the LP itself: Pyomo treats the
+fixed variables as parameters and re-writes the bounds of every row they appear in, then
+loads every variable's value back into the model.  :class:`HighsFixedSession` instead
+loads the model into HiGHS once with the decision *free* (its columns kept, their
+integrality dropped: a column whose bounds are one value needs none), and for each point
+sets the decision columns' bounds to the point and re-runs HiGHS warm from the previous
+basis.  The LP (or MIP) solved is the model with w fixed, exactly as Pyomo would pass it;
+each outcome is certified by privopt's rule (:func:`privopt.solvers.is_certified`, via
+:class:`privopt.solvers._highs_costs.HighsCostSession`'s report), and the caller releases
+nothing unless every one is.
+
+Reads two attributes of Pyomo's persistent HiGHS interface (the ``highspy`` model and its
+variable map); when they are not there (another Pyomo version), or the solver is not
+HiGHS, :meth:`HighsFixedSession.build` returns None and the caller keeps Pyomo's path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dispatch import DEFAULT_ABS_GAP, get_spec, persistent_solver, solver_availability
+from ._highs_costs import HighsCostSession
+
+__all__ = ["HighsFixedSession"]
+
+
+class HighsFixedSession(HighsCostSession):
+    """Warm re-solves of one HiGHS model with the decision columns' bounds set
+    to one point after another (:meth:`solve_at`)."""
+
+    @classmethod
+    def build(cls, model, variables, *, solver="highs", time_limit=None, threads=None, abs_gap=None,
+              options=None):
+        """A session on ``model`` (loaded into a new HiGHS model; ``variables``
+        must be unfixed), or None where privopt has no such path for ``solver``.
+        ``options`` are HiGHS option names, set as given."""
+        try:
+            spec = get_spec(solver)
+        except Exception:   # an unknown name: the caller's own path reports it
+            return None
+        if spec.name not in ("highs", "appsi_highs") or any(v.fixed for v in variables):
+            return None
+        opt = persistent_solver(spec.name)
+        if opt is None:
+            return None
+        try:
+            opt.set_instance(model)
+        except Exception:   # a model Pyomo's HiGHS interface does not take (e.g. nonlinear)
+            return None
+        highs = getattr(opt, "_solver_model", None)
+        var_map = getattr(opt, "_pyomo_var_to_solver_var_map", None)
+        if highs is None or var_map is None or not hasattr(highs, "changeColsBounds"):
+            return None
+        try:
+            columns = [var_map[id(v)] for v in variables]
+        except KeyError:    # a weight in no active constraint or objective
+            return None
+        import highspy
+
+        cols = np.asarray(columns, dtype=np.int32)
+        highs.changeColsIntegrality(len(cols), cols,
+                                    np.array([highspy.HighsVarType.kContinuous] * len(cols)))
+        abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
+        session = cls(highs, columns, spec, solver_availability(spec.name)[1], time_limit, abs_gap, options)
+        session._solver_object = opt     # keeps Pyomo's interface (and its maps) alive
+        highs.setOptionValue("mip_rel_gap", 0.0)
+        highs.setOptionValue("mip_abs_gap", float(abs_gap))
+        if threads is not None:
+            highs.setOptionValue("threads", int(threads))
+        for key, value in (options or {}).items():
+            if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+                return None   # an option HiGHS refuses: the caller's path reports it as before
+        return session
+
+    def solve_at(self, point, time_limit=None):
+        """The model with the decision fixed at ``point``, re-solved warm:
+        a :class:`~privopt.solvers.SolveReport` (certified or not)."""
+        v = np.asarray(point, dtype=np.float64)
+        self._h.changeColsBounds(len(self._cols), self._cols, v, v)
+        self._time_limit = time_limit
+        self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
+        return self._run("warm re-solve with the decision's columns fixed (highspy)")[1]

@@ -1,0 +1,226 @@
+"""Private selection on a user's own Pyomo model: W listed through the model's declared
+linear constraints on the decision (never the product grid first), and every point scored
+by one HiGHS model re-solved warm with the decision fixed, with the same released law as
+the old path (product then filter, Pyomo's fix and solve).
+
+The references share no code with what they check: W by itertools over the product with
+a plain filter, losses by brute force (each customer's nearest open site), the law by the
+softmax / permute-and-flip formulas of privopt.calibration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from scipy import stats
+
+import privopt
+from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
+from privopt.exceptions import NotCertifiedError, ParameterError
+from privopt.mechanisms import _scoring
+from privopt.mechanisms._scoring import FixAndSolveScorer
+from privopt.perturbation import resolve_grids
+from privopt.solvers import HighsFixedSession
+from privopt.space import (SeparableConstraints, constrained_points, count_constrained_points, linear_tables,
+                           partial_feasible)
+
+highs = pytest.importorskip("highspy", reason="the HiGHS solver (highspy) is needed for fix-and-solve")
+
+
+# --- the pure enumeration (privopt.space) ------------------------------------------
+
+def _product_then_filter(grids, A, lower, upper, offset=None):
+    """The reference: every point of the product (last coordinate most significant),
+    kept when each row passes the test of the module's docstring."""
+    prod = np.array([p[::-1] for p in itertools.product(*grids[::-1])], dtype=float)
+    val = prod @ np.asarray(A, dtype=float).T + (0.0 if offset is None else np.asarray(offset))
+    tol = 1e-9 * (1 + np.abs(val))
+    keep = ((val >= np.asarray(lower) - tol) & (val <= np.asarray(upper) + tol)).all(axis=1)
+    return prod[keep]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_listing_equals_the_filtered_product_in_its_order(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 7))
+    grids = [sorted(set(rng.choice([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0], size=int(rng.integers(1, 5)))))
+             for _ in range(d)]
+    rows = int(rng.integers(1, 4))
+    A = rng.integers(-3, 4, size=(rows, d)).astype(float)
+    kind = rng.integers(0, 3, size=rows)           # == , <= , >=
+    target = rng.integers(-3, 5, size=rows).astype(float)
+    lower = np.where(kind == 1, -np.inf, target)
+    upper = np.where(kind == 2, np.inf, target)
+    offset = rng.integers(-1, 2, size=rows).astype(float)
+    cons = SeparableConstraints(linear_tables(grids, A), lower, upper, offset)
+    expected = _product_then_filter(grids, A, lower, upper, offset)
+    listed = constrained_points(grids, cons)
+    assert listed.shape == expected.shape and np.array_equal(listed, expected)
+    assert count_constrained_points(cons) == len(expected)
+
+
+def test_cardinality_and_knapsack_are_counted_without_the_product():
+    grids = [[0.0, 1.0]] * 40                                  # 2^40 points in the product
+    choose = SeparableConstraints(linear_tables(grids, [[1.0] * 40]), 3, 3)
+    assert count_constrained_points(choose) == math.comb(40, 3)
+    at_most = SeparableConstraints(linear_tables(grids, [[1.0] * 40]), -np.inf, 2)
+    assert count_constrained_points(at_most) == 1 + 40 + math.comb(40, 2)
+    small = [[0.0, 1.0]] * 20
+    pts = constrained_points(small, SeparableConstraints(linear_tables(small, [[1.0] * 20]), 2, 2))
+    assert pts.shape == (190, 20) and set(pts.sum(axis=1)) == {2.0}
+    assert len({tuple(p) for p in pts}) == 190
+    # a knapsack with public weights: brute force on 12 items
+    rng = np.random.default_rng(3)
+    a = rng.integers(1, 10, size=12).astype(float)
+    g12 = [[0.0, 1.0]] * 12
+    knap = SeparableConstraints(linear_tables(g12, [a]), -np.inf, 20)
+    brute = sum(1 for p in itertools.product((0, 1), repeat=12) if np.dot(p, a) <= 20 + 1e-9)
+    assert count_constrained_points(knap) == brute == len(constrained_points(g12, knap))
+
+
+def test_partial_assignments_that_cannot_be_completed_are_recognised():
+    grids = [[0.0, 1.0]] * 5
+    cons = SeparableConstraints(linear_tables(grids, [[1.0] * 5]), 2, 2)
+    # coordinates 3 and 4 fixed: both open (sum 2) can be completed, none open too; the
+    # regions below fix coordinates 2..4 with 3 open (sum 3): impossible
+    assert partial_feasible(cons, [[2.0]], 3).tolist() == [True]
+    assert partial_feasible(cons, [[0.0]], 3).tolist() == [True]
+    assert partial_feasible(cons, [[3.0]], 2).tolist() == [False]
+    assert partial_feasible(cons, [[0.0]], 0).tolist() == [False]   # nothing left to open
+
+
+# --- a p-median model: W from its own constraint -----------------------------------
+
+def _pmedian(n_sites=20, n_customers=30, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    cust, sites = rng.random((n_customers, 2)), rng.random((n_sites, 2))
+    dist = np.minimum(1.0, np.linalg.norm(cust[:, None] - sites[None], axis=2))
+    m = pyo.ConcreteModel()
+    m.I, m.J = pyo.RangeSet(0, n_customers - 1), pyo.RangeSet(0, n_sites - 1)
+    m.open = pyo.Var(m.J, domain=pyo.Binary)
+    m.assign = pyo.Var(m.I, m.J, bounds=(0, 1))
+    m.p = pyo.Constraint(expr=sum(m.open[j] for j in m.J) == k)
+    m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) == 1)
+    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
+    m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.assign[i, j] for i in m.I for j in m.J))
+    return m, dist
+
+
+def test_pmedian_w_is_listed_through_its_cardinality_constraint_without_a_norm_bound():
+    m, dist = _pmedian()
+    res = privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
+                                        method="permute_and_flip", random_state=0, public_constraints=["p"])
+    assert res.parameters["n_points"] == math.comb(20, 2)
+    assert res.weights.sum() == 2
+    rep = res.report
+    assert rep.listing == "constraints" and rep.engine == "highs_fixed"
+    assert rep.solves == rep.points_scored == 190 and "linear constraint" in rep.reason
+    # |W| is counted before anything is listed or solved, and refused with its count
+    with pytest.raises(ParameterError, match="190 points") as err:
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
+                                      public_constraints=["p"], max_points=100)
+    assert err.value.parameter == "max_points"
+
+
+def test_choose_k_beyond_the_product_limit_is_listed():
+    # 30 sites: the product (2^30) is far beyond the old listing limit, C(30, 2) = 435 is not
+    m, _ = _pmedian(n_sites=30, n_customers=3, seed=2)
+    w = [m.open[j] for j in m.J]
+    scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p])
+    assert scorer.n_points == math.comb(30, 2) and scorer.listing == "constraints"
+
+
+def _scores(m, w, *, old, monkeypatch, **kw):
+    with monkeypatch.context() as mp:
+        if old:   # product then filter, and Pyomo's Var.fix and persistent solve
+            mp.setattr(_scoring, "count_constrained_points", lambda *a, **k: None)
+            mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
+        scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p], **kw)
+        blocks = list(scorer.blocks(block_points=7))
+    pts = np.vstack([p for p, _ in blocks])
+    losses = np.concatenate([loss for _, loss in blocks])
+    return scorer, pts, losses
+
+
+def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_losses(monkeypatch):
+    m, dist = _pmedian(n_sites=7, n_customers=25, k=3, seed=4)
+    w = [m.open[j] for j in m.J]
+    old, old_pts, old_losses = _scores(m, w, old=True, monkeypatch=monkeypatch)
+    new, new_pts, new_losses = _scores(m, w, old=False, monkeypatch=monkeypatch)
+    assert old.listing == "product" and old.engine == "pyomo_persistent"
+    assert new.listing == "constraints" and new.engine == "highs_fixed"
+    assert np.array_equal(old_pts, new_pts) and len(new_pts) == math.comb(7, 3)
+    brute = np.array([dist[:, np.flatnonzero(p > 0.5)].min(axis=1).sum() for p in new_pts])
+    assert np.allclose(new_losses, brute, atol=1e-6) and np.allclose(old_losses, new_losses, atol=1e-6)
+    # and the same release for the same seed, both methods
+    for method in ("exponential", "permute_and_flip"):
+        for seed in range(4):
+            kw = dict(weights="open", epsilon=2.0, loss_range=(0, 1), n_samples=25, method=method,
+                      random_state=seed, public_constraints=["p"])
+            a = privopt.exponential_mechanism(m, **kw).weights
+            with monkeypatch.context() as mp:
+                mp.setattr(_scoring, "count_constrained_points", lambda *a, **k: None)
+                mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
+                b = privopt.exponential_mechanism(m, **kw)
+            assert b.report.listing == "product" and np.array_equal(a, b.weights)
+
+
+def test_an_infeasible_decision_is_refused_not_released():
+    # a customer who may only be served by site 0: every w without site 0 is infeasible
+    m, _ = _pmedian(n_sites=4, n_customers=5, k=1, seed=1)
+    m.only0 = pyo.Constraint(expr=m.assign[0, 0] == 1)
+    with pytest.raises(NotCertifiedError, match="Not certified"):
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=5,
+                                      public_constraints=["p"], random_state=0)
+
+
+def test_the_users_model_is_untouched():
+    m, _ = _pmedian(n_sites=5, n_customers=6)
+    before = [(c.name, c.active) for c in m.component_data_objects(pyo.Constraint)]
+    privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=6,
+                                  public_constraints=["p"], random_state=0)
+    assert [(c.name, c.active) for c in m.component_data_objects(pyo.Constraint)] == before
+    assert not any(v.fixed for v in m.open.values())
+
+
+# --- the released law on the listed W ------------------------------------------------
+
+def _knapsack_choice():
+    """x in {0, 1}^4 with 2 x_0 + x_1 + x_2 + 3 x_3 <= 3 (public: 8 of the 16 points),
+    L(x) = sum_i (x . c_i + 0.5), an objective of the weights alone (each term in [0, 1])."""
+    c = np.array([[0.1, -0.05, 0.02, 0.0], [0.0, 0.04, -0.08, 0.03], [-0.02, 0.0, 0.05, -0.06]])
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=2 * m.x[0] + m.x[1] + m.x[2] + 3 * m.x[3] <= 3)
+    m.loss = pyo.Objective(expr=sum(sum(float(ci[j]) * m.x[j] for j in range(4)) + 0.5 for ci in c))
+    W = _product_then_filter([[0.0, 1.0]] * 4, [[2, 1, 1, 3]], [-np.inf], [3])
+    assert len(W) == 8
+    losses = (W @ c.T + 0.5).sum(axis=1)
+    return m, W, losses
+
+
+@pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
+def test_released_law_on_the_listed_w_is_the_exact_one(method):
+    m, W, losses = _knapsack_choice()
+    exact = (exponential_mechanism_probabilities(losses, 3.0, 1.0) if method == "exponential"
+             else permute_and_flip_probabilities(losses, 3.0, 1.0))
+    rng = np.random.default_rng(5)
+    outs = []
+    for _ in range(3000):
+        res = privopt.exponential_mechanism(m, weights="x", epsilon=3.0, loss_range=(0, 1), n_samples=3,
+                                            method=method, random_state=rng, public_constraints=["cap"])
+        outs.append(res.weights)
+    assert res.report.listing == "constraints" and res.parameters["n_points"] == len(W)
+    outs = np.array(outs)
+    counts = np.array([np.sum(np.all(outs == w, axis=1)) for w in W])
+    assert counts.sum() == len(outs)
+    expected = exact * len(outs)
+    keep = expected >= 5
+    obs = np.append(counts[keep], counts[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
