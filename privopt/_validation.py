@@ -168,6 +168,12 @@ def check_model_objective(model, *, minimize: bool = True):
     if not isinstance(model, pyo.Block):
         raise ModelError(f"model must be a Pyomo model (e.g. a ConcreteModel), got {type(model).__name__}.",
                          "model")
+    if not model.is_constructed():
+        raise ModelError(
+            "model: it is an AbstractModel that is not instantiated (none of its components is built yet, "
+            "so it has no objective to read). Instantiate it first and pass the instance: "
+            "instance = model.create_instance(data) (data: a dict or a .dat file; "
+            "model.create_instance() when every Param has a default).", "model")
     objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
     if len(objectives) != 1:
         raise ModelError(

@@ -19,11 +19,11 @@ from scipy import stats
 
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
-from privopt.exceptions import NotCertifiedError, ParameterError
+from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
 from privopt.mechanisms import _scoring
 from privopt.mechanisms._scoring import FixAndSolveScorer
 from privopt.perturbation import resolve_grids
-from privopt.solvers import HighsFixedSession
+from privopt.solvers import HighsFixedSession, solver_availability
 from privopt.space import (SeparableConstraints, constrained_points, count_constrained_points, linear_tables,
                            partial_feasible)
 
@@ -224,3 +224,105 @@ def test_released_law_on_the_listed_w_is_the_exact_one(method):
     if exp[-1] == 0:
         obs, exp = obs[:-1], exp[:-1]
     assert stats.chisquare(obs, exp).pvalue > 1e-3
+
+
+# --- adapting a model without rewriting it -------------------------------------------
+
+def test_an_abstract_model_not_instantiated_is_refused_naming_create_instance():
+    m = pyo.AbstractModel()
+    m.J = pyo.RangeSet(0, 2)
+    m.open = pyo.Var(m.J, domain=pyo.Binary)
+    m.cost = pyo.Objective(rule=lambda m: sum(m.open[j] for j in m.J))
+    with pytest.raises(ModelError, match=r"create_instance") as err:
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=3)
+    assert err.value.parameter == "model" and "found 0" not in str(err.value)
+    # the instance goes through
+    res = privopt.exponential_mechanism(m.create_instance(), weights="open", epsilon=1.0, loss_range=(0, 1),
+                                        n_samples=3, random_state=0)
+    assert res.parameters["n_points"] == 8
+
+
+def _utility_pmedian(seed=5):
+    """The p-median written as a utility: each customer's gain 1 - distance (in [0, 1]),
+    maximized; the same decisions as the cost model."""
+    m, dist = _pmedian(n_sites=6, n_customers=15, k=2, seed=seed)
+    m.cost.deactivate()
+    m.gain = pyo.Objective(expr=sum((1 - float(dist[i, j])) * m.assign[i, j] for i in m.I for j in m.J),
+                           sense=pyo.maximize)
+    return m, dist
+
+
+def test_a_maximized_objective_needs_an_explicit_sense_and_is_then_the_negated_loss():
+    m, dist = _utility_pmedian()
+    with pytest.raises(ModelError, match="sense='maximize'"):
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=15,
+                                      public_constraints=["p"])
+    cost, _ = _pmedian(n_sites=6, n_customers=15, k=2, seed=5)
+    with pytest.raises(ModelError, match="minimized") as err:
+        privopt.exponential_mechanism(cost, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=15,
+                                      public_constraints=["p"], sense="maximize")
+    assert err.value.parameter == "sense"
+    with pytest.raises(ParameterError, match="sense"):
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=15,
+                                      public_constraints=["p"], sense="max")
+    # U(w) = n - cost(w): the utility's release is the cost model's release, seed by seed
+    for seed in range(5):
+        kw = dict(weights="open", epsilon=3.0, loss_range=(0, 1), n_samples=15, public_constraints=["p"],
+                  random_state=seed, method="permute_and_flip")
+        u = privopt.exponential_mechanism(m, sense="maximize", **kw)
+        c = privopt.exponential_mechanism(cost, **kw)
+        assert np.array_equal(u.weights, c.weights) and u.parameters["sense"] == "maximize"
+
+
+def test_scoring_time_is_predicted_from_public_sizes_and_time_limit_refuses_up_front(monkeypatch):
+    m, _ = _pmedian(n_sites=20, n_customers=30)
+    res = privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
+                                        public_constraints=["p"], random_state=0)
+    pred = res.report.predicted_time
+    assert np.isfinite(pred) and pred > 0
+    # twice the customers: a larger prediction, before any solve
+    big, _ = _pmedian(n_sites=20, n_customers=60)
+    w = [big.open[j] for j in big.J]
+    scorer = FixAndSolveScorer(big, w, resolve_grids(w), solver="highs", public_constraints=[big.p])
+    assert scorer.predicted_seconds() > pred
+    # refused up front: no solve runs
+    monkeypatch.setattr(HighsFixedSession, "solve_at", lambda *a, **k: pytest.fail("a solve ran"))
+    with pytest.raises(ParameterError, match="predicted") as err:
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
+                                      public_constraints=["p"], time_limit=pred / 10)
+    assert err.value.parameter == "time_limit"
+
+
+def test_a_set_built_from_dict_keys_prints_no_clone_error(caplog):
+    sites = {"a": (0.1, 0.2), "b": (0.8, 0.3), "c": (0.4, 0.9)}
+    cust = np.random.default_rng(0).random((8, 2))
+
+    def build():
+        m = pyo.ConcreteModel()
+        m.J = pyo.Set(initialize=sites.keys())                    # Pyomo cannot clone this initializer
+        m.I = pyo.RangeSet(0, len(cust) - 1)
+        m.open = pyo.Var(m.J, domain=pyo.Binary)
+        m.assign = pyo.Var(m.I, m.J, bounds=(0, 1))
+        m.p = pyo.Constraint(expr=sum(m.open[j] for j in m.J) == 1)
+        m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) == 1)
+        m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
+        m.cost = pyo.Objective(expr=sum(min(1.0, float(np.hypot(*(cust[i] - sites[j])))) * m.assign[i, j]
+                                        for i in m.I for j in m.J))
+        return m
+
+    m = build()
+    with caplog.at_level("WARNING", logger="pyomo"):
+        m.clone()                                                 # the message this test is about
+    assert "Unable to clone" in caplog.text
+    caplog.clear()
+    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=8, public_constraints=["p"], random_state=0)
+    with caplog.at_level("WARNING", logger="pyomo"):
+        fast = privopt.exponential_mechanism(m, **kw)             # the HiGHS session: no clone at all
+        slow = privopt.exponential_mechanism(m, solver="glpk", **kw) if solver_availability(
+            "glpk")[0] else fast                                  # Pyomo's path: a quiet clone
+        w = [m.open[j] for j in m.J]
+        clone = FixAndSolveScorer(m, w, resolve_grids(w), public_constraints=[m.p]).clone
+    assert "Unable to clone" not in caplog.text
+    assert fast.report.engine == "highs_fixed" and fast.weights.sum() == 1
+    assert clone is not m and len(clone.J) == 3 and not clone.p.active and m.p.active
+    assert np.array_equal(fast.weights, slow.weights)

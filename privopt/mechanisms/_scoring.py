@@ -22,6 +22,7 @@ reading the data's values, from public quantities only.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 
 import numpy as np
@@ -59,6 +60,18 @@ def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: 
     work = dense if sparse_work is None else min(dense, sparse_work)
     return work / SCORE_ENTRIES_PER_SECOND
 
+
+#: The fix-and-solve scorer's time PREDICTED from public sizes: (seconds per solve,
+#: seconds per solve and per row or column of the model) for each engine, and the setup
+#: time per row or column (reading the model into the solver).  Measured by
+#: ``benchmarks/bench_own_model_speed.py`` on a p-median of 4,020 columns and 4,201 rows
+#: (2 cores, other jobs running): about 2-3 ms per warm HiGHS re-solve (0.3 us per row or
+#: column) and 35-50 ms per solve through Pyomo's persistent interface (5 us); the
+#: constants are about 4x those, so that a busy machine still finishes within the
+#: prediction.  A model whose LP needs many more simplex iterations per point than an
+#: assignment can take longer: ``time_limit`` then still stops the run (nothing is released).
+FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7)}
+FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
 
 #: Default limit on |W| for the fix-and-solve engine (one solve per point).
 DEFAULT_MAX_EVALUATIONS = 10_000
@@ -166,6 +179,31 @@ def _separable_constraints(grids, norm_bound, cons, w_vars):
     return SeparableConstraints(tables, lower, upper, offset, rtol), others
 
 
+class _DropCloneNotice(logging.Filter):
+    """Drops Pyomo's "Unable to clone Pyomo component attribute" record."""
+
+    def filter(self, record):
+        return not str(record.getMessage()).startswith("Unable to clone Pyomo component attribute")
+
+
+def _quiet_clone(model):
+    """``model.clone()`` without Pyomo's "Unable to clone" ERROR line.
+
+    A Set initialized from ``dict.keys()`` keeps its (uncopyable) initializer
+    after construction; Pyomo's clone then logs an ERROR and sets that field
+    to None on the copy.  On a constructed component the initializer is never
+    used again, so the copy is complete; on an unconstructed (abstract) one
+    Pyomo raises CloneError, which is not silenced.  Only that one record of
+    the ``pyomo.core`` logger is dropped, only during this clone."""
+    logger = logging.getLogger("pyomo.core")
+    quiet = _DropCloneNotice()
+    logger.addFilter(quiet)
+    try:
+        return model.clone()
+    finally:
+        logger.removeFilter(quiet)
+
+
 def _weight_only(cons, weight_ids):
     """The constraints of ``cons`` whose variables are all weights (they are
     applied to the listed points; the others stay in the model)."""
@@ -219,12 +257,16 @@ class FixAndSolveScorer:
     W = prod_j grid_j, intersected with the ball ``norm_bound`` (if given) and
     with ``public_constraints``: the model's decision constraints that the
     caller declared public (:func:`privopt.models._contract.check_public_constraints`
-    has refused the model if any other exists).  The scorer works on a clone
-    (``model`` is never modified): it applies the declared constraints on the
-    weights alone to the listed points and deactivates them (every w in W
-    meets them; declared constraints that also involve auxiliary variables of
-    the decision stay in the model), fixes the weights
-    at each w in turn and minimizes over the remaining variables.  Every such
+    has refused the model if any other exists).  ``model`` is never modified:
+    W is listed from the constraints' numbers, read only; the declared
+    constraints on the weights alone are then dropped from what is solved
+    (every w in W meets them; declared constraints that also involve
+    auxiliary variables of the decision stay), the weights are fixed at each
+    w in turn and the remaining variables minimized.  On HiGHS the model is
+    read once into a :class:`privopt.solvers.HighsFixedSession` and never
+    cloned; other solvers work on a clone (:attr:`clone`, made on first use,
+    with Pyomo's "Unable to clone" log line about constructed components'
+    initializers silenced: see :func:`_quiet_clone`).  Every such
     solve must be certified optimal (:func:`privopt.solvers.is_certified`);
     otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
     """
@@ -240,16 +282,16 @@ class FixAndSolveScorer:
         self.abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
         self.solver_options = solver_options
         self.time_limit = time_limit
-        self.clone = model.clone()
-        self.w_vars = [self.clone.find_component(v) for v in w_vars]
-        self.d = len(self.w_vars)
+        self.model = model
+        self.user_w = list(w_vars)          # the user's own variables: read, never set
+        self.d = len(self.user_w)
         self.norm_bound = norm_bound
-        ids = {id(v) for v in self.w_vars}
-        cons = _weight_only([self.clone.find_component(c.name) for c in public_constraints], ids)
+        self._clone = None
+        self._term_name = None if public_term is None else public_term.name
+        ids = {id(v) for v in self.user_w}
+        self.weight_cons = _weight_only(list(public_constraints), ids)
         cap = max(self.max_points * 100, 1_000_000)
-        points = self._list_w(grids, norm_bound, cons, cap)
-        for con in cons:
-            con.deactivate()
+        points = self._list_w(grids, norm_bound, self.weight_cons, cap)
         self.points = points
         self.n_points = int(points.shape[0])
         if self.n_points > self.max_points:
@@ -260,18 +302,18 @@ class FixAndSolveScorer:
                 "(privopt.opdisc), which solves one MILP whatever |W|.", "max_points")
         from pyomo.core.expr.visitor import identify_variables
 
-        others = set()
+        # direct: no variable but the weights anywhere (the objective first: it usually has one)
+        self.direct = True
+        dropped = {id(c) for c in self.weight_cons}
         for comp in itertools.chain(
-                self.clone.component_data_objects(pyo.Objective, active=True, descend_into=True),
-                self.clone.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
+                model.component_data_objects(pyo.Objective, active=True, descend_into=True),
+                model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
+            if id(comp) in dropped:
+                continue
             expr = comp.expr if comp.ctype is pyo.Objective else comp.body
-            for v in identify_variables(expr, include_fixed=False):
-                if id(v) not in ids:
-                    others.add(id(v))
-        self.direct = not others
-        self.objective = next(self.clone.component_data_objects(pyo.Objective, active=True,
-                                                                 descend_into=True))
-        self.public_term = None if public_term is None else self.clone.find_component(public_term.name)
+            if any(id(v) not in ids for v in identify_variables(expr, include_fixed=False)):
+                self.direct = False
+                break
         #: whether blocks() may use the HiGHS session (False: Pyomo's path, as before the session)
         self.fast = True
         self.engine, self.solves, self.points_scored = None, 0, 0
@@ -287,7 +329,7 @@ class FixAndSolveScorer:
         constraints on the weights that are not linear filter the listed
         points.  Otherwise (or when the count gives up on irregular numbers)
         the product grid inside the ball is listed and filtered, as before."""
-        sep, others = _separable_constraints(grids, norm_bound, cons, self.w_vars) if cons else (None, cons)
+        sep, others = _separable_constraints(grids, norm_bound, cons, self.user_w) if cons else (None, cons)
         n_listed = None if sep is None else count_constrained_points(sep)
         if sep is not None and n_listed is not None:
             limit = cap if others else self.max_points
@@ -322,8 +364,37 @@ class FixAndSolveScorer:
                                     if sep is not None else ""))
             others = cons
         if others:
-            points = _filter_by_constraints(points, others, self.w_vars)
+            # evaluated on the clone (the filter sets the weights' values there, never on the user's model)
+            points = _filter_by_constraints(points, [self.clone.find_component(c.name) for c in others],
+                                            self.w_vars)
         return points
+
+    @property
+    def clone(self):
+        """The clone of the user's model that Pyomo's path fixes and solves
+        (made on first use): the declared constraints on the weights alone
+        deactivated, :attr:`w_vars` its weights."""
+        if self._clone is None:
+            clone = _quiet_clone(self.model)
+            for con in self.weight_cons:
+                clone.find_component(con.name).deactivate()
+            self._w_vars = [clone.find_component(v) for v in self.user_w]
+            self._clone = clone
+        return self._clone
+
+    @property
+    def w_vars(self):
+        """The clone's weights (in the order of the user's)."""
+        self.clone  # noqa: B018 (made on first use)
+        return self._w_vars
+
+    @property
+    def objective(self):
+        return next(self.clone.component_data_objects(pyo.Objective, active=True, descend_into=True))
+
+    @property
+    def public_term(self):
+        return None if self._term_name is None else self.clone.find_component(self._term_name)
 
     def term_values(self, points) -> np.ndarray:
         """C(w) of the declared public term at each row of ``points`` (zeros
@@ -343,9 +414,16 @@ class FixAndSolveScorer:
         return out
 
     def predicted_seconds(self, n_records=None) -> float:
-        """Without a solve there is no public prediction of a solve's time:
-        the limit is on |W| (``max_points``)."""
-        return float("nan")
+        """Seconds to score W, predicted from public sizes only: |W| and the
+        model's numbers of variables and active constraints (never a solve,
+        never the data's values), at the rates of :data:`FIX_SOLVE_RATES` for
+        the engine :meth:`blocks` will try (the HiGHS session for HiGHS)."""
+        size = self.model.nvariables() + sum(
+            1 for _ in self.model.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+        engine = ("direct" if self.direct else "highs_fixed"
+                  if self.fast and str(self.solver).lower() in ("highs", "appsi_highs") else "pyomo")
+        base, per_entry = FIX_SOLVE_RATES[engine]
+        return size * FIX_SOLVE_SETUP_PER_ENTRY + self.n_points * (base + size * per_entry)
 
     def blocks(self, block_points=256):
         """``(points, losses)`` block by block in W's order.  Each loss is
@@ -358,10 +436,10 @@ class FixAndSolveScorer:
         the work done."""
         start = time.perf_counter()
         session = None
-        if not self.direct and self.fast:
-            session = HighsFixedSession.build(self.clone, self.w_vars, solver=self.solver,
+        if not self.direct and self.fast:   # on the user's model, read only: no clone
+            session = HighsFixedSession.build(self.model, self.user_w, solver=self.solver,
                                               threads=self.threads, abs_gap=self.abs_gap,
-                                              options=self.solver_options)
+                                              options=self.solver_options, relax=self.weight_cons)
         opt = None if (self.direct or session is not None) else persistent_solver(self.solver)
         self.engine = ("direct" if self.direct else "highs_fixed" if session is not None
                        else "pyomo_persistent" if opt is not None else "pyomo")
@@ -404,6 +482,7 @@ class FixAndSolveScorer:
                 losses[i] = float(report.objective)
                 solved = True
             yield pts, losses
-        for v in self.w_vars:
-            v.unfix()
+        if self._clone is not None:
+            for v in self.w_vars:
+                v.unfix()
 

@@ -7,6 +7,7 @@ import math
 import time
 
 import numpy as np
+import pyomo.environ as pyo
 
 from .._limits import LOCAL_SECONDS
 from .._progress import progress_bar
@@ -100,6 +101,7 @@ def exponential_mechanism(
     executor=None,
     public_constraints=None,
     public_term=None,
+    sense: str = "minimize",
 ) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
@@ -149,7 +151,7 @@ def exponential_mechanism(
     constraint on the decision alone (or a weight bound given by a mutable
     Param) not declared public, a missing
     loss_range, continuous or unbounded weights, an empty W, a maximized
-    objective, |W| above ``max_points``, or (enumeration) a running time
+    objective without ``sense="maximize"``, |W| above ``max_points``, or (enumeration) a running time
     predicted from |W|, n and d above ``time_limit``.  These depend on public
     quantities only.  Two refusals can depend on the data, and so are
     themselves observable: a solve of the fix-and-solve path that is not
@@ -219,6 +221,14 @@ def exponential_mechanism(
         fixed before the data (a public fixed cost C(w)): L(w) = sum_i l_i(w)
         + C(w).  It cannot change between neighbours, so it adds nothing to
         the sensitivity, and the range check applies to L(w) - C(w).
+    sense : {"minimize", "maximize"}
+        ``"minimize"`` (default): the objective is a loss, minimized; a
+        maximized objective is refused.  ``"maximize"`` (a user's model
+        only): the objective is a utility U(D, w) = sum_i u_i(w), maximized
+        over the other variables with w fixed, each u_i in ``loss_range``;
+        privopt selects with the loss L = -U (the same sensitivity b - a,
+        the range check on U as written).  The objective must then be
+        maximized: privopt never flips a sense on its own.
 
     Returns
     -------
@@ -252,7 +262,19 @@ def exponential_mechanism(
         norm_bound = check_positive(norm_bound, "norm_bound")
     if not isinstance(solver, str):
         raise ParameterTypeError(f"solver must be a solver name, got {type(solver).__name__}.", "solver")
-    check_model_objective(model)
+    sense = _check_sense(sense)
+    objective = check_model_objective(model, minimize=False)
+    if sense == "minimize" and objective.sense != pyo.minimize:
+        raise ModelError(
+            "model: the objective is maximized, and private selection minimizes a loss. If it is a utility "
+            "(a sum of n per-record terms in loss_range), pass sense='maximize': privopt then selects with "
+            "the loss -U, and the sense is never flipped without your word. Otherwise negate the expression "
+            "and declare sense=pyomo.minimize.", "model")
+    if sense == "maximize" and objective.sense != pyo.maximize:
+        raise ModelError(
+            "sense: 'maximize' was given but the model's objective is minimized; pass sense='minimize' "
+            "(the default) for a loss, or declare the utility's objective with sense=pyomo.maximize.",
+            "sense")
 
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model.", "model")
@@ -276,7 +298,7 @@ def exponential_mechanism(
             "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
             "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
     if solver_key in ("auto", "enumerate") and is_model_w:
-        check_unchanged(model, halfspace, None)
+        check_unchanged(model, halfspace, None)     # privopt's 0/1-loss models are minimized (checked above)
         problem = topdown_problem(halfspace, norm_bound)
         if problem is not None:
             return _select_topdown(problem, halfspace, w_vars, epsilon=epsilon, method=method, beta=beta,
@@ -334,7 +356,8 @@ def exponential_mechanism(
                         "the guarantee would not hold; nothing is released. Fix loss_range or the model "
                         "(a cost that depends on the decision alone and is public can be declared with "
                         "public_term=).", "model")
-            keys = selection_keys(losses, noise_scale, method, rng)
+            # a utility (sense="maximize", checked above against the objective) is selected as the loss -U
+            keys = selection_keys(losses if sense == "minimize" else -losses, noise_scale, method, rng)
             k = int(np.argmax(keys))
             if keys[k] > best_key:
                 best_key, best_w = float(keys[k]), np.array(pts[k], dtype=float)
@@ -351,6 +374,7 @@ def exponential_mechanism(
 
     parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), getattr(scorer, "norm_bound", None), scorer.path)
+    parameters["sense"] = sense
     return PrivateResult(
         labels=weight_labels(w_vars),
         weights=released,
@@ -377,6 +401,14 @@ def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> Selection
         report.reason = ("privopt's 0/1-loss model whose W cannot be split by support: every point scored "
                          "by the exact enumeration")
     return report
+
+
+def _check_sense(sense) -> str:
+    """``sense`` as "minimize" or "maximize" (the objective's declared direction)."""
+    if not isinstance(sense, str) or sense.strip().lower() not in ("minimize", "maximize"):
+        raise ParameterError(f"sense must be 'minimize' (a loss, the default) or 'maximize' (a utility), got "
+                             f"{sense!r}.", "sense")
+    return sense.strip().lower()
 
 
 def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,

@@ -65,9 +65,10 @@ class HighsCostSession:
         self._h.changeColsCost(len(self._cols), self._cols, c)
         return self._run("warm re-solve with changed costs (highspy)")
 
-    def _run(self, message):
+    def _run(self, message, values=True):
         """Run HiGHS on the model as it stands; (values of the chosen columns or
-        None, SolveReport certified by privopt's rule)."""
+        None, SolveReport certified by privopt's rule).  ``values=False``
+        skips copying the solution out of HiGHS (only the report is needed)."""
         import highspy
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
@@ -93,9 +94,9 @@ class HighsCostSession:
             bound = obj if (has and optimal) else None
         else:
             bound = float(info.mip_dual_bound)
-        values = None
-        if has:
-            values = np.asarray(h.getSolution().col_value, dtype=float)[self._cols]
+        out = None
+        if has and values:
+            out = np.asarray(h.getSolution().col_value, dtype=float)[self._cols]
         report = _report(self._spec, self._version, tc, sol_status, obj, bound, wall, self._time_limit, 0.0,
                          self._abs_gap, self._options, message)
-        return values, report
+        return out, report

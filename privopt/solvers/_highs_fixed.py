@@ -34,10 +34,13 @@ class HighsFixedSession(HighsCostSession):
 
     @classmethod
     def build(cls, model, variables, *, solver="highs", time_limit=None, threads=None, abs_gap=None,
-              options=None):
-        """A session on ``model`` (loaded into a new HiGHS model; ``variables``
-        must be unfixed), or None where privopt has no such path for ``solver``.
-        ``options`` are HiGHS option names, set as given."""
+              options=None, relax=()):
+        """A session on ``model`` (read into a new HiGHS model, never modified;
+        ``variables`` must be unfixed), or None where privopt has no such path
+        for ``solver``.  ``options`` are HiGHS option names, set as given.
+        The rows of the constraints in ``relax`` (constraints of ``model`` on
+        ``variables`` alone, which every point solved at is known to meet) get
+        infinite bounds: they are not part of what is solved."""
         try:
             spec = get_spec(solver)
         except Exception:   # an unknown name: the caller's own path reports it
@@ -61,6 +64,14 @@ class HighsFixedSession(HighsCostSession):
             return None
         import highspy
 
+        con_map = getattr(opt, "_pyomo_con_to_solver_con_map", None)
+        if relax:
+            rows = [con_map.get(con) if con_map is not None else None for con in relax]
+            if any(r is None for r in rows):
+                return None
+            r = np.asarray(rows, dtype=np.int32)
+            inf = np.full(len(r), highspy.kHighsInf)
+            highs.changeRowsBounds(len(r), r, -inf, inf)
         cols = np.asarray(columns, dtype=np.int32)
         highs.changeColsIntegrality(len(cols), cols,
                                     np.array([highspy.HighsVarType.kContinuous] * len(cols)))
@@ -83,4 +94,4 @@ class HighsFixedSession(HighsCostSession):
         self._h.changeColsBounds(len(self._cols), self._cols, v, v)
         self._time_limit = time_limit
         self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
-        return self._run("warm re-solve with the decision's columns fixed (highspy)")[1]
+        return self._run("warm re-solve with the decision's columns fixed (highspy)", values=False)[1]
