@@ -43,6 +43,8 @@ SCRIPTS = {
                                ["--seeds", "1", "--n", "3000", "--d", "10"]),
     "bench_opsamp_persistent.py": ([], ["--calls", "8", "--repeats", "1", "--tag", "_quick"]),
     "bench_rspm_time.py": ([], ["--features", "10", "--seeds", "1", "--eps", "1", "--time-limit", "20"]),
+    "bench_own_model_speed.py": (["--repeats", "3"], ["--customers", "50", "--repeats", "1", "--out",
+                                                      "benchmarks/results/own_model_speed_quick.md"]),
 }
 
 #: script -> why run_all.py does not run it (tests/test_benchmarks_listed.py checks that

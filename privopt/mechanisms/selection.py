@@ -237,7 +237,8 @@ def exponential_mechanism(
         ``method``, ``sensitivity`` (Delta), ``loss_range``, ``noise_scale``
         (2 Delta / epsilon), ``n_points`` (|W|), ``alpha``, ``alpha_per_record``
         (alpha / n), ``beta``, ``n_samples``, ``dim``, ``norm_bound``,
-        ``path``; ``report`` is a :class:`SelectionReport` (not private).
+        ``path``, ``sense`` (the scored paths); ``report`` is a
+        :class:`SelectionReport` (not private): which path ran and why.
 
     References
     ----------
