@@ -326,3 +326,19 @@ def test_a_set_built_from_dict_keys_prints_no_clone_error(caplog):
     assert fast.report.engine == "highs_fixed" and fast.weights.sum() == 1
     assert clone is not m and len(clone.J) == 3 and not clone.p.active and m.p.active
     assert np.array_equal(fast.weights, slow.weights)
+
+
+def test_every_scored_path_says_which_engine_ran_and_why():
+    from privopt import audit
+    from privopt.models import zero_one_halfspace
+
+    model = zero_one_halfspace(*audit.selection_instance().data(0))
+    res = privopt.exponential_mechanism(model, epsilon=1.0, random_state=0)
+    rep = res.report
+    assert rep.engine == rep.path and rep.path in ("topdown", "enumerate") and rep.reason
+    assert rep.listing is None and rep.solves == 0
+    m, _, _ = _knapsack_choice()  # an objective of the weights alone: evaluated, no solver
+    rep = privopt.exponential_mechanism(m, weights="x", epsilon=1.0, loss_range=(0, 1), n_samples=3,
+                                        public_constraints=["cap"], random_state=0).report
+    assert rep.engine == "direct" and rep.solves == 0 and rep.points_scored == 8 and rep.listing == "constraints"
+    assert "fixing the decision" in rep.reason and "linear constraint" in rep.reason

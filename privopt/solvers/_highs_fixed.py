@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dispatch import DEFAULT_ABS_GAP, get_spec, persistent_solver, solver_availability
+from ._dispatch import DEFAULT_ABS_GAP, get_spec, persistent_solver, solve_lock, solver_availability
 from ._highs_costs import HighsCostSession
 
 __all__ = ["HighsFixedSession"]
@@ -51,7 +51,8 @@ class HighsFixedSession(HighsCostSession):
         if opt is None:
             return None
         try:
-            opt.set_instance(model)
+            with solve_lock():   # Pyomo redirects the output while it reads the model, as in a solve
+                opt.set_instance(model)
         except Exception:   # a model Pyomo's HiGHS interface does not take (e.g. nonlinear)
             return None
         highs = getattr(opt, "_solver_model", None)
