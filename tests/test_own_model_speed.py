@@ -81,6 +81,21 @@ def test_cardinality_and_knapsack_are_counted_without_the_product():
     assert count_constrained_points(knap) == brute == len(constrained_points(g12, knap))
 
 
+def test_weak_bounds_do_not_make_the_listing_explore_dead_prefixes():
+    # 22 items of weights 1000 + j, an exact total only indices 0..10 reach: one point of W.
+    # Bounds on partial sums alone keep ~C(22, 11) prefixes alive; the listing keeps only
+    # the prefixes of that point (the count's states that have a completion).
+    d = 22
+    grids = [[0.0, 1.0]] * d
+    a = 1000.0 + np.arange(d)
+    cons = SeparableConstraints(linear_tables(grids, [a]), 11 * 1000 + 55, 11 * 1000 + 55)
+    assert count_constrained_points(cons) == 1
+    pts = constrained_points(grids, cons)
+    assert pts.tolist() == [[1.0] * 11 + [0.0] * 11]
+    empty = SeparableConstraints(linear_tables(grids, [a]), 7, 7)      # no point at all
+    assert count_constrained_points(empty) == 0 and constrained_points(grids, empty).shape == (0, d)
+
+
 def test_partial_assignments_that_cannot_be_completed_are_recognised():
     grids = [[0.0, 1.0]] * 5
     cons = SeparableConstraints(linear_tables(grids, [[1.0] * 5]), 2, 2)

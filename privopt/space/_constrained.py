@@ -6,10 +6,11 @@ where t_rj(g) is coordinate j's contribution to row r when it takes the value g.
 constraint sum_j a_rj w_j has t_rj(g) = a_rj g (:func:`linear_tables`); the ball
 sum_j w_j^2 <= D^2 has t_j(g) = g^2 (or its exact integer units).  A cardinality constraint
 sum_j open_j == k on 20 binaries leaves C(20, k) points of the 2^20 of the product: this
-module counts them (by dynamic programming over the distinct partial sums) and lists them
-(depth first over the coordinates, pruned as soon as no completion can meet a row: the
-partial sum plus the smallest and largest sums the remaining coordinates can add), so the
-work follows |W|, not the product.
+module counts them (by dynamic programming over the distinct partial sums, pruned as soon
+as no completion can meet a row: the partial sum plus the smallest and largest sums the
+remaining coordinates can add) and lists them (over the coordinates, keeping only the
+partial assignments whose state in that programme has a completion), so the work follows
+the number of distinct partial sums and |W|, not the product.
 
 The order is the one of :func:`privopt.space.grid_points` (the LAST coordinate most
 significant, each coordinate's values in its grid's order): the listed points are exactly
@@ -110,54 +111,92 @@ def partial_feasible(cons: SeparableConstraints, fixed_sums, j) -> np.ndarray:
     return cons.can_complete(np.atleast_2d(fixed_sums), j)
 
 
+class _StateGraph:
+    """The distinct partial sums of W's constraints, coordinate d-1 first.
+
+    ``states[t]`` are the distinct sum vectors once coordinates d-1..d-1-t are
+    fixed (offset included; ``t = -1`` is the offset alone), ``child[t][s, k]``
+    the index in ``states[t]`` reached from state ``s`` of level t-1 with value
+    k of coordinate d-1-t (-1 when pruned), ``alive[t][s]`` whether state ``s``
+    has a completion that meets every row, and ``counts`` the number of points
+    of W.  Built forward (counting prefixes), then ``alive`` backward, so that
+    listing keeps only prefixes that end in a point: the listing's work and
+    memory are at most d |W| times a grid's size, whatever the pruning missed."""
+
+    def __init__(self, cons: SeparableConstraints, max_states: int):
+        d = cons.d
+        sums = cons.offset[None, :].copy()
+        mult = np.ones(1, dtype=object)
+        self.child: list = []
+        self.ok = True
+        for j in range(d - 1, -1, -1):
+            tab = cons.tables[j]
+            K = tab.shape[1]
+            m = sums.shape[0]
+            new = (sums[:, None, :] + tab.T[None, :, :]).reshape(m * K, cons.rows)
+            keep = cons.can_complete(new, j) if j > 0 else cons.test(new)
+            child = np.full(m * K, -1, dtype=np.int64)
+            if keep.any():
+                if cons.rows:
+                    uniq, inverse = np.unique(new[keep], axis=0, return_inverse=True)
+                else:
+                    uniq, inverse = new[keep][:1], np.zeros(int(keep.sum()), dtype=np.int64)
+                inverse = inverse.reshape(-1)
+            else:
+                uniq, inverse = new[:0], np.zeros(0, dtype=np.int64)
+            if uniq.shape[0] > max_states:
+                self.ok = False
+                return
+            child[keep] = inverse
+            counts = np.zeros(uniq.shape[0], dtype=object)
+            np.add.at(counts, inverse, np.repeat(mult, K)[keep])
+            self.child.append(child.reshape(m, K))
+            sums, mult = uniq, counts
+        self.count = int(mult.sum()) if d else 1
+        # alive, backward: every final state met the test; a state lives if one child does
+        alive = np.ones(sums.shape[0], dtype=bool)
+        self.alive = [alive]
+        for t in range(d - 1, 0, -1):
+            ch = self.child[t]
+            alive = (((ch >= 0) & alive[np.maximum(ch, 0)]).any(axis=1) if alive.size
+                     else np.zeros(ch.shape[0], dtype=bool))
+            self.alive.insert(0, alive)
+
+
 def count_constrained_points(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> int | None:
     """|W|, by dynamic programming over the distinct partial sums (coordinate d-1
     first, as :func:`constrained_points` sums), or None when some coordinate has more
     than ``max_states`` distinct partial sums.  Python integers (no overflow)."""
-    d = cons.d
-    sums = cons.offset[None, :].copy()
-    counts = np.ones(1, dtype=object)
-    for j in range(d - 1, -1, -1):
-        t = cons.tables[j]                      # (rows, K)
-        K = t.shape[1]
-        new = (sums[:, None, :] + t.T[None, :, :]).reshape(sums.shape[0] * K, cons.rows)
-        mult = np.repeat(counts, K)
-        keep = cons.can_complete(new, j) if j > 0 else cons.test(new)
-        new, mult = new[keep], mult[keep]
-        if new.shape[0] == 0:
-            return 0
-        if cons.rows == 0:
-            sums, counts = new[:1], np.array([int(mult.sum())], dtype=object)
-            continue
-        sums, inverse = np.unique(new, axis=0, return_inverse=True)
-        if sums.shape[0] > max_states:
-            return None
-        counts = np.zeros(sums.shape[0], dtype=object)
-        np.add.at(counts, inverse.reshape(-1), mult)
-    return int(counts.sum())
+    graph = _StateGraph(cons, max_states)
+    return graph.count if graph.ok else None
 
 
-def constrained_points(grids: Sequence[Sequence[float]], cons: SeparableConstraints) -> np.ndarray:
+def constrained_points(grids: Sequence[Sequence[float]], cons: SeparableConstraints,
+                       max_states: int = MAX_COUNT_STATES) -> np.ndarray:
     """The points of W (shape (|W|, d)), in the order of the product grid (the last
-    coordinate most significant): coordinate d-1 is fixed first and every partial
-    assignment that cannot be completed is dropped before the next coordinate."""
+    coordinate most significant): coordinate d-1 is fixed first, and only partial
+    assignments that end in a point of W are kept (the states of the count's dynamic
+    programme that have a completion), so no work is spent on dead prefixes.  Raises
+    ValueError when the count gives up (``max_states``)."""
     d = len(grids)
     if d != cons.d:
         raise ValueError("one table per coordinate is needed")
+    graph = _StateGraph(cons, max_states)
+    if not graph.ok:
+        raise ValueError("too many distinct partial sums to list W through these constraints")
     idx = np.zeros((1, 0), dtype=np.int32)        # columns: coordinates d-1, d-2, ... fixed so far
-    sums = cons.offset[None, :].copy()
-    for j in range(d - 1, -1, -1):
-        t = cons.tables[j]
-        K = t.shape[1]
-        m = idx.shape[0]
-        new_sums = (sums[:, None, :] + t.T[None, :, :]).reshape(m * K, cons.rows)
-        new_idx = np.hstack([np.repeat(idx, K, axis=0), np.tile(np.arange(K, dtype=np.int32), m)[:, None]])
-        keep = cons.can_complete(new_sums, j) if j > 0 else cons.test(new_sums)
-        idx, sums = new_idx[keep], new_sums[keep]
+    state = np.zeros(1, dtype=np.int64)
+    for t in range(d):
+        ch = graph.child[t][state]                # (m, K)
+        live = ch >= 0
+        live[live] = graph.alive[t][ch[live]]
+        rows, ks = np.nonzero(live)               # row-major: prefix first, then the value's index
+        idx = np.hstack([idx[rows], ks.astype(np.int32)[:, None]])
+        state = ch[rows, ks]
         if idx.shape[0] == 0:
             break
     values = np.empty((idx.shape[0], d), dtype=np.float64)
-    if idx.shape[0]:
+    if idx.shape[0] and d:
         for col, j in enumerate(range(d - 1, -1, -1)):
             values[:, j] = np.asarray(grids[j], dtype=np.float64)[idx[:, col]]
     return values
