@@ -357,3 +357,19 @@ def test_every_scored_path_says_which_engine_ran_and_why():
                                         public_constraints=["cap"], random_state=0).report
     assert rep.engine == "direct" and rep.solves == 0 and rep.points_scored == 8 and rep.listing == "constraints"
     assert "fixing the decision" in rep.reason and "linear constraint" in rep.reason
+
+
+def test_a_model_highs_cannot_read_with_the_decision_free_falls_back_to_pyomo():
+    # w0 * w1 is bilinear with the decision free, linear once it is fixed: Pyomo's path scores it
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(2), domain=pyo.Integers, bounds=(0, 2))
+    m.y = pyo.Var(range(3), bounds=(0, 1))
+    a = [0.2, 0.5, 0.9]
+    m.c = pyo.Constraint(range(3), rule=lambda m, i: m.y[i] >= a[i] * m.w[0] * m.w[1] / 4 - 0.1 * m.w[0])
+    m.obj = pyo.Objective(expr=sum(m.y[i] for i in range(3)))
+    w = [m.w[0], m.w[1]]
+    scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs")
+    pts, losses = map(np.concatenate, zip(*scorer.blocks()))
+    assert scorer.engine == "pyomo_persistent" and scorer.solves == 9
+    brute = np.array([sum(max(0.0, ai * p[0] * p[1] / 4 - 0.1 * p[0]) for ai in a) for p in pts.reshape(-1, 2)])
+    assert np.allclose(losses, brute, atol=1e-7)
