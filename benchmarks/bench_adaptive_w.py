@@ -186,8 +186,24 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
     ap.add_argument("--out", default=str(OUT / "adaptive_w"))
+    ap.add_argument("--roles", nargs="*", help="run only the sets of these roles (dev, aside, fresh)")
+    ap.add_argument("--merge", nargs="*", help="write the tables from these CSV files (of runs split by --roles "
+                                               "or --only) instead of running")
     args = ap.parse_args(argv)
-    rows = run(args.seeds, tuple(args.epsilons), args.only)
+    if args.merge:
+        rows = [r for path in args.merge for r in _common.read_csv(path)]
+        for r in rows:
+            for key in ("eps", "accuracy", "seconds", "offered"):
+                r[key] = float(r[key])
+            for key in ("seed", "n_train", "d"):
+                r[key] = int(r[key])
+        order = {"dev": 0, "aside": 1, "fresh": 2}
+        rows.sort(key=lambda r: order[r["role"]])
+    else:
+        only = args.only
+        if args.roles:
+            only = [name for role, name, *_ in all_datasets(only) if role in args.roles]
+        rows = run(args.seeds, tuple(args.epsilons), only)
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.seeds, tuple(args.epsilons)))
     print(f"wrote {args.out}.csv and {args.out}.md")

@@ -40,6 +40,10 @@ _SELECTION = ("permute_and_flip", "exponential")
 #: A resolution beyond the first is offered only if sampling it exactly is
 #: predicted (from public quantities) to take at most this many seconds.
 LADDER_SECONDS = 10.0
+#: ... and, where it cannot be split by support (every point is scored), only if it has at
+#: most this many points (the prediction of that path ran up to 2.5 times short above a
+#: million points on a loaded machine).
+LADDER_ENUMERATE_POINTS = 1_000_000
 #: The prior over the offered resolutions (:func:`privopt.space.ladder_prior`).
 LADDER_PRIOR = "occam"
 
@@ -131,7 +135,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
     (feature levels, weight grid, ball; :func:`privopt.space.default_ladder`):
     the single default W below first, then finer ones, each kept only where
-    sampling it exactly is predicted to take at most ``LADDER_SECONDS`` and
+    sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
+    has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
+    support) and
     where the public budget rule :func:`privopt.space.ladder_cap`
     (epsilon, n and |W_r| only) allows it.  One private selection then
     releases a resolution and a point together, with the public base measure
@@ -460,8 +466,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """The resolutions offered to the data, coarsest first, as (Resolution,
         discretized X, discretizer) triples: the first is the single default W;
         each further one is kept if sampling it exactly is predicted to take at
-        most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels) and within the
-        public budget rule :func:`privopt.space.ladder_cap`."""
+        most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels), with at most
+        ``LADDER_ENUMERATE_POINTS`` points where every point is scored, and
+        within the public budget rule :func:`privopt.space.ladder_cap`.
+        Returns the triples and the |W_r|."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
@@ -484,7 +492,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             regions = self._public_topdown_regions(Xr, res)
             if i > 0:
                 work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
-                if size >= 10 ** 18 or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
+                too_many = size >= 10 ** 18 or (regions is None and size > LADDER_ENUMERATE_POINTS)
+                if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
                         != "permute_and_flip":
                     continue
             seen.add(key)
@@ -552,8 +561,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self._uses_ladder(mechanism, milp_solver):
             ladder, sizes = self._ladder(Xa, Xd, n, epsilon)
         if ladder is not None and len(ladder) > 1:
-            models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
             prior = ladder_prior(sizes, epsilon, n, LADDER_PRIOR)
+            # a weight that underflows to 0 (epsilon n in the hundreds of thousands) leaves its W out: a public
+            # choice, like the prior itself
+            ladder = [rung for rung, p in zip(ladder, prior) if p > 0]
+            sizes, prior = [m for m, p in zip(sizes, prior) if p > 0], prior[prior > 0]
+        if ladder is not None and len(ladder) > 1:
+            models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
             result = mixture_selection(models, epsilon=epsilon, method=mechanism, prior=prior,
                                        time_limit=self.time_limit, random_state=self.random_state)
             r = int(result.parameters["resolution"])
@@ -562,7 +576,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             self.resolution_ = ladder[r][0]
             self.resolutions_ = tuple(res for res, _, _ in ladder)
             self.mechanism_reason_ += (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
-                                       f"{', '.join(f'{m:,}' for m in sizes)}) with a uniform base measure")
+                                       f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "
+                                       f"pi_r / |W_r|, pi the {LADDER_PRIOR} prior")
         elif mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
