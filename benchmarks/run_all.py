@@ -39,6 +39,8 @@ SCRIPTS = {
     "bench_discretization.py": ([], []),
     "bench_branch_and_bound.py": (["--before", "c15d419"], ["--instances", "dense-synthetic-41"]),
     "bench_topdown.py": (["--n", "20000", "--seeds", "3"], ["--n", "2000", "--seeds", "1"]),
+    "bench_adaptive_w.py": (["--seeds", "5"], ["--seeds", "1", "--epsilons", "0.1", "2",
+                                               "--only", "twoclass_2", "mroz_7"]),
     "bench_scoring_speed.py": (["--seeds", "3", "--n", "30000", "--d", "30"],
                                ["--seeds", "1", "--n", "3000", "--d", "10"]),
     "bench_opsamp_persistent.py": ([], ["--calls", "8", "--repeats", "1", "--tag", "_quick"]),
