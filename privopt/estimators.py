@@ -41,9 +41,10 @@ _SELECTION = ("permute_and_flip", "exponential")
 #: predicted (from public quantities) to take at most this many seconds.
 LADDER_SECONDS = 10.0
 #: ... and, where it cannot be split by support (every point is scored), only if it has at
-#: most this many points (the prediction of that path ran up to 2.5 times short above a
-#: million points on a loaded machine).
-LADDER_ENUMERATE_POINTS = 1_000_000
+#: most this many points: scoring a million points took 6 to 7 s per fit on a 420-record set
+#: (30 times the single default W), and the prediction of that path ran up to 2.5 times
+#: short above a million points on a loaded machine.
+LADDER_ENUMERATE_POINTS = 400_000
 #: The prior over the offered resolutions (:func:`privopt.space.ladder_prior`).
 LADDER_PRIOR = "occam"
 
