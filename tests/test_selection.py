@@ -293,8 +293,8 @@ def test_bad_inputs_are_refused():
     big = pyo.ConcreteModel()
     big.x = pyo.Var(range(8), domain=pyo.Integers, bounds=(0, 9))
     big.obj = pyo.Objective(expr=sum(big.x.values()))
-    with pytest.raises(ParameterError, match="max_points"):
-        privopt.exponential_mechanism(big, weights=big.x, epsilon=1.0, loss_range=1)
+    with pytest.raises(ParameterError, match="max_points"):   # above max_points, path="auto" would bound regions
+        privopt.exponential_mechanism(big, weights=big.x, epsilon=1.0, loss_range=1, path="score")
 
 
 def test_predicted_time_above_time_limit_is_refused_before_scoring():

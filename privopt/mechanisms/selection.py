@@ -13,7 +13,7 @@ from .._limits import LOCAL_SECONDS
 from .._progress import progress_bar
 from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from .._random import check_random_state
-from .._validation import check_bool, check_epsilon, check_int, check_positive, check_probability
+from .._validation import check_bool, check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
@@ -22,10 +22,16 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
-from ._scoring import FixAndSolveScorer, HalfspaceScorer
-from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_top_down
+from ._bounded import PyomoBoundOracle, prefix_space
+from ._scoring import DEFAULT_MAX_EVALUATIONS, FixAndSolveScorer, HalfspaceScorer, _weight_only
+from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_prefix, sample_top_down
 
-__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem"]
+__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem", "SELECTION_PATHS"]
+
+#: The values of ``exponential_mechanism(path=...)``: ``"auto"`` (score every point of W
+#: while |W| <= max_points, else the bounded sampler), ``"score"`` (every point scored, or
+#: a refusal above max_points), ``"bounded"`` (the bounded sampler whatever |W|).
+SELECTION_PATHS = ("auto", "score", "bounded")
 
 #: Scoring predicted to take longer than this shows a progress bar (seconds).
 _PROGRESS_AFTER = 10.0
@@ -35,7 +41,7 @@ class SelectionReport:
     """Diagnostics of one private selection (NOT private: they depend on the
     data; keep them with the data curator).
 
-    Attributes: ``path`` ("topdown", "enumerate" or "fix_and_solve"),
+    Attributes: ``path`` ("topdown", "enumerate", "fix_and_solve" or "bounded"),
     ``solver``, ``n_points`` (|W|), ``wall_time``, ``predicted_time`` (from
     public quantities; NaN where there is none), ``certified_optimal``
     (always True: a release happens only when every loss was exact); on the
@@ -51,7 +57,11 @@ class SelectionReport:
     or ``"pyomo"``, Pyomo's ``Var.fix`` and a persistent or fresh solve;
     ``"direct"``, an objective of the decision alone evaluated; ``"enumerate"``
     and ``"topdown"`` on the 0/1-loss models), ``points_scored`` and
-    ``solves`` (certified solves; 0 where no solver ran)."""
+    ``solves`` (certified solves; 0 where no solver ran).  On the bounded
+    path (``path="bounded"``: A* sampling over prefixes of the decision) also
+    ``regions_solved`` (certified LP relaxations solved as bounds) and
+    ``regions_expanded`` (regions split), ``listing`` is ``"prefixes"`` and
+    ``predicted_time`` is NaN (the work depends on how tight the bounds are)."""
 
     certified_optimal = True
     reason: str = ""
@@ -59,6 +69,8 @@ class SelectionReport:
     engine: str | None = None
     solves: int = 0
     points_scored: int | None = None
+    regions_solved: int | None = None
+    regions_expanded: int | None = None
 
     def __init__(self, path, solver, n_points, wall_time, predicted_time):
         self.path, self.solver, self.n_points = path, solver, int(n_points)
@@ -102,6 +114,7 @@ def exponential_mechanism(
     public_constraints=None,
     public_term=None,
     sense: str = "minimize",
+    path: str = "auto",
 ) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
@@ -221,6 +234,23 @@ def exponential_mechanism(
         fixed before the data (a public fixed cost C(w)): L(w) = sum_i l_i(w)
         + C(w).  It cannot change between neighbours, so it adds nothing to
         the sensitivity, and the range check applies to L(w) - C(w).
+    path : {"auto", "score", "bounded"}
+        How a user's model is sampled (privopt's 0/1-loss models keep their
+        exact engines unless ``"bounded"`` is asked).  ``"score"``: every
+        point of W is scored by fix-and-solve (refused above ``max_points``).
+        ``"bounded"``: report-noisy-max drawn exactly by A* sampling [MTM14]
+        over regions that fix a prefix of the decision's coordinates (in
+        index order) to values of their grids; each region's size is counted
+        exactly through the declared linear constraints on the decision, its
+        loss bounded from below by the model's LP relaxation (every integer
+        variable relaxed) with the prefix fixed, solved by ``solver`` (HiGHS
+        for ``"auto"``; GLPK, CBC, ... through Pyomo) and certified optimal,
+        and only the points that may still win are solved exactly.  The same
+        law as scoring every point, pure epsilon-DP with the same epsilon;
+        the bounds only decide the work, and an uncertified solve releases
+        nothing.  ``"auto"`` (default): ``"score"`` while |W| (counted
+        from public quantities) is at most ``max_points`` (default 10,000),
+        ``"bounded"`` above.  ``time_limit`` is checked between solves.
     sense : {"minimize", "maximize"}
         ``"minimize"`` (default): the objective is a loss, minimized; a
         maximized objective is refused.  ``"maximize"`` (a user's model
@@ -264,6 +294,7 @@ def exponential_mechanism(
     if not isinstance(solver, str):
         raise ParameterTypeError(f"solver must be a solver name, got {type(solver).__name__}.", "solver")
     sense = _check_sense(sense)
+    path = check_choice(path, "path", SELECTION_PATHS)
     objective = check_model_objective(model, minimize=False)
     if sense == "minimize" and objective.sense != pyo.minimize:
         raise ModelError(
@@ -294,11 +325,14 @@ def exponential_mechanism(
     solver_key = solver.strip().lower()
     is_model_w = halfspace is not None and [v.name for v in w_vars] == [
         v.name for v in model.w.values()] and grid is None
+    if path == "bounded" and solver_key == "enumerate":
+        raise ParameterError("path='bounded' bounds regions of W with an LP solver; pass solver='auto' or a "
+                             "solver name (HiGHS, GLPK, CBC, ...), not 'enumerate'.", "path")
     if solver_key == "enumerate" and not is_model_w:
         raise ParameterError(
             "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
             "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
-    if solver_key in ("auto", "enumerate") and is_model_w:
+    if solver_key in ("auto", "enumerate") and is_model_w and path != "bounded":
         check_unchanged(model, halfspace, None)     # privopt's 0/1-loss models are minimized (checked above)
         problem = topdown_problem(halfspace, norm_bound)
         if problem is not None:
@@ -314,6 +348,13 @@ def exponential_mechanism(
         # a user's model: the objective's structure (a mean?) against n, before any solve
         warn_if_mean_objective(model, n_samples, "Private selection")
         grids = resolve_grids(w_vars, grid, info.grid if info else None)
+        bounded = _bounded_plan(path, grids, norm_bound, public_cons, w_vars, max_points)
+        if bounded is not None:
+            return _select_bounded(model, w_vars, bounded, epsilon=epsilon, method=method, beta=beta,
+                                   sensitivity=sensitivity, loss_range=(lo, hi), n_samples=n_samples,
+                                   time_limit=time_limit, random_state=random_state, solver=solver_name,
+                                   threads=threads, abs_gap=abs_gap, solver_options=solver_options,
+                                   public_cons=public_cons, term=term, sense=sense, norm_bound=norm_bound)
         scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
                                    time_limit=time_limit, threads=threads, abs_gap=abs_gap,
                                    solver_options=solver_options, max_points=max_points,
@@ -491,4 +532,64 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
     report.regions_expanded, report.points_scored = expanded
     report.n_regions = problem.n_regions
     return PrivateResult(labels=weight_labels(w_vars), weights=released, mechanism=method, epsilon=epsilon,
+                         delta=0.0, parameters=parameters, report=report, certified=True)
+
+
+def _bounded_plan(path, grids, norm_bound, public_cons, w_vars, max_points):
+    """``(space, reason, weight_cons)`` when the bounded sampler runs, else None
+    (every point scored).  Decided from public quantities only: ``path``, |W`| counted
+    through the declared constraints, and ``max_points``."""
+    if path == "score":
+        return None
+    weight_cons = _weight_only(list(public_cons), {id(v) for v in w_vars})
+    space, why = prefix_space(grids, norm_bound, weight_cons, w_vars)
+    if space is None:
+        if path == "bounded":
+            raise ParameterError(f"path: the bounded sampler needs the size of every region of W, but {why}. "
+                                 "Write the constraints on the weights as linear ones, or use path='score'.",
+                                 "path")
+        return None
+    n_points = int(space.size(()))
+    limit = DEFAULT_MAX_EVALUATIONS if max_points is None else max_points
+    if path == "bounded":
+        return space, f"path='bounded' was asked; {why}: {n_points:,} points", weight_cons
+    if n_points <= limit:
+        return None
+    return space, (f"|W| = {n_points:,} ({why}) is above max_points={limit:,}, too many to solve once per "
+                   "point"), weight_cons
+
+
+def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, loss_range, n_samples,
+                    time_limit, random_state, solver, threads, abs_gap, solver_options, public_cons, term, sense,
+                    norm_bound):
+    """Private selection by A* sampling over prefixes of the decision, each region
+    bounded by the certified LP relaxation of the model (:func:`privopt.search.sample_prefix`
+    with :class:`privopt.mechanisms._bounded.PyomoBoundOracle`)."""
+    space, why, weight_cons = plan
+    n_points = int(space.size(()))
+    if n_points == 0:
+        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
+                         "the constraints on the weights); there is nothing to select.", "weights")
+    if n_points == 1:
+        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
+                         "widen the weights' bounds or the ball.", "weights")
+    noise_scale = selection_noise_scale(epsilon, sensitivity)
+    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
+    streams = KeyedStreams(check_random_state(random_state))
+    oracle = PyomoBoundOracle(model, w_vars, solver=solver, weight_cons=weight_cons, sense=sense,
+                              threads=threads, abs_gap=abs_gap, solver_options=solver_options, public_term=term,
+                              n_samples=n_samples, loss_range=loss_range)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    point, _, stats = sample_prefix(space, oracle, streams, method, noise_scale, deadline=deadline)
+    parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
+                             len(w_vars), norm_bound, "bounded")
+    parameters["sense"] = sense
+    report = SelectionReport("bounded", solver, n_points, stats.wall_time, math.nan)
+    report.engine, report.listing = oracle.engine, "prefixes"
+    report.reason = (f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of "
+                     f"the decision, each region bounded by the LP relaxation solved by {solver} (certified)")
+    report.regions_solved, report.regions_expanded = stats.regions_solved, stats.regions_expanded
+    report.points_scored = stats.points_scored
+    report.solves = oracle.regions_solved + oracle.points_scored
+    return PrivateResult(labels=weight_labels(w_vars), weights=point + 0.0, mechanism=method, epsilon=epsilon,
                          delta=0.0, parameters=parameters, report=report, certified=True)

@@ -1,6 +1,7 @@
 """privopt's exact search engine over a finite W, below the solver layer and without
 Pyomo: the top-down samplers of private selection (exact report-noisy-max drawn top down)
-and the optimum search by regions (:mod:`privopt.search._topdown`), the region problems of
+and the optimum search by regions (:mod:`privopt.search._topdown`), A* sampling over prefixes
+of the decision with any bound oracle (:mod:`privopt.search._prefix`), the region problems of
 the 0/1-loss halfspace models (:mod:`privopt.search._regions`) and the pattern kernels
 (:mod:`privopt.search._patterns`).  Internal: the mechanisms
 (:func:`privopt.exponential_mechanism`, :func:`privopt.opdisc` with ``solver="enumerate"``),
@@ -16,6 +17,10 @@ from ._regions import enumeration_levels as enumeration_levels
 from ._regions import halfspace_problem as halfspace_problem
 from ._regions import perturbed_problem as perturbed_problem
 from ._regions import split_supports as split_supports
+from ._prefix import BoundOracle as BoundOracle
+from ._prefix import PrefixSpace as PrefixSpace
+from ._prefix import PrefixStats as PrefixStats
+from ._prefix import sample_prefix as sample_prefix
 from ._topdown import KeyedStreams as KeyedStreams
 from ._topdown import RegionProblem as RegionProblem
 from ._topdown import install_problem as install_problem

@@ -34,13 +34,15 @@ class HighsFixedSession(HighsCostSession):
 
     @classmethod
     def build(cls, model, variables, *, solver="highs", time_limit=None, threads=None, abs_gap=None,
-              options=None, relax=()):
+              options=None, relax=(), relax_integers=False):
         """A session on ``model`` (read into a new HiGHS model, never modified;
         ``variables`` must be unfixed), or None where privopt has no such path
         for ``solver``.  ``options`` are HiGHS option names, set as given.
         The rows of the constraints in ``relax`` (constraints of ``model`` on
         ``variables`` alone, which every point solved at is known to meet) get
-        infinite bounds: they are not part of what is solved."""
+        infinite bounds: they are not part of what is solved.  ``relax_integers``: every
+        column continuous (the LP relaxation, whose optimum bounds the model's from below
+        on any box of the decision: :meth:`solve_within`)."""
         try:
             spec = get_spec(solver)
         except Exception:   # an unknown name: the caller's own path reports it
@@ -74,6 +76,10 @@ class HighsFixedSession(HighsCostSession):
             inf = np.full(len(r), highspy.kHighsInf)
             highs.changeRowsBounds(len(r), r, -inf, inf)
         cols = np.asarray(columns, dtype=np.int32)
+        if relax_integers:
+            n_all = int(highs.getNumCol())
+            highs.changeColsIntegrality(n_all, np.arange(n_all, dtype=np.int32),
+                                        np.array([highspy.HighsVarType.kContinuous] * n_all))
         highs.changeColsIntegrality(len(cols), cols,
                                     np.array([highspy.HighsVarType.kContinuous] * len(cols)))
         abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
@@ -96,3 +102,14 @@ class HighsFixedSession(HighsCostSession):
         self._time_limit = time_limit
         self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
         return self._run("warm re-solve with the decision's columns fixed (highspy)", values=False)[1]
+
+    def solve_within(self, lower, upper, time_limit=None):
+        """The model with each decision column between ``lower`` and ``upper``
+        (equal where a coordinate is fixed), re-solved warm: a
+        :class:`~privopt.solvers.SolveReport` (certified or not)."""
+        lo = np.asarray(lower, dtype=np.float64)
+        hi = np.asarray(upper, dtype=np.float64)
+        self._h.changeColsBounds(len(self._cols), self._cols, lo, hi)
+        self._time_limit = time_limit
+        self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
+        return self._run("warm re-solve with the decision's columns boxed (highspy)", values=False)[1]

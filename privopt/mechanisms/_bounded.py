@@ -1,0 +1,208 @@
+"""The Pyomo side of bounded private selection (``exponential_mechanism(path="bounded")``).
+
+:class:`PyomoBoundOracle` gives the prefix sampler (:func:`privopt.search.sample_prefix`)
+what it needs from a user's model:
+
+* a *lower bound* on L(w) over a region (a box of the decision: a prefix fixed, the
+  other coordinates between their grids' extremes): the optimum of the model's LP
+  relaxation (every integer column continuous, the decision's columns boxed), solved by
+  the solver named and certified optimal by privopt's policy
+  (:func:`privopt.solvers.is_certified`, :func:`privopt.oracle.certified_solve`), less a
+  small slack for the solver's tolerances; an uncertified solve releases nothing;
+* the *exact* L(w) of one point: the model with the decision fixed, solved (MIP where
+  the model has other integer variables) and certified, as the fix-and-solve scorer does.
+
+On HiGHS both go through :class:`privopt.solvers.HighsFixedSession` (the model read once
+per session, re-solved warm); on other solvers through Pyomo on two clones of the model
+(one with ``core.relax_integer_vars`` applied).  Both results are memoized by box and
+by point, so no region is solved twice.  A model to maximize (``sense="maximize"``): the
+relaxation bounds the utility from above, so the loss -U is bounded from below by its
+negation.
+
+:func:`prefix_space` builds the public side: the decision's grids and the declared linear
+constraints on the decision alone (and the ball), as a :class:`privopt.search.PrefixSpace`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..exceptions import ModelError, NotCertifiedError
+from ..oracle import certified_solve, not_certified_message
+from ..search import BoundOracle, PrefixSpace
+from ..space import SeparableConstraints, norm_levels
+from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
+from ._scoring import _quiet_clone, _separable_constraints
+
+__all__ = ["PyomoBoundOracle", "prefix_space", "BOUND_SLACK"]
+
+#: Relative slack taken off every relaxation optimum before it is used as a lower bound
+#: (an LP's reported optimum is exact only up to the solver's feasibility tolerances,
+#: about 1e-7): the bound used is LB - BOUND_SLACK (1 + |LB|) - abs_gap.  A looser bound
+#: costs work, never correctness.
+BOUND_SLACK = 1e-6
+
+
+def prefix_space(grids, norm_bound, weight_cons, w_vars):
+    """``(space, reason)``: W as a :class:`privopt.search.PrefixSpace` through the
+    declared linear constraints on the weights alone (and the ball), or ``(None,
+    reason)`` where it cannot be (a constraint on the weights that is not linear, or
+    numbers too irregular to count)."""
+    cons = list(weight_cons)
+    if cons or norm_bound is not None:
+        if not cons:
+            sep, others = _separable_constraints(grids, norm_bound, [], w_vars)
+            if sep is None:   # the ball alone: _separable_constraints adds it only with a linear row
+                sep, others = _ball_only(grids, norm_bound), []
+        else:
+            sep, others = _separable_constraints(grids, norm_bound, cons, w_vars)
+        if others:
+            return None, ("a declared constraint on the weights is not linear, so the regions' sizes "
+                          "cannot be counted")
+        if sep is None:
+            return None, "no linear constraint to count W through"
+        space = PrefixSpace(grids, sep)
+    else:
+        space = PrefixSpace(grids, None)
+    if space.size(()) is None:
+        return None, "the constraints' numbers are too irregular to count W exactly"
+    return space, "W counted through the declared linear constraints" if space.cons is not None else (
+        "W is the product of the weights' grids")
+
+
+def _ball_only(grids, norm_bound):
+    """The ball ||w|| <= norm_bound as one separable row (its exact integer units where
+    :func:`privopt.space.norm_levels` has them), tested as the fix-and-solve scorer tests it."""
+    lv = norm_levels(grids, norm_bound)
+    if lv.exact:
+        ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
+    else:
+        ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
+    return SeparableConstraints([b[None, :] for b in ball], [-np.inf], [top], [0.0], [0.0])
+
+
+class PyomoBoundOracle(BoundOracle):
+    """Certified relaxation bounds and exact losses of a user's Pyomo model
+    (module docstring).  ``model`` is never modified.  ``bias`` (for the audit's
+    broken variant only) is added to every bound: a positive one makes bounds that
+    are not valid."""
+
+    def __init__(self, model, w_vars, *, solver="highs", weight_cons=(), sense="minimize", time_limit=None,
+                 threads=None, abs_gap=None, solver_options=None, public_term=None, n_samples=None,
+                 loss_range=None, bias: float = 0.0):
+        self.model, self.user_w = model, list(w_vars)
+        self.solver = get_spec(solver).name
+        self.weight_cons = list(weight_cons)
+        self.sign = 1.0 if sense == "minimize" else -1.0
+        self.time_limit, self.threads = time_limit, threads
+        self.abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
+        self.options = solver_options
+        self.term_name = None if public_term is None else public_term.name
+        self.n_samples, self.loss_range = n_samples, loss_range
+        self.bias = float(bias)
+        self.regions_solved = 0
+        self.points_scored = 0
+        self._bounds: dict = {}
+        self._losses: dict = {}
+        self._bound_session = self._leaf_session = None
+        self._relaxed = self._fixed = None
+        self.engine = "pyomo"
+        if self.solver in ("highs", "appsi_highs"):
+            kw = dict(solver=self.solver, threads=threads, abs_gap=self.abs_gap, options=solver_options)
+            self._bound_session = HighsFixedSession.build(model, self.user_w, relax_integers=True, **kw)
+            self._leaf_session = HighsFixedSession.build(model, self.user_w, relax=self.weight_cons, **kw)
+            if self._bound_session is not None and self._leaf_session is not None:
+                self.engine = "highs_fixed"
+            else:
+                self._bound_session = self._leaf_session = None
+
+    # --- the Pyomo path's clones ---------------------------------------------------------
+    def _relaxed_clone(self):
+        if self._relaxed is None:
+            clone = _quiet_clone(self.model)
+            pyo.TransformationFactory("core.relax_integer_vars").apply_to(clone)
+            self._relaxed = (clone, [clone.find_component(v) for v in self.user_w])
+        return self._relaxed
+
+    def _fixed_clone(self):
+        if self._fixed is None:
+            clone = _quiet_clone(self.model)
+            for con in self.weight_cons:
+                clone.find_component(con.name).deactivate()
+            self._fixed = (clone, [clone.find_component(v) for v in self.user_w])
+        return self._fixed
+
+    # --- the oracle ----------------------------------------------------------------------
+    def lower_bound(self, lower, upper, time_limit=None) -> float:
+        key = (tuple(np.asarray(lower).tolist()), tuple(np.asarray(upper).tolist()))
+        if key in self._bounds:
+            return self._bounds[key]
+        what = "the LP relaxation of a region of W"
+        self.regions_solved += 1
+        if self._bound_session is not None:
+            report = self._bound_session.solve_within(lower, upper, time_limit)
+            if not report.certified_optimal or report.objective is None:
+                raise NotCertifiedError(not_certified_message(report, what=what), report)
+        else:
+            clone, ws = self._relaxed_clone()
+            for v, a, b in zip(ws, lower, upper):
+                if a == b:
+                    v.fix(float(a))
+                else:
+                    v.unfix()
+                    v.setlb(float(a))
+                    v.setub(float(b))
+            report = certified_solve(clone, self.solver, time_limit=time_limit, threads=self.threads,
+                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+        value = self.sign * float(report.objective)     # a bound on the loss (on -U for a utility)
+        out = value - BOUND_SLACK * (1.0 + abs(value)) - self.abs_gap + self.bias
+        self._bounds[key] = out
+        return out
+
+    def loss(self, point, time_limit=None) -> float:
+        key = tuple(np.asarray(point).tolist())
+        if key in self._losses:
+            return self._losses[key]
+        self.points_scored += 1
+        what = f"the model with the decision fixed at {list(key)}"
+        if self._leaf_session is not None:
+            report = self._leaf_session.solve_at(point, time_limit)
+            if not report.certified_optimal or report.objective is None:
+                raise NotCertifiedError(
+                    f"Not certified: evaluating L(w) at w = {list(key)} ended with {report.termination.name}; "
+                    "bounded private selection needs the exact loss of every point it scores, so nothing "
+                    "is released. Check that the model is feasible for every w that the weights' bounds "
+                    "and constraints allow, raise time_limit, or try another solver.", report)
+        else:
+            clone, ws = self._fixed_clone()
+            for v, x in zip(ws, point):
+                v.fix(float(x))
+            report = certified_solve(clone, self.solver, time_limit=time_limit, threads=self.threads,
+                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+        value = float(report.objective)
+        self._check_range(point, value)
+        out = self.sign * value
+        self._losses[key] = out
+        return out
+
+    def _check_range(self, point, value):
+        """The loss (less the public term) of a scored point must lie in [n a, n b]."""
+        if self.n_samples is None or self.loss_range is None:
+            return
+        lo, hi = self.loss_range
+        records = value
+        if self.term_name is not None:
+            clone, ws = self._fixed_clone()
+            for v, x in zip(ws, point):
+                v.set_value(float(x), skip_validation=True)
+            records -= float(pyo.value(clone.find_component(self.term_name)))
+        n = self.n_samples
+        tol = 1e-6 * max(1.0, abs(n * hi))
+        if records < n * lo - tol or records > n * hi + tol:
+            raise ModelError(
+                f"model: its objective{' less public_term' if self.term_name else ''} at w = "
+                f"{np.asarray(point).tolist()} is {records:g}, outside [n a, n b] = [{n * lo:g}, {n * hi:g}] "
+                f"for n = {n} and loss_range = ({lo:g}, {hi:g}): it is not a sum of n terms in loss_range, "
+                "so the guarantee would not hold; nothing is released. Fix loss_range or the model (a "
+                "public cost of the decision alone can be declared with public_term=).", "model")
