@@ -167,12 +167,12 @@ def test_sampler_law_with_a_knapsack_and_three_values(method):
 
 
 def test_an_inflated_bound_changes_the_law():
-    # the bounds must be valid: with every bound raised by a large constant the sampler
-    # prunes regions that hold the winner, and the law is visibly wrong
+    # the bounds must be valid: with every bound tripled the sampler prunes regions that
+    # hold the winner, and the law is visibly wrong
     model, c, f = facility_model()
     W, L = brute_force(c, f)
     space, oracle = _oracle_and_space(model, "highs")
-    oracle.bias = 15.0
+    oracle.inflate = 3.0
     outs = np.array([sample_prefix(space, oracle, KeyedStreams(np.random.default_rng(s)), "exponential", 20.0)[0]
                      for s in range(3000)])
     assert chi_square_pvalue(outs, W, exact_law("exponential", L, 1.0, 10.0)) < 1e-6
@@ -244,3 +244,34 @@ def test_bad_path_and_enumerate_are_refused_before_any_solve():
         _release(model, path="fast")
     with pytest.raises(ParameterError, match="path"):
         _release(model, path="bounded", solver="enumerate")
+
+
+# --- the audit entry -------------------------------------------------------------------
+
+def test_audit_passes_the_shipped_bounds_and_flags_inflated_ones():
+    from privopt import audit
+
+    shipped = audit.audit(audit.BoundedSelectionTarget(epsilon=1.0), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.BoundedSelectionTarget(epsilon=1.0, inflate=5.0), n_samples=20_000,
+                         random_state=0)
+    assert not shipped.violation and shipped.epsilon_lower_bound <= 1.0
+    assert broken.violation and broken.epsilon_lower_bound > 1.2
+
+
+@pytest.mark.parametrize("inflate", [1.0, 5.0])
+def test_audit_paths_agree_run_by_run(inflate):
+    # the fast path (exact box minima) and the real one (exponential_mechanism, or the
+    # Pyomo oracle with inflated bounds) give the same output for the same seed
+    from privopt import audit
+
+    target = audit.BoundedSelectionTarget(epsilon=1.0, inflate=inflate)
+    for which in (0, 1):
+        fast = audit.sample_outputs(target, which, 1, oracle="enumerate", seeds=range(30))
+        real = audit.sample_outputs(target, which, 1, oracle="solver", seeds=range(30))
+        assert np.array_equal(fast, real)
+    # the model's losses are the ones the fast path uses
+    m = audit.bounded_model(target.pair.data(0)[1])
+    w = list(m.w.values())
+    oracle = PyomoBoundOracle(m, w)
+    for point, loss in zip(target.support, target.losses[0]):
+        assert oracle.loss(point) == pytest.approx(loss, abs=1e-7)

@@ -133,10 +133,11 @@ def test_pmedian_w_is_listed_through_its_cardinality_constraint_without_a_norm_b
     rep = res.report
     assert rep.listing == "constraints" and rep.engine == "highs_fixed"
     assert rep.solves == rep.points_scored == 190 and "linear constraint" in rep.reason
-    # |W| is counted before anything is listed or solved, and refused with its count
+    # |W| is counted before anything is listed or solved, and refused with its count (path="score";
+    # path="auto" takes the bounded sampler above max_points)
     with pytest.raises(ParameterError, match="190 points") as err:
         privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
-                                      public_constraints=["p"], max_points=100)
+                                      public_constraints=["p"], max_points=100, path="score")
     assert err.value.parameter == "max_points"
 
 

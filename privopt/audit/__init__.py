@@ -23,7 +23,8 @@ calibrated with half the sensitivity, and private selection on a user's model
 whose data-built constraint on the decision is declared public anyway
 (:class:`ConstrainedSelectionTarget`), and private selection among
 resolutions with a base measure taken from the data
-(:class:`MixtureSelectionTarget`).
+(:class:`MixtureSelectionTarget`), and bounded private selection with bounds that are
+not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1).
 
 Usage::
 
@@ -49,6 +50,7 @@ from ._instances import (
     selection_instance,
 )
 from ._mixture import MixtureSelectionTarget
+from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._targets import (
@@ -75,6 +77,9 @@ __all__ = [
     "ScoringTarget",
     "ConstrainedSelectionTarget",
     "MixtureSelectionTarget",
+    "BoundedSelectionTarget",
+    "bounded_instance",
+    "bounded_model",
     "NeighbouringPair",
     "resolution_instance",
     "data_constraint_instance",

@@ -35,13 +35,19 @@ from ..space import SeparableConstraints, norm_levels
 from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
 from ._scoring import _quiet_clone, _separable_constraints
 
-__all__ = ["PyomoBoundOracle", "prefix_space", "BOUND_SLACK"]
+__all__ = ["PyomoBoundOracle", "prefix_space", "relaxation_bound", "BOUND_SLACK"]
 
 #: Relative slack taken off every relaxation optimum before it is used as a lower bound
 #: (an LP's reported optimum is exact only up to the solver's feasibility tolerances,
 #: about 1e-7): the bound used is LB - BOUND_SLACK (1 + |LB|) - abs_gap.  A looser bound
 #: costs work, never correctness.
 BOUND_SLACK = 1e-6
+
+
+def relaxation_bound(value: float, abs_gap: float = DEFAULT_ABS_GAP) -> float:
+    """The lower bound used for a relaxation optimum ``value`` (on the loss): ``value``
+    less its slack ``BOUND_SLACK (1 + |value|) + abs_gap``."""
+    return value - BOUND_SLACK * (1.0 + abs(value)) - abs_gap
 
 
 def prefix_space(grids, norm_bound, weight_cons, w_vars):
@@ -84,13 +90,14 @@ def _ball_only(grids, norm_bound):
 
 class PyomoBoundOracle(BoundOracle):
     """Certified relaxation bounds and exact losses of a user's Pyomo model
-    (module docstring).  ``model`` is never modified.  ``bias`` (for the audit's
-    broken variant only) is added to every bound: a positive one makes bounds that
-    are not valid."""
+    (module docstring).  ``model`` is never modified.  ``inflate`` (for the audit's
+    broken variant only, :class:`privopt.audit.BoundedSelectionTarget`) multiplies every
+    bound: above 1, on positive losses, the bounds are not valid and regions that hold
+    the winner are pruned."""
 
     def __init__(self, model, w_vars, *, solver="highs", weight_cons=(), sense="minimize", time_limit=None,
                  threads=None, abs_gap=None, solver_options=None, public_term=None, n_samples=None,
-                 loss_range=None, bias: float = 0.0):
+                 loss_range=None, inflate: float = 1.0):
         self.model, self.user_w = model, list(w_vars)
         self.solver = get_spec(solver).name
         self.weight_cons = list(weight_cons)
@@ -100,7 +107,7 @@ class PyomoBoundOracle(BoundOracle):
         self.options = solver_options
         self.term_name = None if public_term is None else public_term.name
         self.n_samples, self.loss_range = n_samples, loss_range
-        self.bias = float(bias)
+        self.inflate = float(inflate)
         self.regions_solved = 0
         self.points_scored = 0
         self._bounds: dict = {}
@@ -156,7 +163,7 @@ class PyomoBoundOracle(BoundOracle):
             report = certified_solve(clone, self.solver, time_limit=time_limit, threads=self.threads,
                                      solver_options=self.options, abs_gap=self.abs_gap, what=what)
         value = self.sign * float(report.objective)     # a bound on the loss (on -U for a utility)
-        out = value - BOUND_SLACK * (1.0 + abs(value)) - self.abs_gap + self.bias
+        out = relaxation_bound(value, self.abs_gap) * self.inflate
         self._bounds[key] = out
         return out
 
