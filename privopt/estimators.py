@@ -526,6 +526,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             raise ParameterError(f"mechanism {mechanism!r} is not available in this installation.", "mechanism")
         check_on_failure(self.on_failure)
         keep_report = check_bool(self.keep_report, "keep_report")
+        if self.resolutions is not None:
+            self._check_resolutions(2)      # the form, before the data is read (whatever the mechanism)
         check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
         milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
         if milp_solver:
@@ -627,7 +629,8 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
     """The non-private 0/1-loss optimum on OPDisc's grid -- **NOT PRIVATE**.
 
     A reference point for :class:`PrivateHalfspaceClassifier`: the same
-    features, grid and ball, and the same MILP
+    features, grid and ball as its single default W (``resolutions=None``; by
+    default the private estimator may release a finer resolution), and the same MILP
     (:func:`privopt.models.zero_one_halfspace`), solved without noise, so
     ``coef_`` minimizes the number of training errors over
     W = {w : w_j in grid, ||w||_2 <= D}.  The gap between this classifier and

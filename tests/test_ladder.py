@@ -81,6 +81,9 @@ def test_estimator_with_the_callers_w_does_not_use_the_ladder():
                                            resolutions=[(4, 2, 2.0), (8, 2, 2.0)]).fit(X, y)
     with pytest.raises(ParameterError, match="resolutions"):
         privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, resolutions="fine").fit(X, y)
+    with pytest.raises(ParameterError, match="resolutions"):     # refused whatever the mechanism
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, mechanism="opdisc",
+                                           resolutions=[(4, 2)]).fit(X, y)
     with pytest.raises(ParameterError, match="resolutions"):
         privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, resolutions=[(0, 2, 2.0)]).fit(X, y)
     own = privopt.PrivateHalfspaceClassifier(epsilon=8.0, bounds=bounds, random_state=0,
