@@ -147,6 +147,9 @@ def test_demo_never_mixes_data_sets(tmp_path, monkeypatch, capsys):
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", no_adult)
     out = tmp_path / "demo"
     monkeypatch.setattr(demo, "DEMO_METHODS", ("nonprivate_lr",))
     kw = dict(out=str(out), runs=1, epsilons=(1.0,), progress=False)
@@ -168,6 +171,9 @@ def test_demo_explains_methods_and_figure(tmp_path, monkeypatch, capsys):
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", no_adult)
     monkeypatch.setattr(demo, "DEMO_METHODS", ("nonprivate_lr",))
     demo.run_demo(out=str(tmp_path / "d"), runs=1, n_train=200, epsilons=(1.0,), progress=False)
     captured = capsys.readouterr()
@@ -327,6 +333,9 @@ def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path,
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", no_adult)
     assert main(["experiment", "adult", "--data-home", str(tmp_path), "--runs", "1"]) == 2
     err = capsys.readouterr().err
     assert "--data-home" in err and "Traceback" not in err

@@ -228,6 +228,9 @@ def test_demo_reports_the_warm_up_apart(tmp_path, monkeypatch, capsys):
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", no_adult)
     kw = dict(runs=1, n_train=200, epsilons=(1.0,), progress=False)
     monkeypatch.setattr(demo, "DEMO_METHODS", ("permute_and_flip",))
     demo.run_demo(out=str(tmp_path / "a"), **kw)

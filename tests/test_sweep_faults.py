@@ -263,6 +263,9 @@ def no_work(monkeypatch):
         raise AssertionError("the command started work despite a bad option")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", fail)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", fail)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", fail)
     monkeypatch.setattr(privopt.demo, "run_demo", fail)
 
 
@@ -355,6 +358,9 @@ def test_cli_demo_on_a_folder_in_use_or_not_a_results_folder_exits_2(tmp_path, c
         raise privopt.datasets.DatasetNotFoundError("no Adult files here")
 
     monkeypatch.setattr(privopt.datasets, "load_adult", no_adult)
+    # the demo and the experiment import it at module level
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    monkeypatch.setattr("privopt.experiments.adult.load_adult", no_adult)
     with sweep_lock(str(tmp_path)):
         assert main(["demo", "--out", str(tmp_path), "--runs", "1"]) == 2
     err = capsys.readouterr().err
