@@ -47,6 +47,9 @@ SCRIPTS = {
     "bench_rspm_time.py": ([], ["--features", "10", "--seeds", "1", "--eps", "1", "--time-limit", "20"]),
     "bench_own_model_speed.py": (["--repeats", "3"], ["--customers", "50", "--repeats", "1", "--out",
                                                       "benchmarks/results/own_model_speed_quick.md"]),
+    "bench_bounded_selection.py": ([], ["--sites", "10", "--choose-sites", "20", "--k", "3", "--customers", "30",
+                                        "--instances", "11", "--releases", "1", "--out",
+                                        "benchmarks/results/bounded_selection_quick.md"]),
 }
 
 #: script -> why run_all.py does not run it (tests/test_benchmarks_listed.py checks that
