@@ -2,6 +2,8 @@
 facility location with 20 candidate sites (|W| = 2^20 - 1) and on choose-k siting with
 |W| >= 10^7, against the non-private optimum (the MILP) and OPDisc's release.
 
+Sizes: 20 and 40 candidate sites, 100 and 400 customers (``--customers``).
+
 Models (each customer's cost is its distance to the nearest open site, clipped into the
 declared loss_range (0, 1); points uniform in the unit square):
 
@@ -130,11 +132,11 @@ def summary(rows, env, args) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     keys = []
     for r in rows:
-        key = (r["model"], r["instance"], r["method"])
+        key = (r["model"], r["customers"], r["instance"], r["method"])
         if key not in keys:
             keys.append(key)
     for key in keys:
-        grp = [r for r in rows if (r["model"], r["instance"], r["method"]) == key]
+        grp = [r for r in rows if (r["model"], r["customers"], r["instance"], r["method"]) == key]
         g0 = grp[0]
         t = [float(r["seconds"]) for r in grp]
         reg = [float(r["regions_solved"]) for r in grp if r.get("regions_solved") not in ("", None)]
@@ -158,7 +160,7 @@ def main(argv=None):
     ap.add_argument("--sites", type=int, default=20, help="candidate sites of facility location")
     ap.add_argument("--choose-sites", type=int, default=40, help="candidate sites of choose-k siting")
     ap.add_argument("--k", type=int, default=7, help="sites opened in choose-k siting")
-    ap.add_argument("--customers", type=int, default=100)
+    ap.add_argument("--customers", type=int, nargs="+", default=[100, 400])
     ap.add_argument("--instances", type=int, nargs="+", default=[11, 12, 13])
     ap.add_argument("--releases", type=int, default=3)
     ap.add_argument("--epsilon", type=float, default=1.0)
@@ -167,12 +169,13 @@ def main(argv=None):
     args = ap.parse_args(argv)
     env = _common.stamp(argv)
     rows = []
-    for seed in args.instances:
-        rows += run_instance("facility location", args.sites, None, args.customers, seed, args.releases,
-                             args.epsilon, args.opdisc_time)
-    for seed in args.instances:
-        rows += run_instance(f"choose-{args.k} siting", args.choose_sites, args.k, args.customers, seed,
-                             args.releases, args.epsilon, args.opdisc_time)
+    for n_cust in args.customers:
+        for seed in args.instances:
+            rows += run_instance("facility location", args.sites, None, n_cust, seed, args.releases,
+                                 args.epsilon, args.opdisc_time)
+        for seed in args.instances:
+            rows += run_instance(f"choose-{args.k} siting", args.choose_sites, args.k, n_cust, seed,
+                                 args.releases, args.epsilon, args.opdisc_time)
     _common.write_csv(os.path.splitext(args.out)[0] + ".csv", rows, COLUMNS)
     _common.write_markdown(args.out, summary(rows, env, args))
     print("\n".join(summary(rows, env, args)))

@@ -275,3 +275,45 @@ def test_audit_paths_agree_run_by_run(inflate):
     oracle = PyomoBoundOracle(m, w)
     for point, loss in zip(target.support, target.losses[0]):
         assert oracle.loss(point) == pytest.approx(loss, abs=1e-7)
+
+
+# --- the ball, time_limit ----------------------------------------------------------------
+
+def _integer_model():
+    """Three integer weights in [-2, 2], each record's loss |w_j - t_ij| / 4 summed through
+    auxiliary variables (an LP once w is fixed)."""
+    rng = np.random.default_rng(4)
+    t = rng.integers(-2, 3, size=(8, 3))
+    m = pyo.ConcreteModel()
+    m.I, m.J = pyo.RangeSet(0, 7), pyo.RangeSet(0, 2)
+    m.w = pyo.Var(m.J, domain=pyo.Integers, bounds=(-2, 2))
+    m.e = pyo.Var(m.I, m.J, bounds=(0, None))
+    m.up = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.e[i, j] >= m.w[j] - int(t[i, j]))
+    m.dn = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.e[i, j] >= int(t[i, j]) - m.w[j])
+    m.obj = pyo.Objective(expr=sum(m.e.values()) / 12)
+    return m, t
+
+
+def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
+    m, t = _integer_model()
+    kw = dict(weights="w", epsilon=2.0, loss_range=(0, 1), n_samples=8, norm_bound=2.0)
+    scored = privopt.exponential_mechanism(m, path="score", random_state=0, **kw)
+    bounded = privopt.exponential_mechanism(m, path="bounded", random_state=0, **kw)
+    assert bounded.report.n_points == scored.report.n_points == 33     # integer points with ||w|| <= 2
+    assert float(np.linalg.norm(bounded.weights)) <= 2.0
+    W = np.array([w for w in itertools.product(range(-2, 3), repeat=3) if sum(x * x for x in w) <= 4], float)
+    L = np.array([np.abs(w[None, :] - t).sum() / 12 for w in W])
+    w_vars = list(m.w.values())
+    space, _ = prefix_space([tuple(range(-2, 3))] * 3, 2.0, [], w_vars)
+    oracle = PyomoBoundOracle(m, w_vars)
+    outs = np.array([sample_prefix(space, oracle, KeyedStreams(np.random.default_rng(s)), "exponential", 1.0)[0]
+                     for s in range(3000)])
+    assert chi_square_pvalue(outs, W, exact_law("exponential", L, 2.0, 1.0)) > 1e-3
+
+
+def test_time_limit_stops_the_run_and_releases_nothing():
+    from privopt.exceptions import NotCertifiedError
+
+    model, _, _ = facility_model(n_sites=12, n_cust=30, seed=1)
+    with pytest.raises(NotCertifiedError, match="time_limit"):
+        _release(model, path="bounded", random_state=0, time_limit=1e-9)

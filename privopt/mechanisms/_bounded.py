@@ -57,10 +57,8 @@ def prefix_space(grids, norm_bound, weight_cons, w_vars):
     numbers too irregular to count)."""
     cons = list(weight_cons)
     if cons or norm_bound is not None:
-        if not cons:
-            sep, others = _separable_constraints(grids, norm_bound, [], w_vars)
-            if sep is None:   # the ball alone: _separable_constraints adds it only with a linear row
-                sep, others = _ball_only(grids, norm_bound), []
+        if not cons:   # the ball alone (_separable_constraints adds it only next to a linear row)
+            sep, others = _ball_only(grids, norm_bound), []
         else:
             sep, others = _separable_constraints(grids, norm_bound, cons, w_vars)
         if others:

@@ -537,7 +537,7 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
 
 def _bounded_plan(path, grids, norm_bound, public_cons, w_vars, max_points):
     """``(space, reason, weight_cons)`` when the bounded sampler runs, else None
-    (every point scored).  Decided from public quantities only: ``path``, |W`| counted
+    (every point scored).  Decided from public quantities only: ``path``, |W| counted
     through the declared constraints, and ``max_points``."""
     if path == "score":
         return None
