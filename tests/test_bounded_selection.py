@@ -317,3 +317,33 @@ def test_time_limit_stops_the_run_and_releases_nothing():
     model, _, _ = facility_model(n_sites=12, n_cust=30, seed=1)
     with pytest.raises(NotCertifiedError, match="time_limit"):
         _release(model, path="bounded", random_state=0, time_limit=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["highs", "glpk"])
+def test_an_uncertified_bound_releases_nothing(solver, monkeypatch):
+    """A region's bound must come from a certified solve: when the bounding solve is not
+    certified (simulated on the HiGHS session and on Pyomo's path), the call raises
+    NotCertifiedError and releases nothing, rather than using the bound."""
+    import dataclasses
+
+    import privopt.mechanisms._bounded as bounded
+    from privopt.exceptions import NotCertifiedError
+    from privopt.solvers import HighsFixedSession
+
+    require_solver(solver)
+
+    def uncertified(report):
+        return dataclasses.replace(report, certified_optimal=False)
+
+    if solver == "highs":
+        real = HighsFixedSession.solve_within
+        monkeypatch.setattr(HighsFixedSession, "solve_within",
+                            lambda self, *a, **k: uncertified(real(self, *a, **k)))
+    else:
+        def refuse(*a, **k):
+            raise NotCertifiedError("Not certified: simulated", None)
+
+        monkeypatch.setattr(bounded, "certified_solve", refuse)
+    model, _, _ = facility_model(n_sites=6, n_cust=10, seed=3)
+    with pytest.raises(NotCertifiedError, match="[Nn]ot certified"):
+        _release(model, path="bounded", random_state=0, solver=solver)
