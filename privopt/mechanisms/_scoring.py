@@ -148,22 +148,18 @@ def _separable_constraints(grids, norm_bound, cons, w_vars):
     and the constraints of ``cons`` that are not linear (left to the filter).
     ``constraints`` is None when no constraint is linear: the product grid
     (inside the ball) is then listed as before."""
-    from pyomo.repn import generate_standard_repn
 
     index = {id(v): j for j, v in enumerate(w_vars)}
     rows, lower, upper, offset, others = [], [], [], [], []
     for con in cons:
-        repn = generate_standard_repn(con.body, compute_values=True)
-        if not repn.is_linear():
+        linear = _linear_row(con, index, len(w_vars))
+        if linear is None:
             others.append(con)
             continue
-        a = np.zeros(len(w_vars))
-        for v, c in zip(repn.linear_vars, repn.linear_coefs):
-            a[index[id(v)]] += c
-        rows.append(a)
+        rows.append(linear[0])
         lower.append(float(pyo.value(con.lower)) if con.has_lb() else -np.inf)
         upper.append(float(pyo.value(con.upper)) if con.has_ub() else np.inf)
-        offset.append(float(repn.constant))
+        offset.append(linear[1])
     if not rows:
         return None, others
     tables = linear_tables(grids, np.array(rows))
@@ -213,23 +209,34 @@ def _weight_only(cons, weight_ids):
             if all(id(v) in weight_ids for v in identify_variables(con.body, include_fixed=False))]
 
 
+def _linear_row(con, index, d):
+    """``(a, c)`` with body(w) = a . w + c (a of length d) for a constraint on the weights
+    alone whose body is linear (``index``: id of each weight's VarData -> its coordinate),
+    else None."""
+    from pyomo.repn import generate_standard_repn
+
+    repn = generate_standard_repn(con.body, compute_values=True)
+    if not repn.is_linear():
+        return None
+    a = np.zeros(d)
+    for v, c in zip(repn.linear_vars, repn.linear_coefs):
+        a[index[id(v)]] += c
+    return a, float(repn.constant)
+
+
 def _filter_by_constraints(points, cons, w_vars):
     """Keep the rows of ``points`` that satisfy every constraint in ``cons``
     (linear ones vectorized, others point by point)."""
-    from pyomo.repn import generate_standard_repn
 
     keep = np.ones(points.shape[0], dtype=bool)
     index = {id(v): j for j, v in enumerate(w_vars)}
     slow = []
     for con in cons:
-        repn = generate_standard_repn(con.body, compute_values=True)
-        if not repn.is_linear():
+        linear = _linear_row(con, index, len(w_vars))
+        if linear is None:
             slow.append(con)
             continue
-        a = np.zeros(len(w_vars))
-        for v, c in zip(repn.linear_vars, repn.linear_coefs):
-            a[index[id(v)]] += c
-        val = points @ a + float(repn.constant)
+        val = points @ linear[0] + linear[1]
         tol = 1e-9 * (1 + np.abs(val))
         if con.has_lb():
             keep &= val >= pyo.value(con.lower) - tol

@@ -360,12 +360,7 @@ def exponential_mechanism(
                                    solver_options=solver_options, max_points=max_points,
                                    public_constraints=public_cons, public_term=term)
     n_points = scorer.n_points
-    if n_points == 0:
-        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
-                         "the constraints on the weights); there is nothing to select.", "weights")
-    if n_points == 1:
-        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
-                         "widen the weights' bounds or the ball.", "weights")
+    _check_w_size(n_points)
     n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
     predicted = scorer.predicted_seconds(int(n_public))
     if time_limit is not None and math.isfinite(predicted) and predicted > time_limit:
@@ -453,6 +448,17 @@ def _check_sense(sense) -> str:
     return sense.strip().lower()
 
 
+def _check_w_size(n_points: int, widen: str = "the weights' bounds or the ball") -> None:
+    """Refuse an empty W and a W of one point (the release would not depend on the
+    data), from |W| alone; ``widen`` names what to widen."""
+    if n_points == 0:
+        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
+                         "the constraints on the weights); there is nothing to select.", "weights")
+    if n_points == 1:
+        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
+                         f"widen {widen}.", "weights")
+
+
 def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,
                 path) -> dict:
     """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
@@ -502,9 +508,7 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
     """Private selection over a halfspace W split by support: exact
     report-noisy-max drawn top down (:mod:`privopt.search._topdown`)."""
     n_points = problem.n_points
-    if n_points < 2:
-        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
-                         "widen the grid or the ball.", "weights")
+    _check_w_size(n_points, widen="the grid or the ball")
     n_public = n_samples if n_samples is not None else 1
     predicted = problem.predicted_seconds(n_public)
     workers = _workers_for(executor, predicted)
@@ -567,12 +571,7 @@ def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, 
     with :class:`privopt.mechanisms._bounded.PyomoBoundOracle`)."""
     space, why, weight_cons = plan
     n_points = int(space.size(()))
-    if n_points == 0:
-        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
-                         "the constraints on the weights); there is nothing to select.", "weights")
-    if n_points == 1:
-        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
-                         "widen the weights' bounds or the ball.", "weights")
+    _check_w_size(n_points)
     noise_scale = selection_noise_scale(epsilon, sensitivity)
     alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
     streams = KeyedStreams(check_random_state(random_state))
