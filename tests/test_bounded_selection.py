@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 import pytest
-from scipy import stats
 
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
@@ -22,6 +21,7 @@ from privopt.mechanisms._bounded import PyomoBoundOracle, prefix_space
 from privopt.search import KeyedStreams, PrefixSpace, sample_prefix
 from privopt.space import SeparableConstraints, linear_tables
 
+from ._law import chi_square_pvalue
 from .conftest import require_solver
 
 METHODS = ["exponential", "permute_and_flip"]
@@ -60,18 +60,6 @@ def brute_force(c, f, k=None):
         W.append(w)
         L.append(float(f @ w + c[:, w > 0].min(axis=1).sum()))
     return np.array(W), np.array(L)
-
-
-def chi_square_pvalue(outputs, candidates, probs):
-    counts = np.array([np.sum(np.all(outputs == c, axis=1)) for c in candidates])
-    assert counts.sum() == len(outputs), "an output outside W"
-    expected = probs * len(outputs)
-    keep = expected >= 5
-    obs = np.append(counts[keep], counts[~keep].sum())
-    exp = np.append(expected[keep], expected[~keep].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return stats.chisquare(obs, exp).pvalue
 
 
 def noisy_max_exponential_law(L, epsilon, sensitivity):

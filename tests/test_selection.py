@@ -14,7 +14,6 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 import pytest
-from scipy import stats
 
 import privopt
 from privopt import audit
@@ -29,6 +28,8 @@ from privopt.exceptions import ModelError, ParameterError, ParameterTypeError
 from privopt.models import zero_one_halfspace
 from privopt.space import grid_points as _grid_points, iter_grid_blocks
 from privopt.perturbation import norm_levels
+
+from ._law import chi_square_pvalue
 
 METHODS = ("exponential", "permute_and_flip")
 
@@ -87,18 +88,6 @@ def test_streamed_blocks_equal_the_full_list(grid, D):
 
 # --- distribution of the shipped mechanism against the exact one ------------------
 
-def _chi_square_pvalue(outputs, candidates, probs):
-    counts = np.array([np.sum(np.all(outputs == c, axis=1)) for c in candidates])
-    assert counts.sum() == len(outputs), "an output outside W"
-    keep = probs * len(outputs) >= 5
-    expected = probs * len(outputs)
-    obs = np.append(counts[keep], counts[~keep].sum())
-    exp = np.append(expected[keep], expected[~keep].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return stats.chisquare(obs, exp).pvalue
-
-
 @pytest.mark.parametrize("method", METHODS)
 def test_output_distribution_on_a_tiny_halfspace_model(method):
     # selection_instance: L(-1), L(0), L(1) = 5, 2, 2 by hand (see its docstring)
@@ -110,7 +99,7 @@ def test_output_distribution_on_a_tiny_halfspace_model(method):
     rng = np.random.default_rng(2024)
     outs = np.array([privopt.exponential_mechanism(model, epsilon=1.0, method=method, random_state=rng).weights
                      for _ in range(6000)])
-    assert _chi_square_pvalue(outs, np.array([[-1.0], [0.0], [1.0]]), exact) > 1e-3
+    assert chi_square_pvalue(outs, np.array([[-1.0], [0.0], [1.0]]), exact) > 1e-3
 
 
 def _brute_force_losses(W, X, y, info):
@@ -131,7 +120,7 @@ def test_output_distribution_in_two_dimensions(method):
     rng = np.random.default_rng(7)
     outs = np.array([privopt.exponential_mechanism(model, epsilon=2.0, method=method, random_state=rng).weights
                      for _ in range(6000)])
-    assert _chi_square_pvalue(outs, W, exact) > 1e-3
+    assert chi_square_pvalue(outs, W, exact) > 1e-3
 
 
 def _quadratic_model():
@@ -153,7 +142,7 @@ def test_output_distribution_on_a_user_model(method):
     outs = np.array([privopt.exponential_mechanism(m, weights=m.x, epsilon=4.0, loss_range=1, n_samples=5,
                                                    method=method, random_state=rng).weights
                      for _ in range(6000)])
-    assert _chi_square_pvalue(outs, np.arange(4.0)[:, None], exact) > 1e-3
+    assert chi_square_pvalue(outs, np.arange(4.0)[:, None], exact) > 1e-3
 
 
 def test_broken_sampler_would_fail_the_distribution_test():
@@ -163,7 +152,7 @@ def test_broken_sampler_would_fail_the_distribution_test():
     keys = -losses / 1.0 + (-np.log(rng.standard_exponential((6000, 3))))   # s = Delta/eps: sensitivity halved
     outs = np.array([[-1.0], [0.0], [1.0]])[np.argmax(keys, axis=1)]
     exact = exponential_mechanism_probabilities(losses, 1.0, 1.0)
-    assert _chi_square_pvalue(outs, np.array([[-1.0], [0.0], [1.0]]), exact) < 1e-6
+    assert chi_square_pvalue(outs, np.array([[-1.0], [0.0], [1.0]]), exact) < 1e-6
 
 
 # --- a user's model that is not a classifier: which sites to open ------------------
