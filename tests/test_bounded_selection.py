@@ -187,7 +187,7 @@ def test_path_bounded_equals_the_sampler_for_the_same_seed_and_reports():
     assert rep.regions_solved >= 1 and rep.points_scored >= 1 and rep.points_scored < 63
     assert rep.solves == rep.regions_solved + rep.points_scored
     assert "path='bounded' was asked" in rep.reason
-    assert math.isnan(rep.predicted_time) and rep.wall_time > 0
+    assert math.isfinite(rep.predicted_time) and rep.predicted_time > 0 and rep.wall_time > 0
 
 
 def test_auto_takes_the_bounded_path_above_max_points_only():
@@ -299,12 +299,15 @@ def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
     assert chi_square_pvalue(outs, W, exact_law("exponential", L, 2.0, 1.0)) > 1e-3
 
 
-def test_time_limit_stops_the_run_and_releases_nothing():
-    from privopt.exceptions import NotCertifiedError
+def test_a_time_limit_below_the_predicted_lower_bound_is_refused_before_any_solve(monkeypatch):
+    # a tiny time_limit: refused up front from public sizes, no solve runs, nothing released
+    from privopt.solvers import HighsFixedSession
 
     model, _, _ = facility_model(n_sites=12, n_cust=30, seed=1)
-    with pytest.raises(NotCertifiedError, match="time_limit"):
+    monkeypatch.setattr(HighsFixedSession, "build", classmethod(lambda *a, **k: pytest.fail("the model was read")))
+    with pytest.raises(ParameterError, match="time_limit=1e-09") as err:
         _release(model, path="bounded", random_state=0, time_limit=1e-9)
+    assert err.value.parameter == "time_limit" and "Raise time_limit" in str(err.value)
 
 
 @pytest.mark.parametrize("solver", ["highs", "glpk"])

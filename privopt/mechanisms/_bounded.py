@@ -25,10 +25,12 @@ constraints on the decision alone (and the ball), as a :class:`privopt.search.Pr
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyomo.environ as pyo
 
-from ..exceptions import ModelError, NotCertifiedError
+from ..exceptions import ModelError, NotCertifiedError, SolverError
 from ..oracle import certified_solve, not_certified_message
 from ..search import BoundOracle, PrefixSpace
 from ..space import SeparableConstraints, norm_levels
@@ -95,12 +97,15 @@ class PyomoBoundOracle(BoundOracle):
 
     def __init__(self, model, w_vars, *, solver="highs", weight_cons=(), sense="minimize", time_limit=None,
                  threads=None, abs_gap=None, solver_options=None, public_term=None, n_samples=None,
-                 loss_range=None, inflate: float = 1.0):
+                 loss_range=None, inflate: float = 1.0, deadline=None):
         self.model, self.user_w = model, list(w_vars)
         self.solver = get_spec(solver).name
         self.weight_cons = list(weight_cons)
         self.sign = 1.0 if sense == "minimize" else -1.0
         self.time_limit, self.threads = time_limit, threads
+        # the run's deadline (a time.perf_counter value; default: time_limit from now)
+        self.deadline = deadline if deadline is not None or time_limit is None else (
+            time.perf_counter() + float(time_limit))
         self.abs_gap = DEFAULT_ABS_GAP if abs_gap is None else abs_gap
         self.options = solver_options
         self.term_name = None if public_term is None else public_term.name
@@ -138,15 +143,58 @@ class PyomoBoundOracle(BoundOracle):
             self._fixed = (clone, [clone.find_component(v) for v in self.user_w])
         return self._fixed
 
+    # --- time_limit: every solve gets the time left, and none past the deadline is used --------
+    def _limit(self, time_limit):
+        """The next solve's own time limit: the time left before the deadline (and at most
+        ``time_limit`` when given); None without either.  Past the deadline the run stops."""
+        if self.deadline is None:
+            return time_limit
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            raise self._out_of_time(False)
+        return left if time_limit is None else min(left, float(time_limit))
+
+    def _out_of_time(self, inside: bool) -> NotCertifiedError:
+        limit = "the time limit" if self.time_limit is None else f"{self.time_limit:g} s"
+        return NotCertifiedError(
+            f"time_limit: {limit} ran out {'during a solve, ' if inside else ''}after {self.regions_solved:,} "
+            f"region bound(s) and {self.points_scored:,} point score(s) were started; nothing is released (a "
+            "solve stopped by its time limit is never used as a bound or a loss). Raise time_limit.", None)
+
+    def _check_time(self, report) -> None:
+        """Raise the time-limit error when a solve stopped on its time limit, or ended past the
+        deadline (certified or not: the run overran ``time_limit``)."""
+        if self.deadline is None:
+            return
+        if _stopped_on_time(report) or time.perf_counter() > self.deadline:
+            raise self._out_of_time(True)
+
+    def _pyomo_solve(self, clone, limit, what):
+        """A certified solve of ``clone`` through Pyomo with the time left as the solver's own
+        limit (GLPK ``tmlim``, CBC ``sec``, HiGHS ``time_limit``: privopt.solvers' translation)."""
+        try:
+            report = certified_solve(clone, self.solver, time_limit=limit, threads=self.threads,
+                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+        except SolverError as exc:   # not certified, or no solution: the deadline's doing?
+            if self.deadline is not None and (
+                    (exc.report is not None and _stopped_on_time(exc.report))
+                    or time.perf_counter() > self.deadline):
+                raise self._out_of_time(True) from exc
+            raise
+        self._check_time(report)
+        return report
+
     # --- the oracle ----------------------------------------------------------------------
     def lower_bound(self, lower, upper, time_limit=None) -> float:
         key = (tuple(np.asarray(lower).tolist()), tuple(np.asarray(upper).tolist()))
         if key in self._bounds:
             return self._bounds[key]
         what = "the LP relaxation of a region of W"
+        limit = self._limit(time_limit)
         self.regions_solved += 1
         if self._bound_session is not None:
-            report = self._bound_session.solve_within(lower, upper, time_limit)
+            report = self._bound_session.solve_within(lower, upper, limit)
+            self._check_time(report)
             if not report.certified_optimal or report.objective is None:
                 raise NotCertifiedError(not_certified_message(report, what=what), report)
         else:
@@ -158,8 +206,7 @@ class PyomoBoundOracle(BoundOracle):
                     v.unfix()
                     v.setlb(float(a))
                     v.setub(float(b))
-            report = certified_solve(clone, self.solver, time_limit=time_limit, threads=self.threads,
-                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+            report = self._pyomo_solve(clone, limit, what)
         value = self.sign * float(report.objective)     # a bound on the loss (on -U for a utility)
         out = relaxation_bound(value, self.abs_gap) * self.inflate
         self._bounds[key] = out
@@ -171,8 +218,10 @@ class PyomoBoundOracle(BoundOracle):
             return self._losses[key]
         self.points_scored += 1
         what = f"the model with the decision fixed at {list(key)}"
+        limit = self._limit(time_limit)
         if self._leaf_session is not None:
-            report = self._leaf_session.solve_at(point, time_limit)
+            report = self._leaf_session.solve_at(point, limit)
+            self._check_time(report)
             if not report.certified_optimal or report.objective is None:
                 raise NotCertifiedError(
                     f"Not certified: evaluating L(w) at w = {list(key)} ended with {report.termination.name}; "
@@ -183,8 +232,7 @@ class PyomoBoundOracle(BoundOracle):
             clone, ws = self._fixed_clone()
             for v, x in zip(ws, point):
                 v.fix(float(x))
-            report = certified_solve(clone, self.solver, time_limit=time_limit, threads=self.threads,
-                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+            report = self._pyomo_solve(clone, limit, what)
         value = float(report.objective)
         self._check_range(point, value)
         out = self.sign * value
@@ -211,3 +259,8 @@ class PyomoBoundOracle(BoundOracle):
                 f"for n = {n} and loss_range = ({lo:g}, {hi:g}): it is not a sum of n terms in loss_range, "
                 "so the guarantee would not hold; nothing is released. Fix loss_range or the model (a "
                 "public cost of the decision alone can be declared with public_term=).", "model")
+
+
+def _stopped_on_time(report) -> bool:
+    """Whether a solve ended on its time limit (never a certified optimum to use)."""
+    return getattr(report.termination, "name", "") == "maxTimeLimit"

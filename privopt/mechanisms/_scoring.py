@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import itertools
 import logging
+import pickle
 import time
 
 import numpy as np
 import pyomo.environ as pyo
 
 from .._limits import SCORING_MAX_POINTS
-from ..exceptions import NotCertifiedError, ParameterError
+from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
+                        worker_count)
+from ..exceptions import ModelError, NotCertifiedError, ParameterError
 from ..space import (SeparableConstraints, constrained_points, count_constrained_points, count_grid_points,
                      grid_points, linear_tables, norm_levels)
 from ..search import enumeration_levels
@@ -72,6 +75,27 @@ def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: 
 #: assignment can take longer: ``time_limit`` then still stops the run (nothing is released).
 FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7)}
 FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
+#: The margin folded into :data:`FIX_SOLVE_RATES` and :data:`FIX_SOLVE_SETUP_PER_ENTRY` (about 4x
+#: the measured rates).  A prediction that must not exceed the work (a lower bound, used to
+#: refuse up front) divides it out: ``fix_solve_seconds(..., margin=False)``.
+FIX_SOLVE_MARGIN = 4.0
+
+
+def model_size(model) -> int:
+    """The model's numbers of variables and active constraints added: the public size
+    the fix-and-solve predictions are read from (never a value of the data)."""
+    return model.nvariables() + sum(
+        1 for _ in model.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+
+
+def fix_solve_seconds(size: int, engine: str, n_solves: float, setups: float = 1.0, margin: bool = True) -> float:
+    """Seconds predicted for ``setups`` readings of a model of ``size`` rows and columns
+    into the solver and ``n_solves`` solves of it (each with the decision fixed or boxed),
+    at the rates of :data:`FIX_SOLVE_RATES` for ``engine``; ``margin=False``: at the measured
+    rates (the constants divided by :data:`FIX_SOLVE_MARGIN`), for a bound from below."""
+    base, per_entry = FIX_SOLVE_RATES[engine]
+    out = setups * size * FIX_SOLVE_SETUP_PER_ENTRY + n_solves * (base + size * per_entry)
+    return out if margin else out / FIX_SOLVE_MARGIN
 
 #: Default limit on |W| for the fix-and-solve engine (one solve per point).
 DEFAULT_MAX_EVALUATIONS = 10_000
@@ -324,6 +348,8 @@ class FixAndSolveScorer:
         #: whether blocks() may use the HiGHS session (False: Pyomo's path, as before the session)
         self.fast = True
         self.engine, self.solves, self.points_scored = None, 0, 0
+        #: where blocks() scores (:meth:`use_executor`): None in this process, and on how many workers
+        self._executor, self._blob, self.workers = None, None, 1
 
     def _list_w(self, grids, norm_bound, cons, cap):
         """The points of W, in the product grid's order, and how they were
@@ -424,15 +450,40 @@ class FixAndSolveScorer:
         """Seconds to score W, predicted from public sizes only: |W| and the
         model's numbers of variables and active constraints (never a solve,
         never the data's values), at the rates of :data:`FIX_SOLVE_RATES` for
-        the engine :meth:`blocks` will try (the HiGHS session for HiGHS)."""
-        size = self.model.nvariables() + sum(
-            1 for _ in self.model.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+        the engine :meth:`blocks` will try (the HiGHS session for HiGHS).  On an
+        executor (:meth:`use_executor`) the workers read the model at the same time and
+        each solves its shard: one setup and |W| / workers solves."""
         engine = ("direct" if self.direct else "highs_fixed"
                   if self.fast and str(self.solver).lower() in ("highs", "appsi_highs") else "pyomo")
-        base, per_entry = FIX_SOLVE_RATES[engine]
-        return size * FIX_SOLVE_SETUP_PER_ENTRY + self.n_points * (base + size * per_entry)
+        return fix_solve_seconds(model_size(self.model), engine, -(-self.n_points // self.workers))
 
-    def blocks(self, block_points=256):
+    def use_executor(self, executor) -> None:
+        """Score on ``executor`` (any executor :func:`privopt._runtime.check_executor`
+        accepts; None or ``"local"``: in this process, one point after another).  The
+        model is serialized here, once, before any solve: each worker loads its own copy
+        and reads it into its own solver (:class:`_FixedSolves`), so a model that cannot
+        be pickled is refused now, naming ``executor``.  An objective of the weights alone
+        is evaluated here whatever the executor (there is nothing to solve)."""
+        self._executor, self._blob, self.workers = None, None, 1
+        if executor is None or is_local(executor) or self.direct:
+            return
+        ex = check_executor(executor)
+        if ex is None:
+            return
+        try:
+            self._blob = dumps_model(self.model)
+        except ModelError as exc:
+            raise ParameterError(
+                f"executor: scoring on an executor sends the model to each worker, and it cannot be "
+                f"pickled ({exc}). Pass executor=None (score in this process), or make the model "
+                "picklable (rules as module-level functions, or install cloudpickle for rule=lambda ...).",
+                "executor") from exc
+        self._executor = ex
+        self.workers = max(1, min(self.n_points, 1 if ex == RAY else worker_count(ex)))
+        if ex == RAY:   # one worker per CPU of the cluster, counted when the pool starts
+            self.workers = max(1, min(self.n_points, usable_cpus()))
+
+    def blocks(self, block_points=256, executor=None):
         """``(points, losses)`` block by block in W's order.  Each loss is
         the certified optimum of the clone with the weights fixed at the
         point: on HiGHS through one :class:`privopt.solvers.HighsFixedSession`
@@ -440,56 +491,154 @@ class FixAndSolveScorer:
         bounds set to each point and re-solved warm), otherwise through
         Pyomo (``Var.fix`` and a persistent or fresh solve).  The engine used
         is ``self.engine``; ``self.solves`` and ``self.points_scored`` count
-        the work done."""
+        the work done.  ``executor`` (or the one given to :meth:`use_executor`):
+        W's points are cut into one contiguous shard per worker, each scored by
+        its own session (:func:`_score_shard`), and the losses come back in W's
+        order, in the same blocks; the caller draws the noise, in that order."""
+        if executor is not None:
+            self.use_executor(executor)
+        if self._executor is not None:
+            yield from self._blocks_on_executor(block_points)
+            return
         start = time.perf_counter()
-        session = None
-        if not self.direct and self.fast:   # on the user's model, read only: no clone
-            session = HighsFixedSession.build(self.model, self.user_w, solver=self.solver,
-                                              threads=self.threads, abs_gap=self.abs_gap,
-                                              options=self.solver_options, relax=self.weight_cons)
-        opt = None if (self.direct or session is not None) else persistent_solver(self.solver)
-        self.engine = ("direct" if self.direct else "highs_fixed" if session is not None
-                       else "pyomo_persistent" if opt is not None else "pyomo")
-        solved = False
+        solves = None if self.direct else _FixedSolves(
+            self.model, self.user_w, self.weight_cons, lambda: (self.clone, self.w_vars), solver=self.solver,
+            threads=self.threads, abs_gap=self.abs_gap, options=self.solver_options, fast=self.fast)
+        self.engine = "direct" if solves is None else solves.engine
         for lo in range(0, self.n_points, block_points):
             pts = self.points[lo:lo + block_points]
             losses = np.empty(pts.shape[0])
             for i, w in enumerate(pts):
-                if session is None:
+                self.points_scored += 1
+                if solves is None:
                     for v, x in zip(self.w_vars, w):
                         v.fix(float(x))
-                self.points_scored += 1
-                if self.direct:
                     losses[i] = float(pyo.value(self.objective.expr))
                     continue
                 remaining = None
                 if self.time_limit is not None:
                     remaining = self.time_limit - (time.perf_counter() - start)
                     if remaining <= 0:
-                        raise NotCertifiedError(
-                            f"time_limit: {self.time_limit} s ran out after {lo + i:,} of "
-                            f"{self.n_points:,} evaluations of L(w); nothing is released. Raise "
-                            "time_limit or make W smaller.", None)
+                        raise NotCertifiedError(_time_up(self.time_limit, lo + i, self.n_points), None)
                 self.solves += 1
-                if session is not None:
-                    report = session.solve_at(w, remaining)
-                else:
-                    if opt is not None and solved:   # the persistent solver sees the new fixed values
-                        opt.update_variables(self.w_vars)
-                    report = solve(self.clone, self.solver, time_limit=remaining, threads=self.threads,
-                                   abs_gap=self.abs_gap, options=self.solver_options, persistent=opt,
-                                   raise_on_no_solution=False)
+                report = solves.solve(w, remaining)
                 if not report.certified_optimal or report.objective is None:
-                    raise NotCertifiedError(
-                        f"Not certified: evaluating L(w) at w = {w.tolist()} ended with "
-                        f"{report.termination.name}; private selection needs the exact loss of every "
-                        "point of W, so nothing is released. Check that the model is feasible for "
-                        "every w that the weights' bounds and constraints allow, raise time_limit, "
-                        "or try another solver.", report)
+                    if self.time_limit is not None and _stopped_on_time(report):
+                        raise NotCertifiedError(_time_up(self.time_limit, lo + i, self.n_points), report)
+                    raise NotCertifiedError(_uncertified(w, report), report)
                 losses[i] = float(report.objective)
-                solved = True
             yield pts, losses
         if self._clone is not None:
             for v in self.w_vars:
                 v.unfix()
 
+    def _blocks_on_executor(self, block_points):
+        """:meth:`blocks` on the executor of :meth:`use_executor`: one shard per worker,
+        the time left passed as a wall-clock deadline, the first failure (not certified,
+        or time_limit run out) raised here with nothing released."""
+        ex, owned = self._executor, False
+        if ex == RAY:
+            ex, owned = ray_executor(self.workers), True
+        cuts = np.linspace(0, self.n_points, self.workers + 1).astype(int)
+        job = {"weights": [v.name for v in self.user_w], "cons": [c.name for c in self.weight_cons],
+               "solver": self.solver, "threads": self.threads, "abs_gap": self.abs_gap,
+               "options": self.solver_options, "fast": self.fast, "time_limit": self.time_limit}
+        deadline = None if self.time_limit is None else time.time() + self.time_limit
+        try:
+            blob = share(ex, self._blob)
+            shards = [(blob, job, self.points[a:b], deadline) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+            results, fatal = run_ordered(ex, _score_shard, shards, is_fatal=lambda r: r["error"] is not None)
+        finally:
+            if owned:
+                ex.shutdown()
+        done = [r for r in results if r is not None]
+        self.solves += sum(r["solves"] for r in done)
+        self.points_scored += sum(r["solves"] for r in done)
+        self.engine = done[0]["engine"] if done else None
+        if fatal is not None:
+            raise NotCertifiedError(results[fatal]["error"], None)
+        losses = np.concatenate([r["losses"] for r in results])
+        for lo in range(0, self.n_points, block_points):
+            yield self.points[lo:lo + block_points], losses[lo:lo + block_points]
+
+
+class _FixedSolves:
+    """Certified-or-not solves of one model with the weights fixed at one point after
+    another: one :class:`privopt.solvers.HighsFixedSession` on ``model`` (read once, never
+    modified; the declared constraints on the weights alone relaxed), or else Pyomo's
+    ``Var.fix`` and a persistent or fresh solve on ``fixable()`` (a model with those
+    constraints deactivated, and its weights, made on first use)."""
+
+    def __init__(self, model, weights, weight_cons, fixable, *, solver, threads, abs_gap, options, fast=True):
+        self.session = HighsFixedSession.build(model, weights, solver=solver, threads=threads, abs_gap=abs_gap,
+                                               options=options, relax=weight_cons) if fast else None
+        self.opt = None if self.session is not None else persistent_solver(solver)
+        self.engine = ("highs_fixed" if self.session is not None else "pyomo_persistent" if self.opt is not None
+                       else "pyomo")
+        self._fixable, self._solved = fixable, False
+        self.solver, self.threads, self.abs_gap, self.options = solver, threads, abs_gap, options
+
+    def solve(self, point, time_limit):
+        """The :class:`~privopt.solvers.SolveReport` of the model with the weights at ``point``."""
+        if self.session is not None:
+            return self.session.solve_at(point, time_limit)
+        model, weights = self._fixable()
+        for v, x in zip(weights, point):
+            v.fix(float(x))
+        if self.opt is not None and self._solved:   # the persistent solver sees the new fixed values
+            self.opt.update_variables(weights)
+        report = solve(model, self.solver, time_limit=time_limit, threads=self.threads, abs_gap=self.abs_gap,
+                       options=self.options, persistent=self.opt, raise_on_no_solution=False)
+        self._solved = True
+        return report
+
+
+def _score_shard(blob, job, points, deadline):
+    """One worker's shard of the fix-and-solve scoring: loads its own copy of the model
+    (``blob``, from :func:`privopt._runtime.dumps_model`), reads it into its own solver and
+    returns ``{"losses", "solves", "engine", "error"}``: ``error`` is None, or the message of
+    the first point not certified or of the deadline (a :func:`time.time` value) passed;
+    nothing of a failed shard is used."""
+    model = pickle.loads(blob) if isinstance(blob, bytes) else blob
+    weights = [model.find_component(name) for name in job["weights"]]
+    cons = [model.find_component(name) for name in job["cons"]]
+
+    def fixable():   # the worker's copy is its own: Pyomo's path fixes the weights on it
+        for con in cons:
+            con.deactivate()
+        return model, weights
+
+    solves = _FixedSolves(model, weights, cons, fixable, solver=job["solver"], threads=job["threads"],
+                          abs_gap=job["abs_gap"], options=job["options"], fast=job["fast"])
+    losses = np.empty(points.shape[0])
+    out = {"losses": losses, "solves": 0, "engine": solves.engine, "error": None}
+    for i, w in enumerate(points):
+        remaining = None if deadline is None else deadline - time.time()
+        if remaining is not None and remaining <= 0:
+            out["error"] = _time_up(job["time_limit"], i, points.shape[0], " of this worker's shard")
+            return out
+        report = solves.solve(w, remaining)
+        out["solves"] += 1
+        if not report.certified_optimal or report.objective is None:
+            out["error"] = (_time_up(job["time_limit"], i, points.shape[0], " of this worker's shard")
+                            if deadline is not None and _stopped_on_time(report) else _uncertified(w, report))
+            return out
+        losses[i] = float(report.objective)
+    return out
+
+
+def _time_up(time_limit, done, total, where="") -> str:
+    return (f"time_limit: {time_limit:g} s ran out after {done:,} of {total:,} evaluations of L(w){where}; "
+            "nothing is released. Raise time_limit or make W smaller.")
+
+
+def _uncertified(w, report) -> str:
+    return (f"Not certified: evaluating L(w) at w = {np.asarray(w).tolist()} ended with {report.termination.name}; "
+            "private selection needs the exact loss of every point of W, so nothing is released. Check that "
+            "the model is feasible for every w that the weights' bounds and constraints allow, raise "
+            "time_limit, or try another solver.")
+
+
+def _stopped_on_time(report) -> bool:
+    """Whether a solve ended on its time limit (never a certified optimum)."""
+    return getattr(report.termination, "name", "") == "maxTimeLimit"

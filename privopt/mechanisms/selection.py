@@ -23,7 +23,8 @@ from ..solvers import DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
 from ._bounded import PyomoBoundOracle, prefix_space
-from ._scoring import DEFAULT_MAX_EVALUATIONS, FixAndSolveScorer, HalfspaceScorer, _weight_only
+from ._scoring import (DEFAULT_MAX_EVALUATIONS, FixAndSolveScorer, HalfspaceScorer, _weight_only, fix_solve_seconds,
+                       model_size)
 from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_prefix, sample_top_down
 
 __all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem", "SELECTION_PATHS"]
@@ -359,6 +360,7 @@ def exponential_mechanism(
                                    time_limit=time_limit, threads=threads, abs_gap=abs_gap,
                                    solver_options=solver_options, max_points=max_points,
                                    public_constraints=public_cons, public_term=term)
+        scorer.use_executor(executor)   # the model serialized for the workers, before any solve
     n_points = scorer.n_points
     _check_w_size(n_points)
     n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
@@ -433,6 +435,9 @@ def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> Selection
         report.solves, report.points_scored = scorer.solves, scorer.points_scored
         report.reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
                          f"with {solver_name} (each solve certified); {scorer.listing_reason}")
+        if scorer._executor is not None:
+            report.reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
+                              "each worker reading its own copy of the model, the noise drawn here in W's order")
     else:
         report.engine, report.points_scored = "enumerate", n_points
         report.reason = ("privopt's 0/1-loss model whose W cannot be split by support: every point scored "
@@ -572,18 +577,29 @@ def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, 
     space, why, weight_cons = plan
     n_points = int(space.size(()))
     _check_w_size(n_points)
+    predicted, min_solves = bounded_lower_bound(space, model, solver)
+    if time_limit is not None and predicted > time_limit:
+        raise ParameterError(
+            f"time_limit: the bounded sampler needs at least {min_solves} certified LP solve(s) (the regions "
+            f"above any point of W, at most one per coordinate of the decision, counted from the grids and the "
+            f"declared constraints) and one exact solve, at least about {predicted:.3g} s for a model of "
+            f"{model_size(model):,} rows and columns (a lower bound: the true work depends on how tight the "
+            f"bounds are), more than time_limit={time_limit:g} s. Raise time_limit, or make the model or "
+            "the decision smaller.", "time_limit")
     noise_scale = selection_noise_scale(epsilon, sensitivity)
     alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
     streams = KeyedStreams(check_random_state(random_state))
+    # the clock starts before the model is read into the solver: time_limit bounds the whole release
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
     oracle = PyomoBoundOracle(model, w_vars, solver=solver, weight_cons=weight_cons, sense=sense,
                               threads=threads, abs_gap=abs_gap, solver_options=solver_options, public_term=term,
-                              n_samples=n_samples, loss_range=loss_range)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+                              n_samples=n_samples, loss_range=loss_range, time_limit=time_limit, deadline=deadline)
     point, _, stats = sample_prefix(space, oracle, streams, method, noise_scale, deadline=deadline)
     parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), norm_bound, "bounded")
     parameters["sense"] = sense
-    report = SelectionReport("bounded", solver, n_points, stats.wall_time, math.nan)
+    report = SelectionReport("bounded", solver, n_points, time.perf_counter() - start, predicted)
     report.engine, report.listing = oracle.engine, "prefixes"
     report.reason = (f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of "
                      f"the decision, each region bounded by the LP relaxation solved by {solver} (certified)")
@@ -592,3 +608,22 @@ def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, 
     report.solves = oracle.regions_solved + oracle.points_scored
     return PrivateResult(labels=weight_labels(w_vars), weights=point + 0.0, mechanism=method, epsilon=epsilon,
                          delta=0.0, parameters=parameters, report=report, certified=True)
+
+
+def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
+    """``(seconds, region_solves)``: a lower bound, from public quantities only, on the work of
+    the bounded sampler.  Every run bounds each ancestor of the released point that holds
+    several points (:meth:`privopt.search.PrefixSpace.min_region_solves`, at most one per
+    coordinate of the decision, counted from the grids and the declared constraints) and
+    solves that point exactly; each solve is timed by the fix-and-solve scorer's per-solve
+    prediction from the model's rows and columns (:func:`privopt.mechanisms._scoring.fix_solve_seconds`)
+    at the measured rates, without the scorer's safety margin, plus reading the model into
+    the solver (two HiGHS sessions; one Pyomo clone otherwise).  How many regions A*
+    sampling opens beyond these depends on how tight the bounds are, which depends on the
+    data, so the true work cannot be predicted without reading it: this is a lower bound,
+    which is what ``time_limit`` is refused against up front."""
+    solves = space.min_region_solves()
+    highs = str(solver).lower() in ("highs", "appsi_highs")
+    seconds = fix_solve_seconds(model_size(model), "highs_fixed" if highs else "pyomo", solves + 1,
+                                setups=2.0 if highs else 1.0, margin=False)
+    return seconds, solves

@@ -130,6 +130,36 @@ class PrefixSpace:
         rest = tuple(int(np.flatnonzero(g == x)[0]) for g, x in zip(self.grids[t:], pts[0]))
         return tuple(prefix) + rest
 
+    def min_region_solves(self, budget: int = 256, seconds: float = 0.25) -> int:
+        """A lower bound, from public quantities only, on the regions :func:`sample_prefix`
+        bounds in any run: the released point's every ancestor with more than one point
+        is bounded once (a region is split only after its own bound), so a run bounds at
+        least the fewest such ancestors of any point of W.  Found breadth first over the
+        prefixes (sizes counted exactly, at most ``budget`` of them and for about ``seconds``;
+        the counts are memoized and reused by the sampler); when either runs out before a
+        region of one point is met, every level explored so far holds regions of several
+        points only, which still bounds the count from below.  An
+        ancestor whose box equals its parent's (the next coordinate's grid has one value)
+        is not a new solve (the oracle memoizes boxes), so it does not count."""
+        new_box = [True] + [len(g) > 1 for g in self.grids]   # ancestor at depth t: a box of its own?
+        level: list[tuple] = [()]
+        counted = 0
+        stop = time.perf_counter() + seconds
+        for t in range(self.d):
+            nxt: list[tuple] = []
+            for prefix in level:
+                for k in range(len(self.grids[t])):
+                    s = self.size(prefix + (k,))
+                    counted += 1
+                    if s == 1 or s is None:   # a point whose ancestors are the depths 0..t (or uncountable)
+                        return sum(new_box[: t + 1])
+                    if s:
+                        nxt.append(prefix + (k,))
+                    if counted >= budget or time.perf_counter() > stop:   # depths 0..t: several points each
+                        return sum(new_box[: t + 1])
+            level = nxt
+        return sum(new_box[: self.d])
+
     def box(self, prefix: tuple) -> tuple[np.ndarray, np.ndarray]:
         """The box of the region: fixed coordinates at their values, the others
         between their grids' smallest and largest values."""

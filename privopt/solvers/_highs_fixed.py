@@ -99,8 +99,7 @@ class HighsFixedSession(HighsCostSession):
         a :class:`~privopt.solvers.SolveReport` (certified or not)."""
         v = np.asarray(point, dtype=np.float64)
         self._h.changeColsBounds(len(self._cols), self._cols, v, v)
-        self._time_limit = time_limit
-        self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
+        self._limit_to(time_limit)
         return self._run("warm re-solve with the decision's columns fixed (highspy)", values=False)[1]
 
     def solve_within(self, lower, upper, time_limit=None):
@@ -110,6 +109,20 @@ class HighsFixedSession(HighsCostSession):
         lo = np.asarray(lower, dtype=np.float64)
         hi = np.asarray(upper, dtype=np.float64)
         self._h.changeColsBounds(len(self._cols), self._cols, lo, hi)
-        self._time_limit = time_limit
-        self._h.setOptionValue("time_limit", float("inf") if time_limit is None else float(time_limit))
+        self._limit_to(time_limit)
         return self._run("warm re-solve with the decision's columns boxed (highspy)", values=False)[1]
+
+    def _limit_to(self, time_limit) -> None:
+        """Give the next run at most ``time_limit`` seconds (None: no limit).  HiGHS checks
+        its ``time_limit`` option against the run clock of the Highs object, which keeps
+        counting over every run of the session (measured on highspy 1.16: after a first
+        solve of 0.08 s, every later run with ``time_limit=0.05`` stopped at once on
+        kTimeLimit), so the option is set to that clock plus ``time_limit``.  A run stopped
+        there reports ``maxTimeLimit`` and is never certified."""
+        self._time_limit = time_limit
+        if time_limit is None:
+            self._h.setOptionValue("time_limit", float("inf"))
+            return
+        clock = getattr(self._h, "getRunTime", None)
+        spent = float(clock()) if callable(clock) else 0.0
+        self._h.setOptionValue("time_limit", spent + max(0.0, float(time_limit)))
