@@ -17,7 +17,14 @@ permute-and-flip at epsilon 1 on both paths, same seed:
 It reports seconds per release (median of ``--repeats``), that both release the same point
 for the same seed, and where the old path's time goes (cProfile of one release: Pyomo's
 update of the rows of the fixed variables, loading the solution back into the model, and
-HiGHS's own runs).  Results: benchmarks/results/own_model_speed.md.
+HiGHS's own runs).
+
+``--executor N``: the new path also on the caller's executor, in the same run: in this
+process (``executor=None``) against a ``ProcessPoolExecutor(N)`` made once and warmed up,
+the same seeds in turn, each release's seconds and whether both release the same point.
+On the executor, W's points are cut into one shard per worker, each worker loads its own
+copy of the pickled model and reads it into its own HiGHS session; the noise is drawn in
+the calling process.  Results: benchmarks/results/own_model_speed.md.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import os
 import pstats
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pyomo.environ as pyo
@@ -68,13 +76,56 @@ class OldPath:
         _scoring.count_constrained_points, HighsFixedSession.build = self.saved
 
 
-def release(model, args, seed, old):
+def release(model, args, seed, old, executor=None):
     kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=args.customers,
               method="permute_and_flip", random_state=seed, public_constraints=["p"])
     if old:
         with OldPath():
             return privopt.exponential_mechanism(model, norm_bound=args.k ** 0.5, **kw)
-    return privopt.exponential_mechanism(model, **kw)
+    return privopt.exponential_mechanism(model, executor=executor, **kw)
+
+
+def executor_rows(model, args):
+    """The new path in this process against a process pool of ``args.executor`` workers,
+    the same seeds in turn: Markdown lines."""
+    times: dict = {"serial": [], "pool": []}
+    same, reports = [], {}
+    with ProcessPoolExecutor(args.executor) as pool:
+        release(model, args, 0, False, pool)          # the workers' imports out of the timings
+        for r in range(args.repeats):
+            outs = {}
+            for name, ex in (("serial", None), ("pool", pool)):
+                start = time.perf_counter()
+                res = release(model, args, r, False, ex)
+                times[name].append(time.perf_counter() - start)
+                outs[name], reports[name] = res.weights, res.report
+            same.append(bool(np.array_equal(outs["serial"], outs["pool"])))
+            print(f"repeat {r}: serial {times['serial'][-1]:.2f} s, {args.executor} processes "
+                  f"{times['pool'][-1]:.2f} s, same release {same[-1]}", flush=True)
+    serial, pool_t = statistics.median(times["serial"]), statistics.median(times["pool"])
+    lines = [
+        "",
+        f"## Scoring on the caller's executor (`--executor {args.executor}`)",
+        "",
+        "The new path (W listed through the constraint, HiGHS session) in this process against a "
+        f"`ProcessPoolExecutor({args.executor})` made once and warmed up: W cut into one shard per worker, each "
+        "worker loading its own copy of the pickled model and reading it into its own HiGHS session, the noise "
+        "drawn in the calling process in W's order. Same seeds, run in turn.",
+        "",
+        f"| scoring | workers | solves | predicted (s) | seconds per release (median of {args.repeats}) | "
+        "all runs (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, label, workers in (("serial", "executor=None", 1), ("pool", "ProcessPoolExecutor", args.executor)):
+        rep = reports[name]
+        lines.append(f"| {label} | {workers} | {rep.solves:,} | {rep.predicted_time:.2f} | "
+                     f"{statistics.median(times[name]):.3f} | " + ", ".join(f"{t:.2f}" for t in times[name]) + " |")
+    lines += [
+        "",
+        f"Serial / {args.executor} processes: **{serial / pool_t:.2f}x** (median seconds per release {serial:.3f} "
+        f"-> {pool_t:.3f}). Same released point for the same seed on every repeat: **{all(same)}**.",
+    ]
+    return lines
 
 
 def profile_old(model, args):
@@ -102,6 +153,8 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0, help="the instance's seed")
+    ap.add_argument("--executor", type=int, default=0,
+                    help="also compare the new path in this process with a process pool of this many workers")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args(argv)
     env = _common.stamp()
@@ -157,6 +210,8 @@ def main(argv=None):
         "the decision's columns free, sets their bounds to each point and re-runs HiGHS warm; each optimum is "
         "certified by privopt's rule as before.",
     ]
+    if args.executor > 0:
+        lines += executor_rows(model, args)
     _common.write_markdown(args.out, lines)
     print("\n".join(lines))
 
