@@ -124,8 +124,34 @@ def executor_rows(model, args):
         "",
         f"Serial / {args.executor} processes: **{serial / pool_t:.2f}x** (median seconds per release {serial:.3f} "
         f"-> {pool_t:.3f}). Same released point for the same seed on every repeat: **{all(same)}**.",
-    ]
+        "",
+        "The fixed cost of a release on the executor (timed once here, in this process):",
+        "",
+        "| step | where | seconds |",
+        "|---|---|---|",
+    ] + [f"| {step} | {where} | {sec:.3f} |" for step, where, sec in overheads(model)]
     return lines
+
+
+def overheads(model):
+    """Seconds of the executor path's fixed steps: serializing the model (once per
+    release), loading it and reading it into HiGHS (once per worker and release)."""
+    import pickle
+
+    from privopt._runtime import dumps_model
+
+    start = time.perf_counter()
+    blob = dumps_model(model)
+    dump = time.perf_counter() - start
+    start = time.perf_counter()
+    copy = pickle.loads(blob)
+    load = time.perf_counter() - start
+    start = time.perf_counter()
+    HighsFixedSession.build(copy, [copy.open[j] for j in copy.J], relax=[copy.p])
+    build = time.perf_counter() - start
+    return [(f"pickling the model ({len(blob) / 1e6:.1f} MB)", "calling process", dump),
+            ("loading the model", "each worker", load),
+            ("reading it into a HiGHS session", "each worker (and the serial path, once)", build)]
 
 
 def profile_old(model, args):
