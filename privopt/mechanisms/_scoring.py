@@ -470,8 +470,8 @@ class FixAndSolveScorer:
         ex = check_executor(executor)
         if ex is None:
             return
-        try:
-            self._blob = dumps_model(self.model)
+        try:   # with its weights and constraints: the worker's copies are those of its model (no lookup by name)
+            self._blob = dumps_model((self.model, self.user_w, self.weight_cons))
         except ModelError as exc:
             raise ParameterError(
                 f"executor: scoring on an executor sends the model to each worker, and it cannot be "
@@ -540,8 +540,7 @@ class FixAndSolveScorer:
         if ex == RAY:
             ex, owned = ray_executor(self.workers), True
         cuts = np.linspace(0, self.n_points, self.workers + 1).astype(int)
-        job = {"weights": [v.name for v in self.user_w], "cons": [c.name for c in self.weight_cons],
-               "solver": self.solver, "threads": self.threads, "abs_gap": self.abs_gap,
+        job = {"solver": self.solver, "threads": self.threads, "abs_gap": self.abs_gap,
                "options": self.solver_options, "fast": self.fast, "time_limit": self.time_limit}
         deadline = None if self.time_limit is None else time.time() + self.time_limit
         try:
@@ -594,14 +593,14 @@ class _FixedSolves:
 
 
 def _score_shard(blob, job, points, deadline):
-    """One worker's shard of the fix-and-solve scoring: loads its own copy of the model
-    (``blob``, from :func:`privopt._runtime.dumps_model`), reads it into its own solver and
+    """One worker's shard of the fix-and-solve scoring: loads its own copy of the model, its
+    weights and its declared constraints on the weights alone (``blob``, one pickle from
+    :func:`privopt._runtime.dumps_model`, so they are the copy's own components: no lookup
+    by name, whose parser Pyomo shares between threads), reads it into its own solver and
     returns ``{"losses", "solves", "engine", "error"}``: ``error`` is None, or the message of
     the first point not certified or of the deadline (a :func:`time.time` value) passed;
     nothing of a failed shard is used."""
-    model = pickle.loads(blob) if isinstance(blob, bytes) else blob
-    weights = [model.find_component(name) for name in job["weights"]]
-    cons = [model.find_component(name) for name in job["cons"]]
+    model, weights, cons = pickle.loads(blob) if isinstance(blob, bytes) else blob
 
     def fixable():   # the worker's copy is its own: Pyomo's path fixes the weights on it
         for con in cons:
