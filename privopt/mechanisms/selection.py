@@ -62,7 +62,11 @@ class SelectionReport:
     path (``path="bounded"``: A* sampling over prefixes of the decision) also
     ``regions_solved`` (certified LP relaxations solved as bounds) and
     ``regions_expanded`` (regions split), ``listing`` is ``"prefixes"`` and
-    ``predicted_time`` is NaN (the work depends on how tight the bounds are)."""
+    ``predicted_time`` is a lower bound from public quantities (the fewest
+    region solves any run needs, and one exact solve, timed from the model's
+    rows and columns): the work beyond it depends on how tight the bounds are,
+    which depends on the data.  ``wall_time`` there includes reading the model
+    into the solver."""
 
     certified_optimal = True
     reason: str = ""
@@ -165,12 +169,16 @@ def exponential_mechanism(
     constraint on the decision alone (or a weight bound given by a mutable
     Param) not declared public, a missing
     loss_range, continuous or unbounded weights, an empty W, a maximized
-    objective without ``sense="maximize"``, |W| above ``max_points``, or (enumeration) a running time
-    predicted from |W|, n and d above ``time_limit``.  These depend on public
+    objective without ``sense="maximize"``, |W| above ``max_points``, a running time
+    predicted from public sizes above ``time_limit`` (enumeration: |W|, n and d;
+    fix-and-solve: |W| and the model's rows and columns; the bounded path: a
+    lower bound on its work, see ``path``), or an ``executor`` with a model that
+    cannot be pickled.  These depend on public
     quantities only.  Two refusals can depend on the data, and so are
-    themselves observable: a solve of the fix-and-solve path that is not
-    certified optimal, and a ``time_limit`` that runs out during scoring
-    (the prediction is conservative so that this is rare).  Either raises
+    themselves observable: a solve that is not certified optimal, and a
+    ``time_limit`` that runs out during scoring or sampling (the scoring
+    prediction is conservative so that this is rare; the bounded path's is a
+    lower bound, so there it is not).  Either raises
     :class:`~privopt.exceptions.NotCertifiedError` and releases nothing.
 
     Parameters
@@ -205,7 +213,15 @@ def exponential_mechanism(
     beta : float
         Failure probability of the utility bound alpha.
     time_limit : float, optional
-        Seconds.  Enumeration predicted to need longer is refused up front.
+        Seconds for the whole release.  Refused up front when the time
+        predicted from public sizes is longer (see Refusals).  While scoring
+        (fix-and-solve) or sampling (``path="bounded"``), every solve gets the
+        time left as its solver's own limit (HiGHS ``time_limit``, GLPK
+        ``tmlim`` in whole seconds, CBC ``sec``), a solve stopped by it is
+        never used, and the deadline passing, between solves or inside one,
+        raises :class:`~privopt.exceptions.NotCertifiedError` naming
+        time_limit with nothing released.  On the bounded path the clock
+        starts before the model is read into the solver.
     threads, solver_options, abs_gap :
         For the solver of the fix-and-solve path.
     random_state : None, int or numpy Generator
@@ -219,9 +235,20 @@ def exponential_mechanism(
         Show a progress bar; default: when scoring is predicted to take more
         than a few seconds (or W has more than 200 points to solve).
     executor : None, "local", Executor, dask Client or "ray"
-        The top-down path only: where its shards of supports run.  None: in
-        this process when the predicted time is a few seconds, else a local
-        process pool.  The released point does not depend on it.
+        Where the work runs.  The top-down path (privopt's 0/1-loss models):
+        its shards of supports; None runs in this process when the predicted
+        time is a few seconds, else on a local process pool.  Fix-and-solve
+        scoring of a user's model (``path="score"``): None or ``"local"``
+        scores in this process; any other executor (a thread or process pool,
+        a dask Client, ``"ray"``) gets W's points in one contiguous shard per
+        worker, each worker loading its own copy of the model (pickled once,
+        before any solve: a model that cannot be pickled is refused, naming
+        executor) and reading it into its own solver; the losses come back in
+        W's order and the noise is drawn here, as without an executor.  The
+        released point does not depend on it for the same seed (each shard's
+        warm starts begin afresh, so a loss can differ in its last digits,
+        which changes the release only on a tie of keys at that level).  The
+        bounded path runs in this process.
     public_constraints : "all", str or list of str, optional
         The model's constraints on the decision alone (and weights whose
         bounds are mutable Params) that are fixed before the data is seen, by
@@ -251,7 +278,15 @@ def exponential_mechanism(
         the bounds only decide the work, and an uncertified solve releases
         nothing.  ``"auto"`` (default): ``"score"`` while |W| (counted
         from public quantities) is at most ``max_points`` (default 10,000),
-        ``"bounded"`` above.  ``time_limit`` is checked between solves.
+        ``"bounded"`` above.  ``time_limit`` bounds every solve (see
+        time_limit); the run's work cannot be predicted without the data (it
+        depends on how tight the bounds are), so ``report.predicted_time``
+        is a lower bound from public quantities: at least one region solve per
+        ancestor of the released point that holds several points (the fewest
+        over W, at most one per coordinate of the decision, counted from the
+        grids and the declared constraints) and one exact solve, each timed
+        from the model's rows and columns; a ``time_limit`` below it is
+        refused before the model is read.
     sense : {"minimize", "maximize"}
         ``"minimize"`` (default): the objective is a loss, minimized; a
         maximized objective is refused.  ``"maximize"`` (a user's model
