@@ -299,14 +299,18 @@ def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
     assert chi_square_pvalue(outs, W, exact_law("exponential", L, 2.0, 1.0)) > 1e-3
 
 
-def test_a_time_limit_below_the_predicted_lower_bound_is_refused_before_any_solve(monkeypatch):
+@pytest.mark.parametrize("solver", ["highs", "glpk", "cbc"])
+def test_a_time_limit_below_the_predicted_lower_bound_is_refused_before_any_solve(solver, monkeypatch):
     # a tiny time_limit: refused up front from public sizes, no solve runs, nothing released
+    import privopt.mechanisms._bounded as bounded
     from privopt.solvers import HighsFixedSession
 
+    require_solver(solver)
     model, _, _ = facility_model(n_sites=12, n_cust=30, seed=1)
     monkeypatch.setattr(HighsFixedSession, "build", classmethod(lambda *a, **k: pytest.fail("the model was read")))
+    monkeypatch.setattr(bounded, "certified_solve", lambda *a, **k: pytest.fail("a solve ran"))
     with pytest.raises(ParameterError, match="time_limit=1e-09") as err:
-        _release(model, path="bounded", random_state=0, time_limit=1e-9)
+        _release(model, path="bounded", random_state=0, time_limit=1e-9, solver=solver)
     assert err.value.parameter == "time_limit" and "Raise time_limit" in str(err.value)
 
 

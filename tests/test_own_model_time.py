@@ -158,7 +158,9 @@ def test_a_time_limit_shorter_than_the_run_raises_and_releases_nothing(solver):
     with pytest.raises(NotCertifiedError, match="time_limit") as err:
         _release(model, path="bounded", random_state=0, time_limit=limit, solver=solver)
     assert "nothing is released" in str(err.value)
-    overrun = 1.5 if solver == "glpk" else 0.75     # GLPK's tmlim is whole seconds (at least 1)
+    # what cannot be cut: reading the model into HiGHS (before the first solve), Pyomo's writing
+    # of the model file for GLPK and CBC, and GLPK's tmlim in whole seconds (at least 1)
+    overrun = 1.0 if solver == "highs" else 2.5
     assert time.perf_counter() - start < limit + overrun
 
 
