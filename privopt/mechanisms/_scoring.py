@@ -479,9 +479,8 @@ class FixAndSolveScorer:
                 "picklable (rules as module-level functions, or install cloudpickle for rule=lambda ...).",
                 "executor") from exc
         self._executor = ex
-        self.workers = max(1, min(self.n_points, 1 if ex == RAY else worker_count(ex)))
-        if ex == RAY:   # one worker per CPU of the cluster, counted when the pool starts
-            self.workers = max(1, min(self.n_points, usable_cpus()))
+        # Ray: a pool made for the run (ray_executor), one shard per CPU here (the cluster's are not known yet)
+        self.workers = max(1, min(self.n_points, usable_cpus() if ex == RAY else worker_count(ex)))
 
     def blocks(self, block_points=256, executor=None):
         """``(points, losses)`` block by block in W's order.  Each loss is
