@@ -60,6 +60,7 @@ from ..models import (
     get_info,
     hinge_halfspace,
     predict_halfspace,
+    quiet_clone,
     rspm_halfspace,
     zero_one_halfspace,
 )
@@ -246,7 +247,7 @@ class OPDiscTarget(AuditTarget):
 
         # a scaled sigma or no normalization: the same oracle, fed this target's noise
         eta = self.draw_noise(rng)
-        clone = model.clone()
+        clone = quiet_clone(model)
         weights = [clone.w[j] for j in range(self.dim)]
         if self.normalize:
             pyo.TransformationFactory("privopt.objective_perturbation").apply_to(

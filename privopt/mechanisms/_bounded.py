@@ -35,7 +35,8 @@ from ..oracle import certified_solve, not_certified_message
 from ..search import BoundOracle, PrefixSpace
 from ..space import SeparableConstraints, norm_levels
 from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
-from ._scoring import _quiet_clone, _separable_constraints
+from ..models import quiet_clone
+from ._scoring import _separable_constraints
 
 __all__ = ["PyomoBoundOracle", "prefix_space", "relaxation_bound", "BOUND_SLACK"]
 
@@ -130,14 +131,14 @@ class PyomoBoundOracle(BoundOracle):
     # --- the Pyomo path's clones ---------------------------------------------------------
     def _relaxed_clone(self):
         if self._relaxed is None:
-            clone = _quiet_clone(self.model)
+            clone = quiet_clone(self.model)
             pyo.TransformationFactory("core.relax_integer_vars").apply_to(clone)
             self._relaxed = (clone, [clone.find_component(v) for v in self.user_w])
         return self._relaxed
 
     def _fixed_clone(self):
         if self._fixed is None:
-            clone = _quiet_clone(self.model)
+            clone = quiet_clone(self.model)
             for con in self.weight_cons:
                 clone.find_component(con.name).deactivate()
             self._fixed = (clone, [clone.find_component(v) for v in self.user_w])

@@ -22,7 +22,6 @@ reading the data's values, from public quantities only.
 from __future__ import annotations
 
 import itertools
-import logging
 import pickle
 import time
 
@@ -33,6 +32,7 @@ from .._limits import SCORING_MAX_POINTS
 from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
                         worker_count)
 from ..exceptions import ModelError, NotCertifiedError, ParameterError
+from ..models import quiet_clone
 from ..space import (SeparableConstraints, constrained_points, count_constrained_points, count_grid_points,
                      grid_points, linear_tables, norm_levels)
 from ..search import enumeration_levels
@@ -199,31 +199,6 @@ def _separable_constraints(grids, norm_bound, cons, w_vars):
     return SeparableConstraints(tables, lower, upper, offset, rtol), others
 
 
-class _DropCloneNotice(logging.Filter):
-    """Drops Pyomo's "Unable to clone Pyomo component attribute" record."""
-
-    def filter(self, record):
-        return not str(record.getMessage()).startswith("Unable to clone Pyomo component attribute")
-
-
-def _quiet_clone(model):
-    """``model.clone()`` without Pyomo's "Unable to clone" ERROR line.
-
-    A Set initialized from ``dict.keys()`` keeps its (uncopyable) initializer
-    after construction; Pyomo's clone then logs an ERROR and sets that field
-    to None on the copy.  On a constructed component the initializer is never
-    used again, so the copy is complete; on an unconstructed (abstract) one
-    Pyomo raises CloneError, which is not silenced.  Only that one record of
-    the ``pyomo.core`` logger is dropped, only during this clone."""
-    logger = logging.getLogger("pyomo.core")
-    quiet = _DropCloneNotice()
-    logger.addFilter(quiet)
-    try:
-        return model.clone()
-    finally:
-        logger.removeFilter(quiet)
-
-
 def _weight_only(cons, weight_ids):
     """The constraints of ``cons`` whose variables are all weights (they are
     applied to the listed points; the others stay in the model)."""
@@ -297,7 +272,7 @@ class FixAndSolveScorer:
     read once into a :class:`privopt.solvers.HighsFixedSession` and never
     cloned; other solvers work on a clone (:attr:`clone`, made on first use,
     with Pyomo's "Unable to clone" log line about constructed components'
-    initializers silenced: see :func:`_quiet_clone`).  Every such
+    initializers silenced: see :func:`privopt.models.quiet_clone`).  Every such
     solve must be certified optimal (:func:`privopt.solvers.is_certified`);
     otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
     """
@@ -408,7 +383,7 @@ class FixAndSolveScorer:
         (made on first use): the declared constraints on the weights alone
         deactivated, :attr:`w_vars` its weights."""
         if self._clone is None:
-            clone = _quiet_clone(self.model)
+            clone = quiet_clone(self.model)
             for con in self.weight_cons:
                 clone.find_component(con.name).deactivate()
             self._w_vars = [clone.find_component(v) for v in self.user_w]

@@ -25,7 +25,7 @@ from ..calibration import (
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
 from .._runtime import check_executor, is_local
-from ..models import check_public_constraints, get_info
+from ..models import check_public_constraints, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,
@@ -252,7 +252,7 @@ def opdisc(
     eta = draw_opdisc_noise(rng, sigma, d)
 
     # --- oracle on a clone ------------------------------------------------------
-    private_model = model.clone()
+    private_model = quiet_clone(model)
     private_w = [private_model.find_component(v) for v in w_vars]
     pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
         private_model,

@@ -13,7 +13,7 @@ from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_positive
 from ..calibration import check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
-from ..models import check_public_constraints, get_info
+from ..models import check_public_constraints, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
@@ -281,7 +281,7 @@ def rspm(
     xi = draw_rspm_noise(rng, b, m)
 
     # --- oracle on a clone ------------------------------------------------------
-    private_model = model.clone()
+    private_model = quiet_clone(model)
     p_c = [private_model.find_component(v) for v in p_vars]
     n_c = [private_model.find_component(v) for v in n_vars]
     w_c = [private_model.find_component(v) for v in w_vars]

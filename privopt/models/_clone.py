@@ -1,0 +1,44 @@
+"""Cloning a user's Pyomo model without Pyomo's "Unable to clone" ERROR line.
+
+Every mechanism works on a copy of the user's model (the user's model is never
+modified), and so does the ``privopt.objective_perturbation`` transformation's
+``create_using``.  This is the one clone they all call: it lives in the model
+layer, the lowest layer that knows Pyomo models (``space`` and ``search`` are
+without Pyomo), so the perturbation, the mechanisms and the audit may all
+import it from :mod:`privopt.models`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+__all__ = ["quiet_clone"]
+
+#: The start of the one Pyomo record :func:`quiet_clone` drops.
+CLONE_NOTICE = "Unable to clone Pyomo component attribute"
+
+
+class _DropCloneNotice(logging.Filter):
+    """Drops Pyomo's "Unable to clone Pyomo component attribute" record."""
+
+    def filter(self, record):
+        return not str(record.getMessage()).startswith(CLONE_NOTICE)
+
+
+def quiet_clone(model):
+    """``model.clone()`` without Pyomo's "Unable to clone" ERROR line.
+
+    A Set initialized from ``dict.keys()`` keeps its (uncopyable) initializer
+    after construction; Pyomo's clone then logs an ERROR and sets that field
+    to None on the copy.  On a constructed component the initializer is never
+    used again, so the copy is complete; on an unconstructed (abstract) one
+    Pyomo raises CloneError, which is not silenced.  Only that one record of
+    the ``pyomo.core`` logger is dropped, only during this clone (the filter
+    is removed afterwards, also when the clone raises)."""
+    logger = logging.getLogger("pyomo.core")
+    quiet = _DropCloneNotice()
+    logger.addFilter(quiet)
+    try:
+        return model.clone()
+    finally:
+        logger.removeFilter(quiet)
