@@ -11,8 +11,9 @@ import it from :mod:`privopt.models`.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 
-__all__ = ["quiet_clone"]
+__all__ = ["quiet_clone", "quiet_cloning"]
 
 #: The start of the one Pyomo record :func:`quiet_clone` drops.
 CLONE_NOTICE = "Unable to clone Pyomo component attribute"
@@ -25,6 +26,20 @@ class _DropCloneNotice(logging.Filter):
         return not str(record.getMessage()).startswith(CLONE_NOTICE)
 
 
+@contextmanager
+def quiet_cloning():
+    """Within this block, Pyomo's "Unable to clone" ERROR record is dropped
+    (see :func:`quiet_clone` for why that is safe); the filter is removed on
+    leaving the block, also when it raises."""
+    logger = logging.getLogger("pyomo.core")
+    quiet = _DropCloneNotice()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def quiet_clone(model):
     """``model.clone()`` without Pyomo's "Unable to clone" ERROR line.
 
@@ -35,10 +50,5 @@ def quiet_clone(model):
     Pyomo raises CloneError, which is not silenced.  Only that one record of
     the ``pyomo.core`` logger is dropped, only during this clone (the filter
     is removed afterwards, also when the clone raises)."""
-    logger = logging.getLogger("pyomo.core")
-    quiet = _DropCloneNotice()
-    logger.addFilter(quiet)
-    try:
+    with quiet_cloning():
         return model.clone()
-    finally:
-        logger.removeFilter(quiet)

@@ -55,7 +55,7 @@ from pyomo.core import Transformation, TransformationFactory
 
 from .._validation import check_bool, check_model_objective
 from ..exceptions import ModelError, NotTransformedError, ParameterError, ParameterTypeError
-from ..models import get_info, quiet_clone
+from ..models import get_info, quiet_cloning
 from ._grid import norm_levels, resolve_grids, weights_of
 
 __all__ = [
@@ -173,20 +173,13 @@ class ObjectivePerturbation(Transformation):
     CONFIG.declare("pi_encoding", ConfigValue(default="auto", domain=In(["auto", "piecewise", "binary"]),
                                               description="encoding of s = sqrt(D^2 - ||w||^2)"))
 
-    def _create_using(self, model, **kwds):
-        """Pyomo's ``Transformation._create_using`` (the options set on the
-        model so that the clone maps the components they name, then
-        ``_apply_to`` on the clone), with the clone made by
-        :func:`privopt.models.quiet_clone`: a user's Set initialized from
-        ``dict.keys()`` prints no "Unable to clone" ERROR line."""
-        name = unique_component_name(model, "_kwds")
-        setattr(model, name, kwds)
-        instance = quiet_clone(model)
-        kwds = getattr(instance, name)
-        delattr(model, name)
-        delattr(instance, name)
-        self._apply_to(instance, **kwds)
-        return instance
+    def create_using(self, model, **kwds):
+        """Pyomo's ``create_using`` (apply the transformation to a clone and
+        return the clone), with Pyomo's "Unable to clone" ERROR line about a
+        user's Set initialized from ``dict.keys()`` dropped during the clone
+        (:func:`privopt.models.quiet_cloning`)."""
+        with quiet_cloning():
+            return super().create_using(model, **kwds)
 
     def _apply_to(self, model, **kwds):
         try:
