@@ -132,8 +132,8 @@ def test_pmedian_w_is_listed_through_its_cardinality_constraint_without_a_norm_b
     assert res.parameters["n_points"] == math.comb(20, 2)
     assert res.weights.sum() == 2
     rep = res.report
-    assert rep.listing == "constraints" and rep.engine == "highs_fixed"
-    assert rep.solves == rep.points_scored == 190 and "linear constraint" in rep.reason
+    assert rep.listing == "constraints" and rep.engine == "blocks (closed form)"   # tests/test_blocks.py
+    assert rep.solves == 0 and rep.points_scored == 190 and "linear constraint" in rep.reason
     # |W| is counted before anything is listed or solved, and refused with its count (path="score";
     # path="auto" takes the bounded sampler above max_points)
     with pytest.raises(ParameterError, match="190 points") as err:
@@ -155,6 +155,8 @@ def _scores(m, w, *, old, monkeypatch, **kw):
         if old:   # product then filter, and Pyomo's Var.fix and persistent solve
             mp.setattr(_scoring, "count_constrained_points", lambda *a, **k: None)
             mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
+        else:     # the HiGHS session's solves, not the closed form of the blocks (tests/test_blocks.py)
+            mp.setattr(_scoring, "closed_form_blocks", lambda *a, **k: (None, "off"))
         scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p], **kw)
         blocks = list(scorer.blocks(block_points=7))
     pts = np.vstack([p for p, _ in blocks])
@@ -331,7 +333,7 @@ def test_a_set_built_from_dict_keys_prints_no_clone_error(caplog):
         w = [m.open[j] for j in m.J]
         clone = FixAndSolveScorer(m, w, resolve_grids(w), public_constraints=[m.p]).clone
     assert "Unable to clone" not in caplog.text
-    assert fast.report.engine == "highs_fixed" and fast.weights.sum() == 1
+    assert fast.report.engine == "blocks (closed form)" and fast.weights.sum() == 1
     assert clone is not m and len(clone.J) == 3 and not clone.p.active and m.p.active
     assert np.array_equal(fast.weights, slow.weights)
 

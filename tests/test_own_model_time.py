@@ -274,7 +274,8 @@ def test_the_same_release_on_any_executor(method):
     with ThreadPoolExecutor(2) as threads, ProcessPoolExecutor(2) as procs:
         for seed in range(3):
             ref = _score_release(m, 40, method=method, random_state=seed)
-            assert ref.report.engine == "highs_fixed" and ref.report.solves == math.comb(8, 2)
+            # in this process the closed form of the blocks (tests/test_blocks.py); the workers solve
+            assert ref.report.engine == "blocks (closed form)" and ref.report.points_scored == math.comb(8, 2)
             for ex in (threads, procs):
                 got = _score_release(m, 40, method=method, random_state=seed, executor=ex)
                 assert np.array_equal(got.weights, ref.weights)

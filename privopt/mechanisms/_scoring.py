@@ -36,7 +36,8 @@ from ..models import quiet_clone
 from ..space import (SeparableConstraints, constrained_points, count_constrained_points, count_grid_points,
                      grid_points, linear_tables, norm_levels)
 from ..search import enumeration_levels
-from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, iter_losses, persistent_solver, scoring_costs, solve
+from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
+                        iter_losses, persistent_solver, scoring_costs, solve)
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
@@ -323,6 +324,8 @@ class FixAndSolveScorer:
         #: whether blocks() may use the HiGHS session (False: Pyomo's path, as before the session)
         self.fast = True
         self.engine, self.solves, self.points_scored = None, 0, 0
+        #: why the closed form of the blocks did or did not apply (set by blocks() on HiGHS)
+        self.blocks_reason: str | None = None
         #: where blocks() scores (:meth:`use_executor`): None in this process, and on how many workers
         self._executor, self._blob, self.workers = None, None, 1
 
@@ -463,7 +466,11 @@ class FixAndSolveScorer:
         point: on HiGHS through one :class:`privopt.solvers.HighsFixedSession`
         (the model loaded once with the weights' columns free, then their
         bounds set to each point and re-solved warm), otherwise through
-        Pyomo (``Var.fix`` and a persistent or fresh solve).  The engine used
+        Pyomo (``Var.fix`` and a persistent or fresh solve).  On HiGHS, when the
+        session's rows show that the model with the decision fixed falls apart into
+        choose-one blocks (:class:`privopt.solvers.ChooseOneBlocks`, checked row by row;
+        ``self.blocks_reason`` says why or why not), the losses are that closed form's,
+        every point at once, and no LP is solved.  The engine used
         is ``self.engine``; ``self.solves`` and ``self.points_scored`` count
         the work done.  ``executor`` (or the one given to :meth:`use_executor`):
         W's points are cut into one contiguous shard per worker, each scored by
@@ -479,6 +486,13 @@ class FixAndSolveScorer:
             self.model, self.user_w, self.weight_cons, lambda: (self.clone, self.w_vars), solver=self.solver,
             threads=self.threads, abs_gap=self.abs_gap, options=self.solver_options, fast=self.fast)
         self.engine = "direct" if solves is None else solves.engine
+        if solves is not None and solves.session is not None:
+            # the model's rows, as the session read them: every block of the closed form's shape?
+            closed, self.blocks_reason = closed_form_blocks(solves.session)
+            if closed is not None:
+                self.engine = BLOCKS_ENGINE
+                yield from self._closed_form_blocks(closed, block_points, start)
+                return
         for lo in range(0, self.n_points, block_points):
             pts = self.points[lo:lo + block_points]
             losses = np.empty(pts.shape[0])
@@ -505,6 +519,20 @@ class FixAndSolveScorer:
         if self._clone is not None:
             for v in self.w_vars:
                 v.unfix()
+
+    def _closed_form_blocks(self, closed, block_points, start):
+        """:meth:`blocks` by the closed form of :class:`privopt.solvers.ChooseOneBlocks` (the
+        model's structure verified from its rows): no solve; a point where the model is
+        infeasible raises the LP path's refusal (the same message), nothing released."""
+        for lo in range(0, self.n_points, block_points):
+            if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+                raise NotCertifiedError(_time_up(self.time_limit, lo, self.n_points), None)
+            pts = self.points[lo:lo + block_points]
+            losses, infeasible = closed.losses(pts)
+            self.points_scored += pts.shape[0]
+            if infeasible.any():
+                raise NotCertifiedError(_uncertified(pts[int(np.flatnonzero(infeasible)[0])], _INFEASIBLE), None)
+            yield pts, losses
 
     def _blocks_on_executor(self, block_points):
         """:meth:`blocks` on the executor of :meth:`use_executor`: one shard per worker,
@@ -610,6 +638,10 @@ def _uncertified(w, report) -> str:
             "private selection needs the exact loss of every point of W, so nothing is released. Check that "
             "the model is feasible for every w that the weights' bounds and constraints allow, raise "
             "time_limit, or try another solver.")
+
+
+class _INFEASIBLE:   # what the LP path's report says of an infeasible point (for its message)
+    termination = TerminationCondition.provenInfeasible
 
 
 def _stopped_on_time(report) -> bool:

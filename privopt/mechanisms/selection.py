@@ -19,7 +19,7 @@ from ..exceptions import ModelError, NotCertifiedError, ParameterError, Paramete
 from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP, check_unchanged
+from ..solvers import BLOCKS_ENGINE, DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
 from ._bounded import PyomoBoundOracle, prefix_space
@@ -54,7 +54,10 @@ class SelectionReport:
     linear constraints on the decision, counted before listing; or
     ``"product"``, the product grid inside the ball, then filtered),
     ``engine`` (how each L(w) was obtained: ``"highs_fixed"``, one HiGHS model
-    re-solved warm with the decision's columns fixed; ``"pyomo_persistent"``
+    re-solved warm with the decision's columns fixed; ``"blocks (closed form)"``,
+    that model's rows verified to fall apart into choose-one blocks once the decision
+    is fixed and every L(w) computed exactly by their closed form, no solve
+    (:class:`privopt.solvers.ChooseOneBlocks`); ``"pyomo_persistent"``
     or ``"pyomo"``, Pyomo's ``Var.fix`` and a persistent or fresh solve;
     ``"direct"``, an objective of the decision alone evaluated; ``"enumerate"``
     and ``"topdown"`` on the 0/1-loss models), ``points_scored`` and
@@ -470,6 +473,10 @@ def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> Selection
         report.solves, report.points_scored = scorer.solves, scorer.points_scored
         report.reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
                          f"with {solver_name} (each solve certified); {scorer.listing_reason}")
+        if scorer.engine == BLOCKS_ENGINE:
+            report.reason = (f"a user's model: with the decision fixed it falls apart into {scorer.blocks_reason} "
+                             "(verified from the model's rows read into HiGHS), so every point of W was scored "
+                             f"exactly by their closed form, no solve; {scorer.listing_reason}")
         if scorer._executor is not None:
             report.reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
                               "each worker reading its own copy of the model, the noise drawn here in W's order")

@@ -34,6 +34,9 @@ from ._enumerate import iter_losses as iter_losses
 from ._enumerate import scoring_costs as scoring_costs
 from ._highs_costs import HighsCostSession as HighsCostSession
 from ._highs_fixed import HighsFixedSession as HighsFixedSession
+from ._blocks import BLOCKS_ENGINE as BLOCKS_ENGINE
+from ._blocks import ChooseOneBlocks as ChooseOneBlocks
+from ._blocks import closed_form_blocks as closed_form_blocks
 from ._registry import ALIASES, REGISTRY, SolverSpec
 from ._report import SolutionStatus, SolveReport, TerminationCondition
 
