@@ -12,7 +12,13 @@ permute-and-flip at epsilon 1 on both paths, same seed:
   every point scored through Pyomo (``Var.fix`` and a persistent HiGHS solve);
 * **after**: W listed through the declared constraint (no norm bound), every point scored by
   one HiGHS model re-solved warm with the decision's columns fixed
-  (:class:`privopt.solvers.HighsFixedSession`).
+  (:class:`privopt.solvers.HighsFixedSession`), the closed form of the blocks turned off;
+* **blocks** (the default path since): the same session's rows read once, the model with the
+  decision fixed recognised as one choose-one block per customer, and every point's loss
+  computed by the closed form (:class:`privopt.solvers.ChooseOneBlocks`), no solve; timed
+  against "after" on ``--blocks-customers`` (default: ``--customers`` and twice that), the
+  same seeds, run in turn, with where its time goes (reading the model into HiGHS, checking
+  the rows, evaluating every point).
 
 It reports seconds per release (median of ``--repeats``), that both release the same point
 for the same seed, and where the old path's time goes (cProfile of one release: Pyomo's
@@ -43,7 +49,8 @@ import pyomo.environ as pyo
 import _common
 import privopt
 from privopt.mechanisms import _scoring
-from privopt.solvers import HighsFixedSession
+from privopt.perturbation import resolve_grids
+from privopt.solvers import HighsFixedSession, closed_form_blocks
 
 OUT = os.path.join(_common.HERE, "results", "own_model_speed.md")
 
@@ -76,13 +83,97 @@ class OldPath:
         _scoring.count_constrained_points, HighsFixedSession.build = self.saved
 
 
-def release(model, args, seed, old, executor=None):
-    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=args.customers,
+class NoBlocks:
+    """The HiGHS session's solves, the closed form of the blocks turned off."""
+
+    def __enter__(self):
+        self.saved = _scoring.closed_form_blocks
+        _scoring.closed_form_blocks = lambda *a, **k: (None, "turned off by the benchmark")
+        return self
+
+    def __exit__(self, *exc):
+        _scoring.closed_form_blocks = self.saved
+
+
+def release(model, args, seed, old, executor=None, blocks=False, n=None):
+    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=args.customers if n is None else n,
               method="permute_and_flip", random_state=seed, public_constraints=["p"])
     if old:
         with OldPath():
             return privopt.exponential_mechanism(model, norm_bound=args.k ** 0.5, **kw)
-    return privopt.exponential_mechanism(model, executor=executor, **kw)
+    if blocks:
+        return privopt.exponential_mechanism(model, executor=executor, **kw)
+    with NoBlocks():
+        return privopt.exponential_mechanism(model, executor=executor, **kw)
+
+
+def blocks_rows(args):
+    """The HiGHS session's solves against the closed form of the blocks, on p-medians of
+    ``args.blocks_customers`` customers, the same seeds in turn: Markdown lines."""
+    lines = [
+        "",
+        "## The closed form of the blocks against the HiGHS session",
+        "",
+        f"The same p-median ({args.sites} sites, {args.k} open), W listed through the constraint, scored either "
+        "by the HiGHS session (one warm LP per point, the closed form turned off) or by the closed form of the "
+        "blocks (the session's rows read once: one choose-one block per customer, every point evaluated at "
+        "once, no solve). Permute-and-flip at epsilon 1, the same seeds, run in turn, one process.",
+        "",
+        f"| customers | L(w) scored by | points of W | solves | seconds per release (median of {args.repeats}) | "
+        "all runs (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    notes, parts_rows = [], []
+    for n in args.blocks_customers:
+        model = pmedian(args.sites, n, args.k, args.seed)
+        release(model, args, 0, False, blocks=True, n=n)       # first-use costs out of the timings
+        times: dict = {"session": [], "blocks": []}
+        same, reports = [], {}
+        for r in range(args.repeats):
+            outs = {}
+            for name in ("session", "blocks"):
+                start = time.perf_counter()
+                res = release(model, args, r, False, blocks=name == "blocks", n=n)
+                times[name].append(time.perf_counter() - start)
+                outs[name], reports[name] = res.weights, res.report
+            same.append(bool(np.array_equal(outs["session"], outs["blocks"])))
+            print(f"{n} customers, repeat {r}: session {times['session'][-1]:.2f} s, blocks "
+                  f"{times['blocks'][-1]:.2f} s, same release {same[-1]}", flush=True)
+        for name in ("session", "blocks"):
+            rep = reports[name]
+            lines.append(f"| {n} | {rep.engine} | {rep.n_points:,} | {rep.solves:,} | "
+                         f"{statistics.median(times[name]):.3f} | " + ", ".join(f"{t:.2f}" for t in times[name])
+                         + " |")
+        sess, blk = statistics.median(times["session"]), statistics.median(times["blocks"])
+        notes.append(f"{n} customers: **{sess / blk:.1f}x** ({sess:.3f} -> {blk:.3f} s per release); the same "
+                     f"released point for the same seed on every repeat: **{all(same)}**.")
+        # where the closed form's time goes (timed once)
+        w = [model.open[j] for j in model.J]
+        start = time.perf_counter()
+        session = HighsFixedSession.build(model, w, relax=[model.p])
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        ev, why = closed_form_blocks(session)
+        checked = time.perf_counter() - start
+        pts = _scoring.FixAndSolveScorer(model, w, resolve_grids(w),
+                                         public_constraints=[model.p]).points
+        start = time.perf_counter()
+        ev.losses(pts)
+        evaluated = time.perf_counter() - start
+        parts_rows.append(f"| {n} | {built:.3f} | {checked:.3f} ({why}) | {evaluated:.3f} ({len(pts)} points) |")
+    lines += [""] + [f"- {note}" for note in notes] + [
+        "",
+        "Where the closed form's time goes (one release's steps, timed once):",
+        "",
+        "| customers | reading the model into HiGHS (s) | reading its rows and checking every block (s) | "
+        "evaluating every point (s) |",
+        "|---|---|---|---|",
+    ] + parts_rows + [
+        "",
+        "With the closed form, most of a release is reading the model into HiGHS (Pyomo's `set_instance`), "
+        "which the session path pays too; the rows are then read from HiGHS, not parsed a second time.",
+    ]
+    return lines
 
 
 def executor_rows(model, args):
@@ -107,7 +198,8 @@ def executor_rows(model, args):
         "",
         f"## Scoring on the caller's executor (`--executor {args.executor}`)",
         "",
-        "The new path (W listed through the constraint, HiGHS session) in this process against a "
+        "The new path (W listed through the constraint, HiGHS session, the closed form of the blocks turned "
+        "off: on an executor the workers solve) in this process against a "
         f"`ProcessPoolExecutor({args.executor})` made once and warmed up: W cut into one shard per worker, each "
         "worker loading its own copy of the pickled model and reading it into its own HiGHS session, the noise "
         "drawn in the calling process in W's order. Same seeds, run in turn.",
@@ -181,8 +273,17 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0, help="the instance's seed")
     ap.add_argument("--executor", type=int, default=0,
                     help="also compare the new path in this process with a process pool of this many workers")
+    ap.add_argument("--blocks-customers", default=None,
+                    help="comma-separated numbers of customers on which the closed form of the blocks is timed "
+                         "against the HiGHS session (default: --customers and twice that; 'none' to skip)")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args(argv)
+    if args.blocks_customers is None:
+        args.blocks_customers = [args.customers, 2 * args.customers]
+    elif args.blocks_customers.strip().lower() == "none":
+        args.blocks_customers = []
+    else:
+        args.blocks_customers = [int(x) for x in args.blocks_customers.split(",") if x.strip()]
     env = _common.stamp()
     model = pmedian(args.sites, args.customers, args.k, args.seed)
     release(model, args, 0, False)        # imports and first-use costs out of the timings
@@ -238,6 +339,8 @@ def main(argv=None):
     ]
     if args.executor > 0:
         lines += executor_rows(model, args)
+    if args.blocks_customers:
+        lines += blocks_rows(args)
     _common.write_markdown(args.out, lines)
     print("\n".join(lines))
 
