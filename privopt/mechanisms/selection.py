@@ -166,7 +166,10 @@ def exponential_mechanism(
     :func:`privopt.models.zero_one_halfspace` W is the model's grid and ball
     and every point is scored by privopt's exact enumeration (the decision and
     tie rule of the model); for any other model L(w) is the optimum of the
-    model with the weights fixed at w, solved by ``solver`` and certified.
+    model with the weights fixed at w, solved by ``solver`` and certified (with
+    HiGHS, a model whose rows show that it falls apart into choose-one blocks
+    once w is fixed is evaluated exactly by their closed form instead, no solve:
+    :class:`privopt.solvers.ChooseOneBlocks`, ``report.engine``).
 
     Refusals.  Every check runs before the data's values are read: a
     constraint on the decision alone (or a weight bound given by a mutable
