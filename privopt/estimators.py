@@ -581,6 +581,14 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             self.mechanism_reason_ += (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
                                        f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "
                                        f"pi_r / |W_r|, pi the {LADDER_PRIOR} prior")
+        elif ladder is not None:        # one resolution offered: the plain mechanism on its W
+            res, Xr, disc = ladder[0]
+            model = self._zero_one_model(Xr, y, res)
+            result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
+                                           random_state=self.random_state)
+            if disc is not None:
+                self.discretizer_ = disc
+            self.resolution_, self.resolutions_ = res, (res,)
         elif mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,

@@ -89,3 +89,20 @@ def test_estimator_with_the_callers_w_does_not_use_the_ladder():
     own = privopt.PrivateHalfspaceClassifier(epsilon=8.0, bounds=bounds, random_state=0,
                                              resolutions=[(4, 1, 1.5), (6, 2, 2.0)]).fit(X, y)
     assert set(own.resolutions_) <= {Resolution(4, 1, 1.5), Resolution(6, 2, 2.0)}
+
+
+def test_a_callers_single_resolution_is_the_w_released_from():
+    """A caller's ladder of which one resolution is offered releases from that
+    resolution's W (not the estimator's single default W)."""
+    X, y, bounds = _table()
+    fine = Resolution(6, 3, 3.0)
+    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0,
+                                             resolutions=[fine]).fit(X, y)
+    assert est.resolution_ == fine and est.resolutions_ == (fine,)
+    assert est.discretizer_.levels == 6
+    assert np.max(np.abs(est.coef_)) <= 3
+    # the same release as the caller's W given directly
+    direct = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0, resolutions=None,
+                                                levels=6, grid=3, norm_bound=3.0).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, direct.coef_)
+    np.testing.assert_array_equal(est.intercept_, direct.intercept_)
