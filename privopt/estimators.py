@@ -135,7 +135,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     for a small one.  With private selection and none of ``grid``,
     ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
     (feature levels, weight grid, ball; :func:`privopt.space.default_ladder`):
-    the single default W below first, then finer ones, each kept only where
+    the single default W below first, then finer ones, each also on features
+    centred on the middle of their range (so that the intercept's small grid
+    can cut a feature near its middle, not only near its bottom), each kept only where
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
     has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
     support) and
@@ -203,7 +205,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     levels : int, sequence of int or None
         Grid steps per real-valued feature.  None (default): 4 on the single
         default W, or each resolution's own when W is chosen among resolutions.
-    resolutions : "auto", None or sequence of (levels, grid, norm_bound)
+    resolutions : "auto", None or sequence of (levels, grid, norm_bound[, centered])
         The resolutions offered to private selection (see above): "auto"
         (default) the built-in ladder, a sequence your own (public) ladder,
         None the single default W.  Applies to private selection only, and
@@ -442,7 +444,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     def _check_resolutions(self, d_model: int):
         """The ladder offered: ``"auto"`` -> :func:`privopt.space.default_ladder`,
-        else the caller's (levels, grid, norm_bound) triples, checked."""
+        else the caller's (levels, grid, norm_bound[, centered]) tuples, checked."""
         if isinstance(self.resolutions, str):
             if self.resolutions != "auto":
                 raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
@@ -455,9 +457,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                  f"triples, got {self.resolutions!r}.", "resolutions") from exc
         for r in rungs:
             if (not isinstance(r.levels, (int, np.integer)) or r.levels < 1 or not isinstance(r.grid, (int, np.integer))
-                    or r.grid < 1 or not (isinstance(r.norm_bound, numbers.Real) and r.norm_bound > 0)):
-                raise ParameterError(f"resolutions: {r} needs levels >= 1 and grid >= 1 (integers) and a positive "
-                                     "norm_bound.", "resolutions")
+                    or r.grid < 1 or not (isinstance(r.norm_bound, numbers.Real) and r.norm_bound > 0)
+                    or not isinstance(r.centered, (bool, np.bool_))):
+                raise ParameterError(f"resolutions: {r} needs levels >= 1 and grid >= 1 (integers), a positive "
+                                     "norm_bound and centered True or False.", "resolutions")
             check_norm_square(r.norm_bound)
         if not rungs:
             raise ParameterError("resolutions: the sequence is empty.", "resolutions")
@@ -474,8 +477,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
-            first = Resolution(int(self._levels_value()), *self._ball(Xd.shape[1]))
-            rungs = (first,) + tuple(r for r in rungs[1:] if r != first)
+            rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen = [], set()
         for i, res in enumerate(rungs):
@@ -484,8 +486,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 key = (res.grid, res.norm_bound)
                 disc, Xr = None, Xd
             else:
-                key = (res.levels, res.grid, res.norm_bound)
-                disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels).fit(Xa)
+                key = (res.levels, res.grid, res.norm_bound, res.centered)
+                disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
+                                          center=res.centered).fit(Xa)
                 Xr = disc.transform(Xa)
             if key in seen:
                 continue

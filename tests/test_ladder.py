@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import privopt
-from privopt.exceptions import ParameterError
+from privopt.exceptions import ParameterError, ParameterTypeError
 from privopt.space._ladder import Resolution, default_ladder, ladder_cap, ladder_prior
 
 
@@ -23,8 +23,14 @@ def test_budget_rule_hand_values():
     assert ladder_cap([10 ** 9, 10, 10], 0.01, 10) == 1
     assert ladder_cap([10, 10 ** 30, 10], 1.0, 200) == 1
     lad = default_ladder(3)                     # d_model = 3: D = sqrt(3), B = 1
-    assert lad[0] == Resolution(4, 1, math.sqrt(3)) and len(lad) == 4
+    assert lad[0] == Resolution(4, 1, math.sqrt(3)) and len(lad) == 8
+    # each W twice, plain then on centred steps, with the same levels, grid and ball
+    assert [r.centered for r in lad] == [False, True] * 4
+    assert all(lad[i + 1] == Resolution(lad[i].levels, lad[i].grid, lad[i].norm_bound, True) for i in (0, 2, 4, 6))
     assert default_ladder(10)[0] == Resolution(4, 2, 2.0)
+    # the caller's first W is the first rung; one equal to a later rung is not offered twice
+    own = default_ladder(5, Resolution(8, 2, math.sqrt(5.0)))
+    assert own[:2] == (Resolution(8, 2, math.sqrt(5.0)), Resolution(8, 2, math.sqrt(5.0), True)) and len(own) == 6
 
 
 def test_occam_prior_hand_values():
@@ -106,3 +112,37 @@ def test_a_callers_single_resolution_is_the_w_released_from():
                                                 levels=6, grid=3, norm_bound=3.0).fit(X, y)
     np.testing.assert_array_equal(est.coef_, direct.coef_)
     np.testing.assert_array_equal(est.intercept_, direct.intercept_)
+
+
+def test_centred_steps_hand_values():
+    """discretize_features(center=True) maps the steps {0..L} onto
+    {-L, -L+2, ..., L}: 2 z - L, per feature (hand-computed)."""
+    from privopt.models import FeatureDiscretizer, discretize_features
+
+    X = np.array([[0.0, 10.0], [2.5, 0.0], [5.0, 6.0], [10.0, 4.9]])
+    bounds = (np.zeros(2), np.full(2, 10.0))
+    plain = discretize_features(X, bounds, levels=[4, 1])
+    np.testing.assert_array_equal(plain, [[0, 1], [1, 0], [2, 1], [4, 0]])
+    np.testing.assert_array_equal(discretize_features(X, bounds, levels=[4, 1], center=True),
+                                  [[-4, 1], [-2, -1], [0, 1], [4, -1]])
+    disc = FeatureDiscretizer(bounds=bounds, levels=4, center=True).fit(X)
+    np.testing.assert_array_equal(disc.transform(X[:1]), [[-4, 4]])
+    assert disc.get_params()["center"] is True
+    with pytest.raises(ParameterTypeError, match="center"):
+        discretize_features(X, bounds, levels=4, center=1)
+
+
+def test_released_centred_resolution_predicts_on_centred_steps():
+    """A table whose class boundary sits at the middle of a feature's range:
+    the estimator offers the centred twins, and when it releases one its
+    predictions use the centred steps."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 10, size=(3000, 2))
+    y = (X[:, 0] > 6.2).astype(int)
+    bounds = (np.zeros(2), np.full(2, 10.0))
+    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0).fit(X, y)
+    assert any(r.centered for r in est.resolutions_)
+    assert est.discretizer_.center == est.resolution_.centered
+    Xd = est.discretizer_.transform(X)
+    np.testing.assert_array_equal(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
+    assert est.score(X, y) >= 0.9

@@ -84,6 +84,12 @@ def _check_bounds(bounds, d: int, X: np.ndarray | None, *, stacklevel: int = 3):
     return lo, hi
 
 
+def _check_center(center) -> bool:
+    if not isinstance(center, (bool, np.bool_)):
+        raise ParameterTypeError(f"center must be True or False, got {center!r}.", "center")
+    return bool(center)
+
+
 def _check_levels(levels, d: int) -> np.ndarray:
     if isinstance(levels, numbers.Integral) and not isinstance(levels, bool):
         lv = np.full(d, check_int(levels, "levels", minimum=1), dtype=np.int64)
@@ -106,17 +112,30 @@ def _check_levels(levels, d: int) -> np.ndarray:
     return arr
 
 
-def _apply(X, lo, hi, levels):
-    Z = (np.clip(X, lo, hi) - lo) / (hi - lo) * levels
-    return np.rint(Z) + 0.0  # round half to even; +0.0 normalizes -0.0
+def _apply(X, lo, hi, levels, center=False):
+    Z = np.rint((np.clip(X, lo, hi) - lo) / (hi - lo) * levels)  # round half to even
+    if center:
+        Z = 2.0 * Z - levels
+    return Z + 0.0  # +0.0 normalizes -0.0
 
 
-def discretize_features(X, bounds, levels=10):
+def discretize_features(X, bounds, levels=10, *, center=False):
     """Round features clipped to public ``bounds`` onto {0, 1, ..., levels}.
 
     z_j = round(levels_j * (clip(x_j, lo_j, hi_j) - lo_j) / (hi_j - lo_j))
     (see the module docstring for why this costs no privacy and what it costs
-    in accuracy).
+    in accuracy).  With ``center=True`` the steps are centred on the middle of
+    the range: z'_j = 2 z_j - levels_j in {-levels_j, -levels_j + 2, ...,
+    levels_j}.
+
+    Why centre.  A halfspace on a small integer grid scores <w, z> + b with
+    the intercept b in -B..B, so a one-feature rule w_j z_j + b >= 0 can only
+    cut feature j where z_j is about -b / w_j: on {0..L} that is within B steps
+    of the bottom of its range, and the middle and top of a feature with many
+    levels are out of reach.  On the centred steps the same b cuts within B
+    steps of the middle.  Which is better depends on the data, so the
+    estimator offers both (:func:`privopt.space.default_ladder`).  Centring is
+    a fixed per-record map like the rounding itself: it costs no privacy.
 
     Parameters
     ----------
@@ -127,17 +146,19 @@ def discretize_features(X, bounds, levels=10):
         a :class:`~privopt.exceptions.PrivacyLeakWarning`.
     levels : int or sequence of d ints
         Number of steps per feature (>= 1); 1 keeps a 0/1 indicator exact.
+    center : bool
+        Centre the steps on the middle of the range (above).
 
     Returns
     -------
-    ndarray (n, d) of float with integer values in {0..levels_j}; the
-    caller's X is not modified.
+    ndarray (n, d) of float with integer values in {0..levels_j} (centred:
+    {-levels_j, -levels_j + 2, ..., levels_j}); the caller's X is not modified.
     """
     Xa = check_array_2d(X, "X")
     d = Xa.shape[1]
     lo, hi = _check_bounds(bounds, d, Xa)
     lv = _check_levels(levels, d)
-    return _apply(Xa, lo, hi, lv)
+    return _apply(Xa, lo, hi, lv, _check_center(center))
 
 
 class FeatureDiscretizer:
@@ -149,16 +170,17 @@ class FeatureDiscretizer:
     the same map to any data, e.g. held-out records.
     """
 
-    def __init__(self, bounds=None, levels=10):
+    def __init__(self, bounds=None, levels=10, center=False):
         self.bounds = bounds
         self.levels = levels
+        self.center = center
 
     def get_params(self, deep=True):
-        return {"bounds": self.bounds, "levels": self.levels}
+        return {"bounds": self.bounds, "levels": self.levels, "center": self.center}
 
     def set_params(self, **params):
         for key, value in params.items():
-            if key not in ("bounds", "levels"):
+            if key not in ("bounds", "levels", "center"):
                 raise ParameterError(f"unknown parameter {key!r} for FeatureDiscretizer.", key)
             setattr(self, key, value)
         return self
@@ -168,6 +190,7 @@ class FeatureDiscretizer:
         d = Xa.shape[1]
         self.lower_, self.upper_ = _check_bounds(self.bounds, d, Xa, stacklevel=3)
         self.levels_ = _check_levels(self.levels, d)
+        self.center_ = _check_center(self.center)
         self.n_features_in_ = d
         return self
 
@@ -178,7 +201,7 @@ class FeatureDiscretizer:
         if Xa.shape[1] != self.n_features_in_:
             raise ParameterError(
                 f"X has {Xa.shape[1]} features but the discretizer was fitted with {self.n_features_in_}.", "X")
-        return _apply(Xa, self.lower_, self.upper_, self.levels_)
+        return _apply(Xa, self.lower_, self.upper_, self.levels_, getattr(self, "center_", False))
 
     def fit_transform(self, X, y=None):
         return self.fit(X, y).transform(X)

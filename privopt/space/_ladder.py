@@ -1,8 +1,11 @@
 r"""The resolutions of W that the default estimator offers to the data.
 
 A resolution fixes W for the 0/1-loss halfspace classifier: the number of
-steps each real-valued feature is cut into (``levels``), the weight grid
--B..B (``grid``) and the ball ||w||_2 <= D (``norm_bound``).  Private
+steps each real-valued feature is cut into (``levels``), whether the steps are
+centred on the middle of each feature's range (``centered``: {-L, -L+2, ..., L}
+instead of {0..L}, so that the intercept's small grid can cut a feature near its
+middle rather than near its bottom; :func:`privopt.models.discretize_features`),
+the weight grid -B..B (``grid``) and the ball ||w||_2 <= D (``norm_bound``).  Private
 selection over one W pays (2/epsilon) ln |W| in training errors, so the right
 W depends on epsilon, n and the data; privopt offers a ladder of resolutions
 and lets a public base measure (:func:`privopt.mixture_selection`) choose
@@ -16,7 +19,7 @@ privopt does) and constants fixed before any data, never on the records.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["Resolution", "default_ladder", "ladder_cap", "ladder_prior", "PRIORS", "RULE_FRACTION", "RULE_BETA"]
 
@@ -37,27 +40,35 @@ RULE_BETA = 1.0 / 20.0
 
 @dataclass(frozen=True)
 class Resolution:
-    """One W: features cut into ``levels`` steps, weights in -``grid``..``grid``,
+    """One W: features cut into ``levels`` steps (centred on the middle of
+    their range when ``centered``), weights in -``grid``..``grid``,
     ||w||_2 <= ``norm_bound``."""
 
     levels: int
     grid: int
     norm_bound: float
+    centered: bool = False
 
 
-def default_ladder(d_model: int) -> tuple[Resolution, ...]:
+def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resolution, ...]:
     """The resolutions offered by default, coarsest first, for d_model weights
     (features plus the intercept).  The first is the estimator's single
-    default W (levels 4, D = min(sqrt(d_model), 2), B = floor(D)); then finer
-    feature levels in a slightly larger ball (levels 8, -2..2, D = sqrt(5)),
-    then larger weights (levels 6, -3..3, D = 3; levels 8, -4..4, D = 4).
-    The richer ones are kept only where they can be sampled exactly in
-    reasonable time (the estimator checks) and where the budget allows
-    (:func:`ladder_cap`)."""
-    D1 = min(math.sqrt(d_model), 2.0)
-    first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
+    default W (``first``, else levels 4, D = min(sqrt(d_model), 2),
+    B = floor(D)); then finer feature levels in a slightly larger ball
+    (levels 8, -2..2, D = sqrt(5)), then larger weights (levels 6, -3..3,
+    D = 3; levels 8, -4..4, D = 4).  Each comes twice, on the steps {0..L}
+    and on the centred steps {-L, -L+2, ..., L} (same |W|; the centred twin
+    follows its plain twin, the first W's included), since which of the two
+    places the intercept's cuts where the data needs them is not known before
+    the data is seen.  The richer ones are kept only where they can be
+    sampled exactly in reasonable time (the estimator checks) and where the
+    budget allows (:func:`ladder_cap`)."""
+    if first is None:
+        D1 = min(math.sqrt(d_model), 2.0)
+        first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
     rest = (Resolution(8, 2, math.sqrt(5.0)), Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
-    return (first,) + tuple(r for r in rest if r != first)
+    plain = (first,) + tuple(r for r in rest if r != first)
+    return tuple(t for r in plain for t in (r, replace(r, centered=True)))
 
 
 def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION,
