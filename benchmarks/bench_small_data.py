@@ -75,8 +75,17 @@ def _private_selection(epsilon, delta, bounds, random_state):
                                               random_state=random_state)
 
 
-#: Every method of the tables: the private baselines, then privopt's private selection estimator.
-METHODS = {**PRIVATE_BASELINES, "private_selection": _private_selection}
+def _private_selection_single_w(epsilon, delta, bounds, random_state):
+    """The same estimator on its single default W (``resolutions=None``: no ladder of
+    resolutions), the "before" of the budget-adaptive W, in the same run."""
+    return privopt.PrivateHalfspaceClassifier(epsilon=epsilon, delta=delta, bounds=bounds,
+                                              random_state=random_state, resolutions=None)
+
+
+#: Every method of the tables: the private baselines, then privopt's private selection estimator
+#: (its default W chosen among resolutions, and its single default W).
+METHODS = {**PRIVATE_BASELINES, "private_selection": _private_selection,
+           "private_selection_single_w": _private_selection_single_w}
 EPSILONS = (0.5, 1.0, 2.0)
 MARGIN = 0.05
 
@@ -242,11 +251,50 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, 
         lines.append(f"| {m} | " + " | ".join(cnt) + " |")
     if "private_selection" in methods and "dpsgd" in methods:
         lines += _selection_lines(rows, verdict, info)
+    if "private_selection" in methods and "private_selection_single_w" in methods:
+        lines += _adaptive_lines(rows, info)
     errors = [r for r in rows if r["error"]]
     if errors:
         lines += ["", f"{len(errors)} fits raised; first: {errors[0]['dataset']} {errors[0]['method']}: "
                   f"{errors[0]['error']}"]
     return "\n".join(lines) + "\n"
+
+
+def _adaptive_lines(rows, info) -> list:
+    """The W chosen among resolutions (``private_selection``) against the single default W
+    (``private_selection_single_w``, same run, same splits) and against the best convex private
+    method with public defaults: per epsilon, the mean paired difference and the count of sets
+    where the default is level with (within 0.005) or ahead of the best convex mean."""
+    convex = [m for m in PRIVATE_BASELINES]
+    lines = ["", "## W chosen among resolutions against the single default W", "",
+             "Per epsilon: mean over sets of the paired difference (default - single W, same splits), "
+             "and the sets where each is level with (within 0.005 of) or ahead of the best convex "
+             "private method's mean.", "",
+             "| role | eps | sets | default - single W | default level/ahead | single W level/ahead |",
+             "|---|---|---|---|---|---|"]
+    names = sorted({r["dataset"] for r in rows}, key=lambda n: (info[n]["role"], n))
+    for role in sorted({info[n]["role"] for n in names}) + ["all"]:
+        for eps in EPSILONS:
+            diffs, ok, ok1, count = [], 0, 0, 0
+            for n in names:
+                if role != "all" and info[n]["role"] != role:
+                    continue
+                by = {}
+                for r in rows:
+                    if r["dataset"] == n and r["epsilon"] == eps and not r["error"]:
+                        by.setdefault(r["method"], {})[r["seed"]] = r["accuracy"]
+                a, b = by.get("private_selection", {}), by.get("private_selection_single_w", {})
+                conv = [np.mean(list(by[m].values())) for m in convex if by.get(m)]
+                seeds = sorted(set(a) & set(b))
+                if not seeds or not conv:
+                    continue
+                count += 1
+                diffs.append(np.mean([a[s] - b[s] for s in seeds]))
+                ok += np.mean(list(a.values())) >= max(conv) - 0.005
+                ok1 += np.mean(list(b.values())) >= max(conv) - 0.005
+            if count:
+                lines.append(f"| {role} | {eps:g} | {count} | {np.mean(diffs):+.3f} | {ok}/{count} | {ok1}/{count} |")
+    return lines
 
 
 def _selection_lines(rows, verdict, info) -> list:
