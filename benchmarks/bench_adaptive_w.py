@@ -106,8 +106,8 @@ def make(learner, eps, bounds, seed):
 
 class _LadderV1:
     """The estimator with the first default ladder (plain steps only): the
-    same four resolutions as ``default_ladder(d_model)[::2]``, passed as the
-    caller's sequence once d is known."""
+    four resolutions of ``default_ladder(d_model)`` that are neither centred
+    nor widened, passed as the caller's sequence once d is known."""
 
     def __init__(self, epsilon, bounds, random_state):
         self.kw = {"epsilon": epsilon, "bounds": bounds, "random_state": random_state}
@@ -115,7 +115,7 @@ class _LadderV1:
     def fit(self, X, y):
         from privopt.space import default_ladder
 
-        plain = default_ladder(X.shape[1] + 1)[::2]
+        plain = [r for r in default_ladder(X.shape[1] + 1) if not (r.centered or r.wide_intercept)]
         self.est = privopt.PrivateHalfspaceClassifier(resolutions=plain, **self.kw).fit(X, y)
         self.resolution_, self.resolutions_ = self.est.resolution_, self.est.resolutions_
         return self
@@ -169,7 +169,8 @@ def summarize(rows, seeds, epsilons):
              "||w|| <= 2; the same code path and noise as privopt before this change, checked bit for bit "
              "against revision 724e87d on 12 cells); `ladder v1`: the first ladder of resolutions (its four "
              "resolutions on plain feature steps only, as released in revision ef82b26); `after`: the default "
-             "`resolutions='auto'`, whose ladder offers each resolution also on centred feature steps.  "
+             "`resolutions='auto'`, whose ladder offers each resolution also on centred feature steps and "
+             "centred with a wide intercept.  "
              "The convex private "
              "methods run with their public defaults (noisy SGD only where n_train <= "
              f"{NOISY_SGD_MAX_N:,}: its accounting takes over a minute per fit above).  `best convex`: the best "

@@ -136,8 +136,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
     (feature levels, weight grid, ball; :func:`privopt.space.default_ladder`):
     the single default W below first, then finer ones, each also on features
-    centred on the middle of their range (so that the intercept's small grid
-    can cut a feature near its middle, not only near its bottom), each kept only where
+    centred on the middle of their range and centred with a wide intercept
+    b + L b' (so that the intercept's small grid can cut a feature near its
+    middle or anywhere, not only near its bottom), each kept only where
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
     has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
     support) and
@@ -205,7 +206,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     levels : int, sequence of int or None
         Grid steps per real-valued feature.  None (default): 4 on the single
         default W, or each resolution's own when W is chosen among resolutions.
-    resolutions : "auto", None or sequence of (levels, grid, norm_bound[, centered])
+    resolutions : "auto", None or sequence of (levels, grid, norm_bound[, centered[, wide_intercept]])
         The resolutions offered to private selection (see above): "auto"
         (default) the built-in ladder, a sequence your own (public) ladder,
         None the single default W.  Applies to private selection only, and
@@ -444,7 +445,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     def _check_resolutions(self, d_model: int):
         """The ladder offered: ``"auto"`` -> :func:`privopt.space.default_ladder`,
-        else the caller's (levels, grid, norm_bound[, centered]) tuples, checked."""
+        else the caller's (levels, grid, norm_bound[, centered[, wide_intercept]]) tuples, checked."""
         if isinstance(self.resolutions, str):
             if self.resolutions != "auto":
                 raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
@@ -458,9 +459,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         for r in rungs:
             if (not isinstance(r.levels, (int, np.integer)) or r.levels < 1 or not isinstance(r.grid, (int, np.integer))
                     or r.grid < 1 or not (isinstance(r.norm_bound, numbers.Real) and r.norm_bound > 0)
-                    or not isinstance(r.centered, (bool, np.bool_))):
+                    or not isinstance(r.centered, (bool, np.bool_))
+                    or not isinstance(r.wide_intercept, (bool, np.bool_))):
                 raise ParameterError(f"resolutions: {r} needs levels >= 1 and grid >= 1 (integers), a positive "
-                                     "norm_bound and centered True or False.", "resolutions")
+                                     "norm_bound, and centered and wide_intercept True or False.", "resolutions")
             check_norm_square(r.norm_bound)
         if not rungs:
             raise ParameterError("resolutions: the sequence is empty.", "resolutions")
@@ -486,10 +488,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 key = (res.grid, res.norm_bound)
                 disc, Xr = None, Xd
             else:
-                key = (res.levels, res.grid, res.norm_bound, res.centered)
+                key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept)
                 disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
                                           center=res.centered).fit(Xa)
-                Xr = disc.transform(Xa)
+                Xr = _with_wide_intercept(disc.transform(Xa), res)
             if key in seen:
                 continue
             size = self._public_size(Xr.shape[1], res)
@@ -506,13 +508,18 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         return [o[:3] for o in out[:keep]], [o[3] for o in out[:keep]]
 
     def _set_linear(self, w, info):
-        """``threshold_``, ``coef_`` (1, d) and ``intercept_`` from the model's weights ``w``."""
+        """``threshold_``, ``coef_`` (1, d) and ``intercept_`` from the model's weights ``w``
+        (a widened intercept's weight on its constant feature L folded into ``intercept_``)."""
         threshold = float(info.extra["threshold"])
         self.threshold_ = threshold
         if self.fit_intercept:
             coef, intercept = w[:-1].copy(), float(w[-1] - threshold)
         else:
             coef, intercept = w.copy(), -threshold
+        res = getattr(self, "resolution_", None)
+        if res is not None and res.wide_intercept:
+            intercept += float(coef[-1]) * float(res.levels)
+            coef = coef[:-1]
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
 
@@ -629,11 +636,21 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
         check_is_fitted(self, "result_")
         Xd = self._transform(validate_predict(self, X), fitting=False)
+        if getattr(self, "resolution_", None) is not None:
+            Xd = _with_wide_intercept(Xd, self.resolution_)
         return halfspace_decision_function(self.result_.weights, Xd, self.model_info_)
 
     def predict(self, X):
         scores = self.decision_function(X)
         return np.where(scores >= 0, self.classes_[1], self.classes_[0])
+
+
+def _with_wide_intercept(Xd, res):
+    """``Xd`` with the constant feature L = ``res.levels`` appended when the
+    resolution widens the intercept (:class:`privopt.space.Resolution`), else ``Xd``."""
+    if not res.wide_intercept:
+        return Xd
+    return np.column_stack([Xd, np.full(Xd.shape[0], float(res.levels))])
 
 
 class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):

@@ -23,14 +23,17 @@ def test_budget_rule_hand_values():
     assert ladder_cap([10 ** 9, 10, 10], 0.01, 10) == 1
     assert ladder_cap([10, 10 ** 30, 10], 1.0, 200) == 1
     lad = default_ladder(3)                     # d_model = 3: D = sqrt(3), B = 1
-    assert lad[0] == Resolution(4, 1, math.sqrt(3)) and len(lad) == 8
-    # each W twice, plain then on centred steps, with the same levels, grid and ball
-    assert [r.centered for r in lad] == [False, True] * 4
-    assert all(lad[i + 1] == Resolution(lad[i].levels, lad[i].grid, lad[i].norm_bound, True) for i in (0, 2, 4, 6))
+    assert lad[0] == Resolution(4, 1, math.sqrt(3)) and len(lad) == 12
+    # each W three times: plain, on centred steps, centred with the wide intercept (same levels, grid, ball)
+    assert [(r.centered, r.wide_intercept) for r in lad] == [(False, False), (True, False), (True, True)] * 4
+    for i in (0, 3, 6, 9):
+        r = lad[i]
+        assert lad[i + 1] == Resolution(r.levels, r.grid, r.norm_bound, True)
+        assert lad[i + 2] == Resolution(r.levels, r.grid, r.norm_bound, True, True)
     assert default_ladder(10)[0] == Resolution(4, 2, 2.0)
     # the caller's first W is the first rung; one equal to a later rung is not offered twice
     own = default_ladder(5, Resolution(8, 2, math.sqrt(5.0)))
-    assert own[:2] == (Resolution(8, 2, math.sqrt(5.0)), Resolution(8, 2, math.sqrt(5.0), True)) and len(own) == 6
+    assert own[:2] == (Resolution(8, 2, math.sqrt(5.0)), Resolution(8, 2, math.sqrt(5.0), True)) and len(own) == 9
 
 
 def test_occam_prior_hand_values():
@@ -146,3 +149,27 @@ def test_released_centred_resolution_predicts_on_centred_steps():
     Xd = est.discretizer_.transform(X)
     np.testing.assert_array_equal(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
     assert est.score(X, y) >= 0.9
+
+
+def test_wide_intercept_reaches_a_cut_near_the_top_of_a_feature():
+    """One feature on 8 steps, the classes split at step 7 of 0..8, grid -2..2,
+    ||w|| <= 3.  Plain steps k: w k + b >= 0 with |b| <= 2 cuts at k >= 1 or 2
+    at most.  Centred steps z' = 2k - 8: w z' + b >= 0 cuts at z' >= -2..2,
+    i.e. k in 3..5.  With the wide intercept b + 8 b': w = 1, b' = -1, b = 2
+    (||w||^2 = 6 <= 9) cuts at z' >= 6, i.e. k >= 7.  At a large epsilon each
+    one-rung ladder releases (close to) its W's best point: only the wide one
+    separates the classes, and its coef_/intercept_ fold the constant feature
+    into the intercept."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 8, size=(400, 1))
+    y = (X[:, 0] >= 6.5).astype(int)             # step round(x) >= 7 (6.5 itself rounds to 6, measure zero)
+    bounds = (np.zeros(1), np.full(1, 8.0))
+    acc = {}
+    for name, res in (("plain", (8, 2, 3.0)), ("centred", (8, 2, 3.0, True)), ("wide", (8, 2, 3.0, True, True))):
+        est = privopt.PrivateHalfspaceClassifier(epsilon=200.0, bounds=bounds, random_state=0,
+                                                 resolutions=[res]).fit(X, y)
+        acc[name] = est.score(X, y)
+        Xd = est.discretizer_.transform(X)
+        assert est.coef_.shape == (1, 1)
+        np.testing.assert_allclose(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
+    assert acc["wide"] == 1.0 and acc["plain"] < 0.9 and acc["centred"] < 0.9

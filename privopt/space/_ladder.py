@@ -5,7 +5,10 @@ steps each real-valued feature is cut into (``levels``), whether the steps are
 centred on the middle of each feature's range (``centered``: {-L, -L+2, ..., L}
 instead of {0..L}, so that the intercept's small grid can cut a feature near its
 middle rather than near its bottom; :func:`privopt.models.discretize_features`),
-the weight grid -B..B (``grid``) and the ball ||w||_2 <= D (``norm_bound``).  Private
+whether the intercept is widened (``wide_intercept``: a second constant feature
+equal to L, so the intercept is b + L b' with b, b' on the grid and a cut can
+fall anywhere in a feature's range), the weight grid -B..B (``grid``) and the
+ball ||w||_2 <= D (``norm_bound``, over every coordinate).  Private
 selection over one W pays (2/epsilon) ln |W| in training errors, so the right
 W depends on epsilon, n and the data; privopt offers a ladder of resolutions
 and lets a public base measure (:func:`privopt.mixture_selection`) choose
@@ -42,12 +45,14 @@ RULE_BETA = 1.0 / 20.0
 class Resolution:
     """One W: features cut into ``levels`` steps (centred on the middle of
     their range when ``centered``), weights in -``grid``..``grid``,
-    ||w||_2 <= ``norm_bound``."""
+    ||w||_2 <= ``norm_bound``; with ``wide_intercept`` one more weight on a
+    constant feature equal to ``levels`` (the intercept b + levels * b')."""
 
     levels: int
     grid: int
     norm_bound: float
     centered: bool = False
+    wide_intercept: bool = False
 
 
 def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resolution, ...]:
@@ -56,10 +61,13 @@ def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resol
     default W (``first``, else levels 4, D = min(sqrt(d_model), 2),
     B = floor(D)); then finer feature levels in a slightly larger ball
     (levels 8, -2..2, D = sqrt(5)), then larger weights (levels 6, -3..3,
-    D = 3; levels 8, -4..4, D = 4).  Each comes twice, on the steps {0..L}
-    and on the centred steps {-L, -L+2, ..., L} (same |W|; the centred twin
-    follows its plain twin, the first W's included), since which of the two
-    places the intercept's cuts where the data needs them is not known before
+    D = 3; levels 8, -4..4, D = 4).  Each comes three times: on the steps
+    {0..L}; on the centred steps {-L, -L+2, ..., L} (same |W|); and on the
+    centred steps with the widened intercept b + L b' (one more coordinate
+    in the ball), in that order, the first W's included.  On a grid -B..B a
+    one-feature cut w_j z_j + b >= 0 falls within B steps of where z_j = 0:
+    the bottom of {0..L}, the middle of the centred steps, anywhere with the
+    wide intercept.  Which of the three suits the data is not known before
     the data is seen.  The richer ones are kept only where they can be
     sampled exactly in reasonable time (the estimator checks) and where the
     budget allows (:func:`ladder_cap`)."""
@@ -68,7 +76,8 @@ def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resol
         first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
     rest = (Resolution(8, 2, math.sqrt(5.0)), Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
     plain = (first,) + tuple(r for r in rest if r != first)
-    return tuple(t for r in plain for t in (r, replace(r, centered=True)))
+    return tuple(t for r in plain for t in (r, replace(r, centered=True),
+                                            replace(r, centered=True, wide_intercept=True)))
 
 
 def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION,
