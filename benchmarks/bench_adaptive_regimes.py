@@ -63,7 +63,7 @@ def configurations(stages):
 
 def run(runs, epsilons, stages, save=None):
     rows = []
-    for stage, name, n, key in configurations(stages):
+    for stage, name, _n, key in configurations(stages):
         X, y, Xt, yt, _, _ = load(key)
         for eps in epsilons:
             for seed in range(runs):
