@@ -124,6 +124,14 @@ class _LadderV1:
         return self.est.predict(X)
 
 
+def _res_label(res):
+    """levels/grid/D, with /c for centred steps and /wide for the wide intercept."""
+    if res is None:
+        return ""
+    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
+            + ("/wide" if getattr(res, "wide_intercept", False) else ""))
+
+
 def run(seeds, epsilons, only, save=None):
     rows = []
     for role, name, X, y, bounds in all_datasets(only):
@@ -147,7 +155,7 @@ def run(seeds, epsilons, only, save=None):
                     res = getattr(clf, "resolution_", None)
                     rows.append({"role": role, "data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps,
                                  "seed": seed, "learner": learner, "accuracy": acc, "seconds": secs,
-                                 "resolution": "" if res is None else f"{res.levels}/{res.grid}/{res.norm_bound:.3g}",
+                                 "resolution": _res_label(res),
                                  "offered": len(getattr(clf, "resolutions_", ()) or ())})
                     print(f"{role} {name} seed {seed} eps {eps} {learner}: {acc:.3f} ({secs:.2f} s)",
                           file=sys.stderr, flush=True)
