@@ -52,18 +52,18 @@ def make(learner, eps, seed):
     return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
 
 
-def configurations(stages):
+def configurations(stages, only=None):
     out = []
     if "n" in stages:
         out += [("n", "adult", n, ("adult", n)) for n in N_VALUES]
     if "data" in stages:
         out += [("data", name, None, (name, None)) for name in DATA_SETS]
-    return out
+    return [c for c in out if not only or c[1] in only]
 
 
-def run(runs, epsilons, stages, save=None):
+def run(runs, epsilons, stages, save=None, only=None):
     rows = []
-    for stage, name, _n, key in configurations(stages):
+    for stage, name, _n, key in configurations(stages, only):
         X, y, Xt, yt, _, _ = load(key)
         for eps in epsilons:
             for seed in range(runs):
@@ -152,6 +152,7 @@ def main(argv=None):
     ap.add_argument("--stages", nargs="*", default=["n", "data"])
     ap.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--only", nargs="*", help="only these data sets (e.g. planted-onehot-30)")
     ap.add_argument("--merge", nargs="*", help="write the tables from these CSV files instead of running")
     args = ap.parse_args(argv)
     if args.merge:
@@ -165,7 +166,7 @@ def main(argv=None):
         def save(rows):
             _common.write_csv(args.out + ".csv", rows, list(rows[0]))
 
-        rows = run(args.runs, tuple(args.epsilons), args.stages, save)
+        rows = run(args.runs, tuple(args.epsilons), args.stages, save, args.only)
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.runs, tuple(args.epsilons)))
     print(f"wrote {args.out}.csv and {args.out}.md")

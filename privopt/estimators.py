@@ -45,6 +45,15 @@ LADDER_SECONDS = 10.0
 #: (30 times the single default W), and the prediction of that path ran up to 2.5 times
 #: short above a million points on a loaded machine.
 LADDER_ENUMERATE_POINTS = 400_000
+#: The resolutions beyond the first are offered only while their sizes |W_r| sum to at most
+#: this many points.  The time rule above predicts the sampler's bounding pass (supports x n
+#: rows), not the expansion of the points within them, which dominates at small n: on
+#: scikit-learn's breast cancer (30 features, 398 records) six resolutions of 0.5 to 7.1
+#: million points, each predicted under 0.25 s, took 62 s per fit.  The cap is the smallest
+#: round number that leaves the ladder of every table of benchmarks/bench_adaptive_w.py as it
+#: was (at most 5.4 million points beyond the first, Adult's 23 features); there it stops
+#: after three resolutions (1.7 million points).
+LADDER_TOTAL_POINTS = 6_000_000
 #: The prior over the offered resolutions (:func:`privopt.space.ladder_prior`).
 LADDER_PRIOR = "occam"
 
@@ -473,15 +482,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         discretized X, discretizer) triples: the first is the single default W;
         each further one is kept if sampling it exactly is predicted to take at
         most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels), with at most
-        ``LADDER_ENUMERATE_POINTS`` points where every point is scored, and
-        within the public budget rule :func:`privopt.space.ladder_cap`.
+        ``LADDER_ENUMERATE_POINTS`` points where every point is scored, while
+        the sizes of those beyond the first sum to at most ``LADDER_TOTAL_POINTS``,
+        and within the public budget rule :func:`privopt.space.ladder_cap`.
         Returns the triples and the |W_r|."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
             rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
-        out, seen = [], set()
+        out, seen, total = [], set(), 0
         for i, res in enumerate(rungs):
             key: tuple
             if self.discretizer_ is None:            # integer features as they are: levels do not apply
@@ -502,6 +512,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
                         != "permute_and_flip":
                     continue
+                if total + size > LADDER_TOTAL_POINTS:      # the ladder's total size: it stops here
+                    break
+                total += size
             seen.add(key)
             out.append((res, Xr, disc, size))
         keep = ladder_cap([o[3] for o in out], epsilon, n)

@@ -173,3 +173,35 @@ def test_wide_intercept_reaches_a_cut_near_the_top_of_a_feature():
         assert est.coef_.shape == (1, 1)
         np.testing.assert_allclose(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
     assert acc["wide"] == 1.0 and acc["plain"] < 0.9 and acc["centred"] < 0.9
+
+
+def test_the_ladder_stops_at_its_total_size(monkeypatch):
+    """30 features: the resolutions beyond the first are offered while their
+    sizes sum to at most LADDER_TOTAL_POINTS (|W| on 31 coordinates: 541,385 at
+    -2..2, ||w|| <= 2, 617,153 with the wide intercept, 5,982,257 at 8 levels,
+    ||w|| <= sqrt(5)): 541,385 + 617,153 fit under 6,000,000, the next
+    5,982,257 does not, so three of the six the time rule allows are offered,
+    and all six without the cap."""
+    import privopt.estimators as est_mod
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(300, 30))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def capture(models, **kw):
+        seen["n"] = len(models)
+        raise Stop
+
+    monkeypatch.setattr(est_mod, "mixture_selection", capture)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=(0.0, 1.0), random_state=0)
+    with pytest.raises(Stop):
+        clf.fit(X, y)
+    assert seen["n"] == 3
+    monkeypatch.setattr(est_mod, "LADDER_TOTAL_POINTS", 10 ** 12)
+    with pytest.raises(Stop):
+        clf.fit(X, y)
+    assert seen["n"] == 6
