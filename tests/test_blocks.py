@@ -8,6 +8,8 @@ warm re-solves (the same model, solved), brute force where a formula is plain.""
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import numpy as np
@@ -22,22 +24,12 @@ from privopt.perturbation import resolve_grids
 from privopt.solvers import BLOCKS_ENGINE, ChooseOneBlocks, HighsFixedSession, closed_form_blocks
 from privopt.solvers._blocks import connected_blocks, lp_arrays
 
+from ._models import pmedian
+
 pytest.importorskip("highspy", reason="the HiGHS solver (highspy) reads the model's rows")
 
 
-def _pmedian(n_sites=20, n_customers=200, k=2, seed=0, *, binary_assign=False):
-    rng = np.random.default_rng(seed)
-    cust, sites = rng.random((n_customers, 2)), rng.random((n_sites, 2))
-    dist = np.minimum(1.0, np.linalg.norm(cust[:, None] - sites[None], axis=2))
-    m = pyo.ConcreteModel()
-    m.I, m.J = pyo.RangeSet(0, n_customers - 1), pyo.RangeSet(0, n_sites - 1)
-    m.open = pyo.Var(m.J, domain=pyo.Binary)
-    m.assign = pyo.Var(m.I, m.J, domain=pyo.Binary) if binary_assign else pyo.Var(m.I, m.J, bounds=(0, 1))
-    m.p = pyo.Constraint(expr=sum(m.open[j] for j in m.J) == k)
-    m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) == 1)
-    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
-    m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.assign[i, j] for i in m.I for j in m.J))
-    return m, dist
+_pmedian = functools.partial(pmedian, n_sites=20, n_customers=200)
 
 
 def _capacitated(n_sites=6, n_customers=15, k=3, seed=3, *, integer=False):

@@ -9,6 +9,8 @@ softmax / permute-and-flip formulas of privopt.calibration."""
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import math
 
@@ -27,6 +29,7 @@ from privopt.space import (SeparableConstraints, constrained_points, count_const
                            partial_feasible)
 
 from ._law import chi_square_pvalue
+from ._models import pmedian
 
 highs = pytest.importorskip("highspy", reason="the HiGHS solver (highspy) is needed for fix-and-solve")
 
@@ -110,19 +113,7 @@ def test_partial_assignments_that_cannot_be_completed_are_recognised():
 
 # --- a p-median model: W from its own constraint -----------------------------------
 
-def _pmedian(n_sites=20, n_customers=30, k=2, seed=0):
-    rng = np.random.default_rng(seed)
-    cust, sites = rng.random((n_customers, 2)), rng.random((n_sites, 2))
-    dist = np.minimum(1.0, np.linalg.norm(cust[:, None] - sites[None], axis=2))
-    m = pyo.ConcreteModel()
-    m.I, m.J = pyo.RangeSet(0, n_customers - 1), pyo.RangeSet(0, n_sites - 1)
-    m.open = pyo.Var(m.J, domain=pyo.Binary)
-    m.assign = pyo.Var(m.I, m.J, bounds=(0, 1))
-    m.p = pyo.Constraint(expr=sum(m.open[j] for j in m.J) == k)
-    m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) == 1)
-    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
-    m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.assign[i, j] for i in m.I for j in m.J))
-    return m, dist
+_pmedian = functools.partial(pmedian, n_sites=20, n_customers=30)
 
 
 def test_pmedian_w_is_listed_through_its_cardinality_constraint_without_a_norm_bound():

@@ -14,6 +14,8 @@ before any solve, and scoring on the caller's executor.
 
 from __future__ import annotations
 
+import functools
+
 import dataclasses
 import itertools
 import math
@@ -22,7 +24,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
-import pyomo.environ as pyo
 import pytest
 
 import privopt
@@ -34,6 +35,7 @@ from privopt.solvers import HighsFixedSession
 from privopt.space import SeparableConstraints, linear_tables
 
 from .conftest import require_solver
+from ._models import pmedian as pmedian_model
 from .test_bounded_selection import _release, facility_model
 
 pytest.importorskip("highspy", reason="the HiGHS solver (highspy) is needed here")
@@ -248,19 +250,7 @@ def test_a_time_limit_below_the_lower_bound_is_refused_before_the_model_is_read(
 
 # --- the score path on the caller's executor ----------------------------------------------
 
-def pmedian(n_sites=8, n_customers=40, k=2, seed=0):
-    rng = np.random.default_rng(seed)
-    cust, sites = rng.random((n_customers, 2)), rng.random((n_sites, 2))
-    dist = np.minimum(1.0, np.linalg.norm(cust[:, None] - sites[None], axis=2))
-    m = pyo.ConcreteModel()
-    m.I, m.J = pyo.RangeSet(0, n_customers - 1), pyo.RangeSet(0, n_sites - 1)
-    m.open = pyo.Var(m.J, domain=pyo.Binary)
-    m.assign = pyo.Var(m.I, m.J, bounds=(0, 1))
-    m.p = pyo.Constraint(expr=sum(m.open[j] for j in m.J) == k)
-    m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) == 1)
-    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
-    m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.assign[i, j] for i in m.I for j in m.J))
-    return m, dist
+pmedian = functools.partial(pmedian_model, n_sites=8, n_customers=40)
 
 
 def _score_release(m, n, **kw):
