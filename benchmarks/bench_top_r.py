@@ -184,15 +184,18 @@ class TopR:
         self.cols = np.array([names.index(smap.getSymbol(v)) for v in var.values()], dtype=np.int32)
         self.h.setOptionValue("mip_rel_gap", 0.0)
         self.h.setOptionValue("mip_abs_gap", 0.0)
-        self.h.setOptionValue("threads", 1)
+        # no "threads" option: HiGHS's scheduler is per process, and a value other than the one it
+        # was first started with makes run() fail (status kNotset) once another HiGHS model ran here
         self.points: list[np.ndarray] = []
         self.losses: list[float] = []
         self.solve_seconds: list[float] = []
 
     def next(self) -> tuple[float, np.ndarray]:
         start = time.perf_counter()
-        self.h.run()
+        run_status = self.h.run()
         status = self.h.getModelStatus()
+        if run_status == highspy.HighsStatus.kError:
+            raise RuntimeError(f"MIP solve {len(self.points) + 1}: HiGHS refused to run ({status})")
         if status != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"MIP solve {len(self.points) + 1} not optimal: {status}")
         loss = float(self.h.getInfo().objective_function_value)
