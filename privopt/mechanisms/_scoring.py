@@ -634,9 +634,11 @@ def _time_up(time_limit, done, total, where="") -> str:
 
 
 def _uncertified(w, report) -> str:
+    note = str(getattr(report, "message", "") or "")
+    refused = note[note.index("HiGHS refused"):] + ". " if "HiGHS refused" in note else ""
     return (f"Not certified: evaluating L(w) at w = {np.asarray(w).tolist()} ended with {report.termination.name}; "
-            "private selection needs the exact loss of every point of W, so nothing is released. Check that "
-            "the model is feasible for every w that the weights' bounds and constraints allow, raise "
+            "private selection needs the exact loss of every point of W, so nothing is released. " + refused
+            + "Check that the model is feasible for every w that the weights' bounds and constraints allow, raise "
             "time_limit, or try another solver.")
 
 

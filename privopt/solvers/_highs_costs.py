@@ -74,9 +74,13 @@ class HighsCostSession:
 
         h = self._h
         start = time.perf_counter()
-        h.run()
+        run_status = h.run()
         wall = time.perf_counter() - start
         status = h.getModelStatus()
+        if run_status == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
+            # HiGHS ran nothing: not certified (below), and the report says why it may have refused
+            message += ("; HiGHS refused to run (HighsStatus.kError), e.g. for a threads option other than "
+                        "the one its process-wide scheduler was started with: leave threads=None")
         info = h.getInfo()
         has = info.primal_solution_status == 2
         tc = {
