@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +31,7 @@ import privopt
 from privopt.baselines import PRIVATE_BASELINES
 
 import _common
+from bench_adaptive_w import fit_timed, resolution_label
 from bench_regimes import DATA_SETS, N_VALUES, load
 
 HERE = Path(__file__).resolve().parent
@@ -69,17 +68,10 @@ def run(runs, epsilons, stages, save=None, only=None):
             for seed in range(runs):
                 for learner in LEARNERS:
                     clf = make(learner, eps, seed)
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        clf.fit(X, y)
-                    secs = time.perf_counter() - t0
-                    acc = float(np.mean(clf.predict(Xt) == yt))
-                    res = getattr(clf, "resolution_", None)
+                    acc, secs = fit_timed(clf, X, y, Xt, yt)
                     rows.append({"stage": stage, "data": name, "n_train": len(y), "d": X.shape[1], "eps": eps,
                                  "seed": seed, "learner": learner, "accuracy": acc, "seconds": secs,
-                                 "resolution": "" if res is None else
-                                 f"{res.levels}/{res.grid}/{res.norm_bound:.3g}/{'c' if res.centered else 'p'}",
+                                 "resolution": resolution_label(getattr(clf, "resolution_", None)),
                                  "offered": len(getattr(clf, "resolutions_", ()) or ())})
                     print(f"{stage} {name} n={len(y)} eps {eps} seed {seed} {learner}: {acc:.3f} ({secs:.2f} s)",
                           file=sys.stderr, flush=True)

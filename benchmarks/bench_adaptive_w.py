@@ -124,12 +124,22 @@ class _LadderV1:
         return self.est.predict(X)
 
 
-def _res_label(res):
+def resolution_label(res):
     """levels/grid/D, with /c for centred steps and /wide for the wide intercept."""
     if res is None:
         return ""
     return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
             + ("/wide" if getattr(res, "wide_intercept", False) else ""))
+
+
+def fit_timed(clf, X, y, Xt, yt):
+    """Fit ``clf`` on (X, y) with warnings silenced; (held-out accuracy on (Xt, yt), fit seconds)."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    secs = time.perf_counter() - t0
+    return float(np.mean(clf.predict(Xt) == yt)), secs
 
 
 def run(seeds, epsilons, only, save=None):
@@ -146,16 +156,11 @@ def run(seeds, epsilons, only, save=None):
                     if learner == "noisy_sgd" and len(ytr) > NOISY_SGD_MAX_N:
                         continue
                     clf = make(learner, eps, bounds, seed)
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        clf.fit(Xtr, ytr)
-                    secs = time.perf_counter() - t0
-                    acc = float(np.mean(clf.predict(Xte) == yte))
+                    acc, secs = fit_timed(clf, Xtr, ytr, Xte, yte)
                     res = getattr(clf, "resolution_", None)
                     rows.append({"role": role, "data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps,
                                  "seed": seed, "learner": learner, "accuracy": acc, "seconds": secs,
-                                 "resolution": _res_label(res),
+                                 "resolution": resolution_label(res),
                                  "offered": len(getattr(clf, "resolutions_", ()) or ())})
                     print(f"{role} {name} seed {seed} eps {eps} {learner}: {acc:.3f} ({secs:.2f} s)",
                           file=sys.stderr, flush=True)
