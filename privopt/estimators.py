@@ -661,7 +661,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 def _with_wide_intercept(Xd, res):
     """``Xd`` with the constant feature L = ``res.levels`` appended when the
     resolution widens the intercept (:class:`privopt.space.Resolution`), else ``Xd``."""
-    if not getattr(res, "wide_intercept", False):      # (a Resolution pickled before the field existed)
+    if not res.wide_intercept:      # (a Resolution pickled before the field existed reads the default, False)
         return Xd
     return np.column_stack([Xd, np.full(Xd.shape[0], float(res.levels))])
 
