@@ -1,8 +1,10 @@
 """Before/after: the default PrivateHalfspaceClassifier with a W chosen among
-resolutions (``resolutions="auto"``, the default) against the single default W
-of the previous release (``resolutions=None``, the same code path and noise
-as before), in one run, on the same splits, with the convex private baselines
-and non-private logistic regression as references.
+resolutions (``resolutions="auto"``, the default, with the warm start's W where
+its rule allows) against the single default W of the release before the ladder
+(``resolutions=None``, the same code path and noise as before) and the ladder
+without the warm start (``warm_start=False``, the previous default), in one
+run, on the same splits, with the convex private baselines and non-private
+logistic regression as references.
 
 Usage:  python benchmarks/bench_adaptive_w.py [--seeds 5] [--only NAME ...] [--epsilons 0.1 0.5 1 2]
 Writes  benchmarks/results/adaptive_w.csv (one row per fit) and
@@ -39,7 +41,7 @@ from study_adaptive_w import datasets as study_datasets
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
-LEARNERS = ("before", "ladder_v1", "after") + tuple(PRIVATE_BASELINES) + ("logreg",)
+LEARNERS = ("before", "ladder", "after") + tuple(PRIVATE_BASELINES) + ("logreg",)
 CONVEX = tuple(PRIVATE_BASELINES)
 #: noisy SGD's accounting takes 15-85 s per fit at n_train ~ 11,000 (and it was never the best
 #: convex method on the smaller sets of this benchmark): skipped above this n_train.
@@ -97,39 +99,21 @@ def make(learner, eps, bounds, seed):
         return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, resolutions=None)
     if learner == "after":
         return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed)
-    if learner == "ladder_v1":      # the first ladder (no centred twins): its four plain rungs, as a sequence
-        return _LadderV1(epsilon=eps, bounds=bounds, random_state=seed)
+    if learner == "ladder":         # the previous default: the ladder without the warm start's W
+        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, warm_start=False)
     if learner == "logreg":
         return NonPrivateLogisticRegression()
     return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
 
 
-class _LadderV1:
-    """The estimator with the first default ladder (plain steps only): the
-    four resolutions of ``default_ladder(d_model)`` that are neither centred
-    nor widened, passed as the caller's sequence once d is known."""
-
-    def __init__(self, epsilon, bounds, random_state):
-        self.kw = {"epsilon": epsilon, "bounds": bounds, "random_state": random_state}
-
-    def fit(self, X, y):
-        from privopt.space import default_ladder
-
-        plain = [r for r in default_ladder(X.shape[1] + 1) if not (r.centered or r.wide_intercept)]
-        self.est = privopt.PrivateHalfspaceClassifier(resolutions=plain, **self.kw).fit(X, y)
-        self.resolution_, self.resolutions_ = self.est.resolution_, self.est.resolutions_
-        return self
-
-    def predict(self, X):
-        return self.est.predict(X)
-
-
 def resolution_label(res):
-    """levels/grid/D, with /c for centred steps and /wide for the wide intercept."""
+    """levels/grid/D, with /c for centred steps, /wide for the wide intercept and /warm for the
+    warm start's W."""
     if res is None:
         return ""
     return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
-            + ("/wide" if getattr(res, "wide_intercept", False) else ""))
+            + ("/wide" if getattr(res, "wide_intercept", False) else "")
+            + ("/warm" if getattr(res, "warm_start", False) else ""))
 
 
 def fit_timed(clf, X, y, Xt, yt):
@@ -180,10 +164,11 @@ def summarize(rows, seeds, epsilons):
              "learner).  `before`: `PrivateHalfspaceClassifier(epsilon, bounds, random_state)` with "
              "`resolutions=None` (the single default W of the previous release: levels 4, -2..2, "
              "||w|| <= 2; the same code path and noise as privopt before this change, checked bit for bit "
-             "against revision 724e87d on 12 cells); `ladder v1`: the first ladder of resolutions (its four "
-             "resolutions on plain feature steps only, as released in revision ef82b26); `after`: the default "
-             "`resolutions='auto'`, whose ladder offers each resolution also on centred feature steps and "
-             "centred with a wide intercept.  "
+             "against revision 724e87d on 12 cells); `ladder`: the ladder of resolutions without the warm "
+             "start (`warm_start=False`: the default of revision 10a70c2, each resolution on plain steps, centred "
+             "steps and centred steps with a wide intercept); `after`: the default, whose ladder also offers "
+             "the warm start's W where the public rule allows it (`warm`: the share of fits that released "
+             "it).  "
              "The convex private "
              "methods run with their public defaults (noisy SGD only where n_train <= "
              f"{NOISY_SGD_MAX_N:,}: its accounting takes over a minute per fit above).  `best convex`: the best "
@@ -194,10 +179,10 @@ def summarize(rows, seeds, epsilons):
         sub = [nm for nm in names if nm[0] == role]
         if not sub:
             continue
-        lines += [f"## {role} sets", "", "| set | n | d | eps | before | ladder v1 | after | after - before | "
-                  "after - v1 | best convex | after - best convex | dpsgd | after - dpsgd | logreg | offered | "
-                  "after s | v1 s | before s |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {role} sets", "", "| set | n | d | eps | before | ladder | after | after - before | "
+                  "after - ladder | best convex | after - best convex | dpsgd | after - dpsgd | logreg | offered | "
+                  "warm | after s | ladder s | before s |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, name in sub:
             rs = [r for r in rows if r["data"] == name]
             lr = _mean_se([r["accuracy"] for r in rs if r["learner"] == "logreg"])
@@ -206,27 +191,29 @@ def summarize(rows, seeds, epsilons):
                 acc = {ln: [r["accuracy"] for r in v] for ln, v in cell.items()}
                 b, a = _mean_se(acc["before"]), _mean_se(acc["after"])
                 diff = _mean_se(np.subtract(acc["after"], acc["before"]))
-                v1 = _mean_se(acc["ladder_v1"])
-                dv1 = _mean_se(np.subtract(acc["after"], acc["ladder_v1"]))
+                lad = _mean_se(acc["ladder"])
+                dlad = _mean_se(np.subtract(acc["after"], acc["ladder"]))
                 conv = {ln: np.mean(acc[ln]) for ln in CONVEX if acc[ln]}
                 best = max(conv, key=conv.get)
                 dconv = _mean_se(np.subtract(acc["after"], acc[best]))
                 dsgd = _mean_se(np.subtract(acc["after"], acc["dpsgd"]))
-                verdict[(role, name, eps)] = (a[0], conv[best], b[0], v1[0])
+                verdict[(role, name, eps)] = (a[0], conv[best], b[0], lad[0])
                 lines.append(
                     f"| {name} | {rs[0]['n_train']} | {rs[0]['d']} | {eps:g} | {b[0]:.3f} +- {b[1]:.3f} | "
-                    f"{v1[0]:.3f} +- {v1[1]:.3f} | {a[0]:.3f} +- {a[1]:.3f} | {diff[0]:+.3f} +- {diff[1]:.3f} | "
-                    f"{dv1[0]:+.3f} +- {dv1[1]:.3f} | {conv[best]:.3f} ({best}) | "
+                    f"{lad[0]:.3f} +- {lad[1]:.3f} | {a[0]:.3f} +- {a[1]:.3f} | {diff[0]:+.3f} +- {diff[1]:.3f} | "
+                    f"{dlad[0]:+.3f} +- {dlad[1]:.3f} | {conv[best]:.3f} ({best}) | "
                     f"{dconv[0]:+.3f} +- {dconv[1]:.3f} | {np.mean(acc['dpsgd']):.3f} | "
                     f"{dsgd[0]:+.3f} +- {dsgd[1]:.3f} | {lr[0]:.3f} | "
                     f"{np.mean([r['offered'] for r in cell['after']]):.1f} | "
+                    f"{np.mean([r['resolution'].endswith('/warm') for r in cell['after']]):.1f} | "
                     f"{np.mean([r['seconds'] for r in cell['after']]):.2f} | "
-                    f"{np.mean([r['seconds'] for r in cell['ladder_v1']]):.2f} | "
+                    f"{np.mean([r['seconds'] for r in cell['ladder']]):.2f} | "
                     f"{np.mean([r['seconds'] for r in cell['before']]):.2f} |")
         lines.append("")
-        lines += [f"Summary ({role}): mean over sets, and the share of sets where `after` (and the first "
-                  "ladder, `v1`) is level with (within 0.005) or ahead of the best convex method.", "",
-                  "| eps | before | ladder v1 | after | best convex | v1 >= best convex - 0.005 | "
+        lines += [f"Summary ({role}): mean over sets, and the share of sets where `after` (and the "
+                  "ladder without the warm start) is level with (within 0.005) or ahead of the best convex "
+                  "method.", "",
+                  "| eps | before | ladder | after | best convex | ladder >= best convex - 0.005 | "
                   "after >= best convex - 0.005 |", "|---|---|---|---|---|---|---|"]
         for eps in epsilons:
             cells = [verdict[(role, nm, eps)] for _, nm in sub]

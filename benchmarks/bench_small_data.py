@@ -82,9 +82,17 @@ def _private_selection_single_w(epsilon, delta, bounds, random_state):
                                               random_state=random_state, resolutions=None)
 
 
+def _private_selection_no_warm_start(epsilon, delta, bounds, random_state):
+    """The estimator's ladder of resolutions without the warm start's W (``warm_start=False``:
+    the default before the warm start), in the same run."""
+    return privopt.PrivateHalfspaceClassifier(epsilon=epsilon, delta=delta, bounds=bounds,
+                                              random_state=random_state, warm_start=False)
+
+
 #: Every method of the tables: the private baselines, then privopt's private selection estimator
-#: (its default W chosen among resolutions, and its single default W).
+#: (its default W chosen among resolutions, the same without the warm start, and its single default W).
 METHODS = {**PRIVATE_BASELINES, "private_selection": _private_selection,
+           "private_selection_no_warm_start": _private_selection_no_warm_start,
            "private_selection_single_w": _private_selection_single_w}
 EPSILONS = (0.5, 1.0, 2.0)
 MARGIN = 0.05

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+import warnings
 
 import numpy as np
 from ._optional import require
@@ -20,8 +22,9 @@ from ._runtime import usable_cpus
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           warn_clipped)
-from .calibration import OPDISC_CALIBRATIONS
-from .exceptions import ParameterError
+from ._random import check_random_state
+from .calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
+from .exceptions import ClippedFeaturesWarning, ParameterError
 from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_scoring_seconds
 from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
@@ -31,7 +34,7 @@ from .oracle import check_on_failure
 from .search import BOUND_ROWS_PER_SECOND
 from .solvers import choose_solver, scoring_costs, solve
 from .space import (Resolution, count_grid_points, default_ladder, ladder_cap, ladder_prior, norm_levels,
-                    parse_grid, split_support_count)
+                    parse_grid, split_support_count, warm_start_applies, warm_start_resolution)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
 
@@ -161,6 +164,22 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     is the plain mechanism on the default W, bit for bit.
     ``resolutions=None`` always uses the single default W.
 
+    Warm start.  A W of grid points caps how finely a direction can be
+    expressed, and at a large epsilon * n a convex private learner finds a
+    good direction where that cap binds.  Where the public rule
+    :func:`privopt.space.warm_start_applies` allows it (epsilon * n large
+    enough that the ladder loses little by sharing the budget), ``fit``
+    first spends ``epsilon_1 = epsilon / 2`` on L2-regularised logistic
+    regression by objective perturbation ([CMS11], pure DP), whose release v
+    gives one more W (:func:`privopt.space.warm_start_resolution`): the
+    halfspaces on the single feature <v, z(x)>, cut into 32 centred steps
+    (0 is v's own boundary), so that the selection can keep v's direction
+    and move its threshold.  The selection then runs over the ladder and
+    this W with ``epsilon_2 = epsilon / 2``: epsilon-DP in total by
+    sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`),
+    and it releases the warm start's W only where its training errors
+    beat the ladder's.
+
     Features.  The MILP needs integer-valued scores, so real-valued features
     are first mapped onto the integer grid {0, ..., levels} after clipping to
     ``bounds`` (:func:`privopt.models.discretize_features`): a per-record map
@@ -220,6 +239,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         (default) the built-in ladder, a sequence your own (public) ladder,
         None the single default W.  Applies to private selection only, and
         only when ``grid``, ``norm_bound`` and ``levels`` are None.
+    warm_start : "auto", True or False
+        Whether the ladder also offers the W of a private warm start (see
+        above): "auto" (default) on the built-in ladder where the public rule
+        :func:`privopt.space.warm_start_applies` says epsilon * n is large
+        enough, True wherever a ladder is offered (the caller's too) with
+        declared ``bounds``, False never.
     fit_intercept : bool
         Add a constant feature whose weight is the intercept (default True:
         without it a halfspace on non-negative discretized features cannot
@@ -277,12 +302,26 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     neighbouring_ : str
         ``"replace_one"``: the relation of the guarantee.
     model_info_ : ModelInfo of the model that was solved.
-    discretizer_ : FeatureDiscretizer or None
+    discretizer_ : FeatureDiscretizer, WarmStartFeature or None
+        The map from X to the features of the released W (``WarmStartFeature``
+        when the warm start's W was released: ``coef_`` is then the weight of
+        its one score feature).
+    warm_start_ : ObjectivePerturbationLogisticRegression or None
+        The warm start's private release v (None when no warm start ran).
+    epsilon_warm_start_ : float
+        The part of epsilon the warm start spent (0 without one); the
+        selection spent the rest, and ``result_.epsilon`` is the total.
+
+    References
+    ----------
+    [CMS11] Chaudhuri, Monteleoni, Sarwate. Differentially private empirical
+    risk minimization. JMLR 12:1069-1109, 2011.
     """
 
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
                  calibration="proven", bounds=None, levels=None, fit_intercept=True, solver="auto",
-                 time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto"):
+                 time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto",
+                 warm_start="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -298,6 +337,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.on_failure = on_failure
         self.keep_report = keep_report
         self.resolutions = resolutions
+        self.warm_start = warm_start
 
     # -- helpers -------------------------------------------------------------
     def _levels_value(self):
@@ -520,6 +560,42 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         keep = ladder_cap([o[3] for o in out], epsilon, n)
         return [o[:3] for o in out[:keep]], [o[3] for o in out[:keep]]
 
+    def _check_warm_start(self):
+        """``warm_start``: "auto", True or False (checked before the data is read)."""
+        if isinstance(self.warm_start, str):
+            if self.warm_start != "auto":
+                raise ParameterError(f"warm_start must be 'auto', True or False, got {self.warm_start!r}.",
+                                     "warm_start")
+            return "auto"
+        return check_bool(self.warm_start, "warm_start")
+
+    def _warm_start_wanted(self, warm_start, sizes, epsilon: float, n: int) -> bool:
+        """Whether the ladder gets a warm start's W: never without declared
+        ``bounds`` (its feature map needs them) or with integer features used as
+        they are; with ``warm_start="auto"`` on the built-in ladder where the
+        public rule :func:`privopt.space.warm_start_applies` holds at the
+        selection's share."""
+        if warm_start is False or self.bounds is None or self.discretizer_ is None:
+            return False
+        if warm_start == "auto" and not isinstance(self.resolutions, str):
+            return False        # the caller's own ladder: only with warm_start=True
+        return warm_start is True or warm_start_applies(sizes, split_warm_start_epsilon(epsilon)[1], n)
+
+    def _warm_start_rung(self, Xa, y, epsilon_warm: float, rng):
+        """(the warm start's release, its ladder entry (Resolution, features,
+        feature map), |W|): objective perturbation with ``epsilon_warm`` on the
+        raw features with the declared bounds, then its one score feature."""
+        from .baselines import ObjectivePerturbationLogisticRegression    # lazy: scikit-learn's optimizers
+
+        model = ObjectivePerturbationLogisticRegression(epsilon=epsilon_warm, bounds=self.bounds, random_state=rng)
+        with warnings.catch_warnings():     # the estimator has warned of clipped features already
+            warnings.simplefilter("ignore", ClippedFeaturesWarning)
+            model.fit(Xa, np.where(y == 1, 1, 0))
+        res = warm_start_resolution()
+        feature = WarmStartFeature(model, res.levels, self.discretizer_)
+        Zs = feature.transform(Xa)
+        return model, (res, Zs, feature), self._public_size(1, res)
+
     def _set_linear(self, w, info):
         """``threshold_``, ``coef_`` (1, d) and ``intercept_`` from the model's weights ``w``
         (a widened intercept's weight on its constant feature L folded into ``intercept_``)."""
@@ -551,6 +627,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         keep_report = check_bool(self.keep_report, "keep_report")
         if self.resolutions is not None:
             self._check_resolutions(2)      # the form, before the data is read (whatever the mechanism)
+        warm_start = self._check_warm_start()
         check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
         milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
         if milp_solver:
@@ -583,19 +660,26 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     None if regions is not None else self._public_sparse_work(Xd, n, n_points),
                     topdown_regions=regions)
         self.mechanism_ = mechanism
-        ladder = None
+        ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
         if self._uses_ladder(mechanism, milp_solver):
             ladder, sizes = self._ladder(Xa, Xd, n, epsilon)
+            if self._warm_start_wanted(warm_start, sizes, epsilon, n):
+                eps_warm, eps_select = split_warm_start_epsilon(epsilon)
+                ladder, sizes = self._ladder(Xa, Xd, n, eps_select)
+                rng = check_random_state(self.random_state)
+                warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng)
+                ladder, sizes = ladder + [rung], sizes + [size]
+        self.warm_start_, self.epsilon_warm_start_ = warm, eps_warm
         if ladder is not None and len(ladder) > 1:
-            prior = ladder_prior(sizes, epsilon, n, LADDER_PRIOR)
+            prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
             # a weight that underflows to 0 (epsilon n in the hundreds of thousands) leaves its W out: a public
             # choice, like the prior itself
             ladder = [rung for rung, p in zip(ladder, prior) if p > 0]
             sizes, prior = [m for m, p in zip(sizes, prior) if p > 0], prior[prior > 0]
         if ladder is not None and len(ladder) > 1:
             models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
-            result = mixture_selection(models, epsilon=epsilon, method=mechanism, prior=prior,
-                                       time_limit=self.time_limit, random_state=self.random_state)
+            result = mixture_selection(models, epsilon=eps_select, method=mechanism, prior=prior,
+                                       time_limit=self.time_limit, random_state=rng)
             r = int(result.parameters["resolution"])
             model = models[r]
             self.discretizer_ = ladder[r][2]
@@ -604,6 +688,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             self.mechanism_reason_ += (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
                                        f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "
                                        f"pi_r / |W_r|, pi the {LADDER_PRIOR} prior")
+            if warm is not None:        # the account of the whole: warm start + selection (sequential composition)
+                self.mechanism_reason_ += (f"; the last W is a warm start's (objective perturbation with epsilon "
+                                           f"{eps_warm:g}; the selection spent {eps_select:g})")
+                result = dataclasses.replace(result, epsilon=float(epsilon), parameters={
+                    **result.parameters, "epsilon_selection": float(eps_select),
+                    "epsilon_warm_start": float(eps_warm), "warm_start": "objective_perturbation"})
         elif ladder is not None:        # one resolution offered: the plain mechanism on its W
             res, Xr, disc = ladder[0]
             model = self._zero_one_model(Xr, y, res)
@@ -656,6 +746,36 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def predict(self, X):
         scores = self.decision_function(X)
         return np.where(scores >= 0, self.classes_[1], self.classes_[0])
+
+
+class WarmStartFeature:
+    """The one feature of a warm start's W: the score <v, z(x)> of a private
+    logistic regression v (its ``decision_function`` on the raw features,
+    through its public feature map), clipped to [-F, F] with
+    F = ||v||_2 / sqrt(dim v) and cut into ``levels`` centred steps
+    {-L, -L+2, ..., L}.  The map gives ||z(x)|| <= 1, so |<v, z(x)>| <= ||v||_2,
+    but scores spread over about ||v||_2 / sqrt(dim v) (z's entries are of
+    size 1 / sqrt(dim v)): cutting [-||v||, ||v||] would leave most records in
+    a few steps around v's boundary, where the threshold matters; records
+    beyond F fall in the end steps.  A function of v alone (public once v is
+    released), applied in ``fit`` and ``predict``.
+    ``lower_``/``upper_``/``bounds`` are those of the raw features (for the
+    clipping warning of the estimator)."""
+
+    def __init__(self, model, levels: int, raw):
+        self.model = model
+        self.levels = int(levels)
+        v = np.ravel(model.weights_)
+        self.bound_ = max(float(np.linalg.norm(v)) / math.sqrt(v.size), 1e-12)
+        self.bounds, self.lower_, self.upper_ = raw.bounds, raw.lower_, raw.upper_
+        self._steps = FeatureDiscretizer(bounds=(-self.bound_, self.bound_), levels=self.levels,
+                                         center=True).fit(np.zeros((1, 1)))
+
+    def transform(self, Xa):
+        with warnings.catch_warnings():     # the estimator warns of clipped features once, itself
+            warnings.simplefilter("ignore", ClippedFeaturesWarning)
+            score = np.clip(self.model.decision_function(Xa), -self.bound_, self.bound_)
+        return self._steps.transform(score.reshape(-1, 1))
 
 
 def _with_wide_intercept(Xd, res):

@@ -33,6 +33,8 @@ from ._selection import (
     selection_noise_scale,
     selection_sensitivity,
     selection_utility_bound,
+    split_warm_start_epsilon,
+    WARM_START_SHARE,
 )
 from ._selection import check_loss_range as check_loss_range
 from ._selection import check_selection_method as check_selection_method
@@ -57,4 +59,6 @@ __all__ = [
     "selection_noise_scale",
     "selection_sensitivity",
     "selection_utility_bound",
+    "split_warm_start_epsilon",
+    "WARM_START_SHARE",
 ]

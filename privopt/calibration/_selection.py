@@ -73,7 +73,25 @@ mu(r', w') beta / 2 by the same count, and these sum to at most beta.  So the
 mechanism pays ln(1/pi_r) for not knowing in advance which resolution the data
 will favour, and a fine W_r only where its best point is worth its size.
 
+A W built from a private warm start.  The W_r above are fixed before the
+data.  One more may be built from a first private release: a mechanism M_1,
+epsilon_1-DP, releases v (privopt: L2-regularised logistic regression by
+objective perturbation [CMS11, Algorithm 2], pure epsilon_1-DP under
+replace-one); W_v is then a function of v alone (privopt: the halfspaces on the
+one feature <v, z(x)>, cut into public steps), and the selection above runs
+over W_1, ..., W_R, W_v with epsilon_2.  Releasing v, then (r, w) from W's that
+depend on v, is (epsilon_1 + epsilon_2)-DP by sequential composition, which
+holds for adaptively chosen pure-DP mechanisms [DR14, Theorem 3.16]; W_v is
+public given v (post-processing [DR14, Proposition 2.1]).  The split is
+
+    epsilon_1 = share * epsilon,   epsilon_2 = (1 - share) * epsilon      (7)
+
+(:func:`split_warm_start_epsilon`).  Utility: (6) with epsilon_2, against the
+best point of every W_r and of W_v.
+
 [MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
+[CMS11] Chaudhuri, Monteleoni, Sarwate. Differentially private empirical risk
+       minimization. JMLR 12:1069-1109, 2011.
 [DR14] Dwork, Roth. The algorithmic foundations of differential privacy.
        Foundations and Trends in TCS 9(3-4), 2014.
 [MS20] McKenna, Sheldon. Permute-and-flip: a new mechanism for differentially
@@ -104,7 +122,12 @@ __all__ = [
     "check_prior",
     "base_measure_log_weights",
     "mixture_utility_bound",
+    "split_warm_start_epsilon",
+    "WARM_START_SHARE",
 ]
+
+#: The share of epsilon the warm start spends in eq. (7) (the selection gets the rest).
+WARM_START_SHARE = 0.5
 
 #: The selection mechanisms privopt samples (``method=``).
 SELECTION_METHODS = ("exponential", "permute_and_flip")
@@ -241,3 +264,15 @@ def mixture_utility_bound(epsilon: float, sensitivity: float, n_points: int, wei
         raise ParameterError(f"weight pi_r must lie in (0, 1], got {weight!r}.", "weight")
     return selection_utility_bound(epsilon, sensitivity, n_points, beta) + \
         selection_noise_scale(epsilon, sensitivity) * math.log(1.0 / weight)
+
+
+def split_warm_start_epsilon(epsilon: float, share: float = WARM_START_SHARE) -> tuple[float, float]:
+    """(epsilon_1, epsilon_2) = (share * epsilon, (1 - share) * epsilon) of
+    eq. (7): the warm start's budget and the selection's; their sum is
+    epsilon by sequential composition [DR14, Theorem 3.16]."""
+    epsilon = check_epsilon(epsilon)
+    share = float(share)
+    if not 0.0 < share < 1.0:
+        raise ParameterError(f"share must lie in (0, 1) (the warm start's part of epsilon), got {share!r}.",
+                             "share")
+    return epsilon * share, epsilon * (1.0 - share)

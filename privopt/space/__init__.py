@@ -12,7 +12,8 @@ grids intersected with the ball ||w||_2 <= D.
   counted and listed without listing the product (a cardinality or knapsack constraint).
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
-- :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`:
+- :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`,
+  :func:`warm_start_applies`, :func:`warm_start_resolution`:
   the resolutions of W the default estimator offers to private selection, the public
   budget rule that decides how many, and the prior over them.
 
@@ -21,7 +22,8 @@ nothing here reads private data or Pyomo.  It imports only the foundations.
 """
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
-from ._ladder import PRIORS, RULE_BETA, RULE_FRACTION, Resolution, default_ladder, ladder_cap, ladder_prior
+from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
+                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_resolution)
 from ._constrained import (
     MAX_COUNT_STATES,
     SeparableConstraints,
@@ -66,4 +68,8 @@ __all__ = [
     "PRIORS",
     "RULE_FRACTION",
     "RULE_BETA",
+    "warm_start_applies",
+    "warm_start_resolution",
+    "WARM_START_FRACTION",
+    "WARM_START_LEVELS",
 ]
