@@ -628,6 +628,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self.resolutions is not None:
             self._check_resolutions(2)      # the form, before the data is read (whatever the mechanism)
         warm_start = self._check_warm_start()
+        if warm_start is True and self.bounds is None:
+            raise ParameterError("warm_start=True needs declared public bounds (the warm start's feature map "
+                                 "clips to them); pass bounds=(lower, upper), or leave warm_start='auto'.",
+                                 "warm_start")
         check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
         milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
         if milp_solver:
