@@ -167,3 +167,20 @@ def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
     assert 0.05 < probs[warm].sum() < 0.95
     _, wrong = _exact_law(X, y, eps, n)
     assert pooled_chi_square_pvalue(counts, wrong) < 1e-3
+
+
+def test_audit_passes_as_shipped_and_flags_the_warm_start_without_noise():
+    from privopt import audit
+
+    pair = audit.warm_start_instance()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shipped = audit.audit(audit.WarmStartTarget(pair, epsilon=1.0), n_samples=800, random_state=0)
+        broken = audit.audit(audit.WarmStartTarget(pair, epsilon=1.0, noiseless_warm_start=True),
+                             n_samples=800, random_state=0)
+        real = [audit.WarmStartTarget(pair, epsilon=1.0).run_mechanism(k, np.random.default_rng(k)) for k in (0, 1)]
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0
+    # the estimator itself gives outputs of the same form: (bucket, W released, labels at x = 0 and 1)
+    for out in real:
+        assert out.shape == (4,) and out[1] in (0.0, 1.0) and set(out[2:]) <= {-1.0, 1.0}

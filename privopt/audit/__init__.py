@@ -24,7 +24,8 @@ whose data-built constraint on the decision is declared public anyway
 (:class:`ConstrainedSelectionTarget`), and private selection among
 resolutions with a base measure taken from the data
 (:class:`MixtureSelectionTarget`), and bounded private selection with bounds that are
-not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1).
+not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1), and the estimator's
+warm start with its noise left out (:class:`WarmStartTarget`).
 
 Usage::
 
@@ -50,6 +51,7 @@ from ._instances import (
     selection_instance,
 )
 from ._mixture import MixtureSelectionTarget
+from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
@@ -77,6 +79,9 @@ __all__ = [
     "ScoringTarget",
     "ConstrainedSelectionTarget",
     "MixtureSelectionTarget",
+    "WarmStartTarget",
+    "warm_start_instance",
+    "WARM_BUCKET",
     "BoundedSelectionTarget",
     "bounded_instance",
     "bounded_model",
