@@ -304,3 +304,19 @@ def test_selection_estimator_seed_reproduces_and_generator_advances():
     est = PrivateHalfspaceClassifier(epsilon=0.01, random_state=rng)
     draws = {tuple(est.fit(X, y).coef_[0]) for _ in range(8)}
     assert len(draws) > 1          # the stream advances: not the same point every time
+
+
+def test_estimator_warm_start_defaults_to_the_secure_generator(secure_only):
+    """With random_state=None both the warm start's noise and the selection's secret come
+    from the secure source (no seeded numpy generator is created: the fixture forbids it)."""
+    from privopt.estimators import PrivateHalfspaceClassifier
+
+    rng = np.random.RandomState(0)          # the data only (a legacy generator, not default_rng)
+    X = rng.uniform(0, 1, size=(300, 2))
+    y = (X[:, 0] - X[:, 1] + rng.normal(0, 0.3, size=300) > 0).astype(int)
+    a = PrivateHalfspaceClassifier(epsilon=2.0, bounds=(0, 1), warm_start=True).fit(X, y)
+    drawn = secure_only["draws"]
+    assert a.warm_start_ is not None and drawn >= 2
+    b = PrivateHalfspaceClassifier(epsilon=2.0, bounds=(0, 1), warm_start=True).fit(X, y)
+    assert secure_only["draws"] > drawn
+    assert not np.array_equal(a.warm_start_.weights_, b.warm_start_.weights_)
