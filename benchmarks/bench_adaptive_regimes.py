@@ -39,13 +39,15 @@ OUT = HERE / "results" / "adaptive_regimes"
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
 #: the sweeps' untuned convex peers (public default hyperparameters)
 PEERS = ("dpsgd", "objective_perturbation")
-LEARNERS = ("single_w", "default") + PEERS
+LEARNERS = ("single_w", "ladder", "default") + PEERS
 
 
 def make(learner, eps, seed):
     bounds = (0.0, 1.0)
     if learner == "single_w":
         return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, resolutions=None)
+    if learner == "ladder":         # the previous default: the ladder without the warm start's W
+        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, warm_start=False)
     if learner == "default":
         return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed)
     return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
@@ -60,13 +62,13 @@ def configurations(stages, only=None):
     return [c for c in out if not only or c[1] in only]
 
 
-def run(runs, epsilons, stages, save=None, only=None):
-    rows = []
+def run(runs, epsilons, stages, save=None, only=None, learners=LEARNERS, kept=()):
+    rows = list(kept)
     for stage, name, _n, key in configurations(stages, only):
         X, y, Xt, yt, _, _ = load(key)
         for eps in epsilons:
             for seed in range(runs):
-                for learner in LEARNERS:
+                for learner in learners:
                     clf = make(learner, eps, seed)
                     acc, secs = fit_timed(clf, X, y, Xt, yt)
                     rows.append({"stage": stage, "data": name, "n_train": len(y), "d": X.shape[1], "eps": eps,
@@ -90,12 +92,14 @@ def summarize(rows, runs, epsilons):
              "", _common.stamp_line(), "",
              f"Held-out accuracy, mean +- s.e. over {runs} runs (seeds of the private learners; the sweeps' one "
              "fixed split).  `single W`: `PrivateHalfspaceClassifier(epsilon, bounds=(0, 1), random_state)` with "
-             "`resolutions=None`; `default`: the same with its default `resolutions='auto'`.  `best peer`: the "
-             "better mean of DP-SGD and objective perturbation with their public defaults (the sweeps' untuned "
-             "convex peers).  `level`: `default` within 0.005 of the best peer or ahead.", "",
-             "| stage | data | n | d | eps | single W | default | default - single W | best peer | "
-             "default - best peer | level | offered | default s | single W s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "`resolutions=None`; `ladder`: the W chosen among resolutions without the warm start "
+             "(`warm_start=False`, the previous default); `default`: the estimator's defaults (the ladder and, "
+             "where its rule allows, the warm start's W; `warm`: the share of fits that released it).  "
+             "`best peer`: the better mean of DP-SGD and objective perturbation with their public defaults "
+             "(the sweeps' untuned convex peers).  `level`: `default` within 0.005 of the best peer or ahead.", "",
+             "| stage | data | n | d | eps | single W | ladder | default | default - single W | default - ladder | "
+             "best peer | default - best peer | level | offered | warm | default s | ladder s | single W s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keys = list(dict.fromkeys((r["stage"], r["data"], r["n_train"]) for r in rows))
     verdict = {}
     for stage, name, n in keys:
@@ -106,22 +110,30 @@ def summarize(rows, runs, epsilons):
                 continue
             a, b = _mean_se(acc["default"]), _mean_se(acc["single_w"])
             diff = _mean_se(np.subtract(acc["default"], acc["single_w"]))
+            lad = _mean_se(acc["ladder"]) if acc["ladder"] else (float("nan"), 0.0)
+            dlad = _mean_se(np.subtract(acc["default"], acc["ladder"])) if acc["ladder"] else (float("nan"), 0.0)
             peers = {ln: np.mean(acc[ln]) for ln in PEERS if acc[ln]}
             best = max(peers, key=peers.get)
             dpeer = _mean_se(np.subtract(acc["default"], acc[best]))
             level = a[0] >= peers[best] - 0.005
-            verdict[(stage, name, n, eps)] = (level, diff[0], a[0], b[0])
+            verdict[(stage, name, n, eps)] = (level, diff[0], a[0], b[0], lad[0])
             cell = [r for r in rs if r["eps"] == eps]
             lines.append(
                 f"| {stage} | {name} | {n} | {rs[0]['d']} | {eps:g} | {b[0]:.3f} +- {b[1]:.3f} | "
-                f"{a[0]:.3f} +- {a[1]:.3f} | {diff[0]:+.3f} +- {diff[1]:.3f} | {peers[best]:.3f} ({best}) | "
+                f"{lad[0]:.3f} +- {lad[1]:.3f} | "
+                f"{a[0]:.3f} +- {a[1]:.3f} | {diff[0]:+.3f} +- {diff[1]:.3f} | {dlad[0]:+.3f} +- {dlad[1]:.3f} | "
+                f"{peers[best]:.3f} ({best}) | "
                 f"{dpeer[0]:+.3f} +- {dpeer[1]:.3f} | {'yes' if level else 'no'} | "
                 f"{np.mean([r['offered'] for r in cell if r['learner'] == 'default']):.1f} | "
+                f"{np.mean([r['resolution'].endswith('/warm') for r in cell if r['learner'] == 'default']):.1f} | "
                 f"{np.mean([r['seconds'] for r in cell if r['learner'] == 'default']):.2f} | "
+                f"{np.mean([r['seconds'] for r in cell if r['learner'] == 'ladder'] or [float('nan')]):.2f} | "
                 f"{np.mean([r['seconds'] for r in cell if r['learner'] == 'single_w']):.2f} |")
     lines += ["", "Summary: per stage and epsilon, the configurations where `default` is level with or ahead of "
-              "the best untuned peer (single W in brackets), and the mean paired difference default - single W.", "",
-              "| stage | eps | level or ahead: default (single W) | default - single W |", "|---|---|---|---|"]
+              "the best untuned peer (ladder without the warm start, then single W, in brackets), and the mean paired "
+              "differences default - single W and default - ladder.", "",
+              "| stage | eps | level or ahead: default (ladder, single W) | default - single W | default - ladder |",
+              "|---|---|---|---|---|"]
     for stage in dict.fromkeys(k[0] for k in verdict):
         for eps in epsilons:
             cells = [(k, v) for k, v in verdict.items() if k[0] == stage and k[3] == eps]
@@ -133,9 +145,22 @@ def summarize(rows, runs, epsilons):
                 peers_best[(name, n)] = max(np.mean([r["accuracy"] for r in rs if r["learner"] == ln])
                                             for ln in PEERS)
             single_ok = sum(v[3] >= peers_best[(k[1], k[2])] - 0.005 for k, v in cells)
-            lines.append(f"| {stage} | {eps:g} | {sum(v[0] for _, v in cells)}/{len(cells)} ({single_ok}/{len(cells)}) "
-                         f"| {np.mean([v[1] for _, v in cells]):+.3f} |")
+            ladder_ok = sum(v[4] >= peers_best[(k[1], k[2])] - 0.005 for k, v in cells)
+            lines.append(f"| {stage} | {eps:g} | {sum(v[0] for _, v in cells)}/{len(cells)} "
+                         f"({ladder_ok}/{len(cells)}, {single_ok}/{len(cells)}) "
+                         f"| {np.mean([v[1] for _, v in cells]):+.3f} "
+                         f"| {np.mean([v[2] - v[4] for _, v in cells]):+.3f} |")
     return lines
+
+
+def _read(path):
+    rows = _common.read_csv(path)
+    for r in rows:
+        for k in ("eps", "accuracy", "seconds", "offered"):
+            r[k] = float(r[k])
+        for k in ("seed", "n_train", "d"):
+            r[k] = int(r[k])
+    return rows
 
 
 def main(argv=None):
@@ -146,19 +171,19 @@ def main(argv=None):
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--only", nargs="*", help="only these data sets (e.g. planted-onehot-30)")
     ap.add_argument("--merge", nargs="*", help="write the tables from these CSV files instead of running")
+    ap.add_argument("--learners", nargs="*", choices=LEARNERS, default=list(LEARNERS),
+                    help="run only these learners; the rows of the others are kept from the results file")
     args = ap.parse_args(argv)
     if args.merge:
-        rows = [r for path in args.merge for r in _common.read_csv(path)]
-        for r in rows:
-            for k in ("eps", "accuracy", "seconds", "offered"):
-                r[k] = float(r[k])
-            for k in ("seed", "n_train", "d"):
-                r[k] = int(r[k])
+        rows = [r for path in args.merge for r in _read(path)]
     else:
         def save(rows):
             _common.write_csv(args.out + ".csv", rows, list(rows[0]))
 
-        rows = run(args.runs, tuple(args.epsilons), args.stages, save, args.only)
+        kept = []
+        if set(args.learners) != set(LEARNERS) and Path(args.out + ".csv").exists():
+            kept = [r for r in _read(args.out + ".csv") if r["learner"] not in args.learners]
+        rows = run(args.runs, tuple(args.epsilons), args.stages, save, args.only, tuple(args.learners), kept)
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.runs, tuple(args.epsilons)))
     print(f"wrote {args.out}.csv and {args.out}.md")
