@@ -517,14 +517,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             raise ParameterError("resolutions: the sequence is empty.", "resolutions")
         return tuple(rungs)
 
-    def _ladder(self, Xa, Xd, n: int, epsilon: float):
-        """The resolutions offered to the data, coarsest first, as (Resolution,
+    def _ladder(self, Xa, Xd, n: int):
+        """The resolutions that may be offered to the data, coarsest first, as (Resolution,
         discretized X, discretizer) triples: the first is the single default W;
         each further one is kept if sampling it exactly is predicted to take at
         most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels), with at most
         ``LADDER_ENUMERATE_POINTS`` points where every point is scored, while
-        the sizes of those beyond the first sum to at most ``LADDER_TOTAL_POINTS``,
-        and within the public budget rule :func:`privopt.space.ladder_cap`.
+        the sizes of those beyond the first sum to at most ``LADDER_TOTAL_POINTS``
+        (none of this depends on epsilon); :meth:`_capped` then keeps those
+        the public budget rule :func:`privopt.space.ladder_cap` allows.
         Returns the triples and the |W_r|."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
@@ -557,8 +558,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 total += size
             seen.add(key)
             out.append((res, Xr, disc, size))
-        keep = ladder_cap([o[3] for o in out], epsilon, n)
-        return [o[:3] for o in out[:keep]], [o[3] for o in out[:keep]]
+        return [o[:3] for o in out], [o[3] for o in out]
+
+    @staticmethod
+    def _capped(ladder, sizes, epsilon: float, n: int):
+        """The first ``ladder_cap(sizes, epsilon, n)`` resolutions of a ladder and their sizes."""
+        keep = ladder_cap(sizes, epsilon, n)
+        return ladder[:keep], sizes[:keep]
 
     def _check_warm_start(self):
         """``warm_start``: "auto", True or False (checked before the data is read)."""
@@ -666,10 +672,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.mechanism_ = mechanism
         ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
         if self._uses_ladder(mechanism, milp_solver):
-            ladder, sizes = self._ladder(Xa, Xd, n, epsilon)
+            candidates = self._ladder(Xa, Xd, n)
+            ladder, sizes = self._capped(*candidates, epsilon, n)
             if self._warm_start_wanted(warm_start, sizes, epsilon, n):
                 eps_warm, eps_select = split_warm_start_epsilon(epsilon)
-                ladder, sizes = self._ladder(Xa, Xd, n, eps_select)
+                ladder, sizes = self._capped(*candidates, eps_select, n)
                 rng = check_random_state(self.random_state)
                 warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng)
                 ladder, sizes = ladder + [rung], sizes + [size]
