@@ -269,29 +269,40 @@ def summary(rows, seeds, tag, before=None, methods_run=None, epsilons_run=None, 
 
 
 def _adaptive_lines(rows, info) -> list:
-    """The W chosen among resolutions (``private_selection``) against the single default W
-    (``private_selection_single_w``, same run, same splits) and against the best convex private
-    method with public defaults: per epsilon, the mean paired difference and the count of sets
-    where the default is level with (within 0.005) or ahead of the best convex mean."""
+    """The default (``private_selection``: W chosen among resolutions, with the warm start's W
+    where its rule allows) against the same without the warm start
+    (``private_selection_no_warm_start``, where it ran) and the single default W
+    (``private_selection_single_w``), same run, same splits, and against the best convex
+    private method with public defaults: per epsilon, the mean paired differences and the count
+    of sets where each is level with (within 0.005) or ahead of the best convex mean; then the
+    sets where the default's mean falls from one epsilon to the next by more than two standard
+    errors of the paired difference."""
     convex = [m for m in PRIVATE_BASELINES]
+    nowarm = "private_selection_no_warm_start"
     lines = ["", "## W chosen among resolutions against the single default W", "",
-             "Per epsilon: mean over sets of the paired difference (default - single W, same splits), "
-             "and the sets where each is level with (within 0.005 of) or ahead of the best convex "
-             "private method's mean.", "",
-             "| role | eps | sets | default - single W | default level/ahead | single W level/ahead |",
-             "|---|---|---|---|---|---|"]
+             "Per epsilon: mean over sets of the paired differences (same splits) of the default against "
+             "the single W and against the ladder without the warm start, and the sets where each is level "
+             "with (within 0.005 of) or ahead of the best convex private method's mean.", "",
+             "| role | eps | sets | default - single W | default - no warm start | default level/ahead "
+             "| no warm start level/ahead | single W level/ahead |",
+             "|---|---|---|---|---|---|---|---|"]
     names = sorted({r["dataset"] for r in rows}, key=lambda n: (info[n]["role"], n))
+
+    def by_method(n, eps):
+        by = {}
+        for r in rows:
+            if r["dataset"] == n and r["epsilon"] == eps and not r["error"]:
+                by.setdefault(r["method"], {})[r["seed"]] = r["accuracy"]
+        return by
+
     for role in sorted({info[n]["role"] for n in names}) + ["all"]:
         for eps in EPSILONS:
-            diffs, ok, ok1, count = [], 0, 0, 0
+            diffs, dnw, ok, oknw, ok1, count = [], [], 0, 0, 0, 0
             for n in names:
                 if role != "all" and info[n]["role"] != role:
                     continue
-                by = {}
-                for r in rows:
-                    if r["dataset"] == n and r["epsilon"] == eps and not r["error"]:
-                        by.setdefault(r["method"], {})[r["seed"]] = r["accuracy"]
-                a, b = by.get("private_selection", {}), by.get("private_selection_single_w", {})
+                by = by_method(n, eps)
+                a, b, c = by.get("private_selection", {}), by.get("private_selection_single_w", {}), by.get(nowarm, {})
                 conv = [np.mean(list(by[m].values())) for m in convex if by.get(m)]
                 seeds = sorted(set(a) & set(b))
                 if not seeds or not conv:
@@ -300,8 +311,28 @@ def _adaptive_lines(rows, info) -> list:
                 diffs.append(np.mean([a[s] - b[s] for s in seeds]))
                 ok += np.mean(list(a.values())) >= max(conv) - 0.005
                 ok1 += np.mean(list(b.values())) >= max(conv) - 0.005
+                if set(a) & set(c):
+                    dnw.append(np.mean([a[s] - c[s] for s in sorted(set(a) & set(c))]))
+                    oknw += np.mean(list(c.values())) >= max(conv) - 0.005
             if count:
-                lines.append(f"| {role} | {eps:g} | {count} | {np.mean(diffs):+.3f} | {ok}/{count} | {ok1}/{count} |")
+                lines.append(f"| {role} | {eps:g} | {count} | {np.mean(diffs):+.3f} | "
+                             + (f"{np.mean(dnw):+.3f} | " if dnw else "- | ")
+                             + f"{ok}/{count} | " + (f"{oknw}/{len(dnw)} | " if dnw else "- | ")
+                             + f"{ok1}/{count} |")
+    drops = []
+    for n in names:
+        for e0, e1 in zip(EPSILONS, EPSILONS[1:]):
+            a, b = by_method(n, e0).get("private_selection", {}), by_method(n, e1).get("private_selection", {})
+            seeds = sorted(set(a) & set(b))
+            if len(seeds) < 2:
+                continue
+            d = np.array([b[s] - a[s] for s in seeds])
+            se = d.std(ddof=1) / np.sqrt(len(d))
+            if d.mean() < -2 * se and d.mean() < 0:
+                drops.append(f"{n} ({e0:g} -> {e1:g}: {d.mean():+.3f} +- {se:.3f})")
+    lines += ["", "Non-decreasing in epsilon: sets where the default's mean falls from one epsilon to the next "
+              "by more than two standard errors of the paired difference (same splits): "
+              + (", ".join(drops) if drops else "none") + "."]
     return lines
 
 

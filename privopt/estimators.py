@@ -34,7 +34,8 @@ from .oracle import check_on_failure
 from .search import BOUND_ROWS_PER_SECOND
 from .solvers import choose_solver, scoring_costs, solve
 from .space import (Resolution, count_grid_points, default_ladder, ladder_cap, ladder_prior, norm_levels,
-                    parse_grid, split_support_count, warm_start_applies, warm_start_resolution)
+                    parse_grid, split_support_count, warm_start_applies, warm_start_prior,
+                    warm_start_resolution)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
 
@@ -176,9 +177,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     (0 is v's own boundary), so that the selection can keep v's direction
     and move its threshold.  The selection then runs over the ladder and
     this W with ``epsilon_2 = epsilon / 2``: epsilon-DP in total by
-    sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`),
-    and it releases the warm start's W only where its training errors
-    beat the ladder's.
+    sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`).
+    Its points get the per-point mass of the finest offered W
+    (:func:`privopt.space.warm_start_prior`), so it is released only where
+    its training errors beat the ladder's, not for being small.
 
     Features.  The MILP needs integer-valued scores, so real-valued features
     are first mapped onto the integer grid {0, ..., levels} after clipping to
@@ -682,7 +684,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 ladder, sizes = ladder + [rung], sizes + [size]
         self.warm_start_, self.epsilon_warm_start_ = warm, eps_warm
         if ladder is not None and len(ladder) > 1:
-            prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
+            if warm is None:
+                prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
+            else:       # the warm start's W weighs its points as the finest offered W does
+                prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n, LADDER_PRIOR), sizes[:-1], sizes[-1])
             # a weight that underflows to 0 (epsilon n in the hundreds of thousands) leaves its W out: a public
             # choice, like the prior itself
             ladder = [rung for rung, p in zip(ladder, prior) if p > 0]

@@ -15,7 +15,8 @@ import privopt
 import privopt.baselines
 from privopt.calibration import split_warm_start_epsilon
 from privopt.exceptions import ParameterError
-from privopt.space import Resolution, count_grid_points, ladder_prior, warm_start_applies, warm_start_resolution
+from privopt.space import (Resolution, count_grid_points, ladder_prior, warm_start_applies, warm_start_prior,
+                           warm_start_resolution)
 
 from ._law import pooled_chi_square_pvalue
 
@@ -37,6 +38,18 @@ def test_rule_by_hand():
     assert warm_start_applies([1000], 1.0, 397) and not warm_start_applies([1000], 1.0, 396)
     # only the largest W counts
     assert warm_start_applies([10**6, 10], 1.0, 700) == warm_start_applies([10**6], 1.0, 700)
+
+
+def test_warm_start_prior_by_hand():
+    # ladder prior (0.6, 0.4) on sizes (10, 1000): per-point masses 0.06 and 0.0004; the warm start's
+    # 100 points get 0.0004 each, 0.04 in all; renormalized by 1.04
+    p = warm_start_prior([0.6, 0.4], [10, 1000], 100)
+    np.testing.assert_allclose(p, np.array([0.6, 0.4, 0.04]) / 1.04)
+    # a weight that underflowed to 0 does not count in the minimum
+    np.testing.assert_allclose(warm_start_prior([1.0, 0.0], [10, 1000], 100), np.array([1.0, 0.0, 10.0]) / 11.0)
+    # the per-point masses of the finest W and of the warm start's W are equal
+    q = warm_start_prior(ladder_prior([953, 306_049], 1.0, 5000), [953, 306_049], 4225)
+    assert q[2] / 4225 == pytest.approx(min(q[0] / 953, q[1] / 306_049))
 
 
 def test_warm_start_resolution():
@@ -115,10 +128,12 @@ class _FixedWarmStart:
         return np.asarray(X, dtype=float) @ self.a + self.c
 
 
-def _exact_law(X, y, eps_select, n):
+def _exact_law(X, y, eps_select, n, occam=False):
     """The exponential mechanism's law over the caller's rung (levels 2, grid 1, D = 1) and
-    the warm start's W, with mu(r, w) = pi_r / |W_r| and the Occam prior, computed here from
-    the definitions (numpy only)."""
+    the warm start's W, with mu(r, w) = pi_r / |W_r|, computed here from the definitions
+    (numpy only).  One W on the ladder: its prior is 1, and the warm start's points get its
+    per-point mass, 1 / 5, so every point of both W's has the same base measure.  ``occam``:
+    the slipped law with the Occam prior's weights over both W's instead."""
     ypm = np.where(y == 1, 1, -1)
     # rung 0: z = round(2 x) in {0, 1, 2}, w in {-1, 0, 1}^2 with ||w|| <= 1, +1 iff w . (z, 1) >= -1/2
     z0 = np.rint(np.clip(X[:, 0], 0, 1) * 2.0)
@@ -128,17 +143,18 @@ def _exact_law(X, y, eps_select, n):
     s = np.clip(X[:, 0] * 2.0 - 1.2, -F, F)
     z1 = 2.0 * np.rint((s + F) / (2 * F) * 32) - 32
     pts1 = [(a, b) for a in range(-32, 33) for b in range(-32, 33)]
-    keys, logw = [], []
-    prior = ladder_prior([len(pts0), len(pts1)], eps_select, n, "occam")
+    keys, logw, losses = [], [], []
+    prior = ladder_prior([len(pts0), len(pts1)], eps_select, n, "occam") if occam else None
     for r, (z, pts) in enumerate(((z0, pts0), (z1, pts1))):
         for a, b in pts:
             pred = np.where(a * z + b >= -0.5, 1, -1)
             loss = float(np.sum(pred != ypm))
             keys.append((r, a, b))
-            logw.append(math.log(prior[r] / len(pts)) - eps_select * loss / 2.0)
+            losses.append(loss)
+            logw.append(-eps_select * loss / 2.0 + (math.log(prior[r] / len(pts)) if occam else 0.0))
     logw = np.array(logw)
     p = np.exp(logw - logw.max())
-    return keys, p / p.sum()
+    return keys, p / p.sum(), losses
 
 
 def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
@@ -148,9 +164,15 @@ def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
     X = rng.uniform(0, 1, size=(n, 1))
     y = (X[:, 0] + rng.normal(0, 0.2, size=n) > 0.55).astype(int)
     eps = 1.0
-    keys, probs = _exact_law(X, y, eps / 2, n)
-    index = {k: i for i, k in enumerate(keys)}
-    counts = np.zeros(len(keys))
+    keys, probs, losses = _exact_law(X, y, eps / 2, n)
+    # cells: (W, training errors) -- every point of a cell has the same probability, and 4,230
+    # points are too many cells for 1,500 draws
+    cells = sorted(set(zip((k[0] for k in keys), losses)))
+    cell_of = {k: cells.index((k[0], lo)) for k, lo in zip(keys, losses)}
+    p_cell = np.zeros(len(cells))
+    for k, p in zip(keys, probs):
+        p_cell[cell_of[k]] += p
+    counts = np.zeros(len(cells))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(1500):
@@ -159,14 +181,15 @@ def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
             r = 1 if clf.resolution_.warm_start else 0
             assert clf.resolution_ == (warm_start_resolution() if r else Resolution(2, 1, 1.0))
             a, b = (int(v) for v in clf.result_.weights)
-            counts[index[(r, a, b)]] += 1
-    assert pooled_chi_square_pvalue(counts, probs) > 1e-3
-    # the test has power: both rungs carry mass, and the law at the full epsilon (the warm start's
-    # share not taken from the selection) is rejected
-    warm = np.array([k[0] == 1 for k in keys])
-    assert 0.05 < probs[warm].sum() < 0.95
-    _, wrong = _exact_law(X, y, eps, n)
-    assert pooled_chi_square_pvalue(counts, wrong) < 1e-3
+            counts[cell_of[(r, a, b)]] += 1
+    assert pooled_chi_square_pvalue(counts, p_cell) > 1e-3
+    # the test has power: two slipped laws are rejected, the selection at the full epsilon (the
+    # warm start's share not taken from it) and the Occam prior's weights over both W's
+    for wrong in (_exact_law(X, y, eps, n)[1], _exact_law(X, y, eps / 2, n, occam=True)[1]):
+        q = np.zeros(len(cells))
+        for k, p in zip(keys, wrong):
+            q[cell_of[k]] += p
+        assert pooled_chi_square_pvalue(counts, q) < 1e-3
 
 
 def test_audit_passes_as_shipped_and_flags_the_warm_start_without_noise():

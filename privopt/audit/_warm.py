@@ -13,7 +13,7 @@ from ..estimators import PrivateHalfspaceClassifier, WarmStartFeature
 from ..exceptions import ParameterError
 from ..mechanisms import draw_selection_noise
 from ..models import FeatureDiscretizer
-from ..space import Resolution, ladder_prior, warm_start_resolution
+from ..space import Resolution, ladder_prior, warm_start_prior, warm_start_resolution
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget, _check_pair
 
@@ -50,7 +50,7 @@ class WarmStartTarget(AuditTarget):
     epsilon_2 = epsilon / 2 over the caller's W (features rounded to {0, 1},
     weights {-1, 0, 1}, ||w|| <= 1: 5 points) and the warm start's W (the
     halfspaces on v's score in 32 centred steps: 4225 points), with the
-    estimator's Occam prior.  An output is (v's feature weight in buckets of
+    estimator's prior (:func:`privopt.space.warm_start_prior`).  An output is (v's feature weight in buckets of
     ``WARM_BUCKET``, the W released, the released classifier's labels at
     x = 0 and x = 1): v is released too (``warm_start_``), so the audit
     covers the composition.
@@ -84,7 +84,7 @@ class WarmStartTarget(AuditTarget):
         self.points0 = np.array([(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if a * a + b * b <= 1], float)
         self.points1 = np.array([(a, b) for a in range(-L, L + 1) for b in range(-L, L + 1)], float)
         sizes = [len(self.points0), len(self.points1)]
-        prior = ladder_prior(sizes, self.eps_select, n, "occam")
+        prior = warm_start_prior(ladder_prior(sizes[:1], self.eps_select, n, "occam"), sizes[:1], sizes[1])
         self.log_mu = np.repeat(base_measure_log_weights(prior, sizes), sizes)
         self.scale = selection_noise_scale(self.eps_select, 1.0)
         self.n_points = sum(sizes)

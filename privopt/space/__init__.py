@@ -13,7 +13,7 @@ grids intersected with the ball ||w||_2 <= D.
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
 - :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`,
-  :func:`warm_start_applies`, :func:`warm_start_resolution`:
+  :func:`warm_start_applies`, :func:`warm_start_resolution`, :func:`warm_start_prior`:
   the resolutions of W the default estimator offers to private selection, the public
   budget rule that decides how many, and the prior over them.
 
@@ -23,7 +23,8 @@ nothing here reads private data or Pyomo.  It imports only the foundations.
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
 from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
-                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_resolution)
+                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
+                      warm_start_resolution)
 from ._constrained import (
     MAX_COUNT_STATES,
     SeparableConstraints,
@@ -70,6 +71,7 @@ __all__ = [
     "RULE_BETA",
     "warm_start_applies",
     "warm_start_resolution",
+    "warm_start_prior",
     "WARM_START_FRACTION",
     "WARM_START_LEVELS",
 ]

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, replace
 
 __all__ = ["Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies", "warm_start_resolution",
+           "warm_start_prior",
            "PRIORS", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
 #: The priors pi over the offered resolutions (:func:`ladder_prior`).
@@ -156,3 +157,22 @@ def warm_start_applies(sizes, epsilon_select: float, n: int, *, fraction: float 
     sharing it.  A public rule (epsilon, n and the sizes only)."""
     m = max(int(s) for s in sizes)
     return (2.0 / epsilon_select) * (math.log(m) + math.log(1.0 / beta)) / n <= fraction
+
+
+def warm_start_prior(prior, sizes, warm_size: int):
+    """The prior over the offered W's and the warm start's W (last): the
+    ladder's ``prior`` (over ``sizes``) and, for the warm start's W of
+    ``warm_size`` points, the weight that gives its points the smallest
+    per-point mass pi_r / |W_r| of the ladder's W's; renormalized.  The warm
+    start's W is small, and Occam's prior would favour it for that (by tens of
+    training errors at a few thousand records); but its points are no simpler
+    than the finest W's (a direction of R^d, found with the data), so it is
+    released only where its training errors are lower, as if it were part of
+    the finest offered W.  (A weight of the ladder that underflowed to 0 is
+    left out of the minimum.)  Public: it reads the sizes and the prior only."""
+    import numpy as np
+
+    prior = np.asarray(prior, dtype=float)
+    per_point = prior / np.asarray(sizes, dtype=float)
+    out = np.append(prior, float(per_point[prior > 0].min()) * int(warm_size))
+    return out / out.sum()
