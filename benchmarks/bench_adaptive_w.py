@@ -126,7 +126,7 @@ def fit_timed(clf, X, y, Xt, yt):
     return float(np.mean(clf.predict(Xt) == yt)), secs
 
 
-def run(seeds, epsilons, only, save=None):
+def run(seeds, epsilons, only, save=None, learners=LEARNERS):
     rows = []
     for role, name, X, y, bounds in all_datasets(only):
         if save is not None and rows:
@@ -134,7 +134,7 @@ def run(seeds, epsilons, only, save=None):
         for seed in range(seeds):
             Xtr, Xte, ytr, yte = split(X, y, seed)
             for eps in epsilons:
-                for learner in LEARNERS:
+                for learner in learners:
                     if learner == "logreg" and eps != epsilons[0]:
                         continue
                     if learner == "noisy_sgd" and len(ytr) > NOISY_SGD_MAX_N:
@@ -235,6 +235,8 @@ def main(argv=None):
     ap.add_argument("--roles", nargs="*", help="run only the sets of these roles (dev, aside, fresh)")
     ap.add_argument("--merge", nargs="*", help="write the tables from these CSV files (of runs split by --roles "
                                                "or --only) instead of running")
+    ap.add_argument("--learners", nargs="*", choices=LEARNERS, default=list(LEARNERS),
+                    help="run only these learners (to be merged with the others' rows by --merge)")
     args = ap.parse_args(argv)
     if args.merge:
         rows = [r for path in args.merge for r in _common.read_csv(path)]
@@ -253,7 +255,7 @@ def main(argv=None):
         def save(rows):
             _common.write_csv(args.out + ".csv", rows, list(rows[0]))
 
-        rows = run(args.seeds, tuple(args.epsilons), only, save)
+        rows = run(args.seeds, tuple(args.epsilons), only, save, tuple(args.learners))
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.seeds, tuple(args.epsilons)))
     print(f"wrote {args.out}.csv and {args.out}.md")
