@@ -577,17 +577,17 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             return "auto"
         return check_bool(self.warm_start, "warm_start")
 
-    def _warm_start_wanted(self, warm_start, sizes, epsilon: float, n: int) -> bool:
+    def _warm_start_wanted(self, warm_start, sizes, epsilon_select: float, n: int) -> bool:
         """Whether the ladder gets a warm start's W: never without declared
         ``bounds`` (its feature map needs them) or with integer features used as
         they are; with ``warm_start="auto"`` on the built-in ladder where the
         public rule :func:`privopt.space.warm_start_applies` holds at the
-        selection's share."""
+        selection's share ``epsilon_select``."""
         if warm_start is False or self.bounds is None or self.discretizer_ is None:
             return False
         if warm_start == "auto" and not isinstance(self.resolutions, str):
             return False        # the caller's own ladder: only with warm_start=True
-        return warm_start is True or warm_start_applies(sizes, split_warm_start_epsilon(epsilon)[1], n)
+        return warm_start is True or warm_start_applies(sizes, epsilon_select, n)
 
     def _warm_start_rung(self, Xa, y, epsilon_warm: float, rng):
         """(the warm start's release, its ladder entry (Resolution, features,
@@ -676,8 +676,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self._uses_ladder(mechanism, milp_solver):
             candidates = self._ladder(Xa, Xd, n)
             ladder, sizes = self._capped(*candidates, epsilon, n)
-            if self._warm_start_wanted(warm_start, sizes, epsilon, n):
-                eps_warm, eps_select = split_warm_start_epsilon(epsilon)
+            shares = split_warm_start_epsilon(epsilon)
+            if self._warm_start_wanted(warm_start, sizes, shares[1], n):
+                eps_warm, eps_select = shares
                 ladder, sizes = self._capped(*candidates, eps_select, n)
                 rng = check_random_state(self.random_state)
                 warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng)
