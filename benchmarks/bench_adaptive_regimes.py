@@ -27,11 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-import privopt
-from privopt.baselines import PRIVATE_BASELINES
 
 import _common
-from bench_adaptive_w import fit_timed, resolution_label
+from bench_adaptive_w import fit_timed, read_rows, resolution_label
+from bench_adaptive_w import make as adaptive_w_make
 from bench_regimes import DATA_SETS, N_VALUES, load
 
 HERE = Path(__file__).resolve().parent
@@ -43,14 +42,9 @@ LEARNERS = ("single_w", "ladder", "default") + PEERS
 
 
 def make(learner, eps, seed):
-    bounds = (0.0, 1.0)
-    if learner == "single_w":
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, resolutions=None)
-    if learner == "ladder":         # the previous default: the ladder without the warm start's W
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, warm_start=False)
-    if learner == "default":
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed)
-    return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
+    """The learner on the public bounds (0, 1): ``single_w`` and ``default`` are bench_adaptive_w's
+    ``before`` and ``after``; ``ladder`` and the peers are the same there."""
+    return adaptive_w_make({"single_w": "before", "default": "after"}.get(learner, learner), eps, (0.0, 1.0), seed)
 
 
 def configurations(stages, only=None):
@@ -153,16 +147,6 @@ def summarize(rows, runs, epsilons):
     return lines
 
 
-def _read(path):
-    rows = _common.read_csv(path)
-    for r in rows:
-        for k in ("eps", "accuracy", "seconds", "offered"):
-            r[k] = float(r[k])
-        for k in ("seed", "n_train", "d"):
-            r[k] = int(r[k])
-    return rows
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -175,14 +159,14 @@ def main(argv=None):
                     help="run only these learners; the rows of the others are kept from the results file")
     args = ap.parse_args(argv)
     if args.merge:
-        rows = [r for path in args.merge for r in _read(path)]
+        rows = [r for path in args.merge for r in read_rows(path)]
     else:
         def save(rows):
             _common.write_csv(args.out + ".csv", rows, list(rows[0]))
 
         kept = []
         if set(args.learners) != set(LEARNERS) and Path(args.out + ".csv").exists():
-            kept = [r for r in _read(args.out + ".csv") if r["learner"] not in args.learners]
+            kept = [r for r in read_rows(args.out + ".csv") if r["learner"] not in args.learners]
         rows = run(args.runs, tuple(args.epsilons), args.stages, save, args.only, tuple(args.learners), kept)
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.runs, tuple(args.epsilons)))

@@ -116,6 +116,17 @@ def resolution_label(res):
             + ("/warm" if getattr(res, "warm_start", False) else ""))
 
 
+def read_rows(path):
+    """The rows of a results CSV of this script (or of bench_adaptive_regimes.py), numbers parsed."""
+    rows = _common.read_csv(path)
+    for r in rows:
+        for key in ("eps", "accuracy", "seconds", "offered"):
+            r[key] = float(r[key])
+        for key in ("seed", "n_train", "d"):
+            r[key] = int(r[key])
+    return rows
+
+
 def fit_timed(clf, X, y, Xt, yt):
     """Fit ``clf`` on (X, y) with warnings silenced; (held-out accuracy on (Xt, yt), fit seconds)."""
     t0 = time.perf_counter()
@@ -239,12 +250,7 @@ def main(argv=None):
                     help="run only these learners (to be merged with the others' rows by --merge)")
     args = ap.parse_args(argv)
     if args.merge:
-        rows = [r for path in args.merge for r in _common.read_csv(path)]
-        for r in rows:
-            for key in ("eps", "accuracy", "seconds", "offered"):
-                r[key] = float(r[key])
-            for key in ("seed", "n_train", "d"):
-                r[key] = int(r[key])
+        rows = [r for path in args.merge for r in read_rows(path)]
         order = {"dev": 0, "aside": 1, "fresh": 2}
         rows.sort(key=lambda r: order[r["role"]])
     else:
