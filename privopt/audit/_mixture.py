@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bool, check_epsilon
-from ..calibration import base_measure_log_weights, check_selection_method, selection_noise_scale
+from .._validation import check_bool
+from ..calibration import base_measure_log_weights, selection_noise_scale
 from ..mechanisms import draw_selection_noise, mixture_selection
 
 from ..models import get_info, predict_halfspace, zero_one_halfspace
-from ._targets import AuditTarget, _check_pair
+from ._targets import AuditTarget
 
 __all__ = ["MixtureSelectionTarget", "RESOLUTION_MAPS"]
 
@@ -37,11 +37,7 @@ class MixtureSelectionTarget(AuditTarget):
     """
 
     def __init__(self, pair, *, epsilon, method="permute_and_flip", data_prior=False):
-        self.pair = _check_pair(pair)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 0.0
-        self.method = check_selection_method(method)
-        self.mechanism = f"mixture {self.method}"
+        self._set_pure_selection(pair, epsilon, method, "mixture {}")
         self.data_prior = check_bool(data_prior, "data_prior")
         self.models = tuple(tuple(zero_one_halfspace(f(pair.data(k)[0]), pair.data(k)[1], grid=1, norm_bound=1.0)
                                   for f in RESOLUTION_MAPS) for k in (0, 1))

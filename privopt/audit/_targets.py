@@ -140,6 +140,15 @@ class AuditTarget:
     def run_mechanism(self, which: int, rng) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _set_pure_selection(self, pair, epsilon, method, mechanism="{}"):
+        """The fields every private-selection target sets alike: the pair, epsilon, delta = 0
+        (pure DP), the selection method, and ``mechanism`` (formatted with the method)."""
+        self.pair = _check_pair(pair)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = 0.0
+        self.method = check_selection_method(method)
+        self.mechanism = mechanism.format(self.method)
+
     @property
     def is_shipped(self) -> bool:
         return self.variant == "as shipped"
@@ -448,11 +457,7 @@ class SelectionTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="exponential", grid=None, norm_bound=None,
                  sensitivity_factor=1.0):
-        self.pair = _check_pair(pair)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 0.0
-        self.method = check_selection_method(method)
-        self.mechanism = self.method
+        self._set_pure_selection(pair, epsilon, method)
         self.sensitivity_factor = _check_factor(sensitivity_factor)
         self.models = tuple(zero_one_halfspace(*pair.data(k), grid=grid, norm_bound=norm_bound) for k in (0, 1))
         info = _same_public_info(self.models)
@@ -523,11 +528,7 @@ class ScoringTarget(AuditTarget):
 
     def __init__(self, pair, *, epsilon, method="permute_and_flip", max_points=1, max_items=1,
                  sensitivity_factor=1.0):
-        self.pair = _check_pair(pair)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 0.0
-        self.method = check_selection_method(method)
-        self.mechanism = f"scoring ({self.method})"
+        self._set_pure_selection(pair, epsilon, method, "scoring ({})")
         self.sensitivity_factor = _check_factor(sensitivity_factor)
         self.models = tuple((check_binary_matrix(X), (np.asarray(y) == 1).astype(int))
                             for X, y in (pair.data(k) for k in (0, 1)))
@@ -622,11 +623,7 @@ class ConstrainedSelectionTarget(AuditTarget):
     """
 
     def __init__(self, pair, *, epsilon, method="exponential", declare_data_constraint=False):
-        self.pair = _check_pair(pair)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 0.0
-        self.method = check_selection_method(method)
-        self.mechanism = self.method
+        self._set_pure_selection(pair, epsilon, method)
         self.declared = check_bool(declare_data_constraint, "declare_data_constraint")
         self.models = tuple(constrained_selection_model(pair.data(k)[0]) for k in (0, 1))
         for m in self.models:

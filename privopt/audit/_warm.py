@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bool, check_epsilon
+from .._validation import check_bool
 from ..baselines import ObjectivePerturbationLogisticRegression
-from ..calibration import (base_measure_log_weights, check_selection_method, selection_noise_scale,
+from ..calibration import (base_measure_log_weights, selection_noise_scale,
                            split_warm_start_epsilon)
 from ..estimators import PrivateHalfspaceClassifier, WarmStartFeature
 from ..exceptions import ParameterError
@@ -15,7 +15,7 @@ from ..mechanisms import draw_selection_noise
 from ..models import FeatureDiscretizer
 from ..space import Resolution, ladder_prior, warm_start_prior, warm_start_resolution
 from ._instances import NeighbouringPair
-from ._targets import AuditTarget, _check_pair
+from ._targets import AuditTarget
 
 __all__ = ["WarmStartTarget", "warm_start_instance", "WARM_BUCKET"]
 
@@ -68,11 +68,7 @@ class WarmStartTarget(AuditTarget):
     """
 
     def __init__(self, pair, *, epsilon, method="permute_and_flip", noiseless_warm_start=False):
-        self.pair = _check_pair(pair)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 0.0
-        self.method = check_selection_method(method)
-        self.mechanism = f"warm start + {self.method}"
+        self._set_pure_selection(pair, epsilon, method, "warm start + {}")
         self.noiseless = check_bool(noiseless_warm_start, "noiseless_warm_start")
         self.eps_warm, self.eps_select = split_warm_start_epsilon(self.epsilon)
         self.variant = "warm start without its noise" if self.noiseless else "as shipped"
