@@ -435,6 +435,8 @@ def search_optimum(problem: RegionProblem, *, executor=None, deadline=None, prog
     with progress_bar(len(shards), desc=desc, unit="block", disable=not progress) as bar:
         try:
             while nxt < len(groups) or pending:
+                if deadline is not None and time.perf_counter() > deadline:
+                    return best, done, len(shards)      # as the local loop: nothing more once it has passed
                 while nxt < len(groups) and len(pending) < n_workers:
                     fut = executor.submit(_optimum_group, shared, groups[nxt], best)
                     pending[fut] = len(groups[nxt])
