@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1] / "privopt"
 #: The foundation layer (docs/architecture.md): they may import one another only.
 FOUNDATIONS = {"privopt.exceptions", "privopt._validation", "privopt._random", "privopt._lattice",
                "privopt._limits", "privopt._frozen", "privopt._optional", "privopt._progress",
-               "privopt._cache", "privopt._numba", "privopt._runtime", "privopt._version"}
+               "privopt._cache", "privopt._numba", "privopt._runtime", "privopt._version", "privopt._exact"}
 
 
 def _modules() -> dict[str, Path]:

@@ -16,6 +16,7 @@ from scipy import optimize, stats
 
 import privopt
 from privopt import calibration
+from privopt._exact import discrete_laplace
 from privopt.exceptions import (
     ModelError,
     NoiseDisclosureWarning,
@@ -120,7 +121,11 @@ def test_parameters_paper_m_hand_values():
     assert p.t_hoeffding == pytest.approx(0.17002836560715648, rel=1e-12)
     assert p.t_bernstein == pytest.approx(0.6700304097647247, rel=1e-12)
     # A + min(t_H, t_B) = 7.71 exceeds D_1: two points of W are never further apart, lambda = D_1
-    assert p.lambda_ == 2.0 and p.laplace_scale == 1.0
+    assert p.lambda_ == 2.0
+    # the output step's grid: gamma = 2^floor(log2(lambda / d) - 20) = 2^-20, t = (lambda/gamma + d)/eps
+    # = (2^21 + 2)/2 = 2^20 + 1 grid units, so laplace_scale = t gamma = 1 + 2^-20 (lambda/eps = 1)
+    assert p.output_grid.exponent == -20 and p.output_grid.parameter == 2**20 + 1
+    assert p.laplace_scale == 1.0 + 2.0**-20 and p.output_grid.epsilon == 2.0
     assert p.as_dict()["lambda"] == p.lambda_ and "lambda_" not in p.as_dict()
 
 
@@ -217,13 +222,14 @@ def test_utility_bound_closed_form():
     # epsilon = 1, delta = 0.5, G = 1, D_inf = D_2 = 1, n = 10, oracle error 0:
     #   eta = sqrt(1 * sqrt(2) * 1 / (250 * 1 * 1 * 1 * 4 * 10)) = 2^(1/4) / 100 = 0.0118920711500
     #   A = 250 * 0.01189207115 = 2.97301778751 > D_1 = 1, so lambda = D_1 = 1
-    #   alpha = 1 * 3 / (eta * 1 * 10) + 1 * 3 * lambda / 1 = 25.2268924576 + 3 = 28.2268924576
+    #   the output grid: gamma = 2^-20, laplace_scale = (lambda/gamma + d) gamma / eps = 1 + 2^-20
+    #   alpha = 1 * 3 / (eta * 1 * 10) + 1 * 3 * (1 + 2^-20) = 25.2268924576 + 3.00000286102
     p = calibration.opsamp_parameters(1.0, 0.5, 1.0, 1.0, 1.0, 10, 1, n_oracle_calls=1, beta=BETA3)
     assert p.eta == pytest.approx(2 ** 0.25 / 100, rel=1e-12)
-    assert p.lambda_ == 1.0
+    assert p.lambda_ == 1.0 and p.laplace_scale == 1.0 + 2.0**-20
     assert p.alpha_perturbation == pytest.approx(25.226892457611438, rel=1e-9)
-    assert p.alpha_laplace == pytest.approx(3.0, rel=1e-9)
-    assert p.alpha == pytest.approx(28.226892457611438, rel=1e-9)
+    assert p.alpha_laplace == pytest.approx(3.0 * (1.0 + 2.0**-20), rel=1e-9)
+    assert p.alpha == pytest.approx(28.226892457611438 + 3.0 * 2.0**-20, rel=1e-9)
 
 
 def test_utility_bound_quantiles_by_simulation():
@@ -405,7 +411,11 @@ def test_output_is_mean_of_argmins_plus_laplace(threads):
     # all noise from the one generator, sigma_k first (RATE eta: numpy scale 1/eta), then mu
     g = np.random.default_rng(11)
     sig = g.exponential(scale=1 / p["eta"], size=(m, d))
-    mu = g.laplace(0.0, p["laplace_scale"], size=d)
+    # the output step: exact discrete Laplace integers on the grid 2^k, in grid units
+    grid = calibration.grid_laplace(p["lambda"], 4.0, d)
+    z = np.array([discrete_laplace(g, grid.parameter) for _ in range(d)], dtype=float)
+    mu = z * grid.step
+    assert p["grid_step"] == grid.step and p["laplace_scale"] == grid.scale
     np.testing.assert_array_equal(res.noise, np.vstack([sig, mu]))
     argmins = np.array([linprog_abs(X, y, C, 1.0, s) for s in sig])
     # the default release is projected onto the box [-1, 1]^2 of the declared bounds
@@ -523,8 +533,8 @@ def test_dask_cluster_of_processes_gives_the_same_answer(threads):
 
 def test_laplace_step_has_the_stated_scale(threads):
     """Every oracle answer is the corner (1, ..., 1) whatever sigma >= 0, so output - 1 = mu:
-    over 10 seeds x 200 coordinates it is Laplace(0, lambda/epsilon), and neither 0.8 nor
-    1.25 times that."""
+    over 10 seeds x 200 coordinates it is Laplace(0, lambda/epsilon), and neither 0.75 nor
+    1.33 times that."""
     d = 200
     m = pyo.ConcreteModel()
     m.w = pyo.Var(range(d), bounds=(0.0, 1.0))
@@ -540,9 +550,12 @@ def test_laplace_step_has_the_stated_scale(threads):
     # n = 1000, beta = 0.05: eta = 5.49e-3, A = 250 eta 0.01 200^2 = 549 > D_1, so lambda = D_1 = 200
     eta = math.sqrt(math.sqrt(200) * math.sqrt(400) * 0.5 / (250 * 1e-4 * 200**2 * 1 * (1 + math.log(40)) * 1000))
     assert 250 * eta * 0.01 * 200**2 > 200
-    assert scale == pytest.approx(200 / 0.5, rel=1e-12)
+    # on the grid gamma = 2^floor(log2(200 / 200) - 20) = 2^-20: scale (200/gamma + 200) gamma / 0.5
+    assert scale == 400.0 * (1.0 + 2.0**-20)
+    released = np.concatenate(samples) + 1.0
+    assert np.all(np.ldexp(released, 20) == np.rint(np.ldexp(released, 20)))   # every value on the grid
     assert stats.kstest(z, stats.laplace(0, 1).cdf).pvalue > 0.01
-    for wrong in (0.8, 1.25):                                 # the test has power
+    for wrong in (0.75, 1.33):                                # the test has power
         assert stats.kstest(z, stats.laplace(0, wrong).cdf).pvalue < 1e-3, wrong
 
 

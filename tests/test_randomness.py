@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 
 import privopt
+from privopt import calibration
+from privopt._exact import discrete_laplace
 from privopt._random import SecureGenerator, check_random_state, spawn
 from privopt.exceptions import NoiseDisclosureWarning
 from privopt.models import hinge_halfspace, rspm_halfspace, zero_one_halfspace
@@ -193,11 +195,14 @@ def test_opsamp_noise_is_one_stream_drawn_in_order():
         mp.undo()
     sigmas, mu = res.noise[:-1], res.noise[-1]
     m, d = sigmas.shape
-    eta, scale = res.parameters["eta"], res.parameters["laplace_scale"]
+    eta, step = res.parameters["eta"], res.parameters["grid_step"]
+    t = calibration.grid_laplace(res.parameters["lambda"], res.epsilon, d).parameter
     g = np.random.default_rng(11)
     np.testing.assert_array_equal(sigmas, g.exponential(1.0 / eta, size=(m, d)))
-    np.testing.assert_array_equal(mu, g.laplace(0.0, scale, size=d))        # the same generator, continued
-    assert not np.allclose(mu, np.random.default_rng(11).laplace(0.0, scale, size=d))   # not re-seeded
+    # the same generator, continued: the output step's exact integers on the grid
+    np.testing.assert_array_equal(mu, [discrete_laplace(g, t) * step for _ in range(d)])
+    fresh = np.random.default_rng(11)
+    assert not np.allclose(mu, [discrete_laplace(fresh, t) * step for _ in range(d)])   # not re-seeded
     assert len({tuple(r) for r in res.noise}) == m + 1                      # m + 1 distinct vectors
     # each oracle call received its own sigma_k, in order
     assert len(received) == m

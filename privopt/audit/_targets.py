@@ -26,6 +26,8 @@ finite epsilon on :func:`~privopt.audit.design_instance`).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
+from fractions import Fraction
 import warnings
 from typing import Any
 from concurrent.futures import ThreadPoolExecutor
@@ -374,6 +376,8 @@ class OPSampTarget(AuditTarget):
         self.n_oracle_calls = n_oracle_calls  # None: the paper's m and gamma, as in opsamp()
         self.n_calls = params.n_oracle_calls
         self.laplace_scale = params.laplace_scale * self.noise_factor
+        self.grid = replace(params.output_grid, parameter=params.output_grid.parameter * Fraction(self.noise_factor)) \
+            if self.noise_factor > 0 else params.output_grid
         b = float(info.extra["bound"])
         C = float(info.extra["scale"])
         beta = np.asarray(info.extra["x_bound"], dtype=float)
@@ -402,7 +406,8 @@ class OPSampTarget(AuditTarget):
         self._executor = None
 
     def draw_noise(self, rng, size=None):
-        return draw_opsamp_noise(rng, self.params.eta, self.laplace_scale, self.n_calls, self.dim, size=size)
+        sigmas, mu = draw_opsamp_noise(rng, self.params.eta, self.grid, self.n_calls, self.dim, size=size)
+        return sigmas, (mu if self.noise_factor > 0 else np.zeros(mu.shape, dtype=object))
 
     def stack_noise(self, draws):
         return np.stack([s for s, _ in draws]), np.stack([m for _, m in draws])
@@ -412,7 +417,8 @@ class OPSampTarget(AuditTarget):
         s = np.asarray(sigmas, dtype=float)[..., 0]                      # (N, m)
         values = self.losses[which][None, None, :] - s[..., None] * self.candidates[None, None, :]
         answers = self.candidates[np.argmin(values, axis=2)]             # (N, m)
-        out = answers.mean(axis=1) + np.asarray(mu, dtype=float)[:, 0]
+        step = self.grid.step                   # opsamp() releases gamma (round(w_bar / gamma) + Z)
+        out = (np.rint(answers.mean(axis=1) / step) + np.asarray(mu, dtype=float)[:, 0]) * step
         return np.clip(out, -self.bound, self.bound)[:, None]   # opsamp() projects onto the box
 
     def run_mechanism(self, which, rng):
@@ -656,5 +662,5 @@ class ConstrainedSelectionTarget(AuditTarget):
     def run_mechanism(self, which, rng):
         res = exponential_mechanism(self.models[which], weights=self.models[which].w, epsilon=self.epsilon,
                                     loss_range=(0.0, 4.0), method=self.method, random_state=rng,
-                                    progress=False, public_constraints="cap" if self.declared else None)
+                                    progress=False, public_constraints=["cap", "w"] if self.declared else "w")
         return np.asarray(res.weights, dtype=float)

@@ -16,6 +16,8 @@ from ._opdisc import (
     opdisc_utility_bound,
 )
 
+from ._grid import GRID_BITS, GridNoise, count_laplace, grid_gaussian, grid_laplace, grid_step, zcdp_delta
+
 # For privopt's other packages (the mechanisms, the scoring systems, the audit): not in __all__.
 from ._opsamp import OPSampParameters as OPSampParameters
 from ._opsamp import opsamp_parameters
@@ -40,6 +42,13 @@ from ._selection import check_loss_range as check_loss_range
 from ._selection import check_selection_method as check_selection_method
 
 __all__ = [
+    "GRID_BITS",
+    "GridNoise",
+    "count_laplace",
+    "grid_gaussian",
+    "grid_laplace",
+    "grid_step",
+    "zcdp_delta",
     "OPDISC_CALIBRATIONS",
     "opdisc_delta",
     "opdisc_paper_argument_holds",

@@ -3,12 +3,14 @@
 [NRVW20] Neel, Roth, Vietri, Wu. Oracle Efficient Private Non-Convex
 Optimization. ICML 2020 (arXiv:1909.01783, "Differentially Private Objective
 Perturbation: Beyond Smoothness and Convexity").
+[M12] Mironov. On significance of the least significant bits for
+differential privacy. CCS 2012.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from scipy.special import gammaincinv
 
@@ -21,6 +23,7 @@ from .._validation import (
     check_real,
 )
 from ..exceptions import ParameterError, ParameterTypeError
+from ._grid import GridNoise, grid_laplace
 
 __all__ = ["opsamp_parameters", "OPSampParameters", "MAX_PAPER_ORACLE_CALLS"]
 
@@ -76,10 +79,17 @@ class OPSampParameters:
     dim: int
     beta: float
     oracle_error: float
+    output_grid: GridNoise
 
     def as_dict(self) -> dict:
-        """Plain dict; ``lambda_`` is spelled ``"lambda"`` (same order as the fields)."""
-        return {("lambda" if k == "lambda_" else k): v for k, v in asdict(self).items()}
+        """Plain dict; ``lambda_`` is spelled ``"lambda"`` (same order as the fields);
+        ``output_grid`` is given by its step (``grid_step``) and its noise in
+        words (``output_noise``)."""
+        out = {("lambda" if f.name == "lambda_" else f.name): getattr(self, f.name) for f in fields(self)}
+        grid = out.pop("output_grid")
+        out["grid_step"] = grid.step
+        out["output_noise"] = grid.describe()
+        return out
 
 
 def _gamma_from_calls(log_term: float, m: int) -> float:
@@ -167,10 +177,16 @@ def opsamp_parameters(
         t_B = \frac{L D_1}{3m} + \sqrt{\Big(\frac{L D_1}{3m}\Big)^2 + \frac{2 L D_1 A}{m}}
         \quad\text{(Bernstein, Var } Y_k \le E[Y_k^2] \le D_1 A).
 
-    privopt sets lambda = min(D_1, A + min(t_H, t_B)) and laplace_scale =
-    lambda / epsilon (the two averages lie within D_1 of each other whatever
-    the noise, since every Y_k <= D_1; when D_1 is the smaller term the
-    release is even (epsilon, 0)-DP).  On the event B that the bound holds the Laplace mechanism
+    privopt sets lambda = min(D_1, A + min(t_H, t_B)) (the two averages lie
+    within D_1 of each other whatever the noise, since every Y_k <= D_1; when
+    D_1 is the smaller term the release is even (epsilon, 0)-DP).  The output
+    step is not the paper's double-precision Laplace, which a floating-point
+    attack defeats [M12], but its exact counterpart on a grid fixed before the
+    data is read (``output_grid``, :func:`privopt.calibration.grid_laplace`):
+    gamma (round(w_bar / gamma) + Z) with gamma = 2^k <= lambda / (d 2^20) and
+    Z_j i.i.d. discrete Laplace of scale t = (lambda/gamma + d)/epsilon grid
+    units, so that ``laplace_scale`` = t gamma = (lambda/epsilon)(1 + d
+    gamma/lambda).  On the event B that the bound holds this mechanism
     gives Pr[M(D) in S, B] <= e^epsilon Pr[M(D') in S]; hence
     Pr[M(D) in S] <= e^epsilon Pr[M(D') in S] + Pr[not B] with
     Pr[not B] <= delta: (epsilon, delta)-DP under replace-one neighbours, for
@@ -294,7 +310,10 @@ def opsamp_parameters(
     A = _stability_bound(D_inf, eta, G, d, oracle_error)
     t_h, t_b = _deviations(A, D_1, delta, m)
     lam = _lambda(A, D_1, delta, m)
-    b = lam / epsilon
+    # the output step: discrete Laplace on a grid fixed here, before any data is read
+    # (privopt.calibration._grid, eq. (3)); its scale is lambda/epsilon (1 + d gamma/lambda)
+    grid = grid_laplace(lam, epsilon, d)
+    b = grid.scale
     alpha_perturbation = D_inf * float(gammaincinv(m * d, 1.0 - beta / 2.0) / eta) / (m * n)
     alpha_laplace = G * float(gammaincinv(d, 1.0 - beta / 2.0) * b)
     return OPSampParameters(
@@ -325,6 +344,7 @@ def opsamp_parameters(
         dim=d,
         beta=beta,
         oracle_error=oracle_error,
+        output_grid=grid,
     )
 
 

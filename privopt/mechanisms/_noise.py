@@ -16,9 +16,15 @@ numbers differ from N consecutive runs, with the same distribution.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise", "draw_selection_noise"]
+from .._exact import discrete_gaussian, discrete_laplace, sample_many
+from ..calibration import GridNoise
+
+__all__ = ["draw_grid_noise", "draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise",
+           "draw_selection_noise", "release_on_grid"]
 
 
 def _shape(size, *tail):
@@ -35,14 +41,40 @@ def draw_opdisc_noise(rng, sigma: float, dim: int, size=None) -> np.ndarray:
     return np.asarray(rng.normal(0.0, sigma, size=_shape(size, dim + 1)), dtype=float)
 
 
-def draw_opsamp_noise(rng, eta: float, laplace_scale: float, n_calls: int, dim: int, size=None):
+def draw_opsamp_noise(rng, eta: float, grid: GridNoise, n_calls: int, dim: int, size=None):
     """The noise of OPSamp [NRVW20, Algorithm 2]: ``(sigmas, mu)`` with
-    sigma_k ~ Exp(RATE eta)^d for k = 1..m (mean 1/eta) and mu ~
-    Lap(laplace_scale)^d, drawn in that order from the one generator: shapes
-    ``(m, d)`` and ``(d,)``, or ``(size, m, d)`` and ``(size, d)``."""
+    sigma_k ~ Exp(RATE eta)^d for k = 1..m (mean 1/eta) and mu the output
+    step's integer noise on ``grid`` (discrete Laplace in grid units, drawn
+    exactly: :func:`draw_grid_noise`), drawn in that order from the one
+    generator: shapes ``(m, d)`` and ``(d,)``, or ``(size, m, d)`` and
+    ``(size, d)`` (mu: Python integers, dtype object)."""
     sigmas = np.asarray(rng.exponential(scale=1.0 / eta, size=_shape(size, n_calls, dim)), dtype=float)
-    mu = np.asarray(rng.laplace(0.0, laplace_scale, size=_shape(size, dim)), dtype=float)
+    mu = draw_grid_noise(rng, grid, dim if size is None else int(size) * dim)
     return sigmas.reshape(_shape(size, n_calls, dim)), mu.reshape(_shape(size, dim))
+
+
+def draw_grid_noise(rng, grid: GridNoise, size: int) -> np.ndarray:
+    """``size`` i.i.d. integers of ``grid``'s law (discrete Laplace or
+    discrete Gaussian in grid units), sampled exactly with integer
+    arithmetic ([CKS20], Algorithms 2 and 3; :mod:`privopt._exact`): an
+    array of Python integers (dtype object)."""
+    sampler = discrete_laplace if grid.law == "laplace" else discrete_gaussian
+    return sample_many(sampler, rng, grid.parameter, int(size))
+
+
+def release_on_grid(values, grid: GridNoise, noise) -> np.ndarray:
+    """The release gamma (round(x / gamma) + Z) of eq. (1) of
+    :mod:`privopt.calibration._grid`: ``values`` rounded to the grid (exact:
+    gamma is a power of two), the integer noise ``noise`` added in exact
+    integer arithmetic, and the sum returned as doubles (a function of that
+    integer only: every output is reachable from every input)."""
+    x = np.asarray(values, dtype=float)
+    z = np.asarray(noise, dtype=object).reshape(x.shape)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("release_on_grid: the value to release is not finite")
+    units = [int(round(v)) for v in np.ldexp(x, -grid.exponent).ravel()]
+    total = [u + int(k) for u, k in zip(units, z.ravel())]
+    return np.array([math.ldexp(float(t), grid.exponent) for t in total], dtype=float).reshape(x.shape)
 
 
 def draw_rspm_noise(rng, scale: float, n_separators: int, size=None) -> np.ndarray:

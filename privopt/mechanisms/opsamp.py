@@ -54,7 +54,7 @@ from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..solvers import DEFAULT_ABS_GAP
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
-from ._noise import draw_opsamp_noise
+from ._noise import draw_opsamp_noise, release_on_grid
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
 from ._parallel import OracleAnswer, install_payload, oracle_chunk
@@ -308,7 +308,7 @@ def opsamp(
     plan = _plan(run, lipschitz=lipschitz_l1, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
                  l1_diameter=l1_diameter, n_samples=n_samples, lipschitz_name=lipschitz_name)
     # all the noise, from the one generator, in this process: sigma_1..sigma_m, then mu
-    sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.laplace_scale,
+    sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.output_grid,
                                    plan.params.n_oracle_calls, run.d)
     answers = _run_calls(run, sigmas)
     return _release(run, plan, answers, sigmas, mu)
@@ -490,7 +490,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
             UncertifiedReleaseWarning, stacklevel=3)
 
     w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
-    output = w_bar + mu
+    output = release_on_grid(w_bar, params.output_grid, mu)
     lower = np.array([-np.inf if v.lb is None else float(v.lb) for v in run.w_vars])
     upper = np.array([np.inf if v.ub is None else float(v.ub) for v in run.w_vars])
     projected = bool(run.project and np.any(np.isfinite(lower) | np.isfinite(upper)))
@@ -507,12 +507,13 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         parameters.pop(name)
     parameters.update({
         "diameter_source": dict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
-        "noise_distribution": f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu ~ Lap(lambda/epsilon)^{d}",
+        "noise_distribution": (f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
+                               f"{params.output_grid.describe()}, ^{d}"),
         "n_uncertified": len(uncertified),
         "projected": projected,
-        "output": ("average of the oracle answers plus Laplace noise"
-                   + (", clipped to the box of the declared bounds" if projected else "")
-                   + " (not a grid point even for integer weights)"),
+        "output": ("average of the oracle answers rounded to the grid "
+                   f"2^{params.output_grid.exponent} plus exact discrete Laplace noise"
+                   + (", clipped to the box of the declared bounds" if projected else "")),
         "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
         "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
         "abs_gap": run.abs_gap,
@@ -529,5 +530,6 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         parameters=parameters,
         report=tuple(a.report for a in answers),
         certified=not uncertified,
-        noise=np.vstack([sigmas, mu[None, :]]) if run.return_noise else None,
+        noise=(np.vstack([sigmas, mu.astype(float)[None, :] * params.output_grid.step])
+               if run.return_noise else None),
     )
