@@ -31,20 +31,57 @@ It sits below every layer that runs parallel work and imports none of them.
 
 from __future__ import annotations
 
+import functools
+import multiprocessing.pool
 import os
 import pickle
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, InvalidStateError, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 
 from ._limits import LOCAL_SECONDS
 from ._optional import require
 from ._progress import progress_bar
-from .exceptions import ModelError, ParameterTypeError
+from .exceptions import ModelError, ParameterTypeError, WorkerLostError
 
 __all__ = ["RAY", "LOCAL", "is_local", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus",
            "default_executor", "worker_count", "share", "dumps_model", "run_ordered", "resolve_executor"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
 RAY = "ray"
+
+
+#: How often a :class:`PoolExecutor` with tasks pending looks at its pool's worker processes.
+WORKER_POLL_SECONDS = 0.2
+
+
+def _settle(fut: Future, value=None, error=None) -> None:
+    """Give ``fut`` its result or exception unless it has one already (a lost
+    worker's error may come first; the pool's result thread must never raise)."""
+    try:
+        if error is not None:
+            fut.set_exception(error)
+        else:
+            fut.set_result(value)
+    except InvalidStateError:
+        pass
+
+
+def _set_result(fut: Future, value) -> None:
+    _settle(fut, value)
+
+
+def _set_exception(fut: Future, error) -> None:
+    _settle(fut, error=error)
+
+
+@dataclass(frozen=True)
+class WorkerDeath:
+    """A worker process of a pool that ended while tasks were pending."""
+
+    pid: int | None
+    exitcode: int
 
 
 class PoolExecutor(Executor):
@@ -54,23 +91,117 @@ class PoolExecutor(Executor):
     Ray's ``ray.util.multiprocessing.Pool`` (Ray's documented drop-in for it,
     whose workers are actors on a Ray cluster).  ``owned``: ``shutdown``
     terminates the pool (privopt created it); otherwise the pool is left
-    running for its owner."""
+    running for its owner.
+
+    Liveness.  A ``multiprocessing.Pool`` whose worker dies (SIGKILL, the
+    out-of-memory killer, ``os._exit``) replaces the worker but never calls
+    back for the task it held, so waiting on it would last for ever.  While
+    tasks are pending, a watcher thread looks at the pool's worker processes
+    every :data:`WORKER_POLL_SECONDS` (``pool._pool``, the only place a
+    ``multiprocessing.Pool`` shows them; a pool without it, such as Ray's, is
+    not watched: Ray reports a dead actor itself).  A worker seen alive that
+    then ends with a non-zero exit code, or with any exit code when the pool
+    does not recycle its workers (``maxtasksperchild=None``), fails every
+    pending task with :class:`~privopt.exceptions.WorkerLostError`: the pool
+    cannot tell which task was lost, so none of them is trusted (as a
+    :class:`~concurrent.futures.ProcessPoolExecutor` does).  Not covered: a
+    worker that exits with status 0 from a pool with ``maxtasksperchild``, or
+    a pool whose worker died before the call (it may hold the pool's queue
+    lock; no process is seen to die while privopt waits)."""
 
     def __init__(self, pool, *, owned: bool = False):
         self._pool = pool
         self._owned = owned
         n = getattr(pool, "_processes", None)
         self._max_workers = n if isinstance(n, int) and n > 0 else None
+        self._lock = threading.Lock()
+        self._pending: set[Future] = set()
+        self._watcher: threading.Thread | None = None
+        self._seen: dict[int, object] = {}      # id -> worker process seen alive
 
     def submit(self, fn, /, *args, **kwargs):
-        fut = Future()
+        fut: Future = Future()
         fut.set_running_or_notify_cancel()
-        self._pool.apply_async(fn, args, kwargs, callback=fut.set_result, error_callback=fut.set_exception)
+        with self._lock:
+            self._pending.add(fut)
+            self._watch_workers()
+        fut.add_done_callback(self._forget)
+        self._pool.apply_async(fn, args, kwargs, callback=functools.partial(_set_result, fut),
+                               error_callback=functools.partial(_set_exception, fut))
         return fut
 
     def shutdown(self, wait=True, *, cancel_futures=False):
         if self._owned:
             self._pool.terminate()
+
+    def _forget(self, fut: Future) -> None:
+        with self._lock:
+            self._pending.discard(fut)
+
+    def _watch_workers(self) -> None:
+        """Start the watcher thread (under ``self._lock``) when the pool shows its workers."""
+        if self._watcher is not None or not isinstance(getattr(self._pool, "_pool", None), list):
+            return
+        self._note_workers()
+        self._watcher = threading.Thread(target=self._watch, name="privopt-pool-liveness", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """Until no task is pending: look for a dead worker; fail every pending task at one."""
+        while True:
+            time.sleep(WORKER_POLL_SECONDS)
+            with self._lock:
+                if not self._pending:
+                    self._watcher = None
+                    return
+                death = self._dead_worker()
+                pending = list(self._pending) if death is not None else []
+            if death is not None:
+                error = WorkerLostError(self._lost_message(death, len(pending)))
+                for fut in pending:
+                    _set_exception(fut, error)
+
+    def _note_workers(self) -> None:
+        """Remember the pool's worker processes that are alive now (replacements included)."""
+        for proc in list(getattr(self._pool, "_pool", None) or ()):
+            if id(proc) not in self._seen and _exitcode(proc) is None:
+                self._seen[id(proc)] = proc
+
+    def _dead_worker(self) -> WorkerDeath | None:
+        """A worker seen alive that has ended abnormally, or None."""
+        self._note_workers()
+        recycles = bool(getattr(self._pool, "_maxtasksperchild", None))
+        for key, proc in list(self._seen.items()):
+            code = _exitcode(proc)
+            if code is None:
+                continue
+            del self._seen[key]
+            if code != 0 or not recycles:
+                return WorkerDeath(getattr(proc, "pid", None), code)
+        return None
+
+    def _lost_message(self, death: WorkerDeath, n_pending: int) -> str:
+        how = (f"killed by signal {-death.exitcode}" if death.exitcode < 0
+               else f"exit code {death.exitcode}")
+        kind = type(self._pool)
+        name = ("multiprocessing.Pool" if isinstance(self._pool, multiprocessing.pool.Pool)
+                else f"{kind.__module__}.{kind.__qualname__}")
+        return (f"executor: worker process {death.pid} of the {name} ended ({how}) while privopt "
+                f"waited for {n_pending} task(s); such a pool never answers for the task a dead worker "
+                "held, so privopt stopped instead of waiting for ever, and released nothing (no result "
+                "of this call was used). The usual cause is the out-of-memory killer or a signal: check "
+                "the workers' memory, then run again on a new pool (this one may not recover), or pass "
+                "executor=None (privopt's own process pool) or a concurrent.futures.ProcessPoolExecutor, "
+                "which report a lost worker themselves.")
+
+
+def _exitcode(proc) -> int | None:
+    """A worker process's exit code (None while it runs, or when it cannot be read)."""
+    try:
+        code = proc.exitcode
+    except (ValueError, AttributeError, OSError):     # closed, or not a process
+        return None
+    return code if isinstance(code, int) else None
 
 
 def _is_pool(obj) -> bool:

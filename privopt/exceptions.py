@@ -13,12 +13,15 @@ data and the noise and are **not** part of any private release.
 
 from __future__ import annotations
 
+from concurrent.futures import BrokenExecutor
+
 __all__ = [
     "PrivoptError",
     "ParameterError",
     "ParameterTypeError",
     "ModelError",
     "NotTransformedError",
+    "AccountingError",
     "SolverError",
     "UnknownSolverError",
     "SolverNotAvailableError",
@@ -29,6 +32,7 @@ __all__ = [
     "SolverCrashedError",
     "SolverLicenseError",
     "NotCertifiedError",
+    "WorkerLostError",
     "NoiseDominatesWarning",
     "WeakGuaranteeWarning",
     "UncheckedOptionsWarning",
@@ -37,6 +41,7 @@ __all__ = [
     "NoiseDisclosureWarning",
     "UnprovenGuaranteeWarning",
     "LossContractWarning",
+    "CacheRejectedWarning",
 ]
 
 
@@ -71,6 +76,14 @@ class ModelError(ParameterError):
 class NotTransformedError(ModelError):
     """A getter of the objective-perturbation transformation was called on a
     model that has not been transformed."""
+
+
+class AccountingError(PrivoptError, RuntimeError):
+    """A fit's own accounting does not cover its release: the epsilon (or
+    delta) it spent is above the one requested, or not a finite number.
+    Nothing is released: the estimator is left as it was before the call.
+    This is a fault of privopt's accounting (or of a tampered cache that
+    slipped past its checks), never of the caller's input."""
 
 
 class SolverError(PrivoptError, RuntimeError):
@@ -140,6 +153,15 @@ class NotCertifiedError(SolverError):
     """
 
 
+class WorkerLostError(PrivoptError, BrokenExecutor):
+    """A worker process of the executor died (a signal, the out-of-memory
+    killer, ``os._exit``) while privopt waited for its tasks: a
+    ``multiprocessing.Pool`` never answers for the task it held, so privopt
+    stops instead of waiting for ever, and releases nothing.  Like
+    :class:`concurrent.futures.process.BrokenProcessPool`, a
+    :class:`concurrent.futures.BrokenExecutor`."""
+
+
 class PrivacyLeakWarning(RuntimeWarning):
     """A quantity that should be public (a bound, a scale) was taken from the
     private data; the release then leaks more than its stated epsilon."""
@@ -203,3 +225,11 @@ class ClippedFeaturesWarning(UserWarning):
 
 
 __all__.append("ClippedFeaturesWarning")
+
+
+class CacheRejectedWarning(RuntimeWarning):
+    """A value read from privopt's on-disk cache failed the forward check of
+    the privacy claim it stands for (e.g. a planted noise multiplier too small
+    to meet epsilon).  It was discarded, recomputed and overwritten, and never
+    used; the message names the cache file.  Someone or something wrote that
+    file: a shared ``PRIVOPT_CACHE_DIR``, a copied cache, a damaged disk."""
