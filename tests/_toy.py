@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 
+from privopt.models import ModelInfo, attach_info
 from privopt.perturbation import pi_value
 
 
@@ -42,6 +43,8 @@ def zero_one_model(X, y, *, grid, margin):
 
     m.c = pyo.Constraint(range(n), rule=rule)
     m.loss = pyo.Objective(expr=sum(m.e[i] for i in range(n)))
+    # the user's word that w's bounds (the public grid's ends) are fixed before the data
+    attach_info(m, ModelInfo(public_constraints=("w",)))
     return m
 
 

@@ -310,12 +310,18 @@ def test_the_same_released_point_as_the_lp_path_for_the_same_seed(method, monkey
         assert np.array_equal(fast.weights, slow.weights)
 
 
-def test_the_loss_range_check_applies_unchanged():
-    # 20 customers' distances sum to more than n b = 1 at some w: refused on the closed form too
+def test_on_the_closed_form_each_customers_term_is_clipped_into_the_range():
+    # 20 customers' distances, each far above b = 0.05: with one block per customer the closed
+    # form sees every record's term and clips it (the release says so), where the LP path,
+    # which cannot tell the terms apart, refuses a total outside [n a, n b]
     m, _ = _pmedian(n_sites=6, n_customers=20, k=1, seed=4)
+    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 0.05), n_samples=20, public_constraints=["p"])
+    res = privopt.exponential_mechanism(m, random_state=0, **kw)
+    assert res.report.engine == BLOCKS_ENGINE and res.parameters["record_terms"] == "clipped"
+    assert res.report.terms_clipped > 0
+    m.second = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) <= 1)   # not closed form
     with pytest.raises(ModelError, match="outside"):
-        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 0.05), n_samples=20,
-                                      public_constraints=["p"], random_state=0)
+        privopt.exponential_mechanism(m, random_state=0, **kw)
 
 
 def test_a_public_term_on_the_decision_is_added_exactly_and_left_out_of_the_range_check():

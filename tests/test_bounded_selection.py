@@ -222,7 +222,7 @@ def test_maximized_utility_is_selected_as_minus_the_utility():
         assert oracle.loss(wi) == pytest.approx(li, abs=1e-6)
         assert oracle.lower_bound(wi, wi) <= li
     r = privopt.exponential_mechanism(model, weights="y", epsilon=1.0, loss_range=(-100, 0), sense="maximize",
-                                      public_constraints="open", path="bounded", random_state=1)
+                                      public_constraints=["open", "fixed"], path="bounded", random_state=1)
     assert r.report.path == "bounded" and any(np.array_equal(r.weights, wi) for wi in W)
 
 
@@ -284,7 +284,7 @@ def _integer_model():
 
 def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
     m, t = _integer_model()
-    kw = dict(weights="w", epsilon=2.0, loss_range=(0, 1), n_samples=8, norm_bound=2.0)
+    kw = dict(weights="w", epsilon=2.0, loss_range=(0, 1), n_samples=8, norm_bound=2.0, public_constraints="w")
     scored = privopt.exponential_mechanism(m, path="score", random_state=0, **kw)
     bounded = privopt.exponential_mechanism(m, path="bounded", random_state=0, **kw)
     assert bounded.report.n_points == scored.report.n_points == 33     # integer points with ||w|| <= 2

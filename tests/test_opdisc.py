@@ -274,7 +274,8 @@ def test_secure_source_by_default(monkeypatch):
 
 def test_metadata_defaults_from_model_info():
     X, y, model = _toy()
-    attach_info(model, ModelInfo(norm_bound=math.sqrt(5), loss_range=(0.0, 1.0), n_samples=6))
+    attach_info(model, ModelInfo(norm_bound=math.sqrt(5), loss_range=(0.0, 1.0), n_samples=6,
+                                 public_constraints=("w",)))
     res = privopt.opdisc(model, epsilon=1.0, delta=1e-3, random_state=0)
     assert res.parameters["lipschitz"] == 1.0  # (1 - 0) / tau
     assert res.parameters["norm_bound"] == pytest.approx(math.sqrt(5))
@@ -469,7 +470,8 @@ def test_results_keep_the_users_weight_labels():
     m.fit = pyo.Constraint(range(len(y)), rule=lambda m, i: (
         y[i] * (X[i, 0] * m.w["age"] + X[i, 1] * m.w["income"]) + 3 * m.e[i] >= 1))
     m.loss = pyo.Objective(expr=sum(m.e.values()))
-    res = privopt.opdisc(m, epsilon=5.0, delta=1e-3, lipschitz=1.0, norm_bound=1.5, n_samples=6, random_state=0)
+    res = privopt.opdisc(m, epsilon=5.0, delta=1e-3, lipschitz=1.0, norm_bound=1.5, n_samples=6, random_state=0,
+                         public_constraints="w")
     assert res.labels == ("age", "income")
     assert list(res.weights_by_label) == ["age", "income"]
     assert res.weights_by_label["age"] == res.weights[0]

@@ -99,7 +99,7 @@ def test_after_the_fix_w_no_longer_depends_on_the_records():
         m = portfolio(r)
         m.target.deactivate()
         res = privopt.exponential_mechanism(m, weights="x", epsilon=1.0, loss_range=RANGE, n_samples=60,
-                                            public_constraints="budget", random_state=0)
+                                            public_constraints=["budget", "x"], random_state=0)
         sizes.append(res.parameters["n_points"])
     assert sizes[0] == sizes[1] == 68         # x in {0..4}^4 with sum 10
 

@@ -101,7 +101,7 @@ def test_opdisc_on_a_user_model_logs_no_clone_error(caplog):
     m = _user_model()
     with caplog.at_level(logging.ERROR, logger="pyomo"):
         res = privopt.opdisc(m, epsilon=20.0, delta=0.1, lipschitz=1.0, norm_bound=math.sqrt(5),
-                             n_samples=len(Y), solver="highs", random_state=0)
+                             n_samples=len(Y), solver="highs", random_state=0, public_constraints="w")
         assert res.certified and res.weights.shape == (2,)
         assert not is_transformed(m)                        # the user's model is untouched
         _assert_quiet_then_loud(caplog, m)

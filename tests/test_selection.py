@@ -140,7 +140,8 @@ def test_output_distribution_on_a_user_model(method):
              else permute_and_flip_probabilities(losses, 4.0, 1.0))
     rng = np.random.default_rng(11)
     outs = np.array([privopt.exponential_mechanism(m, weights=m.x, epsilon=4.0, loss_range=1, n_samples=5,
-                                                   method=method, random_state=rng).weights
+                                                   method=method, random_state=rng,
+                                                   public_constraints="x").weights
                      for _ in range(6000)])
     assert chi_square_pvalue(outs, np.arange(4.0)[:, None], exact) > 1e-3
 
@@ -278,12 +279,13 @@ def test_bad_inputs_are_refused():
     with pytest.raises(ModelError, match="public_constraints=\\['c'"):   # not declared: refused, named
         privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1)
     with pytest.raises(ModelError, match="empty"):
-        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, public_constraints="c")
+        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, public_constraints=["c", "x"])
     big = pyo.ConcreteModel()
     big.x = pyo.Var(range(8), domain=pyo.Integers, bounds=(0, 9))
     big.obj = pyo.Objective(expr=sum(big.x.values()))
     with pytest.raises(ParameterError, match="max_points"):   # above max_points, path="auto" would bound regions
-        privopt.exponential_mechanism(big, weights=big.x, epsilon=1.0, loss_range=1, path="score")
+        privopt.exponential_mechanism(big, weights=big.x, epsilon=1.0, loss_range=1, path="score",
+                                      public_constraints="x")
 
 
 def test_predicted_time_above_time_limit_is_refused_before_scoring():

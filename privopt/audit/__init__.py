@@ -25,7 +25,9 @@ whose data-built constraint on the decision is declared public anyway
 resolutions with a base measure taken from the data
 (:class:`MixtureSelectionTarget`), and bounded private selection with bounds that are
 not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1), and the estimator's
-warm start with its noise left out (:class:`WarmStartTarget`).
+warm start with its noise left out (:class:`WarmStartTarget`), and private selection
+on a user's model with a record's term outside ``loss_range`` left unclipped
+(:class:`RecordClipTarget` with ``clip=False``).
 
 Usage::
 
@@ -53,6 +55,7 @@ from ._instances import (
 from ._mixture import MixtureSelectionTarget
 from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
+from ._records import RecordClipTarget, far_record_instance, sites_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._targets import (
@@ -85,6 +88,9 @@ __all__ = [
     "BoundedSelectionTarget",
     "bounded_instance",
     "bounded_model",
+    "RecordClipTarget",
+    "far_record_instance",
+    "sites_model",
     "NeighbouringPair",
     "resolution_instance",
     "data_constraint_instance",

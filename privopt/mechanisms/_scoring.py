@@ -282,7 +282,7 @@ class FixAndSolveScorer:
 
     def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
                  threads=None, abs_gap=None, solver_options=None, max_points=None, public_constraints=(),
-                 public_term=None):
+                 public_term=None, record_range=None, n_records=None):
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
         self.solver = solver
         self.threads = threads
@@ -328,6 +328,13 @@ class FixAndSolveScorer:
         self.blocks_reason: str | None = None
         #: where blocks() scores (:meth:`use_executor`): None in this process, and on how many workers
         self._executor, self._blob, self.workers = None, None, 1
+        #: each record's term clipped into ``record_range`` where the records can be seen (:meth:`blocks`)
+        self.record_range = None if record_range is None else (float(record_range[0]), float(record_range[1]))
+        self.n_records = n_records
+        #: whether the records' terms were seen (and clipped), why, and how many terms lay outside
+        self.records_seen, self.terms_clipped = False, 0
+        self.records_reason = ("the records' terms are not seen on this path: each is assumed in loss_range"
+                               if record_range is not None else None)
 
     def _list_w(self, grids, norm_bound, cons, cap):
         """The points of W, in the product grid's order, and how they were
@@ -524,15 +531,35 @@ class FixAndSolveScorer:
         """:meth:`blocks` by the closed form of :class:`privopt.solvers.ChooseOneBlocks` (the
         model's structure verified from its rows): no solve; a point where the model is
         infeasible raises the LP path's refusal (the same message), nothing released."""
+        clip = self.record_range is not None and self.n_records is not None and closed.n_blocks == self.n_records
+        if self.record_range is not None:
+            self.records_seen = clip
+            self.records_reason = (
+                f"each of the {closed.n_blocks:,} blocks read as one record's term and clipped into loss_range"
+                if clip else f"{closed.n_blocks:,} blocks for n = {self.n_records} records: the records' terms "
+                "are not told apart, each is assumed in loss_range")
         for lo in range(0, self.n_points, block_points):
             if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
                 raise NotCertifiedError(_time_up(self.time_limit, lo, self.n_points), None)
             pts = self.points[lo:lo + block_points]
-            losses, infeasible = closed.losses(pts)
+            losses, infeasible = self._clipped(closed, pts) if clip else closed.losses(pts)
             self.points_scored += pts.shape[0]
             if infeasible.any():
                 raise NotCertifiedError(_uncertified(pts[int(np.flatnonzero(infeasible)[0])], _INFEASIBLE), None)
             yield pts, losses
+
+    def _clipped(self, closed, pts):
+        """``(losses, infeasible)`` with every block's optimum (one record's term) clipped into
+        ``record_range``: L(w) = sum_i clip(l_i(w), a, b) + the rest (the decision's own costs,
+        declared public, and the constant, the same at every w); counts the terms outside."""
+        a, b = self.record_range
+        values, rest, infeasible = closed.block_values(pts)
+        tol = 1e-9 * (1.0 + abs(a) + abs(b))
+        ok = ~infeasible
+        self.terms_clipped += int(np.count_nonzero((values[ok] < a - tol) | (values[ok] > b + tol)))
+        losses = rest + np.clip(values, a, b).sum(axis=1)
+        losses[infeasible] = np.nan
+        return losses, infeasible
 
     def _blocks_on_executor(self, block_points):
         """:meth:`blocks` on the executor of :meth:`use_executor`: one shard per worker,

@@ -196,7 +196,8 @@ def opdisc(
         check_executor(executor)
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    check_public_constraints(model, w_vars, public_constraints, info, "OPDisc")
+    check_public_constraints(model, w_vars, public_constraints, info, "OPDisc",
+                             bounds_give_w=grid is None and (info is None or info.grid is None))
     d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None)
     grid_tau = grid_separation(grids)

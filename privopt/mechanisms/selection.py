@@ -69,7 +69,12 @@ class SelectionReport:
     region solves any run needs, and one exact solve, timed from the model's
     rows and columns): the work beyond it depends on how tight the bounds are,
     which depends on the data.  ``wall_time`` there includes reading the model
-    into the solver."""
+    into the solver.
+
+    A user's model scored by fix-and-solve also has ``record_terms`` (whether each
+    record's term was seen and clipped into ``loss_range``, or assumed in it, and why)
+    and ``terms_clipped`` (how many (point, record) terms lay outside the range and were
+    clipped: the release used the clipped loss)."""
 
     certified_optimal = True
     reason: str = ""
@@ -79,6 +84,8 @@ class SelectionReport:
     points_scored: int | None = None
     regions_solved: int | None = None
     regions_expanded: int | None = None
+    record_terms: str | None = None
+    terms_clipped: int = 0
 
     def __init__(self, path, solver, n_points, wall_time, predicted_time):
         self.path, self.solver, self.n_points = path, solver, int(n_points)
@@ -123,6 +130,7 @@ def exponential_mechanism(
     public_term=None,
     sense: str = "minimize",
     path: str = "auto",
+    sensitivity: float | None = None,
 ) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
@@ -268,6 +276,14 @@ def exponential_mechanism(
         fixed before the data (a public fixed cost C(w)): L(w) = sum_i l_i(w)
         + C(w).  It cannot change between neighbours, so it adds nothing to
         the sensitivity, and the range check applies to L(w) - C(w).
+    sensitivity : float, optional
+        Delta, declared: the most one replaced record moves L(D, w) at any w of W,
+        when the records' terms are coupled by a row of the model (a capacity shared
+        by the customers).  Default: the width b - a of ``loss_range``.  A model whose
+        records' side, with the decision fixed, falls into fewer than n independent
+        blocks is refused, naming the rows that join several records, unless this is
+        given (with an argument that it holds: privopt cannot check it); it must be at
+        least b - a, and the noise is calibrated to it.
     path : {"auto", "score", "bounded"}
         How a user's model is sampled (privopt's 0/1-loss models keep their
         exact engines unless ``"bounded"`` is asked).  ``"score"``: every
@@ -309,7 +325,11 @@ def exponential_mechanism(
         ``method``, ``sensitivity`` (Delta), ``loss_range``, ``noise_scale``
         (2 Delta / epsilon), ``n_points`` (|W|), ``alpha``, ``alpha_per_record``
         (alpha / n), ``beta``, ``n_samples``, ``dim``, ``norm_bound``,
-        ``path``, ``sense`` (the scored paths); ``report`` is a
+        ``path``, ``sense`` (the scored paths), ``record_terms`` (a user's model
+        scored by fix-and-solve: ``"clipped"`` when each record's term was seen, with the
+        decision fixed, as one block of the model's closed form and clipped into
+        ``loss_range``, so that the release used the clipped loss; ``"assumed"`` where the
+        terms cannot be told apart, read from the model's structure only); ``report`` is a
         :class:`SelectionReport` (not private): which path ran and why.
 
     References
@@ -356,13 +376,17 @@ def exponential_mechanism(
     if loss_range is None and info is not None and info.loss_range is not None:
         loss_range = info.loss_range
     lo, hi = check_loss_range(loss_range)
-    sensitivity = hi - lo
+    declared_sensitivity = sensitivity
+    sensitivity = _check_sensitivity(sensitivity, hi - lo)
     n_samples = check_n_samples(n_samples, info)
 
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     # the decision constraints: every one declared public, or a refusal, before any work
-    public_cons = check_public_constraints(model, w_vars, public_constraints, info, "Private selection")
     term = check_public_term(model, public_term, w_vars)
+    public_cons = check_public_constraints(model, w_vars, public_constraints, info, "Private selection",
+                                           bounds_give_w=grid is None and (info is None or info.grid is None),
+                                           public_term=term, n_samples=n_samples,
+                                           coupled_declared=declared_sensitivity is not None)
     halfspace = getattr(model, ENUMERATION_ATTR, None)
     solver_key = solver.strip().lower()
     is_model_w = halfspace is not None and [v.name for v in w_vars] == [
@@ -400,7 +424,9 @@ def exponential_mechanism(
         scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
                                    time_limit=time_limit, threads=threads, abs_gap=abs_gap,
                                    solver_options=solver_options, max_points=max_points,
-                                   public_constraints=public_cons, public_term=term)
+                                   public_constraints=public_cons, public_term=term,
+                                   record_range=(lo, hi) if _records_are_users(info) else None,
+                                   n_records=n_samples)
         scorer.use_executor(executor)   # the model serialized for the workers, before any solve
     n_points = scorer.n_points
     _check_w_size(n_points)
@@ -455,6 +481,8 @@ def exponential_mechanism(
     parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), getattr(scorer, "norm_bound", None), scorer.path)
     parameters["sense"] = sense
+    if isinstance(scorer, FixAndSolveScorer) and scorer.record_range is not None:
+        parameters["record_terms"] = "clipped" if scorer.records_seen else "assumed"
     return PrivateResult(
         labels=weight_labels(w_vars),
         weights=released,
@@ -480,6 +508,8 @@ def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> Selection
             report.reason = (f"a user's model: with the decision fixed it falls apart into {scorer.blocks_reason} "
                              "(verified from the model's rows read into HiGHS), so every point of W was scored "
                              f"exactly by their closed form, no solve; {scorer.listing_reason}")
+        if scorer.records_reason is not None:
+            report.record_terms, report.terms_clipped = scorer.records_reason, scorer.terms_clipped
         if scorer._executor is not None:
             report.reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
                               "each worker reading its own copy of the model, the noise drawn here in W's order")
@@ -488,6 +518,27 @@ def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> Selection
         report.reason = ("privopt's 0/1-loss model whose W cannot be split by support: every point scored "
                          "by the exact enumeration")
     return report
+
+
+def _records_are_users(info) -> bool:
+    """Whether the records' terms are the user's to check (clip into loss_range where they
+    can be seen): not for a model whose ModelInfo declares its per-record rows (privopt's
+    builders, whose rows merge identical records with a weight)."""
+    return info is None or not info.record_constraints
+
+
+def _check_sensitivity(sensitivity, width: float) -> float:
+    """Delta: the width b - a of ``loss_range``, or a declared ``sensitivity`` (for records
+    coupled by a row), which may only be larger (it can widen the noise, never narrow it)."""
+    if sensitivity is None:
+        return width
+    value = check_positive(sensitivity, "sensitivity")
+    if value < width:
+        raise ParameterError(
+            f"sensitivity={value:g} is below the width {width:g} of loss_range: one replaced record moves "
+            "its own term by up to that width, so L(w) moves at least as much. Declare at least the width, "
+            "or leave sensitivity out.", "sensitivity")
+    return value
 
 
 def _check_sense(sense) -> str:

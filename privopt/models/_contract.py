@@ -25,24 +25,37 @@ it appears in the objective (and is not a weight), or in a constraint with a
 record-side variable; a constraint is a decision constraint when none of its
 variables is record-side.  So ``w_j = sum_k g_k r_jk`` and any constraint on
 the grid binaries r count as decision constraints, while ``u_t >= w . x_t``
-(u_t in the objective) is part of the loss.  Bounds written as numbers, and
-immutable Params (whose values Pyomo folds into the model), cannot be told from
-the declaration of W and are read as public; the docs say so.
+(u_t in the objective) is part of the loss.
+
+A third place is the decision's own bounds, where a mechanism reads W from them
+(no ``grid=``): ``Var(domain=Integers, bounds=(0, hi))`` with ``hi`` computed
+from the records makes |W| depend on one record.  With ``bounds_give_w``,
+:func:`check_public_constraints` refuses a weight whose own bounds narrow its
+domain unless it is named in ``public_constraints`` (a binary variable's values
+are its domain's and need no declaration).  A bound written as a number is read
+as a number (Pyomo's ``Var.lower`` wraps it with the domain's bound, as
+``max(0, 0)``; the variable's own bound is read instead), and only a bound that
+depends on a mutable Param is a Param bound.  Immutable Params (whose values
+Pyomo folds into the model) cannot be told from numbers.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+import numpy as np
 import pyomo.environ as pyo
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from pyomo.core.expr.numvalue import is_constant
-from pyomo.core.expr.visitor import identify_variables
+from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 
-__all__ = ["ALL", "decision_constraints", "param_bounds", "check_public_constraints", "check_public_term",
-           "parse_public_names"]
+__all__ = ["ALL", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
+           "check_public_term", "parse_public_names"]
 
 #: ``public_constraints="all"``: every decision constraint and Param bound is public.
 ALL = "all"
@@ -50,8 +63,9 @@ ALL = "all"
 
 def parse_public_names(public_constraints, model):
     """``public_constraints`` as ``ALL`` or a frozenset of component names of
-    ``model`` (a name, a Constraint or Var component or data object, or a
-    sequence of them).  Every name must be a Constraint or Var of the model.
+    ``model`` (a name, a Constraint, Var or Expression component or data object,
+    or a sequence of them).  Every name must be a Constraint, Var or Expression
+    of the model (a named Expression declares a public term of the objective).
     """
     if public_constraints is None:
         return frozenset()
@@ -78,8 +92,9 @@ def parse_public_names(public_constraints, model):
                 f"public_constraints: {item!r} is neither a name nor a Pyomo constraint or variable.",
                 "public_constraints")
         comp = model.find_component(name)
-        if comp is None or comp.ctype not in (pyo.Constraint, pyo.Var):
-            known = sorted(c.name for c in model.component_objects((pyo.Constraint, pyo.Var), descend_into=True))
+        if comp is None or comp.ctype not in (pyo.Constraint, pyo.Var, pyo.Expression):
+            known = sorted(c.name for c in model.component_objects((pyo.Constraint, pyo.Var, pyo.Expression),
+                                                                   descend_into=True))
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ParameterError(
@@ -93,16 +108,32 @@ def _declared(obj, names) -> bool:
     return names == ALL or obj.name in names or obj.parent_component().name in names
 
 
-def decision_constraints(model, w_vars, skip=()) -> list:
-    """The active decision constraints of ``model`` (see the module doc), in
-    the model's order.  Constraint components named in ``skip`` (a builder's
-    own per-record constraints, declared in its ModelInfo) are not read."""
+@dataclass(frozen=True)
+class ModelSides:
+    """The two sides of a user's model, read from its structure alone (never a
+    coefficient): ``record`` the ids of the record-side variables (in the objective and
+    not a weight, or sharing an active constraint with one), ``objective`` those of the
+    objective's own non-weight variables, ``rows`` every active constraint with the ids
+    of its variables, and ``external[k]`` whether row k is on the records' side."""
+
+    weight_ids: frozenset
+    record: frozenset
+    objective: frozenset
+    rows: tuple
+    external: tuple
+
+
+def model_sides(model, w_vars, skip=()) -> ModelSides:
+    """:class:`ModelSides` of ``model`` (see the module doc).  Constraint components
+    named in ``skip`` (a builder's own per-record constraints, declared in its
+    ModelInfo) are not read."""
     weight_ids = {id(v) for v in w_vars}
     skip = set(skip)
     record: set = set()
     for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
         record.update(id(v) for v in identify_variables(obj.expr, include_fixed=False))
     record -= weight_ids
+    objective = frozenset(record)
     cons = []
     for comp in model.component_objects(pyo.Constraint, active=True, descend_into=True):
         if comp.name in skip:
@@ -125,18 +156,64 @@ def decision_constraints(model, w_vars, skip=()) -> list:
                 if new:
                     record |= new
                     changed = True
-    return [con for k, (con, _) in enumerate(cons) if not external[k]]
+    return ModelSides(frozenset(weight_ids), frozenset(record), objective, tuple(cons), tuple(external))
+
+
+def decision_constraints(model, w_vars, skip=(), sides: ModelSides | None = None) -> list:
+    """The active decision constraints of ``model`` (see the module doc), in
+    the model's order.  Constraint components named in ``skip`` (a builder's
+    own per-record constraints, declared in its ModelInfo) are not read."""
+    sides = model_sides(model, w_vars, skip) if sides is None else sides
+    return [con for (con, _), ext in zip(sides.rows, sides.external) if not ext]
+
+
+def _mutable_params(bound) -> list:
+    """The mutable Params a bound of a variable (its own, as written: a number, a Param
+    or an expression) depends on; ``[]`` for a number or an immutable Param."""
+    if bound is None or isinstance(bound, (int, float)):
+        return []
+    if getattr(bound, "is_parameter_type", lambda: False)():
+        return [bound] if getattr(bound, "mutable", False) or not is_constant(bound) else []
+    if is_constant(bound):
+        return []
+    return list(identify_mutable_parameters(bound))
+
+
+def _own_bounds(v) -> tuple:
+    """The bounds written on ``v`` itself (``Var(bounds=...)``, ``setlb``/``setub``), not
+    those of its domain: Pyomo's ``v.lower`` combines both (``max(0, 0)`` for a
+    non-negative domain), which is why it is not read here."""
+    return getattr(v, "_lb", None), getattr(v, "_ub", None)
 
 
 def param_bounds(w_vars) -> list:
     """``(var, side)`` for every weight bound that is a mutable Param (or an
-    expression of one), side ``"lower"`` or ``"upper"``."""
+    expression of one), side ``"lower"`` or ``"upper"``.  A bound written as a
+    number is not one (whatever the domain combines it with)."""
     out = []
     for v in w_vars:
-        for side in ("lower", "upper"):
-            bound = getattr(v, side)
-            if bound is not None and not is_constant(bound):
+        for side, bound in zip(("lower", "upper"), _own_bounds(v)):
+            if _mutable_params(bound):
                 out.append((v, side))
+    return out
+
+
+def bounded_by_own_bounds(w_vars) -> list:
+    """The weights whose own bounds (written on the variable, as numbers or Params) narrow
+    the values their domain allows: W read from their domain and bounds would be read
+    from those numbers.  A binary variable (or any whose bounds are its domain's) is not
+    one: its values are its domain's."""
+    out = []
+    for v in w_vars:
+        if v.is_continuous():    # its values are never read from its bounds (a grid= is needed)
+            continue
+        lb, ub = v.bounds
+        dlo, dhi = v.domain.bounds() if v.domain is not None else (None, None)
+        own_lo, own_hi = _own_bounds(v)
+        narrower = ((own_lo is not None and lb is not None and (dlo is None or lb > dlo))
+                    or (own_hi is not None and ub is not None and (dhi is None or ub < dhi)))
+        if narrower:
+            out.append(v)
     return out
 
 
@@ -145,28 +222,188 @@ def _summary(items, limit=6) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def check_public_constraints(model, w_vars, public_constraints=None, info=None, what="this mechanism") -> list:
-    """Refuse a model whose decision constraints or Param bounds are not all
-    declared public; return the declared decision constraints (which then
-    shape W).
+def _is_named(e) -> bool:
+    return bool(getattr(e, "is_named_expression_type", lambda: False)())
+
+
+def _constant_of(e):
+    """The value of ``e`` when it holds no variable, else None."""
+    if getattr(e, "is_potentially_variable", lambda: False)():
+        return None
+    return e
+
+
+def objective_summands(expr, skip_ids=frozenset()) -> list:
+    """The summands of ``expr`` read from its tree: sums (and named expressions, and
+    scalings by a constant: ``c * (...)``, ``(...) / c``, ``-(...)``) are opened, every
+    other node is one summand.  Named expressions whose id is in ``skip_ids`` (declared
+    public terms) are left out.  Reads the tree, never a coefficient's value."""
+    out, stack = [], [expr]
+    for _ in range(10_000_000):        # a bound on the work, not a data-dependent loop
+        if not stack:
+            break
+        e = stack.pop()
+        if _is_named(e):
+            if id(e) not in skip_ids:
+                stack.append(e.expr)
+            continue
+        kind = type(e).__name__
+        args: list = list(getattr(e, "args", None) or ())
+        if kind in ("SumExpression", "LinearExpression"):
+            stack.extend(args)
+        elif kind == "NegationExpression" and args:
+            stack.append(args[0])
+        elif kind == "DivisionExpression" and len(args) == 2 and _constant_of(args[1]) is not None:
+            stack.append(args[0])
+        elif kind == "ProductExpression" and len(args) == 2 and _constant_of(args[0]) is not None:
+            stack.append(args[1])
+        elif kind == "ProductExpression" and len(args) == 2 and _constant_of(args[1]) is not None:
+            stack.append(args[0])
+        else:
+            out.append(e)
+    return out
+
+
+def decision_only_terms(model, sides: ModelSides, skip_ids=frozenset()) -> list:
+    """The summands of the active objective on the decision alone (no record-side
+    variable, at least one variable), when the objective has record-side variables:
+    such a summand is part of L(w) and of no record's term.  Where no variable of the
+    objective is on the records' side (every record's term written in the decision
+    itself, ``sum_t (w - y_t) ** 2``), every summand is on the decision alone and none can
+    be told from a record's term: ``[]``.  Declared public terms (``skip_ids``) are left out."""
+    if not sides.objective:
+        return []
+    out = []
+    for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        for term in objective_summands(obj.expr, skip_ids):
+            if not getattr(term, "is_potentially_variable", lambda: False)():
+                continue
+            ids = {id(v) for v in identify_variables(term, include_fixed=False)}
+            if ids and ids.isdisjoint(sides.record):
+                out.append(term)
+    return out
+
+
+def _term_text(term, limit=40) -> str:
+    text = str(term)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _record_labels(sides: ModelSides, rows) -> tuple[np.ndarray, list]:
+    """``(label, ids)``: the block of each record-side variable (``ids[k]`` has
+    ``label[k]``) when the record-side variables are linked by the rows ``rows`` (indices
+    into ``sides.rows``): the connected components, the decision fixed."""
+    ids = sorted(sides.record)
+    index = {v: k for k, v in enumerate(ids)}
+    a, b = [], []
+    for k in rows:
+        members = [index[v] for v in sides.rows[k][1] if v in index]
+        a.extend(members[:1] * (len(members) - 1))
+        b.extend(members[1:])
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(ids), len(ids)))
+    _, label = connected_components(graph, directed=False)
+    return label, ids
+
+
+def loss_blocks(sides: ModelSides, rows=None) -> int:
+    """How many blocks the record-side part of the model falls into with the decision
+    fixed (linked by ``rows``, default every record-side row), counting only the blocks
+    that hold a variable of the objective: the most records whose terms can be told apart."""
+    if not sides.record:
+        return 0
+    rows = [k for k, ext in enumerate(sides.external) if ext] if rows is None else rows
+    label, ids = _record_labels(sides, rows)
+    return len({int(lab) for lab, v in zip(label, ids) if v in sides.objective})
+
+
+def coupling_rows(sides: ModelSides, n_samples: int) -> list:
+    """The record-side rows that join the terms of several records, when the record-side
+    part falls into fewer than n blocks (else ``[]``): the widest rows (most record-side
+    variables), dropped widest first until n blocks are left, as a capacity row
+    ``sum_i q_i x_ij <= C_j y_j`` over every customer is.  Where dropping every row still
+    leaves fewer than n blocks (one variable of the objective serves several records), the
+    rows of the largest block."""
+    record_rows = [k for k, ext in enumerate(sides.external) if ext]
+    width = {k: len(sides.rows[k][1] & sides.record) for k in record_rows}
+    for top in sorted({w for w in width.values() if w > 1}, reverse=True):
+        kept = [k for k in record_rows if width[k] < top]
+        if loss_blocks(sides, kept) >= n_samples:
+            return [sides.rows[k][0] for k in record_rows if width[k] >= top]
+    label, ids = _record_labels(sides, record_rows)
+    biggest = np.bincount(label).argmax()
+    members = {v for lab, v in zip(label, ids) if lab == biggest}
+    return [sides.rows[k][0] for k in record_rows if not sides.rows[k][1].isdisjoint(members)]
+
+
+def _refuse_coupling(sides, n_samples, what) -> None:
+    """Refuse a model whose records' terms are joined by a row (module doc of
+    :func:`check_public_constraints`), naming the rows."""
+    blocks = loss_blocks(sides)
+    if not sides.objective or blocks >= n_samples:
+        return
+    rows = coupling_rows(sides, n_samples)
+    comps: dict = {}
+    for c in rows:
+        comps.setdefault(c.parent_component().name, []).append(c)
+    listed = [name if len(cs) == 1 and not cs[0].parent_component().is_indexed()
+              else f"{name} ({len(cs)} row{'s' if len(cs) > 1 else ''})" for name, cs in comps.items()]
+    raise ModelError(
+        f"model: with the decision fixed, its records' side falls into {blocks:,} independent block(s) for "
+        f"n = {n_samples:,} records, so some block holds several records' terms: they are joined by "
+        f"{_summary(listed)}. One record can then move L(w) through the others' terms, by more than the width "
+        f"of loss_range, and {what} calibrated to that width would not be private. Fix: write the model so that "
+        "each record's term has its own variables and rows (a capacity shared by the records is a constraint "
+        "of the decision, or a per-record penalty); or, if you can prove a bound Delta on how much one replaced "
+        "record moves L(w) at every w with the shared rows, declare it with sensitivity=Delta (at least the "
+        "width of loss_range), which the noise is then calibrated to.", "sensitivity")
+
+
+def check_public_constraints(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
+                             bounds_give_w: bool = False, public_term=None, n_samples=None,
+                             coupled_declared: bool = False) -> list:
+    """Refuse a model whose decision constraints, Param bounds or (with
+    ``bounds_give_w``) weights' own bounds are not all declared public; return
+    the declared decision constraints (which then shape W).
 
     Declared are those named in ``public_constraints`` (``"all"``, a name, or
     a list of Constraint/Var names; a component's name covers every index),
     and those the model's :class:`~privopt.models.ModelInfo` lists in
     ``public_constraints`` (privopt's own builders declare the constraints
-    they build from public quantities).  Runs before any noise is drawn and
-    any solve starts; reads the model's structure only.
+    they build from public quantities).  ``bounds_give_w``: the mechanism
+    reads W from the weights' domains and bounds (no ``grid=`` and no grid in
+    the model's info), so a weight whose own bounds narrow its domain
+    (``Var(domain=Integers, bounds=(0, 4))``) must be named too: its bounds
+    are then the declaration of W (:func:`bounded_by_own_bounds`).
+
+    The objective's summands on the decision alone (:func:`decision_only_terms`)
+    must be declared as well: ``public_term`` (the component
+    :func:`check_public_term` returned), or named Expressions listed in
+    ``public_constraints``; ``"all"`` does not declare them.
+
+    With ``n_samples`` (private selection), the records must not be coupled: with the
+    decision fixed, the record-side variables linked by the record-side rows must fall
+    into at least n blocks that hold a variable of the objective (:func:`loss_blocks`),
+    else the rows that join several records are named (:func:`coupling_rows`) and the
+    call refused, unless ``coupled_declared`` (the caller declared the sensitivity the
+    coupling implies).  Skipped for a model whose ModelInfo declares its per-record rows
+    (``record_constraints``: privopt's builders, which merge identical records into one
+    weighted row), and for an objective with no record-side variable.  Runs before any
+    noise is drawn and any solve starts; reads the model's structure only.
     """
     names = parse_public_names(public_constraints, model)
     if names != ALL and info is not None and info.public_constraints:
         names = names | frozenset(info.public_constraints)
     skip = info.record_constraints if info is not None else ()
-    cons = decision_constraints(model, w_vars, skip)
+    sides = model_sides(model, w_vars, skip)
+    cons = decision_constraints(model, w_vars, skip, sides)
     bounds = param_bounds(w_vars)
     undeclared = [c for c in cons if not _declared(c, names)]
     loose = [(v, side) for v, side in bounds if not _declared(v, names)]
+    loose_ids = {id(v) for v, _ in loose}
+    from_bounds = ([v for v in bounded_by_own_bounds(w_vars) if not _declared(v, names) and id(v) not in loose_ids]
+                   if bounds_give_w else [])
     if undeclared or loose:
-        parts = []
+        parts, fix = [], []
         if undeclared:
             comps: dict = {}
             for c in undeclared:
@@ -175,18 +412,79 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
                       else f"{name} ({len(cs)} constraint{'s' if len(cs) > 1 else ''})"
                       for name, cs in comps.items()]
             parts.append(f"constraints on the decision alone: {_summary(listed)}")
+            fix += list(comps)
         if loose:
             parts.append("bounds of the decision given by mutable Params: "
                          + _summary([f"{v.name}.{side[:2]}" for v, side in loose]))
-        first = next(iter(comps)) if undeclared else loose[0][0].parent_component().name
+            fix += list(dict.fromkeys(v.parent_component().name for v, _ in loose))
         raise ModelError(
             f"model: {'; '.join(parts)}. {what} would let them shape the set of decisions W it releases "
             "over, so if their coefficients or values come from the private records the release is not "
             "private (one record can change W and the published |W|). privopt reads none of them as "
-            "public unless you say so. Fix: if they are fixed before the data is seen, declare them, e.g. "
-            f"public_constraints=[{first!r}, ...] (or public_constraints='all'); otherwise deactivate them "
-            "(model.<name>.deactivate()) or move them into the loss.", "public_constraints")
+            "public unless you say so. Fix: if they are fixed before the data is seen, declare them by "
+            f"name, public_constraints={fix!r}; otherwise "
+            "deactivate them (model.<name>.deactivate()) or move them into the loss.", "public_constraints")
+    if from_bounds:
+        groups: dict = {}
+        for v in from_bounds:
+            groups.setdefault(v.parent_component().name, []).append(v)
+        names_of = list(groups)
+        shown = _summary([_bounds_text(name, vs) for name, vs in groups.items()], 4)
+        raise ModelError(
+            f"model: {what} would read W, the set of decisions it releases over, from the bounds written on "
+            f"the decision: {shown}. If a bound came from the private records, one record changes W and the "
+            "published |W|, and the release is not private; privopt reads a variable's bounds as public only "
+            "when you say so. Fix: if they are fixed before the data is seen, declare them, "
+            f"public_constraints={names_of!r} (with the constraints you declare), or give the values "
+            "explicitly with grid=[...]; otherwise bound the decision by numbers fixed in advance.",
+            "public_constraints")
+    _refuse_decision_terms(model, sides, names, public_term, what)
+    builder_records = info is not None and bool(info.record_constraints)
+    if n_samples is not None and not coupled_declared and not builder_records:
+        _refuse_coupling(sides, n_samples, what)
     return [c for c in cons if _declared(c, names)]
+
+
+def _declared_terms(model, names, public_term) -> frozenset:
+    """The ids of the named expressions declared public: ``public_term`` and every
+    Expression component named in ``names`` (each of its indices)."""
+    ids = set() if public_term is None else {id(public_term)}
+    if names != ALL:
+        for name in names:
+            comp = model.find_component(name)
+            if comp is not None and comp.ctype is pyo.Expression:
+                ids.update(id(e) for e in comp.values())
+                ids.add(id(comp))
+    return frozenset(ids)
+
+
+def _refuse_decision_terms(model, sides, names, public_term, what) -> None:
+    """Refuse an objective with undeclared summands on the decision alone, naming them."""
+    terms = decision_only_terms(model, sides, _declared_terms(model, names, public_term))
+    if not terms:
+        return
+    shown = _summary([_term_text(t) for t in terms], 4)
+    raise ModelError(
+        f"model: the objective has {len(terms)} term{'s' if len(terms) > 1 else ''} on the decision alone, "
+        f"in which no record's variable occurs: {shown}. Such a term is part of L(w) and of no record, so if "
+        f"its numbers came from the private records, {what} would release by a loss in which one record moves "
+        "every point (not a sum of per-record terms in loss_range); privopt reads none as public unless you say "
+        "so. Fix: if it is a cost fixed before the data is seen, write it as a named Expression added to the "
+        "objective, model.cost = pyo.Expression(expr=...), and declare it (public_term='cost' in "
+        "privopt.exponential_mechanism, or public_constraints=['cost']); otherwise move it into the records' "
+        "terms or drop it.", "public_term")
+
+
+def _bounds_text(name, vs) -> str:
+    """``x in [0, 4]`` (or ``x (3 variables) in [0, 4]``, or with each one's bounds)."""
+    spans = {(v.lb, v.ub) for v in vs}
+    if len(spans) == 1:
+        lb, ub = next(iter(spans))
+        span = f"[{'-inf' if lb is None else f'{lb:g}'}, {'inf' if ub is None else f'{ub:g}'}]"
+        return f"{name} in {span}" if len(vs) == 1 and not vs[0].parent_component().is_indexed() else (
+            f"{name} ({len(vs)} variable{'s' if len(vs) > 1 else ''}) in {span}")
+    each = _summary([f"{v.name} in [{v.lb}, {v.ub}]" for v in vs], 2)
+    return f"{name} ({len(vs)} variables, bounds from {each})"
 
 
 def _is_summand(expr, target) -> bool:

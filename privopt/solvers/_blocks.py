@@ -319,6 +319,29 @@ class ChooseOneBlocks:
         w = np.asarray(points, dtype=np.float64)
         caps, bad = self.capacities(w)
         total = np.zeros(w.shape[0])
+        for _, per_block in self._fills(caps, bad):
+            total += per_block.sum(axis=1)
+        # total is the blocks' minimum in the minimizing sense (costs -c for a maximized objective)
+        out = (w @ self._decision_cost + self._offset) + (-total if self._maximize else total)
+        out[bad] = np.nan
+        return out, bad
+
+    def block_values(self, points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, rest, infeasible)`` at every row of ``points``: each block's optimum
+        in the model's sense (points x blocks, in the blocks' order), the rest of L(w) (the
+        decision's own costs and the constant), and whether the point is infeasible: L(w)
+        is ``rest + values.sum(axis=1)`` (summed in another order than :meth:`losses`)."""
+        w = np.asarray(points, dtype=np.float64)
+        caps, bad = self.capacities(w)
+        values = np.zeros((w.shape[0], self.n_blocks))
+        for bs, per_block in self._fills(caps, bad):
+            values[:, bs] = -per_block if self._maximize else per_block
+        return values, w @ self._decision_cost + self._offset, bad
+
+    def _fills(self, caps, bad):
+        """``(blocks, cost)`` for each group of blocks of one size: the greedy fill's cost of
+        each block at each point (points x blocks, minimizing sense); marks in ``bad`` the
+        points where some block's row cannot be met."""
         for bs, positions, unit, alpha, integral in self._groups:
             k = caps[:, positions]                                   # points x blocks x size
             if np.any(integral):    # integer columns: x_j <= cap_j is x_j <= floor(cap_j)
@@ -329,11 +352,7 @@ class ChooseOneBlocks:
             cum = np.cumsum(k, axis=2)
             bad |= np.any(cum[:, :, -1] < need * (1.0 - _TOL) - _TOL, axis=1)
             take = np.clip(need[..., None] - (cum - k), 0.0, k)
-            total += (take * unit[None]).sum(axis=2).sum(axis=1)
-        # total is the blocks' minimum in the minimizing sense (costs -c for a maximized objective)
-        out = (w @ self._decision_cost + self._offset) + (-total if self._maximize else total)
-        out[bad] = np.nan
-        return out, bad
+            yield bs, (take * unit[None]).sum(axis=2)
 
 
 def closed_form_blocks(session) -> tuple[ChooseOneBlocks | None, str]:
