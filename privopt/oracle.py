@@ -33,7 +33,8 @@ from ._validation import check_choice
 from .exceptions import NotCertifiedError, UncertifiedReleaseWarning
 from .solvers import DEFAULT_ABS_GAP, solve
 
-__all__ = ["certified_solve", "not_certified_message", "ON_FAILURE", "check_on_failure"]
+__all__ = ["certified_solve", "not_certified_message", "ON_FAILURE", "check_on_failure", "SMALLER_MODEL",
+           "SMALLER_USER_MODEL"]
 
 ON_FAILURE = ("raise", "return")
 
@@ -42,8 +43,17 @@ def check_on_failure(on_failure) -> str:
     return check_choice(on_failure, "on_failure", ON_FAILURE)
 
 
-def not_certified_message(report, *, what: str = "the perturbed model") -> str:
-    """One message whose first line says what happened and what to change.
+#: What makes the problem smaller, in the words of privopt's own models (a weight grid, a ball,
+#: features): the default of :func:`not_certified_message`.
+SMALLER_MODEL = "a smaller norm_bound or grid, fewer feature levels or features"
+#: The same in the words of a user's model (a decision, its grid, its declared constraints).
+SMALLER_USER_MODEL = ("a coarser grid or tighter bounds or declared constraints on the decision (fewer points "
+                      "in W), or a smaller model")
+
+
+def not_certified_message(report, *, what: str = "the perturbed model", smaller: str = SMALLER_MODEL) -> str:
+    """One message whose first line says what happened and what to change
+    (``smaller``: what makes the problem smaller, in the model's own words).
 
     When the solver proved optimality and the remaining gap is at rounding
     level (within ``1e-6`` relative of the objective), more time cannot help:
@@ -67,8 +77,7 @@ def not_certified_message(report, *, what: str = "the perturbed model") -> str:
         f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "
         f"({gap_text}, {report.wall_time:.1f} s of time_limit={report.time_limit}); raise "
         "time_limit, try another solver (solver='auto' searches the grid exactly when it is "
-        "small), or make the problem smaller: a smaller norm_bound or grid, fewer feature levels "
-        "or features.\n"
+        f"small), or make the problem smaller: {smaller}.\n"
         f"Objective {obj}, bound {bound}. The privacy guarantee needs the exact argmin, so "
         "nothing is released (see on_failure). privopt never retries with a changed grid or "
         "model by itself: a choice that depends on how fast this data solved would leak."
@@ -89,6 +98,7 @@ def certified_solve(
     persistent=None,
     vars_to_load=None,
     executor=None,
+    smaller: str = SMALLER_MODEL,
     _prechecked: bool = False,
 ):
     """Solve ``model`` with gap 0 and apply the failure policy.
@@ -99,6 +109,8 @@ def certified_solve(
     ``solver_options``: the same as ``options`` (see :func:`privopt.solvers.solve`).
     ``executor``: where ``solver="enumerate"`` runs its branch and bound (see
     :func:`privopt.solvers.solve`).
+    ``smaller``: what makes the problem smaller, named in a failure's message
+    (:data:`SMALLER_USER_MODEL` for a user's model).
     ``_prechecked`` (private): the mechanism ran its setup checks
     (:func:`privopt.mechanisms._checks.check_run`), which
     :func:`privopt.solvers.solve` then skips.
@@ -113,7 +125,7 @@ def certified_solve(
                    _prechecked=_prechecked)
     if report.certified_optimal:
         return report
-    message = not_certified_message(report, what=what)
+    message = not_certified_message(report, what=what, smaller=smaller)
     if on_failure == "raise":
         raise NotCertifiedError(message, report)
     warnings.warn(

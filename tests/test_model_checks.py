@@ -332,3 +332,29 @@ def test_record_clip_target_is_the_mechanism_run_by_run():
         fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
         real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
         assert np.array_equal(fast, real)
+
+
+# --- messages in the words of the user's model -------------------------------------------------
+
+def test_a_time_limit_refusal_on_a_p_median_speaks_of_its_decision_not_of_features():
+    from ._models import pmedian
+
+    m, _ = pmedian(20, 200)
+    with pytest.raises(privopt.exceptions.ParameterError, match="time_limit") as err:
+        privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=200,
+                                      public_constraints=["p"], time_limit=1e-4, path="score")
+    msg = str(err.value)
+    assert "feature" not in msg and "d = " not in msg and "norm_bound" not in msg
+    assert "rows and columns" in msg and "decision" in msg
+
+
+def test_a_bound_not_certified_on_a_users_model_names_its_decision_not_features():
+    from types import SimpleNamespace
+
+    from privopt.oracle import SMALLER_USER_MODEL, not_certified_message
+
+    report = SimpleNamespace(objective=1.0, bound=0.0, abs_gap_achieved=1.0, abs_gap=1e-9, solver="highs",
+                             termination=SimpleNamespace(name="maxTimeLimit"), wall_time=1.0, time_limit=1.0)
+    assert "feature" in not_certified_message(report)                    # privopt's own models
+    msg = not_certified_message(report, smaller=SMALLER_USER_MODEL)
+    assert "feature" not in msg and "norm_bound" not in msg and "decision" in msg

@@ -31,7 +31,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..exceptions import ModelError, NotCertifiedError, SolverError
-from ..oracle import certified_solve, not_certified_message
+from ..oracle import SMALLER_USER_MODEL, certified_solve, not_certified_message
 from ..search import BoundOracle, PrefixSpace
 from ..space import SeparableConstraints, norm_levels
 from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
@@ -175,7 +175,8 @@ class PyomoBoundOracle(BoundOracle):
         limit (GLPK ``tmlim``, CBC ``sec``, HiGHS ``time_limit``: privopt.solvers' translation)."""
         try:
             report = certified_solve(clone, self.solver, time_limit=limit, threads=self.threads,
-                                     solver_options=self.options, abs_gap=self.abs_gap, what=what)
+                                     solver_options=self.options, abs_gap=self.abs_gap, what=what,
+                                     smaller=SMALLER_USER_MODEL)
         except SolverError as exc:   # not certified, or no solution: the deadline's doing?
             if self.deadline is not None and (
                     (exc.report is not None and _stopped_on_time(exc.report))
@@ -197,7 +198,8 @@ class PyomoBoundOracle(BoundOracle):
             report = self._bound_session.solve_within(lower, upper, limit)
             self._check_time(report)
             if not report.certified_optimal or report.objective is None:
-                raise NotCertifiedError(not_certified_message(report, what=what), report)
+                raise NotCertifiedError(not_certified_message(report, what=what, smaller=SMALLER_USER_MODEL),
+                                        report)
         else:
             clone, ws = self._relaxed_clone()
             for v, a, b in zip(ws, lower, upper):

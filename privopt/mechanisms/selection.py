@@ -433,11 +433,16 @@ def exponential_mechanism(
     n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
     predicted = scorer.predicted_seconds(int(n_public))
     if time_limit is not None and math.isfinite(predicted) and predicted > time_limit:
+        if isinstance(scorer, FixAndSolveScorer):   # a user's model: its own words, no features
+            source = f"|W| and the model's {model_size(model):,} rows and columns, one solve per point"
+            smaller = "a coarser grid, tighter bounds or declared constraints on the decision"
+        else:
+            source = f"|W|, n = {n_public:,} and d = {scorer.d}"
+            smaller = "norm_bound, a coarser grid, fewer features"
         raise ParameterError(
             f"time_limit: scoring all {n_points:,} points of W is predicted to take about "
-            f"{predicted:,.0f} s (from |W|, n = {n_public:,} and d = {scorer.d}), more than "
-            f"time_limit={time_limit:g} s. Raise time_limit, make W smaller (norm_bound, a coarser "
-            "grid, fewer features), or use OPDisc (privopt.opdisc), whose MILP does not score W.",
+            f"{predicted:,.0f} s (from {source}), more than time_limit={time_limit:g} s. Raise time_limit, "
+            f"make W smaller ({smaller}), or use OPDisc (privopt.opdisc), whose MILP does not score W.",
             "time_limit")
 
     noise_scale = selection_noise_scale(epsilon, sensitivity)
