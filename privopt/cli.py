@@ -13,6 +13,7 @@ from .experiments import (
     MIP_METHODS,
     ZERO_ONE_REFERENCE,
     ResultsFileError,
+    ResultsWriteError,
     SweepLockedError,
     add_experiment_parser,
     available_methods,
@@ -52,18 +53,28 @@ def cmd_solvers(args) -> int:
 def cmd_demo(args) -> int:
     try:
         return run_demo(out=args.out, time_limit=args.time_limit, solver=args.solver, runs=args.runs,
-                        data_home=args.data_home)
-    except (SweepLockedError, ResultsFileError) as exc:   # the folder is in use, or not a results folder
+                        data_home=args.data_home, figures=not args.no_figures)
+    except (SweepLockedError, ResultsFileError, ParameterError) as exc:   # the folder is in use or unusable
         print(f"privopt demo: {exc}", file=sys.stderr)
         return 2
+    except ResultsWriteError as exc:   # a full disk
+        print(f"privopt demo: {exc}", file=sys.stderr)
+        return 1
 
 
 def cmd_experiment(args) -> int:
+    """The experiment; a folder in use or unusable (exit code 2) and a failed write (a
+    full disk: exit code 1) are messages, not tracebacks.  A SIGTERM ends it with
+    :class:`~privopt.experiments.SweepStopped` (exit code 143, its message printed)."""
     try:
         return main_adult(args)
-    except (SettingMismatchError, SweepLockedError, ResultsFileError) as exc:
+    # ParameterError: raised before any run (e.g. an out folder that cannot be written)
+    except (SettingMismatchError, SweepLockedError, ResultsFileError, ParameterError) as exc:
         print(f"privopt experiment: {exc}", file=sys.stderr)
         return 2
+    except ResultsWriteError as exc:
+        print(f"privopt experiment: {exc}", file=sys.stderr)
+        return 1
 
 
 # ---------------------------------------------------------------------------
@@ -160,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=3, help="runs per epsilon")
     p.add_argument("--data-home", default=None,
                    help="folder holding adult/ (default: $PRIVOPT_DATA_HOME, then the user cache)")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write the table without the figures (which need matplotlib: pip install privopt[plot])")
     p.set_defaults(func=cmd_demo, parser=p)
 
     p = add_experiment_parser(sub, cmd_experiment)   # the experiment's extras load only when it runs

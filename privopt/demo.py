@@ -25,7 +25,7 @@ import sys
 from . import PrivateHalfspaceClassifier
 from .datasets import DatasetError, load_adult, make_planted_halfspace
 from .exceptions import PrivoptError
-from .experiments import available_methods, format_summary, run_experiment, summarize
+from .experiments import available_methods, figures_unavailable, format_summary, run_experiment, summarize
 from .experiments.adult import SettingMismatchError, adult_levels
 from .solvers import available_solvers
 
@@ -103,7 +103,9 @@ def _warm_up(d: int) -> float | None:
 
 def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str = "auto", runs: int = 3,
              n_train: int = DEMO_N_TRAIN, epsilons=DEMO_EPSILONS, progress: bool = True,
-             data_home=None) -> int:
+             data_home=None, figures: bool = True) -> int:
+    """The demo; ``figures=False`` (``privopt demo --no-figures``) writes the table without
+    the figures (which need matplotlib; without it the demo warns and goes on)."""
     methods = [m for m in DEMO_METHODS if m in available_methods()]
     installed = [s.name for s in available_solvers() if s.available]
     print(f"privopt demo: solvers installed: {', '.join(installed)}; using {solver}.")
@@ -135,7 +137,7 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         _warm_up(X_train.shape[1])
     kwargs = dict(methods=methods, epsilons=epsilons, runs=runs, solver=solver, time_limit=time_limit,
                   out=out, seed=0, levels=levels, progress=progress,
-                  title=title, norm_bound=DEMO_NORM_BOUND)
+                  title=title, norm_bound=DEMO_NORM_BOUND, figures=figures)
     try:
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
     except SettingMismatchError:  # includes StaleResultsError
@@ -149,7 +151,9 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
     print()
     print(format_summary(summarize(rows)))
     print("\n" + CLOSING)
-    print(f"\nresults: {os.path.join(out, 'results.csv')}\nfigures: "
-          f"{os.path.join(out, 'accuracy_vs_epsilon.png')}, {os.path.join(out, 'runtimes.png')}; "
-          f"table: {os.path.join(out, 'summary.md')}")
+    drawn = figures and figures_unavailable() is None
+    print(f"\nresults: {os.path.join(out, 'results.csv')}\n"
+          + (f"figures: {os.path.join(out, 'accuracy_vs_epsilon.png')}, {os.path.join(out, 'runtimes.png')}; "
+             if drawn else "")
+          + f"table: {os.path.join(out, 'summary.md')}")
     return 0

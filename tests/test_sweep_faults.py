@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import csv
+import errno
 import importlib.util
 import os
 import signal
@@ -152,7 +153,7 @@ def test_the_lock_is_released_by_an_error_and_by_a_killed_sweep(tmp_path, small)
         with pytest.raises(SweepLockedError, match=f"pid {proc.pid}"):
             _run(small, out)
         os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -170,6 +171,35 @@ def test_sweep_lock_in_one_process():
                     pass
         with sweep_lock(out):          # free again
             pass
+
+
+def _open_copies(path) -> int:
+    """How many descriptors of this process refer to ``path``."""
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+        except OSError:
+            pass
+    return n
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs fork and /proc")
+def test_a_process_forked_while_the_lock_is_held_keeps_no_copy_of_it(tmp_path):
+    """A flock lock belongs to the open file, which a forked child shares: a child that
+    kept its copy would hold the lock after the sweep was killed."""
+    path = tmp_path / LOCK_NAME
+    with sweep_lock(str(tmp_path)):
+        assert _open_copies(path) == 1
+        pid = os.fork()
+        if pid == 0:                          # the child: no descriptor of the lock file
+            os._exit(_open_copies(path))
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        with pytest.raises(SweepLockedError):  # the parent still holds it: closing a copy does not unlock
+            with sweep_lock(str(tmp_path)):
+                pass
+    assert _open_copies(path) == 0
 
 
 # --- a run recorded twice -------------------------------------------------------------------------------------
@@ -256,11 +286,14 @@ def test_run_experiment_refuses_a_huge_epsilon_and_too_few_records(tmp_path, sma
 @pytest.fixture
 def no_work(monkeypatch):
     """The checks must come before any data is read or any run starts."""
+    import privopt.cli   # before the patches below: it binds run_demo when first imported
     import privopt.datasets
     import privopt.demo
 
     def fail(*a, **k):
         raise AssertionError("the command started work despite a bad option")
+
+    monkeypatch.setattr(privopt.cli, "run_demo", fail)
 
     monkeypatch.setattr(privopt.datasets, "load_adult", fail)
     # the demo and the experiment import it at module level
@@ -368,3 +401,279 @@ def test_cli_demo_on_a_folder_in_use_or_not_a_results_folder_exits_2(tmp_path, c
     (tmp_path / "results.csv").write_bytes(b"hello,world\r\n")
     assert main(["demo", "--out", str(tmp_path), "--runs", "1"]) == 2
     assert "not the header of a privopt results file" in capsys.readouterr().err
+
+
+# --- 5. a sweep killed (SIGKILL) or stopped (SIGTERM), as `timeout` and schedulers do ---------------------------
+
+#: A sweep on its own process pool (2 workers), in a process of its own.  argv: out folder and a
+#: folder where each worker leaves a file named by its pid.  Run 0 finishes; runs 1 and 2 are held
+#: in their workers until the sweep is killed, so the sweep is caught mid-way with one row written.
+HELD_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    from privopt.datasets import make_planted_halfspace
+    from privopt.experiments import run_experiment
+    import privopt.experiments._runner as runner
+
+    out, marks = sys.argv[1], sys.argv[2]
+    real = runner._run_task
+    def held(task, *a, **k):                      # runs in a worker of the sweep's pool
+        open(os.path.join(marks, f"worker-{os.getpid()}"), "w").close()
+        if task.run > 0:
+            while True:
+                time.sleep(0.05)
+        return real(task, *a, **k)
+    runner._run_task = held
+    d = make_planted_halfspace(150, 4, n_test=100, noise=0.05, random_state=0)
+    run_experiment(d.X_train, d.y_train, d.X_test, d.y_test, out=out, max_workers=2, progress=False,
+                   figures=False, methods=["dpsgd"], epsilons=[1.0], runs=3)
+""")
+HELD = dict(methods=["dpsgd"], epsilons=[1.0], runs=3)
+
+
+def _alive(pid) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:   # pragma: no cover - no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def _until(condition, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"after {timeout:g} s: {what}")
+
+
+def _start_held_sweep(tmp_path):
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
+    with open(tmp_path / "stderr", "w") as err:   # a file, not a pipe: workers that outlive it would hold one
+        proc = subprocess.Popen([sys.executable, "-c", HELD_SCRIPT, str(out), str(marks)],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+
+    def workers():
+        return {int(p.name.split("-")[1]) for p in marks.iterdir()}
+
+    def caught_mid_way():
+        path = out / "results.csv"
+        return len(workers()) == 2 and path.exists() and len(path.read_text().splitlines()) == 2
+
+    try:
+        _until(caught_mid_way, 120, "the sweep never reached one finished run and two held ones")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, out, workers()
+
+
+def _end_everything(proc, pids):
+    """Cleanup whatever the test found: no process of the test outlives it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=60)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _check_clean_end_and_resume(small, out, workers):
+    _until(lambda: not any(_alive(p) for p in workers), 30,
+           f"the sweep's workers {sorted(p for p in workers if _alive(p))} still run")
+    with sweep_lock(str(out)):          # free: no process holds it
+        pass
+    assert _csv_keys(out / "results.csv") == [("dpsgd", "1.0", "0", "")]     # the run finished before
+    rows = _run(small, out, **HELD)                                           # the resume completes
+    keys = _csv_keys(out / "results.csv")
+    assert len(rows) == len(keys) == len(set(keys)) == 3                      # each run once
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_sweep_killed_by_sigkill_leaves_no_worker_and_no_lock_and_resumes(tmp_path, small):
+    proc, out, workers = _start_held_sweep(tmp_path)
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        _check_clean_end_and_resume(small, out, workers)
+    finally:
+        _end_everything(proc, workers)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_sweep_stopped_by_sigterm_ends_cleanly_non_zero_and_resumes(tmp_path, small):
+    proc, out, workers = _start_held_sweep(tmp_path)
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        err = (tmp_path / "stderr").read_text()
+        assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+        assert "stopped by SIGTERM" in err and "1 finished run" in err and str(out) in err
+        assert "Traceback" not in err
+        _check_clean_end_and_resume(small, out, workers)
+    finally:
+        _end_everything(proc, workers)
+
+
+# --- 6. a full disk, a read-only out folder, no matplotlib ---------------------------------------------------
+
+class _FillingFile:
+    """A file that takes ``rows`` more writes, then a part of one, then fails as a full disk does."""
+
+    def __init__(self, real, rows):
+        self._real, self._left = real, rows
+
+    def write(self, data):
+        if self._left == 0:
+            self._real.write(data[: len(data) // 2])
+            self._real.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._left -= 1
+        return self._real.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._real.close()
+
+
+def test_a_full_disk_keeps_the_rows_written_names_the_folder_and_the_resume_completes(tmp_path, small, monkeypatch):
+    import builtins
+
+    real_open = builtins.open
+    path = str(tmp_path / "results.csv")
+
+    def filling_open(file, mode="r", *a, **k):
+        fh = real_open(file, mode, *a, **k)
+        return _FillingFile(fh, rows=3) if str(file) == path and "a" in mode else fh   # header and 2 rows
+
+    monkeypatch.setattr(builtins, "open", filling_open)
+    with pytest.raises(OSError, match=rf"{tmp_path}.*No space left on device.*2 finished runs are kept.*"
+                                      r"free space.*resumes") as info:
+        _run(small, tmp_path)
+    assert info.value.errno == errno.ENOSPC
+    monkeypatch.setattr(builtins, "open", real_open)
+    first = read_results(path)                          # the rows written stay, and no line is cut
+    assert len(first) == 2
+    rows = _run(small, tmp_path)
+    keys = _csv_keys(path)
+    assert len(rows) == len(keys) == len(set(keys)) == N_ASKED
+    assert _keys(rows)[:2] == _keys(first)
+
+
+@pytest.mark.parametrize("how", ["chmod", "read-only file system"])
+def test_a_read_only_out_folder_is_refused_before_any_run(tmp_path, small, monkeypatch, how):
+    import builtins
+
+    import privopt.experiments._runner as runner
+    from privopt.exceptions import ParameterError
+
+    _run(small, tmp_path, runs=1)
+    before = (tmp_path / "results.csv").read_bytes()
+    if how == "chmod":
+        if os.geteuid() == 0:
+            pytest.skip("root writes in a folder without write permission")
+        os.chmod(tmp_path, 0o555)
+    else:                                               # what a read-only mount answers
+        real_open, real_os_open = builtins.open, os.open
+        inside = str(tmp_path) + os.sep
+
+        def refuse():
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+        def ro_open(file, mode="r", *a, **k):
+            if str(file).startswith(inside) and any(c in mode for c in "wax+"):
+                refuse()
+            return real_open(file, mode, *a, **k)
+
+        def ro_os_open(file, flags, *a, **k):
+            if str(file).startswith(inside) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                refuse()
+            return real_os_open(file, flags, *a, **k)
+
+        monkeypatch.setattr(builtins, "open", ro_open)
+        monkeypatch.setattr(os, "open", ro_os_open)
+
+    def no_run(*a, **k):
+        raise AssertionError("a run started in a folder that cannot take its row")
+
+    monkeypatch.setattr(runner, "_run_task", no_run)
+    try:
+        with pytest.raises(ParameterError, match=rf"out: cannot write in {tmp_path} .*another out folder") as info:
+            _run(small, tmp_path)
+        assert info.value.parameter == "out"
+    finally:
+        os.chmod(tmp_path, 0o755)
+    assert (tmp_path / "results.csv").read_bytes() == before
+
+
+def test_without_matplotlib_the_sweep_warns_first_and_writes_the_summary_without_figures(tmp_path, small,
+                                                                                        monkeypatch):
+    import warnings
+
+    import privopt.experiments._runner as runner
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # `import matplotlib` fails as if not installed
+    real, seen = runner._run_task, []
+
+    def run(*a, **k):
+        seen.append(len(caught))
+        return real(*a, **k)
+
+    monkeypatch.setattr(runner, "_run_task", run)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with cf.ThreadPoolExecutor(2) as ex:
+            rows = run_experiment(small.X_train, small.y_train, small.X_test, small.y_test, executor=ex,
+                                  out=str(tmp_path), progress=False, **SWEEP)
+    texts = [str(w.message) for w in caught]
+    assert any("matplotlib" in t and "pip install privopt[plot]" in t and "figures=False" in t for t in texts), texts
+    assert seen and min(seen) >= 1                              # said before the first run
+    assert len(rows) == N_ASKED
+    summary = (tmp_path / "summary.md").read_text()
+    assert "results.csv` (7 runs" in summary and ".png" not in summary
+    assert not (tmp_path / "accuracy_vs_epsilon.png").exists()
+
+
+def test_cli_no_figures_and_the_faults_of_the_sweep_are_messages_not_tracebacks(tmp_path, capsys, monkeypatch):
+    import privopt.experiments
+    from privopt.cli import build_parser, main
+    from privopt.exceptions import ParameterError
+
+    calls = []
+
+    def fake(**kw):
+        calls.append(kw)
+        return []
+
+    monkeypatch.setattr(privopt.experiments, "run_adult_experiment", fake)
+    argv = ["experiment", "adult", "--methods", "majority", "--runs", "1", "--out", str(tmp_path)]
+    assert main(argv + ["--no-figures"]) == 0
+    assert calls[-1]["figures"] is False and "figures:" not in capsys.readouterr().out
+    assert main(argv) == 0 and calls[-1]["figures"] is True
+    assert "--no-figures" in " ".join(build_parser()._subparsers._group_actions[0].choices["experiment"]
+                                      .format_help().split())
+
+    def full(**kw):
+        raise privopt.experiments.ResultsWriteError(errno.ENOSPC, f"{tmp_path}/results.csv: disk full ...")
+
+    def read_only(**kw):
+        raise ParameterError(f"out: cannot write in {tmp_path} ...", "out")
+
+    for fault, code in ((full, 1), (read_only, 2)):
+        monkeypatch.setattr(privopt.experiments, "run_adult_experiment", fault)
+        assert main(argv) == code
+        err = capsys.readouterr().err
+        assert err.startswith("privopt experiment: ") and str(tmp_path) in err and "Traceback" not in err

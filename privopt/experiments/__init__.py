@@ -2,6 +2,7 @@
 
 Modules: :mod:`._runner` (every run of a sweep, on any data set), :mod:`._store` (the
 ``results.csv`` file and its resume rules), :mod:`._lock` (one sweep at a time per folder),
+:mod:`._workers` (the sweep's own worker processes, which end with it, and SIGTERM),
 :mod:`._summary` (the table and ``summary.md``),
 :mod:`.plots` (the figures), :mod:`._methods` (method names, labels and revisions, which
 all of them share) and :mod:`.adult` (the Adult data set's wiring)."""
@@ -15,17 +16,22 @@ from ._methods import MIP_METHODS as MIP_METHODS
 from ._methods import ZERO_ONE_REFERENCE as ZERO_ONE_REFERENCE
 from ._methods import available_methods
 from ._runner import MAX_EPSILON, run_experiment, task_seed
-from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, read_results
+from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, ResultsWriteError, read_results
 from ._summary import format_summary, summarize
+from ._workers import SweepStopped
+from .plots import FiguresSkippedWarning, figures_unavailable
 from .adult import adult_levels, run_adult_experiment
 from ..datasets import DatasetError
 
 __all__ = [
     "COLUMNS",
+    "FiguresSkippedWarning",
     "MAX_EPSILON",
     "ResultsFileError",
     "ResultsFileWarning",
+    "ResultsWriteError",
     "SweepLockedError",
+    "SweepStopped",
     "adult_levels",
     "available_methods",
     "format_summary",
@@ -85,6 +91,9 @@ def add_experiment_parser(sub, func):
                         "(Algorithm 1's value, to reproduce the paper) or 'proven,paper' for both")
     p.add_argument("--norm-bound", type=float, default=None,
                    help="OPDisc's ball D, grid -floor(D)..floor(D); none: the paper's sqrt(d)")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write results.csv and summary.md without the figures (which need matplotlib: "
+                        "pip install privopt[plot])")
     p.add_argument("--rerun-stale", action="store_true",
                    help="drop and rerun the runs of the requested methods that an older revision of "
                         "privopt's code computed (default: refuse to mix them)")
@@ -101,13 +110,14 @@ def main_adult(args) -> int:
             time_limit=args.time_limit, scheduler=args.scheduler, out=args.out, seed=args.seed,
             data_home=args.data_home, n_train=args.n_train, max_workers=args.workers,
             numeric_levels=args.levels, calibration=args.calibration, norm_bound=args.norm_bound,
-            rerun_stale=args.rerun_stale)
+            rerun_stale=args.rerun_stale, figures=not args.no_figures)
     except DatasetError as exc:
         print(f"privopt experiment adult: the UCI Adult files are not available: {exc}\n"
               "Give the folder that holds adult/ (adult.data, adult.test, adult.names) with "
               "--data-home DIR or PRIVOPT_DATA_HOME=DIR.", file=sys.stderr)
         return 2
     print(format_summary(summarize(rows)))
-    print(f"\nresults: {args.out}/results.csv; figures: {args.out}/accuracy_vs_epsilon.png, "
-          f"{args.out}/runtimes.png")
+    figures = "" if args.no_figures or figures_unavailable() else \
+        f"; figures: {args.out}/accuracy_vs_epsilon.png, {args.out}/runtimes.png"
+    print(f"\nresults: {args.out}/results.csv; summary: {args.out}/summary.md{figures}")
     return 0

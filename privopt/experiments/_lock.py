@@ -10,8 +10,14 @@ summary is written; a second sweep on the folder refuses at once with
 The lock is an operating-system lock on the open file (``fcntl.flock``; ``msvcrt.locking``
 on Windows), not the file's existence: it is released when the sweep ends, however it
 ends (an exception, Ctrl-C, a killed process), so a crashed sweep never leaves a stale
-lock behind.  The file itself stays (empty when no sweep holds it); removing it while a
-sweep runs would let a second sweep in, so leave it be.  On a network file system the
+lock behind.  A ``flock`` lock belongs to the open file, which a forked child shares:
+a pool worker forked during the sweep would keep it held after a ``kill -9`` of the
+sweep.  So no child keeps it: every process forked while the lock is held closes its
+copy of the descriptor at once (an ``os.register_at_fork`` hook; closing a copy never
+releases the lock, and ``exec`` closes it anyway, as Python opens it non-inheritable).
+The lock then lives exactly as long as the sweep's own process.  The file itself stays
+(empty when no sweep holds it); removing it while a sweep runs would let a second sweep
+in, so leave it be.  On a network file system the
 lock holds across machines only where the file system supports ``flock`` (NFS v4 does).
 """
 
@@ -29,6 +35,24 @@ __all__ = ["LOCK_NAME", "SweepLockedError", "sweep_lock"]
 #: The lock file's name in the out folder.
 LOCK_NAME = ".privopt-sweep.lock"
 _HOLDER_AT = 1   # the holder's line starts after the byte that Windows locks
+#: Descriptors of the locks this process holds: a forked child closes its copies.
+_HELD: set[int] = set()
+
+
+def _close_in_child() -> None:
+    """In a child just forked: close the copies of the lock descriptors, so that the
+    lock goes with the sweep's process alone (a child never unlocks: closing a copy
+    leaves the lock to the parent's descriptor)."""
+    for fd in _HELD:
+        try:
+            os.close(fd)
+        except OSError:   # pragma: no cover - already closed
+            pass
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):   # POSIX; Windows does not fork
+    os.register_at_fork(after_in_child=_close_in_child)
 
 
 class SweepLockedError(RuntimeError):
@@ -63,7 +87,7 @@ def _unlock(fd: int) -> None:
         return
     import fcntl
 
-    fcntl.flock(fd, fcntl.LOCK_UN)   # also for worker processes forked with a copy of fd
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _holder(path: str) -> str:
@@ -82,6 +106,8 @@ def sweep_lock(out: str) -> Iterator[str]:
     raise :class:`SweepLockedError` at once when another sweep holds it."""
     path = os.path.join(out, LOCK_NAME)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    owner = os.getpid()
+    _HELD.add(fd)
     try:
         if not _try_lock(fd):
             raise SweepLockedError(
@@ -96,7 +122,10 @@ def sweep_lock(out: str) -> Iterator[str]:
         try:
             yield holder
         finally:
-            os.ftruncate(fd, _HOLDER_AT)
-            _unlock(fd)
+            if os.getpid() == owner:   # not in a forked child, which closed its copy
+                os.ftruncate(fd, _HOLDER_AT)
+                _unlock(fd)
     finally:
-        os.close(fd)
+        if os.getpid() == owner:
+            _HELD.discard(fd)
+            os.close(fd)

@@ -32,6 +32,7 @@ import csv
 import math
 import os
 import time
+import warnings
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,20 +59,25 @@ from ._methods import (
 from ._lock import sweep_lock
 from ._store import (
     COLUMNS,
+    ResultsAppender,
     ResultsFileWarning,
     SettingMismatchError,
     StaleResultsError,
+    check_out_folder,
     done_keys,
     experiment_setting,
+    finished_runs,
     read_results,
     rewrite_results,
     scan_results,
+    write_failure,
 )
 from ._summary import write_summary
+from ._workers import SweepStopped, stop_on_sigterm, stop_pool, sweep_pool
 from .._progress import progress_bar
 from ..calibration import OPDISC_CALIBRATIONS
 from ..exceptions import ParameterError, PrivacyLeakWarning, PrivoptError, UncertifiedReleaseWarning
-from .plots import plot_accuracy, plot_runtimes
+from .plots import FiguresSkippedWarning, figures_unavailable, plot_accuracy, plot_runtimes
 
 __all__ = ["Task", "task_seed", "run_experiment"]
 
@@ -225,7 +231,7 @@ def _make_executor(scheduler, max_workers):
             raise RuntimeError("scheduler= needs dask.distributed: pip install 'privopt[dask]'") from exc
         client = Client(scheduler)
         return client.get_executor(), client
-    return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1), None
+    return sweep_pool(max_workers or os.cpu_count() or 1), None   # its workers end with the sweep
 
 
 def _set_aside(path: str, scan) -> None:
@@ -289,6 +295,18 @@ def run_experiment(
     :class:`~._store.ResultsFileWarning` naming the lines.  epsilons above
     :data:`privopt._validation.MAX_EPSILON` are refused.
 
+    Faults: an ``out`` folder that cannot be written is refused before any run
+    (:class:`~privopt.exceptions.ParameterError`, ``parameter="out"``).  A failed write of
+    a row (a full disk) stops the sweep with :class:`~._store.ResultsWriteError` (an
+    ``OSError`` with the system's ``errno``); the rows written before stay, whole.  A
+    SIGTERM (when the program has no handler of its own) stops the sweep between runs:
+    the finished runs are recorded, the workers stopped, the lock released, and
+    :class:`~._workers.SweepStopped` (a ``SystemExit``, code 143) is raised.  The
+    sweep's own process pool has workers that die with it, so even ``kill -9`` leaves
+    no worker and no lock behind; the rerun resumes.  ``figures=False`` skips the
+    figures; without matplotlib the sweep warns before any run
+    (:class:`~.plots.FiguresSkippedWarning`) and writes the summary without them.
+
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
     optimum on OPDisc's grid and ball; ``permute_and_flip`` and
@@ -318,9 +336,11 @@ def run_experiment(
     calibrations = list(dict.fromkeys(check_choice(c, "calibration", OPDISC_CALIBRATIONS) for c in calibrations))
     if norm_bound is not None:
         norm_bound = check_positive(norm_bound, "norm_bound")
-    os.makedirs(out, exist_ok=True)
+    figures = _check_figures(figures)
+    check_out_folder(out)   # a folder that cannot take the rows is refused before any run
     path = os.path.join(out, "results.csv")
-    with sweep_lock(out):   # no other sweep reads or appends this results.csv meanwhile
+    # no other sweep reads or appends this results.csv meanwhile; a SIGTERM stops the sweep between runs
+    with sweep_lock(out), stop_on_sigterm() as stop:
         setting = experiment_setting(X_train, y_train, X_test, y_test, solver=solver, time_limit=time_limit,
                                      levels=levels, baseline_params=baseline_params, seed=seed,
                                      norm_bound=norm_bound)
@@ -376,42 +396,117 @@ def run_experiment(
         tasks = [Task(m, e, r, task_seed(seed, m, e, r) if math.isfinite(e) else task_seed(seed, m, 0.0, r),
                       delta, solver, time_limit, lv, extra, c or "proven", norm_bound)
                  for m, e, r, c in grid if (m, round(e, 9), r, row_calibration(m, c)) not in done]
-        new_file = not os.path.exists(path)
-        if not new_file:
+        if os.path.exists(path):
             with open(path, newline="") as fh:
                 header = next(csv.reader(fh), [])
             if header != COLUMNS:  # a file of an older privopt: rewrite it with today's columns
                 rewrite_results(path, existing)
-        fh = open(path, "a", newline="")
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        if new_file:
-            writer.writeheader()
-            fh.flush()
-        own_executor, client = (None, None)
-        if executor is None and tasks:
-            own_executor, client = _make_executor(scheduler, max_workers)
-            executor = own_executor
+        appender = ResultsAppender(path, recorded=len(existing))
         try:
-            futures = [executor.submit(_run_task, t, X_train, y_train, X_test, y_test) for t in tasks]
-            bar = progress_bar(len(futures), desc="runs", unit="run", disable=not progress)
-            for fut in cf.as_completed(futures):
-                row = fut.result()
+            _run_tasks(tasks, (X_train, y_train, X_test, y_test), appender, setting, stop,
+                       executor=executor, scheduler=scheduler, max_workers=max_workers, progress=progress)
+        finally:
+            appender.close()
+        rows = read_results(path)
+        _write_outputs(rows, out, title=title, figures=figures)
+        if stop.requested:   # a SIGTERM while the summary was written, or with nothing to run
+            raise _stopped(stop, appender)
+        return rows
+
+
+#: Seconds between two looks of the sweep's loop at a stop request (SIGTERM).
+_POLL_SECONDS = 0.2
+
+
+def _run_tasks(tasks, data, appender, setting, stop, *, executor, scheduler, max_workers, progress) -> None:
+    """Run ``tasks`` on ``executor`` (else on the sweep's own pool, or a dask cluster
+    at ``scheduler``), appending each row as it finishes.  When the loop ends early (a
+    stop request, a full disk, an error, Ctrl-C) the own pool's workers are stopped at
+    once: a run in progress could not be recorded anyway."""
+    if not tasks:
+        return
+    own, client = (None, None)
+    if executor is None:
+        own, client = _make_executor(scheduler, max_workers)
+        executor = own
+    finished = False
+    try:
+        _collect(executor, tasks, data, appender, setting, stop, progress)
+        finished = True
+    finally:
+        if isinstance(own, cf.ProcessPoolExecutor) and not finished:
+            stop_pool(own)
+        elif own is not None:
+            own.shutdown(wait=finished, cancel_futures=True)
+        if client is not None:
+            client.close()
+
+
+def _collect(executor, tasks, data, appender, setting, stop, progress) -> None:
+    """Submit every task and append each finished run's row; the rows that finished
+    are recorded before a task's error is raised or a stop request honoured."""
+    pending = {executor.submit(_run_task, t, *data) for t in tasks}
+    bar = progress_bar(len(pending), desc="runs", unit="run", disable=not progress)
+    try:
+        while pending:
+            done, pending = cf.wait(pending, timeout=_POLL_SECONDS, return_when=cf.FIRST_COMPLETED)
+            failed = None
+            for fut in done:
+                try:
+                    row = fut.result()
+                except Exception as exc:  # raised below, after the other finished rows are recorded
+                    failed = failed or exc
+                    continue
                 row["setting"] = setting
                 row["revision"] = method_revision(row["method"])
-                writer.writerow({k: row.get(k, "") for k in COLUMNS})
-                fh.flush()
+                appender.append(row)
                 bar.update(1)
                 bar.set_postfix_str(f"{row['method']} eps={row['epsilon']:g} {row['status']}")
-            bar.close()
-        finally:
-            fh.close()
-            if own_executor is not None:
-                own_executor.shutdown(wait=True, cancel_futures=True)
-            if client is not None:
-                client.close()
-        rows = read_results(path)
+            if failed is not None:
+                raise failed
+            if stop.requested:
+                raise _stopped(stop, appender)
+    finally:
+        bar.close()
+        for fut in pending:
+            fut.cancel()
+
+
+def _stopped(stop, appender) -> SweepStopped:
+    """The :class:`SweepStopped` of a stop request, its message also on stderr (an
+    uncaught SystemExit prints nothing)."""
+    import signal
+    import sys
+
+    name = signal.Signals(stop.signum).name
+    message = (f"the sweep was stopped by {name}: {finished_runs(appender.recorded)} recorded in "
+               f"{appender.path} (the runs in progress were stopped); run the same sweep again to resume.")
+    print(f"privopt: {message}", file=sys.stderr, flush=True)
+    return SweepStopped(message, stop.signum)
+
+
+def _write_outputs(rows, out, *, title, figures) -> None:
+    """The figures (when ``figures``) and ``summary.md``; a failed write (a full disk) is
+    a :class:`ResultsWriteError` that says the results file is kept."""
+    try:
         if figures:
             plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
             plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
         write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)
-        return rows
+    except OSError as exc:
+        failed = exc.filename if isinstance(exc.filename, str) else os.path.join(out, "summary.md")
+        raise write_failure(failed, exc, len(rows), "writing the summary and figures") from exc
+
+
+def _check_figures(figures: bool) -> bool:
+    """Whether to draw the figures: ``figures``, unless matplotlib is missing; then a
+    :class:`FiguresSkippedWarning` says so before any run, and the sweep goes on without."""
+    if not figures:
+        return False
+    reason = figures_unavailable()
+    if reason is None:
+        return True
+    warnings.warn(f"{reason}. The sweep runs and writes results.csv and summary.md without figures; pass "
+                  "figures=False (--no-figures on the command line) to skip them without this warning.",
+                  FiguresSkippedWarning, stacklevel=3)
+    return False

@@ -5,13 +5,18 @@ setting fingerprint that decides whether a file may be resumed."""
 from __future__ import annotations
 
 import csv
+import errno
 import io
+import locale
 import math
 import os
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..exceptions import ParameterError, PrivoptError
 
 __all__ = [
     "COLUMNS",
@@ -20,6 +25,9 @@ __all__ = [
     "experiment_setting",
     "ResultsFileError",
     "ResultsFileWarning",
+    "ResultsWriteError",
+    "ResultsAppender",
+    "check_out_folder",
     "SettingMismatchError",
     "StaleResultsError",
 ]
@@ -178,6 +186,100 @@ def rewrite_results(path, rows) -> None:
             out["certified"] = {True: "True", False: "False", None: ""}.get(r.get("certified"), "")
             writer.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()})
     os.replace(tmp, path)
+
+
+class ResultsWriteError(PrivoptError, OSError):
+    """Writing the sweep's files failed (a full disk, a quota): ``errno`` is the
+    system's; the message names the file, what is kept and how to resume."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(code, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def finished_runs(n: int) -> str:
+    """"1 finished run is" / "3 finished runs are"."""
+    return f"{n} finished run{'' if n == 1 else 's'} {'is' if n == 1 else 'are'}"
+
+
+def write_failure(path: str, exc: OSError, recorded: int, doing: str) -> ResultsWriteError:
+    """The :class:`ResultsWriteError` for ``exc`` raised while ``doing`` in the out folder
+    of ``path``: what failed, the runs kept in ``results.csv``, and the fix."""
+    why = exc.strerror or str(exc)
+    code = exc.errno or errno.EIO
+    name = errno.errorcode.get(code, str(code))
+    return ResultsWriteError(code, (
+        f"{path}: {why} [{name}] while {doing}. The {finished_runs(recorded)} kept in "
+        f"{os.path.join(os.path.dirname(path), 'results.csv')}; free space on that disk (or give another "
+        "out folder) and run the same sweep again: it resumes, running only the runs not recorded."))
+
+
+class ResultsAppender:
+    """Appends the rows of a sweep to ``results.csv`` as they finish, each as one
+    whole line written at once (no buffer), so that a failed write (a full disk)
+    loses no row written before: the part of the line that did get written is cut
+    off again, and :class:`ResultsWriteError` says how many runs the file keeps.
+    ``recorded``: the runs the file holds already.  Writes the header to a new file."""
+
+    #: The encoding ``open`` uses by default, as the readers of the file do.
+    ENCODING = locale.getpreferredencoding(False)
+
+    def __init__(self, path: str, recorded: int = 0):
+        self.path = path
+        self.recorded = recorded
+        new = not os.path.exists(path)
+        self._fh = open(path, "ab", buffering=0)
+        if new:
+            try:
+                self._write(self._line(dict(zip(COLUMNS, COLUMNS))), "writing the header of a new results file")
+            except ResultsWriteError:
+                self._fh.close()
+                raise
+
+    @staticmethod
+    def _line(row: dict) -> str:
+        buf = io.StringIO()
+        csv.DictWriter(buf, fieldnames=COLUMNS).writerow({k: row.get(k, "") for k in COLUMNS})
+        return buf.getvalue()
+
+    def append(self, row: dict) -> None:
+        """Record one finished run."""
+        self._write(self._line(row), "recording a finished run")
+        self.recorded += 1
+
+    def _write(self, text: str, doing: str) -> None:
+        data = memoryview(text.encode(self.ENCODING))
+        start = self._fh.seek(0, os.SEEK_END)
+        try:
+            while data:
+                data = data[self._fh.write(data) or 0:]
+        except OSError as exc:
+            try:
+                self._fh.truncate(start)   # no half line left behind
+            except OSError:  # pragma: no cover - a resume sets a cut line aside anyway
+                pass
+            raise write_failure(self.path, exc, self.recorded, doing) from exc
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def check_out_folder(out: str) -> None:
+    """Create ``out`` if needed and make sure a file can be created in it, before any
+    run: else a :class:`~privopt.exceptions.ParameterError` (``parameter="out"``)
+    naming the folder, the system's reason and the fix."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".privopt-write-test-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ParameterError(
+            f"out: cannot write in {out} ({exc.strerror or exc}); a sweep writes results.csv, its lock and "
+            "summary.md there. Make the folder writable, or give another out folder (--out DIR on the "
+            "command line).", "out") from exc
 
 
 def _done_key(r) -> tuple:

@@ -12,7 +12,21 @@ import numpy as np
 from ._methods import method_label
 from .._optional import require
 
-__all__ = ["plot_accuracy", "plot_runtimes"]
+__all__ = ["plot_accuracy", "plot_runtimes", "figures_unavailable", "FiguresSkippedWarning"]
+
+
+class FiguresSkippedWarning(UserWarning):
+    """A sweep asked for figures but cannot draw them (matplotlib is not installed):
+    it runs and writes its results and summary without them."""
+
+
+def figures_unavailable() -> str | None:
+    """Why no figure can be drawn here (matplotlib missing, and how to install it), or None."""
+    try:
+        require("matplotlib")
+    except ImportError as exc:
+        return str(exc)
+    return None
 
 #: Non-private reference points, drawn as horizontal lines.
 REFERENCE = ("nonprivate_lr", "majority", "nonprivate_01", "nonprivate_01_default")
