@@ -487,10 +487,10 @@ def _end_everything(proc, pids):
 
 
 def _check_clean_end_and_resume(small, out, workers):
+    with sweep_lock(str(out)):          # free as soon as the sweep's process is gone: no worker holds it
+        pass
     _until(lambda: not any(_alive(p) for p in workers), 30,
            f"the sweep's workers {sorted(p for p in workers if _alive(p))} still run")
-    with sweep_lock(str(out)):          # free: no process holds it
-        pass
     assert _csv_keys(out / "results.csv") == [("dpsgd", "1.0", "0", "")]     # the run finished before
     rows = _run(small, out, **HELD)                                           # the resume completes
     keys = _csv_keys(out / "results.csv")
@@ -509,10 +509,14 @@ def test_a_sweep_killed_by_sigkill_leaves_no_worker_and_no_lock_and_resumes(tmp_
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_a_sweep_stopped_by_sigterm_ends_cleanly_non_zero_and_resumes(tmp_path, small):
+@pytest.mark.parametrize("to", ["the sweep", "its process group"])   # `timeout` signals the group
+def test_a_sweep_stopped_by_sigterm_ends_cleanly_non_zero_and_resumes(tmp_path, small, to):
     proc, out, workers = _start_held_sweep(tmp_path)
     try:
-        os.kill(proc.pid, signal.SIGTERM)
+        if to == "the sweep":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:                                # the sweep leads its own session (start_new_session)
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
         err = (tmp_path / "stderr").read_text()
         assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]

@@ -452,20 +452,23 @@ def _collect(executor, tasks, data, appender, setting, stop, progress) -> None:
             done, pending = cf.wait(pending, timeout=_POLL_SECONDS, return_when=cf.FIRST_COMPLETED)
             failed = None
             for fut in done:
-                try:
-                    row = fut.result()
-                except Exception as exc:  # raised below, after the other finished rows are recorded
-                    failed = failed or exc
+                error = fut.exception()   # raised below, after the other finished rows are recorded
+                if error is not None:
+                    failed = failed or error
                     continue
+                row = fut.result()
                 row["setting"] = setting
                 row["revision"] = method_revision(row["method"])
                 appender.append(row)
                 bar.update(1)
                 bar.set_postfix_str(f"{row['method']} eps={row['epsilon']:g} {row['status']}")
+            # before a failure: a SIGTERM sent to the process group (as `timeout` does) ends the
+            # workers too, and the pool they leave broken is not the sweep's fault
+            if stop.requested:
+                bar.close()   # before the message (closing twice is harmless)
+                raise _stopped(stop, appender)
             if failed is not None:
                 raise failed
-            if stop.requested:
-                raise _stopped(stop, appender)
     finally:
         bar.close()
         for fut in pending:
