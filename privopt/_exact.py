@@ -13,7 +13,7 @@ every input.
 The samplers are Algorithms 1-3 of [CKS20], run with Python integers and
 :class:`fractions.Fraction`: each returns a draw whose law is *exactly* the
 stated one, given exact uniform integers (``random_state=None``:
-:func:`secrets.randbelow`, the operating system's secure source; a seeded
+:func:`os.urandom`, the operating system's secure source; a seeded
 numpy Generator for reproducible, non-private runs).
 
 * :func:`bernoulli_exp` -- Bernoulli(exp(-gamma)) for rational gamma >= 0
@@ -30,7 +30,6 @@ Privacy. NeurIPS 2020 (arXiv:2004.00010).
 from __future__ import annotations
 
 import math
-import secrets
 from fractions import Fraction
 
 import numpy as np
@@ -53,13 +52,14 @@ _CHUNK = 62  # bits per numpy draw (integers below 2**62 are exact in int64)
 
 def randbelow(rng, m: int) -> int:
     """A uniform integer in ``{0, ..., m - 1}``, exactly (rejection, no modulo
-    bias): :func:`secrets.randbelow` for privopt's secure generator, 62-bit
-    chunks of a numpy Generator otherwise."""
+    bias): from :func:`os.urandom` for privopt's secure generator
+    (``SecureGenerator.randbelow``), 62-bit chunks of a numpy Generator
+    otherwise."""
     m = int(m)
     if m <= 0:
         raise ValueError(f"randbelow needs m >= 1, got {m}")
     if is_secure(rng):
-        return secrets.randbelow(m)
+        return rng.randbelow(m)
     if m <= 2**_CHUNK:
         return int(rng.integers(0, m))
     bits = (m - 1).bit_length()

@@ -9,9 +9,11 @@ and experiments; **a run whose seed is known is not private**.
 
 The secure generator offers the subset of :class:`numpy.random.Generator`
 that privopt's mechanisms use (uniform, normal, laplace, exponential,
-integers, choice, permutation), each by inversion of 53-bit uniforms.  It does
-not defend against floating-point attacks on the Laplace mechanism
-(Mironov, CCS 2012); neither does numpy.
+integers, choice, permutation), each by inversion of 53-bit uniforms, and
+``randbelow`` (exact uniform Python integers of any size) for the exact
+samplers of :mod:`privopt._exact`.  Noise added to a released number never
+comes from the floating-point draws here (Mironov's attack, CCS 2012): it is an
+exact integer from :mod:`privopt._exact` on a grid fixed in advance.
 """
 
 from __future__ import annotations
@@ -92,6 +94,19 @@ class SecureGenerator:
             out[filled : filled + ok.size] = ok.astype(np.int64) + int(low)
             filled += ok.size
         return out.reshape(shape) if shape else int(out[0])
+
+    def randbelow(self, m: int) -> int:
+        """A uniform Python integer in ``{0, ..., m - 1}`` for any ``m >= 1``,
+        exactly (rejection on ``bit_length(m - 1)`` random bits)."""
+        m = int(m)
+        if m <= 0:
+            raise ValueError("randbelow needs m >= 1")
+        bits = max(1, (m - 1).bit_length())
+        n_bytes = (bits + 7) // 8
+        while True:
+            value = int.from_bytes(os.urandom(n_bytes), "little") >> (8 * n_bytes - bits)
+            if value < m:
+                return value
 
     def permutation(self, x):
         if isinstance(x, numbers.Integral):

@@ -37,7 +37,9 @@ REVISIONS = {
     "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
     "objective_perturbation": "2026-11-24",
     # Gaussian noise when delta > 0 and it is the smaller (noise="auto")
-    "output_perturbation": "2026-11-24.2",
+    # 2026-11-27: exact integer noise on a grid fixed in advance (discrete Laplace
+    # per coordinate, discrete Gaussian through zCDP) instead of doubles (issue 47)
+    "output_perturbation": "2026-11-27",
     "nonprivate_lr": "2026-11-24",
     "majority": "2026-11-24",
 }

@@ -18,7 +18,7 @@ import dp_accounting
 from dp_accounting import rdp
 from dp_accounting.pld import pld_privacy_accountant as pld
 
-from privopt import _random
+from privopt import _random, calibration
 from privopt._random import SecureGenerator
 from privopt.baselines import (
     DPAGDLogisticRegression,
@@ -444,18 +444,31 @@ def test_objective_perturbation_delta_adjustment():
     assert est.epsilon_prime_ == pytest.approx(0.05) and est.beta_ == pytest.approx(0.025)
 
 
-def test_output_perturbation_noise_scale():
+def _noise_free_output_perturbation(monkeypatch, **kw):
+    """w* rounded to the grid: the estimator with its integer noise set to 0."""
+    import privopt.baselines.perturbation as pert
+
+    X, y = separable()
+    with monkeypatch.context() as mp:
+        mp.setattr(pert, "draw_grid_noise", lambda rng, grid, size: np.zeros(size, dtype=object))
+        return OutputPerturbationLogisticRegression(bounds=(0, 1), random_state=0, **kw).fit(X, y)
+
+
+def test_output_perturbation_noise_scale(monkeypatch):
     X, y = separable()
     lam, eps = 0.05, 2.0
-    base = OutputPerturbationLogisticRegression(epsilon=eps, alpha=lam, bounds=(0, 1),
-                                                random_state=NoExponential()).fit(X, y)
-    diffs = [np.linalg.norm(OutputPerturbationLogisticRegression(
-        epsilon=eps, alpha=lam, bounds=(0, 1), random_state=s).fit(X, y).weights_
-        - base.weights_) for s in range(200)]
+    base = _noise_free_output_perturbation(monkeypatch, epsilon=eps, alpha=lam)
+    fits = [OutputPerturbationLogisticRegression(epsilon=eps, alpha=lam, bounds=(0, 1), random_state=s).fit(X, y)
+            for s in range(200)]
     n, d = X.shape[0], X.shape[1] + 1
-    beta = n * lam * eps / 2
-    assert base.beta_ == pytest.approx(beta)
-    assert np.mean(diffs) == pytest.approx(d / beta, rel=0.1)
+    # l1 sensitivity sqrt(d) 2/(n Lambda); discrete Laplace of that scale / eps per coordinate
+    scale = math.sqrt(d) * 2.0 / (n * lam) / eps
+    assert base.noise_scale_ == pytest.approx(scale, rel=1e-5) and base.beta_ is None
+    diffs = np.array([f.weights_ - base.weights_ for f in fits])
+    units = diffs / base.grid_step_
+    np.testing.assert_array_equal(units, np.rint(units))            # integer noise on the grid
+    assert stats.kstest(diffs.ravel() / scale, stats.laplace(0, 1).cdf).pvalue > 1e-3
+    assert stats.kstest(diffs.ravel() / scale, stats.laplace(0, 1.35).cdf).pvalue < 1e-3   # the test has power
 
 
 def test_expected_gaussian_norm_against_hand_values():
@@ -480,32 +493,35 @@ def test_output_perturbation_gaussian_sigma_is_the_gaussian_mechanism_at_its_sen
 def test_output_perturbation_noise_rule_against_hand_values():
     from privopt.baselines import _defaults as dft
 
-    # eps = 1, delta = 1e-5: s = 3.7306 (analytic Gaussian); Gaussian iff s m_d eps < d:
-    # d = 65: m = 8.0313, 29.96 < 65 -> Gaussian;  d = 11: m = 3.2422, 12.10 > 11 -> Laplace.
-    assert acc.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
+    # eps = 1, delta = 1e-5: rho = 0.0305566 (the largest zCDP rho, eq. (4)), s = 1/sqrt(2 rho) = 4.0451;
+    # Gaussian iff s m_d eps < sqrt(2) d:
+    # d = 3: m = 1.5958, 6.455 > 4.243 -> Laplace;  d = 65: m = 8.0313, 32.5 < 91.9 -> Gaussian.
+    assert calibration.largest_zcdp_rho(1.0, 1e-5) == pytest.approx(0.0305566, rel=1e-5)
     assert dft.default_output_perturbation_noise(65, 1.0, 1e-5) == "gaussian"
-    assert dft.default_output_perturbation_noise(11, 1.0, 1e-5) == "laplace"
+    assert dft.default_output_perturbation_noise(3, 1.0, 1e-5) == "laplace"
     assert dft.default_output_perturbation_noise(65, 1.0, 0.0) == "laplace"  # pure DP asked for
-    # the switch is at d = 14 here: m_13 s = 13.05 > 13, m_14 s = 13.56 < 14
-    assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (13, 14)] == ["laplace", "gaussian"]
+    # the switch is at d = 8 here: m_7 s = 10.33 > 9.90, m_8 s = 11.09 < 11.31
+    assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (7, 8)] == ["laplace", "gaussian"]
 
 
-def test_output_perturbation_gaussian_noise_scale_and_accounting():
+def test_output_perturbation_gaussian_noise_scale_and_accounting(monkeypatch):
     X, y = separable()
     n, d = X.shape[0], X.shape[1] + 1
     lam, eps, delta = 0.05, 2.0, 1e-6
-    base = OutputPerturbationLogisticRegression(epsilon=eps, alpha=lam, bounds=(0, 1),
-                                                random_state=NoExponential()).fit(X, y)  # w*, no noise
+    base = _noise_free_output_perturbation(monkeypatch, epsilon=eps, delta=delta, alpha=lam, noise="gaussian")
     fits = [OutputPerturbationLogisticRegression(epsilon=eps, delta=delta, alpha=lam, noise="gaussian",
                                                  bounds=(0, 1), random_state=s).fit(X, y) for s in range(300)]
-    sigma = acc.analytic_gaussian_sigma(eps, delta, 2.0 / (n * lam))
+    grid = calibration.grid_gaussian(2.0 / (n * lam), eps, delta, d)
+    sigma = grid.scale
+    # the discrete Gaussian through zCDP costs a few percent of sigma over the analytic Gaussian
+    assert 1.0 < sigma / acc.analytic_gaussian_sigma(eps, delta, 2.0 / (n * lam)) < 1.15
     est = fits[0]
     assert (est.noise_, est.noise_std_, est.beta_) == ("gaussian", pytest.approx(sigma), None)
-    assert (est.epsilon_spent_, est.delta_spent_) == (eps, delta)
+    assert est.epsilon_spent_ == eps and 0.999 * delta < est.delta_spent_ <= delta
     diffs = np.array([f.weights_ - base.weights_ for f in fits])
     assert diffs.std() == pytest.approx(sigma, rel=0.05)
     assert abs(diffs.mean()) < 4 * sigma / math.sqrt(diffs.size)
-    # auto: Laplace at d_z = 5 (its noise is the smaller one there: the switch is at 14)
+    # auto: Laplace at d_z = 5 (its noise is the smaller one there: the switch is at 8)
     auto = OutputPerturbationLogisticRegression(epsilon=eps, delta=delta, alpha=lam, bounds=(0, 1),
                                                 random_state=0).fit(X, y)
     assert (auto.noise_, auto.delta_spent_, auto.noise_std_) == ("laplace", 0.0, None)
@@ -517,7 +533,7 @@ def test_output_perturbation_auto_noise_is_gaussian_in_high_dimension():
     X = rng.uniform(0, 1, size=(300, 30))
     y = (X[:, 0] > 0.5).astype(int)
     est = OutputPerturbationLogisticRegression(epsilon=1.0, delta=1e-5, bounds=(0, 1), random_state=0).fit(X, y)
-    assert est.noise_ == "gaussian" and est.delta_spent_ == 1e-5
+    assert est.noise_ == "gaussian" and 0.999e-5 < est.delta_spent_ <= 1e-5
     pure = OutputPerturbationLogisticRegression(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
     assert pure.noise_ == "laplace" and pure.delta_spent_ == 0.0
 
@@ -866,17 +882,20 @@ def test_output_perturbation_leaves_the_majority_class_with_the_intercept_at_fea
     # seeds 0-2); with s = 1 it is measured +0.088 and +0.065.
     gain, est = _gains_on_the_held_out_imbalanced_set(
         lambda n, seed: OutputPerturbationLogisticRegression(delta=1.0 / n**2, noise=noise, random_state=seed))
-    assert est.noise_ == ("gaussian" if noise == "auto" else "laplace")  # d_z = 26 > 14
+    assert est.noise_ == ("gaussian" if noise == "auto" else "laplace")  # d_z = 26 > 8
     assert gain > 0.04
 
 
 def test_noise_scales_under_the_auto_alpha_against_hand_values():
-    # With Lambda = d_z/(n eps), output perturbation's beta = n Lambda eps / 2 = d_z / 2 and its
-    # sensitivity 2/(n Lambda) = 2 eps / d_z, whatever n: d_z = 5, eps = 2 -> beta 2.5, sensitivity 0.8.
+    # With Lambda = d_z/(n eps), output perturbation's sensitivity 2/(n Lambda) = 2 eps / d_z, whatever
+    # n: d_z = 5, eps = 2 -> sensitivity 0.8; its Laplace scale sqrt(5) 0.8 / 2 = 0.894427 (times
+    # 1 + 5 gamma / (sqrt(5) 0.8) for the grid gamma = 2^(floor(log2(sqrt(5) 0.8 / 5)) - 20) = 2^-22).
     X, y = separable(n=300, d=4)
     out = OutputPerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
-    assert out.beta_ == pytest.approx(2.5, rel=1e-12)
     assert out.sensitivity_ == pytest.approx(0.8, rel=1e-12)
+    assert out.grid_step_ == 2.0**-22
+    assert out.noise_scale_ == pytest.approx(math.sqrt(5) * 0.4 * (1 + 5 * 2.0**-22 / (math.sqrt(5) * 0.8)),
+                                             rel=1e-12)
     # Objective perturbation, Lambda = 0.1 d_z/(n eps): c/(n Lambda) = 0.25 eps / (0.1 d_z) = 1.0 at
     # d_z = 5, eps = 2, so eps' = 2 - log(1 + 2 + 1) = 2 - 2 ln 2 = 0.61371..., Delta = 0, beta = eps'/2.
     obj = ObjectivePerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)

@@ -25,9 +25,12 @@ whose data-built constraint on the decision is declared public anyway
 resolutions with a base measure taken from the data
 (:class:`MixtureSelectionTarget`), and bounded private selection with bounds that are
 not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1), and the estimator's
-warm start with its noise left out (:class:`WarmStartTarget`), and private selection
-on a user's model with a record's term outside ``loss_range`` left unclipped
-(:class:`RecordClipTarget` with ``clip=False``).
+warm start with its noise left out (:class:`WarmStartTarget`), and a number
+released with double-precision Laplace noise instead of privopt's exact noise on
+a grid (:class:`NoisyValueTarget` with ``release="double"``: Mironov's
+floating-point attack, replayed exactly), and private selection on a user's model
+with a record's term outside ``loss_range`` left unclipped (:class:`RecordClipTarget`
+with ``clip=False``).
 
 Usage::
 
@@ -58,6 +61,7 @@ from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
 from ._records import RecordClipTarget, far_record_instance, sites_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
+from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
 from ._targets import (
     AuditTarget,
     ConstrainedSelectionTarget,
@@ -75,6 +79,9 @@ __all__ = [
     "clopper_pearson",
     "AuditResult",
     "AuditTarget",
+    "NoisyValueTarget",
+    "reachable_by_double_laplace",
+    "reachable_on_grid",
     "OPDiscTarget",
     "OPSampTarget",
     "RSPMTarget",

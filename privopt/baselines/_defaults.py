@@ -27,13 +27,14 @@ n and eps as [CMS11]'s own threshold ``c_loss / (n (e^{eps/4} - 1))`` (about
 that threshold and Algorithm 2 does so.
 
 *Output perturbation's noise* (``noise="auto"``): with ``delta > 0`` the
-Gaussian noise of the analytic Gaussian mechanism replaces [CMS11]'s
-Laplace-like noise when its expected norm is smaller at the same Lambda.  The
-ratio of the two expected norms, ``s(eps, delta) m_d eps / d`` (``s``: the
-analytic Gaussian scale at sensitivity 1, ``m_d = E||N(0, I_d)||``, and d the
-dimension of z), does not depend on n or Lambda, so the choice is a public
-function of (d, eps, delta): Gaussian from d = 14 at eps = 1,
-delta = 1e-5.  Both are valid at (eps, delta): pure eps-DP implies it.
+discrete Gaussian noise replaces the discrete Laplace noise when its expected
+norm is smaller at the same Lambda (both exact integer noise on a grid: see
+:class:`~privopt.baselines.OutputPerturbationLogisticRegression`).  The ratio of
+the two norms, ``s(eps, delta) m_d eps / (sqrt(2) d)`` (``s``: the Gaussian sigma
+at sensitivity 1 through zCDP, ``m_d = E||N(0, I_d)||``, and d the dimension of
+z), does not depend on n or Lambda, so the choice is a public function of
+(d, eps, delta): Gaussian from d = 8 at eps = 1, delta = 1e-5.  Both are valid at
+(eps, delta): pure eps-DP implies it.
 
 *DP-SGD's batch size* is a tenth of the data below n = 2560 (so that a small
 set still gets about ten steps per pass) and 256 above.  Its other defaults
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import math
 
+from ..calibration import largest_zcdp_rho
 from . import _accounting as acc
 
 __all__ = [
@@ -101,16 +103,21 @@ def default_batch_size(n: int) -> int:
 
 def default_output_perturbation_noise(d_z: int, epsilon: float, delta: float) -> str:
     """``noise="auto"`` of output perturbation: ``"gaussian"`` when ``delta > 0``
-    and ``s(eps, delta) m_d eps < d_z`` (the expected norm of the Gaussian noise
-    below that of [CMS11]'s noise, ``2 d_z / (n Lambda eps)``, whatever n and
-    Lambda), else ``"laplace"``.  ``m_d = E||N(0, I_d)||``.
+    and ``s(eps, delta) m_d eps < sqrt(2) d_z``, else ``"laplace"``: the
+    expected norm of the discrete Gaussian noise (sigma = s Delta, s =
+    1 / sqrt(2 rho) with rho the largest zCDP parameter allowed at (eps, delta),
+    :func:`privopt.calibration.largest_zcdp_rho`; ``m_d = E||N(0, I_d)||``)
+    below the root mean square norm of the per-coordinate discrete Laplace
+    noise (scale ``sqrt(d_z) Delta / eps``: ``sqrt(2 d_z) sqrt(d_z) Delta / eps``),
+    whatever n and Lambda (Delta = 2 / (n Lambda) cancels).
 
-    E.g. eps = 1, delta = 1e-5: s = 3.73 (analytic Gaussian), so d_z = 65
-    (m = 8.03): 30.0 < 65, Gaussian; d_z = 11 (m = 3.24): 12.1 > 11, Laplace.
+    E.g. eps = 1, delta = 1e-5: rho = 0.0305566, s = 4.04513, so d_z = 3
+    (m = 1.5958): 6.455 > 4.243, Laplace; d_z = 5 (m = 2.1277): 8.607 > 7.071,
+    Laplace; d_z = 8 (m = 2.7348): 11.06 < 11.31, Gaussian.
     """
     _check(1, d_z, epsilon)
     if not delta > 0:
         return "laplace"
-
-    gaussian = acc.expected_gaussian_norm(acc.analytic_gaussian_sigma(epsilon, delta), d_z) * epsilon
-    return "gaussian" if gaussian < d_z else "laplace"
+    s = 1.0 / math.sqrt(2.0 * largest_zcdp_rho(epsilon, delta))
+    gaussian = acc.expected_gaussian_norm(s, d_z) * epsilon
+    return "gaussian" if gaussian < math.sqrt(2.0) * d_z else "laplace"

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 
 from .._validation import check_auto_or, check_choice, check_positive
+from ..calibration import GridNoise, grid_gaussian, grid_laplace
 from ..exceptions import ParameterError, UncertifiedReleaseWarning
+from ..mechanisms import draw_grid_noise, release_on_grid
 from . import _accounting as acc
 from . import _defaults
 from ._base import PrivateLinearClassifier, logistic_dloss, logistic_loss, merge_rows
@@ -18,6 +21,7 @@ __all__ = [
     "ObjectivePerturbationLogisticRegression",
     "OutputPerturbationLogisticRegression",
     "minimize_regularized_logistic",
+    "output_perturbation_grid",
     "sample_gamma_norm_noise",
 ]
 
@@ -201,22 +205,26 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     ``w* = argmin_w (1/n) sum_i l(y_i <w, z_i>) + (Lambda/2)||w||^2``
     (``Lambda = alpha``) has L2 sensitivity ``Delta = 2 / (n Lambda)`` under
     replace-one neighbours when ``||z|| <= 1`` and the loss is 1-Lipschitz
-    ([CMS11], Corollary 8).  The output is ``w* + b`` with
+    ([CMS11], Corollary 8).  [CMS11] release ``w* + b`` with continuous
+    noise; computed in doubles that release falls to a floating-point attack
+    (Mironov, CCS 2012: an output can be impossible under the neighbour), so
+    privopt releases ``gamma (round(w* / gamma) + Z)`` on a grid gamma = 2^k
+    fixed before the data is read, with Z an integer vector drawn exactly
+    (:func:`output_perturbation_grid`, :mod:`privopt.calibration._grid`):
 
-    * ``noise="laplace"``: b of density proportional to ``exp(-beta ||b||)``,
-      ``beta = n Lambda eps / 2``
-      (:func:`~privopt.baselines._accounting.output_perturbation_beta`;
-      ||b|| is Gamma(d_z, 1/beta), expected norm ``2 d_z / (n Lambda eps)``):
-      [CMS11]'s Algorithm 1, pure epsilon-DP, ``delta`` not used;
-    * ``noise="gaussian"``: ``b ~ N(0, sigma^2 I)`` with sigma the analytic
-      Gaussian scale [BW18] for sensitivity Delta at (epsilon, delta)
-      (:func:`~privopt.baselines._accounting.output_perturbation_gaussian_sigma`):
-      (epsilon, delta)-DP, needs ``delta > 0``;
+    * ``noise="laplace"``: Z_j i.i.d. discrete Laplace calibrated to the l1
+      sensitivity ``sqrt(d_z) Delta`` (pure epsilon-DP, ``delta`` not used).
+      Its expected norm is about ``sqrt(2) d_z Delta / eps``, sqrt(2) times
+      that of [CMS11]'s Algorithm 1 (density ``exp(-beta ||b||)``), which has
+      no exact sampler on a grid;
+    * ``noise="gaussian"``: Z_j i.i.d. discrete Gaussian for the l2
+      sensitivity Delta at (epsilon, delta) through zCDP ([CKS20], Theorem 14
+      and Corollary 13); its sigma is about 8% above the analytic Gaussian
+      scale of [BW18] for continuous noise; needs ``delta > 0``;
     * ``noise="auto"`` (default): Gaussian when ``delta > 0`` and its expected
-      norm is the smaller of the two (from d_z = 14 at epsilon = 1,
-      delta = 1e-5; a public rule of (d_z, epsilon, delta):
+      norm is the smaller of the two (a public rule of (d_z, epsilon, delta):
       :func:`~privopt.baselines._defaults.default_output_perturbation_noise`),
-      else Laplace.  With the default ``delta=0`` this is [CMS11]'s mechanism.
+      else Laplace.
 
     The sensitivity bound is for the exact minimiser (same warning as
     objective perturbation).
@@ -234,9 +242,11 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     Attributes
     ----------
     alpha_ : Lambda used.  noise_ : "laplace" or "gaussian".
-    epsilon_spent_, delta_spent_ (0 for Laplace noise, delta for Gaussian),
-    sensitivity_ = 2/(n Lambda), beta_ (Laplace; else None), noise_std_
-    (Gaussian sigma; else None).
+    epsilon_spent_, delta_spent_ (0 for Laplace noise; for Gaussian the delta
+    the grid's zCDP bound delivers, at most delta), sensitivity_ = 2/(n Lambda),
+    noise_scale_ (the Laplace scale or Gaussian sigma in the weights' units),
+    noise_std_ (Gaussian sigma; else None), grid_step_ (gamma), beta_ (None:
+    [CMS11]'s Gamma-norm noise is no longer used).
 
     References
     ----------
@@ -244,6 +254,8 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     risk minimization. JMLR 12:1069-1109, 2011.
     [BW18] Balle, Wang. Improving the Gaussian mechanism for differential
     privacy: analytical calibration and optimal denoising. ICML 2018.
+    [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for differential
+    privacy. NeurIPS 2020.
     """
 
     _auto_alpha = staticmethod(_defaults.default_output_perturbation_alpha)
@@ -268,19 +280,38 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
         lam = self._resolve_alpha(p, n, d, eps)
         noise = p["noise"] if p["noise"] != "auto" else \
             _defaults.default_output_perturbation_noise(d, eps, delta)
-        if noise == "gaussian":
-            sigma, beta = acc.output_perturbation_gaussian_sigma(eps, delta, n, lam, lipschitz=1.0), None
-            b = np.asarray(rng.normal(0.0, sigma, size=d), dtype=float)
-        else:
-            sigma, beta = None, acc.output_perturbation_beta(eps, n, lam, lipschitz=1.0)
-            b = sample_gamma_norm_noise(rng, d, beta)
+        grid = output_perturbation_grid(noise, eps, delta, n, lam, d)
+        z = draw_grid_noise(rng, grid, d)
         w, gnorm = minimize_regularized_logistic(Z * y[:, None], lam, tol=p["tol"])
         _warn_if_inexact(gnorm, p["tol"])
         self.alpha_ = lam
         self.noise_ = noise
-        self.epsilon_spent_ = float(eps)
-        self.delta_spent_ = float(delta) if noise == "gaussian" else 0.0
-        self.beta_ = None if beta is None else float(beta)
-        self.noise_std_ = None if sigma is None else float(sigma)
+        self.epsilon_spent_ = float(grid.epsilon)
+        self.delta_spent_ = float(grid.delta)
+        self.beta_ = None
+        self.noise_scale_ = grid.scale
+        self.noise_std_ = grid.scale if noise == "gaussian" else None
+        self.grid_step_ = grid.step
         self.sensitivity_ = 2.0 / (n * lam)
-        return w + b
+        return release_on_grid(w, grid, z)
+
+
+def output_perturbation_grid(noise: str, epsilon: float, delta: float, n: int, alpha: float,
+                             d: int) -> GridNoise:
+    """The law of output perturbation's noise on a grid fixed before the data is
+    read.  The L2 sensitivity of the regularised minimiser is
+    ``Delta_2 = 2 / (n Lambda)`` ([CMS11], Corollary 8; ||z|| <= 1, 1-Lipschitz
+    loss), so its l1 sensitivity is at most ``sqrt(d) Delta_2``:
+
+    * ``"laplace"``: exact discrete Laplace per coordinate for l1 sensitivity
+      ``sqrt(d) Delta_2`` (:func:`privopt.calibration.grid_laplace`), pure
+      epsilon-DP;
+    * ``"gaussian"``: exact discrete Gaussian per coordinate for l2 sensitivity
+      ``Delta_2`` at (epsilon, delta) through zCDP
+      (:func:`privopt.calibration.grid_gaussian`, [CKS20] Theorem 14 and
+      Corollary 13).
+    """
+    sensitivity = 2.0 / (n * alpha)
+    if noise == "gaussian":
+        return grid_gaussian(sensitivity, epsilon, delta, d)
+    return grid_laplace(math.sqrt(d) * sensitivity, epsilon, d)

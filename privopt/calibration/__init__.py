@@ -16,13 +16,23 @@ from ._opdisc import (
     opdisc_utility_bound,
 )
 
-from ._grid import GRID_BITS, GridNoise, count_laplace, grid_gaussian, grid_laplace, grid_step, zcdp_delta
+from ._grid import (
+    GRID_BITS,
+    GridNoise,
+    count_laplace,
+    grid_gaussian,
+    grid_laplace,
+    grid_step,
+    largest_zcdp_rho,
+    zcdp_delta,
+)
 
 # For privopt's other packages (the mechanisms, the scoring systems, the audit): not in __all__.
 from ._opsamp import OPSampParameters as OPSampParameters
 from ._opsamp import opsamp_parameters
 from ._rspm import check_rspm_noise as check_rspm_noise
 from ._rspm import rspm_noise_scale
+from ._scoring import risk_table_noise as risk_table_noise
 from ._scoring import risk_table_noise_scale as risk_table_noise_scale
 from ._scoring import split_risk_epsilon as split_risk_epsilon
 from ._selection import (
@@ -48,6 +58,7 @@ __all__ = [
     "grid_gaussian",
     "grid_laplace",
     "grid_step",
+    "largest_zcdp_rho",
     "zcdp_delta",
     "OPDISC_CALIBRATIONS",
     "opdisc_delta",

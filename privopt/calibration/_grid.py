@@ -72,7 +72,7 @@ from scipy.optimize import brentq, minimize_scalar
 from .._validation import check_delta, check_epsilon, check_int, check_positive
 
 __all__ = ["GRID_BITS", "GridNoise", "count_laplace", "grid_gaussian", "grid_laplace", "grid_step",
-           "zcdp_delta"]
+           "largest_zcdp_rho", "zcdp_delta"]
 
 #: The grid step is at most 2^-GRID_BITS of the sensitivity per unit of
 #: rounding (eq. (2)): the noise scale grows by at most that factor.
@@ -170,6 +170,20 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return math.exp(_log_zcdp_delta(check_positive(rho, "rho"), float(epsilon)))
 
 
+def largest_zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest rho whose delta of eq. (4) is at most ``delta`` (by bisection
+    on ln delta, then lowered by a relative 1e-9 to stay on the safe side)."""
+    epsilon = check_epsilon(epsilon)
+    target = math.log(check_delta(delta))
+    lo = hi = 1.0
+    while _log_zcdp_delta(hi, epsilon) < target:
+        hi *= 2.0
+    while _log_zcdp_delta(lo, epsilon) >= target:
+        lo /= 2.0
+    rho = brentq(lambda r: _log_zcdp_delta(r, epsilon) - target, lo, hi, xtol=1e-300, rtol=1e-12)
+    return rho * (1.0 - 1e-9)
+
+
 def grid_gaussian(sensitivity_l2: float, epsilon: float, delta: float, dim: int) -> GridNoise:
     """Discrete Gaussian on the grid of eq. (2) for a value of l2 sensitivity
     Delta_2 at (epsilon, delta): the largest rho with zcdp_delta(rho, eps) <=
@@ -180,14 +194,7 @@ def grid_gaussian(sensitivity_l2: float, epsilon: float, delta: float, dim: int)
     # Delta_u = Delta_2 / gamma + sqrt(d), rounded up to a rational
     units = Fraction(sensitivity_l2) / Fraction(2) ** exponent + Fraction(math.sqrt(dim)) \
         + Fraction(1, 2**40)
-    target = math.log(delta)
-    lo = hi = 1.0
-    while _log_zcdp_delta(hi, epsilon) < target:
-        hi *= 2.0
-    while _log_zcdp_delta(lo, epsilon) >= target:
-        lo /= 2.0
-    rho = brentq(lambda r: _log_zcdp_delta(r, epsilon) - target, lo, hi, xtol=1e-300, rtol=1e-12)
-    rho *= 1.0 - 1e-9            # stay on the safe side of the root
+    rho = largest_zcdp_rho(epsilon, delta)
     sigma2 = Fraction(units * units / (2 * Fraction(rho))).limit_denominator(2**20) + Fraction(1, 2**20)
     rho_delivered = float(units * units / (2 * sigma2))
     return GridNoise("gaussian", exponent, int(dim), float(sensitivity_l2), "l2", units, sigma2,

@@ -4,6 +4,8 @@ import functools
 
 # For privopt's other packages (the decorator, the command line, the audit, the estimators): not in __all__.
 from ._checks import check_solver_ready as check_solver_ready
+from ._noise import draw_grid_noise as draw_grid_noise
+from ._noise import release_on_grid as release_on_grid
 from ._noise import draw_opdisc_noise as draw_opdisc_noise
 from ._noise import draw_opsamp_noise as draw_opsamp_noise
 from ._noise import draw_rspm_noise as draw_rspm_noise

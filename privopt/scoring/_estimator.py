@@ -13,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 from .._random import check_random_state  # noqa: E402
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict  # noqa: E402
 from .._validation import check_bool, check_choice  # noqa: E402
-from ..calibration import risk_table_noise_scale, split_risk_epsilon  # noqa: E402
+from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
+from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
 from ._select import check_binary_matrix, select_scoring_system  # noqa: E402
 
@@ -161,17 +162,19 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         return self
 
     def _risk_table(self, X01, y01, eps_table, rng):
-        """Laplace(2 / eps_table) on each (score, label) count (calibration in
-        privopt.calibration._scoring); rates are post-processing."""
+        """Exact discrete Laplace of scale 2 / eps_table on each (score, label)
+        count (calibration in privopt.calibration._scoring, sampled with
+        integer arithmetic: no floating-point attack); negative noisy counts
+        are shown as 0 and rates are post-processing."""
         lo = int(np.minimum(self.coef_, 0).sum())
         hi = int(np.maximum(self.coef_, 0).sum())
         scores = X01.astype(np.int64) @ self.coef_ - lo
         width = hi - lo + 1
-        pos = np.bincount(scores[y01 == 1], minlength=width).astype(float)
-        neg = np.bincount(scores[y01 != 1], minlength=width).astype(float)
-        b = risk_table_noise_scale(eps_table)
-        pos_n = np.maximum(pos + rng.laplace(0.0, b, size=width), 0.0)
-        neg_n = np.maximum(neg + rng.laplace(0.0, b, size=width), 0.0)
+        pos = np.bincount(scores[y01 == 1], minlength=width)
+        neg = np.bincount(scores[y01 != 1], minlength=width)
+        noise = risk_table_noise(eps_table)
+        pos_n = np.maximum(release_on_grid(pos, noise, draw_grid_noise(rng, noise, width)), 0.0)
+        neg_n = np.maximum(release_on_grid(neg, noise, draw_grid_noise(rng, noise, width)), 0.0)
         rows = []
         for s in range(width):
             n = pos_n[s] + neg_n[s]
