@@ -12,7 +12,8 @@ from .exceptions import ParameterError
 
 __all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS",
            "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
-           "AUTO_MAX_BOUND_WORK"]
+           "AUTO_MAX_BOUND_WORK", "MILP_BYTES_PER_GRID_VALUE", "MODEL_BYTES_PER_GRID_VALUE", "FIT_BYTES_PER_VALUE",
+           "halfspace_fit_bytes"]
 
 # Work routed or refused before it starts: each limit of the exact search engine and of
 # the enumeration, defined once here (the modules that apply them import them).
@@ -64,6 +65,31 @@ MAX_REGION_PATTERNS = 1 << 22
 #: support's points are evaluated): 33 at D = 2 on the grid -2..2; a ball as
 #: large as the paper's (D^2 = d) on 20 features has millions, and is left to the MILP.
 MAX_REGION_POINTS = 10_000
+
+#: A fit of :class:`privopt.PrivateHalfspaceClassifier` that solves its 0/1-loss MILP (OPDisc,
+#: RSPM, and ``mechanism="auto"``, which picks OPDisc wherever W is too wide to sample) holds,
+#: per weight coordinate and value of its grid, the Pyomo model's binary and constraint terms,
+#: the model's noisy clone and the solver's copy: measured 8.1 KiB (peak RSS less the imports'
+#: 170 MiB: 790 MiB at d = 20,000, n = 5, the default grid -2..2); the issue's d = 10^6 reached
+#: 8.6 GB in 10 minutes before it died.  Rounded down, so that only a fit that cannot fit is refused.
+MILP_BYTES_PER_GRID_VALUE = 8 * 1024
+#: ... and one that samples W privately (``permute_and_flip``, ``exponential``) the model alone
+#: (and a walk of its expressions): measured 1.4 KiB (136 MiB at d = 20,000, n = 5, grid -2..2).
+MODEL_BYTES_PER_GRID_VALUE = 1024
+#: Bytes a fit holds per feature value of each record (n x d): the checked float copy of X,
+#: the clipped or discretized features and the features the model or optimiser reads
+#: (three float64 arrays; the baselines' feature map holds the same three).
+FIT_BYTES_PER_VALUE = 3 * 8
+
+
+def halfspace_fit_bytes(n: int, n_features: int, d_model: int, grid_values: int, milp: bool) -> int:
+    """A lower bound on the bytes a fit of the halfspace classifier builds from
+    public sizes: ``d_model`` weights with ``grid_values`` values each (the
+    model, :data:`MILP_BYTES_PER_GRID_VALUE` or :data:`MODEL_BYTES_PER_GRID_VALUE`)
+    and the n x ``n_features`` feature arrays (:data:`FIT_BYTES_PER_VALUE`)."""
+    per_value = MILP_BYTES_PER_GRID_VALUE if milp else MODEL_BYTES_PER_GRID_VALUE
+    return int(d_model) * int(grid_values) * per_value + int(n) * int(n_features) * FIT_BYTES_PER_VALUE
+
 
 #: The share of the machine's physical memory one allocation privopt predicts may take.
 MEMORY_SHARE = 0.5

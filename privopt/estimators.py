@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 import pyomo.environ as pyo
 
 from ._lattice import check_grid_size, check_norm_square
-from ._limits import SCORING_MAX_POINTS
+from ._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from ._runtime import usable_cpus
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
@@ -97,6 +97,18 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
         return "permute_and_flip", f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s <= {budget:g} s"
     return "opdisc", (f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s > {budget:g} s "
                       "(or |W| above the enumeration limit); OPDisc solves one MILP instead")
+
+
+def _grid_values(grid) -> int:
+    """The fewest values a coordinate of W takes: 2B + 1 for the grid -B..B, else
+    the length of the grid (the shortest, for one grid per coordinate)."""
+    if isinstance(grid, (int, np.integer)):
+        return 2 * int(grid) + 1
+    try:
+        lengths = [len(g) for g in grid]
+    except TypeError:
+        return max(1, int(np.size(grid)))
+    return max(1, min(lengths, default=1))
 
 
 def _is_integral(X: np.ndarray) -> bool:
@@ -475,6 +487,33 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             f"a smaller epsilon (below {eps_max:.3g}: more noise breaks the loss's ties), or time_limit=None "
             f"(or above {RSPM_MEASURED_SECONDS:g} s) to try anyway.", "time_limit")
 
+    def _check_fit_memory(self, shape, mechanism: str, milp_solver: bool) -> None:
+        """Refuse, from n, d and W's grid alone (public), a fit whose model cannot
+        fit in memory (:func:`privopt._limits.halfspace_fit_bytes`, a lower
+        bound), before any feature, model or solver is built.  The MILP's size
+        counts for OPDisc, RSPM, a MILP solver, and ``"auto"`` on the default
+        ball (D = 2 with a grid holding +-1 has C(d, 4) supports of four unit
+        weights, far more than auto's rule lets it sample at the widths this
+        refuses: auto's fit is OPDisc's there); the model alone otherwise."""
+        n, p = shape
+        d_model = p + int(bool(self.fit_intercept))
+        if mechanism == "rspm":
+            grid_values, milp = 3, True
+        else:
+            grid, norm_bound = self._ball(p)
+            grid_values = _grid_values(grid)
+            default_ball = self.grid is None and norm_bound >= 2.0
+            milp = milp_solver or mechanism == "opdisc" or (mechanism == "auto" and default_ball)
+        need = halfspace_fit_bytes(n, p, d_model, grid_values, milp)
+        what = (f"the 0/1-loss model over {d_model:,} weights with {grid_values} grid values each"
+                f"{' and its MILP solve' if milp else ''} on {n:,} records")
+        per_feature = halfspace_fit_bytes(n, 1, 1, grid_values, milp)
+        fits = max(0, memory_budget() // per_feature - int(bool(self.fit_intercept)))
+        check_memory(need, "X", what, (
+            f"It needs at least {format_bytes(per_feature)} per feature, so about {fits:,} features fit here "
+            f"with this W: give fewer features (select or aggregate columns of X), or a smaller W (fewer grid "
+            "values: grid=1 gives 3 per weight)."))
+
     def _zero_one_model(self, Xd, y, res=None):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
         grid, norm_bound = self._ball(Xd.shape[1], res)
@@ -649,6 +688,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
         Xa, classes, y_pm = validate_fit(self, X, y)
+        self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         if mechanism == "rspm":
             self._check_time_limit()
             self._check_rspm_outlook(Xa, epsilon)    # before the discretizer is fitted or anything solved

@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
@@ -111,3 +112,81 @@ def test_a_healthy_pool_still_runs_and_is_left_usable(fork_pool):
         results, fatal = run_ordered(PoolExecutor(pool), _square, [(i,) for i in range(12)])
         assert results == [i * i for i in range(12)] and fatal is None
         assert pool.apply_async(_square, (7,)).get(timeout=30) == 49
+
+
+# --- 2. inputs too wide for this machine, refused from public sizes before any work ---------
+
+WIDE = 10**6
+
+
+@pytest.fixture
+def six_gib(monkeypatch):
+    """The issue's machine: 6 GiB for one fit, whatever this machine has."""
+    import privopt._limits as limits
+    import privopt.estimators as estimators
+
+    monkeypatch.setattr(limits, "memory_budget", lambda: 6 * 2**30)
+    monkeypatch.setattr(estimators, "memory_budget", lambda: 6 * 2**30)
+
+
+def _refused_quickly(fit):
+    """Run ``fit``; return its ParameterError, the seconds taken and the peak of new allocations."""
+    import tracemalloc
+
+    from privopt.exceptions import ParameterError
+
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(ParameterError) as info:
+            fit()
+        return info.value, time.monotonic() - start, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.timeout(60)
+def test_a_million_features_are_refused_by_the_estimator_before_any_model(six_gib):
+    """The issue's fit reached 8.6 GB in 10 minutes (the MILP's model, its clone and the solver's
+    copy, about 40 KiB per weight); now it is refused from n, d and W's grid before the features
+    are discretized: nothing but the checked copy of X (40 MB) is allocated."""
+    from privopt import PrivateHalfspaceClassifier
+
+    X, y = np.zeros((5, WIDE)), np.arange(5) % 2
+    err, seconds, peak = _refused_quickly(lambda: PrivateHalfspaceClassifier(bounds=(0, 1)).fit(X, y))
+    assert err.parameter == "X" and "1,000,001 weights" in str(err) and "fewer features" in str(err)
+    assert "features fit here" in str(err) and "grid=1" in str(err)
+    assert seconds < 20 and peak < 3 * X.nbytes
+
+
+@pytest.mark.timeout(60)
+def test_dpsgd_refuses_noise_that_cannot_fit_before_drawing_it(six_gib):
+    """DP-SGD draws the noise of every step at once (steps x d floats): 5,000 steps over a million
+    features is 37 GiB, refused before the accountant or the feature map runs."""
+    from privopt.baselines import DPSGDLogisticRegression
+
+    X, y = np.zeros((5, WIDE)), np.arange(5) % 2
+    err, seconds, peak = _refused_quickly(lambda: DPSGDLogisticRegression(bounds=(0, 1), epochs=1000).fit(X, y))
+    assert err.parameter == "X" and "1,000,000 features" in str(err) and "epochs" in str(err)
+    assert seconds < 20 and peak < 3 * X.nbytes
+
+
+def test_sizes_that_fit_today_are_not_refused(six_gib):
+    """Adult one-hot (30,000 records, 120 features) passes both checks at the issue's 6 GiB, and so
+    does DP-SGD's default schedule on the million-feature input (2.4 GB of noise: it fits, in
+    70 s, and is left to run), while the estimator's MILP on a million features does not."""
+    from privopt import PrivateHalfspaceClassifier
+    from privopt._limits import halfspace_fit_bytes
+    from privopt.baselines import DPSGDLogisticRegression
+
+    est = PrivateHalfspaceClassifier(bounds=(0, 1))
+    for mechanism in ("auto", "opdisc", "rspm", "permute_and_flip"):
+        est._check_fit_memory((30_000, 120), mechanism, milp_solver=False)
+    sgd = DPSGDLogisticRegression(bounds=(0, 1))
+    params = sgd._check_params()
+    sgd._check_work_memory(30_000, 120, True, params)
+    sgd._check_work_memory(5, WIDE, True, params)
+    assert 2.4e9 < sgd._work_bytes(5, WIDE + 1, params) < 2.6e9      # 300 steps x 10^6 weights x 8 B
+    # the model alone (private selection) is 8 times smaller than the MILP fit: 1 KiB and 8 KiB a value
+    assert halfspace_fit_bytes(5, 10, 11, 5, milp=True) == 11 * 5 * 8192 + 5 * 10 * 24
+    assert halfspace_fit_bytes(5, 10, 11, 5, milp=False) == 11 * 5 * 1024 + 5 * 10 * 24

@@ -55,6 +55,7 @@ require("sklearn")
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
+from .._limits import FIT_BYTES_PER_VALUE, check_memory
 from .._random import check_random_state
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (
@@ -155,9 +156,24 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     def _check_params(self):  # pragma: no cover - overridden
         return {}
 
-    def _prepare(self, X, y, bounds, data_norm, fit_intercept):
+    def _work_bytes(self, n: int, d_z: int, params) -> int:
+        """Bytes the fit will hold, from public sizes: the n x ``d_z`` float
+        arrays of the feature map (:data:`privopt._limits.FIT_BYTES_PER_VALUE`).
+        A subclass that draws more (DP-SGD's noise for every step) adds its own."""
+        return int(n) * int(d_z) * FIT_BYTES_PER_VALUE
+
+    def _check_work_memory(self, n: int, d: int, fit_intercept: bool, params) -> None:
+        """Refuse, before the features are mapped, a fit predicted not to fit in memory."""
+        d_z = d + int(bool(fit_intercept))
+        check_memory(self._work_bytes(n, d_z, params), "X",
+                     f"{type(self).__name__}'s fit on {n:,} records of {d:,} features", (
+                         "Give fewer features (select or aggregate columns of X), or, for DP-SGD, fewer steps "
+                         "(fewer epochs, a larger batch_size)."))
+
+    def _prepare(self, X, y, bounds, data_norm, fit_intercept, params=None):
         X, classes, y_pm = validate_fit(self, X, y)
         d = X.shape[1]
+        self._check_work_memory(X.shape[0], d, fit_intercept, params)
         if bounds is None:
             warnings.warn(
                 "bounds were not given, so each feature's range is taken from the private "
@@ -181,7 +197,7 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         read; ``X`` and ``y`` are copied, never modified."""
         eps, delta, fit_intercept, data_norm, bounds, rng = self._check_common()
         params = self._check_params()
-        fmap, Z, classes, y_pm = self._prepare(X, y, bounds, data_norm, fit_intercept)
+        fmap, Z, classes, y_pm = self._prepare(X, y, bounds, data_norm, fit_intercept, params)
         # privopt's relation for every mechanism; a subclass that offers
         # another (DP-SGD's neighbouring="add_remove") overrides it.
         self.neighbouring_ = "replace_one"

@@ -201,6 +201,15 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
             steps = p["epochs"] * int(math.ceil(n / p["batch_size"]))
         return q, steps
 
+    def _work_bytes(self, n, d_z, p):
+        """The feature map's arrays and the noise of every step (``steps`` x ``d_z``
+        floats, drawn at once in :meth:`_fit_private`)."""
+        try:
+            _, steps = self._schedule(n if p["n_samples"] is None else p["n_samples"], dict(p))
+        except ParameterError:      # refused with its own message in _fit_private
+            steps = 0
+        return super()._work_bytes(n, d_z, p) + 8 * steps * int(d_z)
+
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
         if p["sampling"] == "shuffle" and p["n_samples"] not in (None, n):
