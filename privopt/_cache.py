@@ -13,6 +13,14 @@ Where: ``$PRIVOPT_CACHE_DIR`` when set, else the user cache directory of
 on macOS, ``%LOCALAPPDATA%\\privopt\\Cache`` on Windows) when it is installed,
 else ``~/.cache/privopt``.  Deleting the directory is always safe.  A cache
 that cannot be read or written is skipped silently: it never fails a fit.
+
+The cache is never trusted.  Anyone who can write the directory (a shared
+``$PRIVOPT_CACHE_DIR``, a cache copied between CI runs or containers) can
+plant values in it, so a value is used only through
+:meth:`JsonCache.get_verified`, with a check that recomputes the claim it
+stands for (for a noise scale: the privacy it gives); a value that fails is
+discarded with a :class:`~privopt.exceptions.CacheRejectedWarning` naming the
+file, and the caller computes and overwrites it.
 numba's compiled kernels have their own cache (see :mod:`privopt._numba`).
 """
 
@@ -23,6 +31,10 @@ import math
 import os
 import tempfile
 import threading
+import warnings
+from collections.abc import Callable
+
+from .exceptions import CacheRejectedWarning
 
 __all__ = ["CACHE_DIR_ENV", "cache_dir", "JsonCache"]
 
@@ -76,6 +88,30 @@ class JsonCache:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return None
         return float(value)
+
+    def get_verified(self, key: str, check: Callable[[float], bool], what: str = "value") -> float | None:
+        """The value under ``key`` if ``check(value)`` holds, else None.  A
+        value present but failing its check (or making it raise
+        ``ValueError`` / ``ArithmeticError``) is never returned: a
+        :class:`~privopt.exceptions.CacheRejectedWarning` names ``what`` and
+        the file, and the caller recomputes the value and overwrites it with
+        :meth:`put`."""
+        value = self.get(key)
+        if value is None:
+            return None
+        try:
+            holds = bool(check(value))
+        except (ValueError, ArithmeticError):
+            holds = False
+        if holds:
+            return value
+        warnings.warn(
+            f"privopt's cache file {self.path} holds {what} = {value!r}, which fails its check "
+            "(a forward computation of the privacy it claims): it was discarded, is recomputed and "
+            "will be overwritten. Someone or something wrote that file; if the cache folder is "
+            f"shared, check who can write it (it is ${CACHE_DIR_ENV} or the user cache folder).",
+            CacheRejectedWarning, stacklevel=3)
+        return None
 
     def put(self, key: str, value: float) -> bool:
         """Store ``value`` under ``key``; False (and nothing raised) when the cache cannot be written."""

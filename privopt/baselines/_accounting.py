@@ -80,6 +80,7 @@ __all__ = [
     "DPSGD_NEIGHBOURING",
     "dpsgd_dp_event",
     "dpsgd_epsilon",
+    "dpsgd_one_step_delta",
     "pld_discretization_interval",
     "dpsgd_calibrate_noise_multiplier",
     "noisy_sgd_sigma",
@@ -90,6 +91,7 @@ __all__ = [
     "allocation_add_remove_pld",
     "noisy_sgd_allocation_delta",
     "noisy_sgd_allocation_epsilon",
+    "noisy_sgd_allocation_epsilon_spent",
     "noisy_sgd_allocation_sigma",
     "noisy_sgd_allocation_steps",
     "noisy_sgd_allocation_step_size",
@@ -134,14 +136,20 @@ def _code_fingerprint() -> str:
     return h.hexdigest()[:24]
 
 
-def _disk_cached(check=None):
+def _disk_cached(check):
     """Decorator: keep the float results of a function of public parameters in
     privopt's on-disk cache, keyed by the function's name, all its arguments
-    (defaults filled in) and :func:`_code_fingerprint`.  ``check(value, *args)``,
-    when given, re-verifies a value read from the cache (a cheap evaluation of
-    the privacy claim); a value that fails it is computed again, so a damaged
-    cache cannot give a less private result.  The undecorated function is
-    ``__wrapped__``."""
+    (defaults filled in) and :func:`_code_fingerprint`.
+
+    The cache is never trusted: anyone who can write its folder can plant a
+    value.  ``check(value, *args)`` is required and re-verifies a value read
+    back by a forward computation of the privacy claim it stands for (e.g. the
+    delta a cached noise multiplier gives at the target epsilon); a value that
+    fails it, or is not positive, is discarded with a
+    :class:`~privopt.exceptions.CacheRejectedWarning` naming the file
+    (:meth:`~privopt._cache.JsonCache.get_verified`), computed again and
+    overwritten, so a planted value is never used.  The undecorated function
+    is ``__wrapped__``."""
     def decorate(func):
         signature = inspect.signature(func)
 
@@ -154,8 +162,9 @@ def _disk_cached(check=None):
                 key = json.dumps([func.__name__, _code_fingerprint(), *values])
             except (TypeError, ValueError):  # an argument JSON cannot hold: no caching
                 return func(*args, **kwargs)
-            cached = _DISK_CACHE.get(key)
-            if cached is not None and (check is None or check(cached, *values)):
+            what = f"{func.__name__}{values}"
+            cached = _DISK_CACHE.get_verified(key, lambda v: v > 0 and check(v, *values), what)
+            if cached is not None:
                 return cached
             value = func(*args, **kwargs)
             _DISK_CACHE.put(key, float(value))
@@ -420,9 +429,80 @@ def dpsgd_epsilon(noise_multiplier: float, sampling_probability: float, steps: i
     return float(acc.get_epsilon(delta))
 
 
+def dpsgd_one_step_delta(noise_multiplier: float, sampling_probability: float, epsilon: float,
+                         neighbouring: str = "replace_one") -> float:
+    r"""The exact delta at ``epsilon`` of ONE step of DP-SGD as
+    :func:`dpsgd_dp_event` accounts it (``sampling_probability`` = 1 for a
+    step without subsampling, i.e. ``sampling="shuffle"``): the hockey-stick
+    divergence ``sup_S P(S) - e^eps Q(S)`` of the pair of the
+    accountant, in units of the clip norm and with ``z`` the noise
+    multiplier, ``P = (1 - q) N(0, z^2) + q N(1, z^2)`` against
+    ``Q = (1 - q) N(0, z^2) + q N(-1, z^2)`` (replace-one) or ``Q = N(0, z^2)``
+    (add/remove, the remove direction).
+
+    The likelihood ratio ``p/q`` increases in x (divide both densities by
+    N(0, z^2)'s: ``(1 - q + q e^{(2x-1)/(2z^2)}) / (1 - q + q e^{(2bx-b^2)/(2z^2)})``,
+    b = -1 or 0), so the supremum is at ``S = {x > x0}``, ``p(x0) = e^eps q(x0)``:
+    ``delta = P(X > x0) - e^eps Q(X > x0)``.  E.g. q = 1, replace-one: the
+    Gaussian mechanism of sensitivity 2, ``Phi(1/z - eps z/2) - e^eps Phi(-1/z - eps z/2)``
+    [BW18, Theorem 8].
+
+    The whole run releases this step's output among others, so its delta at
+    epsilon is at least this one (the accountant's, being an upper bound, too):
+    a lower bound that costs microseconds at any z, where the PLD accountant
+    needs memory in proportion to 1/z (gigabytes at z = 0.03).  Above
+    epsilon = 700 (e^eps overflows) it returns 0, a trivial lower bound.
+    """
+    from scipy import optimize, special
+
+    z, q, eps = float(noise_multiplier), float(sampling_probability), float(epsilon)
+    if not (z > 0 and 0 < q <= 1 and eps >= 0):
+        raise ValueError("need noise_multiplier > 0, 0 < sampling_probability <= 1, epsilon >= 0")
+    if eps > 700.0:
+        return 0.0
+    b = -1.0 if neighbouring == "replace_one" else 0.0
+    if neighbouring not in DPSGD_NEIGHBOURING:
+        raise ValueError(f"unknown neighbouring relation {neighbouring!r}")
+    log_q = math.log(q)
+    log_1q = math.log1p(-q) if q < 1.0 else -math.inf
+    z = max(z, 1e-150)  # z^2 stays a normal float; more noise only lowers delta, so still a lower bound
+    two_z2 = 2.0 * z * z
+
+    def log_ratio_minus_eps(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            num = np.logaddexp(log_1q, log_q + (2.0 * x - 1.0) / two_z2)
+            den = np.logaddexp(log_1q, log_q + (2.0 * b * x - b * b) / two_z2)
+            diff = float(num - den)
+        if math.isnan(diff):  # both terms infinite: the larger exponent decides
+            diff = math.copysign(math.inf, (2.0 * x - 1.0) - (2.0 * b * x - b * b))
+        return diff - eps
+
+    lo, hi = -1.0, 1.0
+    while log_ratio_minus_eps(lo) > 0 and lo > -1e300:
+        lo *= 2.0
+    while log_ratio_minus_eps(hi) < 0 and hi < 1e300:
+        hi *= 2.0
+    x0 = float(optimize.brentq(log_ratio_minus_eps, lo, hi, xtol=1e-12 * max(1.0, z * z))) \
+        if log_ratio_minus_eps(lo) < 0 < log_ratio_minus_eps(hi) else hi
+
+    def tail(shift):  # P(N(shift, z^2) > x0)
+        return float(special.ndtr((shift - x0) / z))
+
+    p_s = (1.0 - q) * tail(0.0) + q * tail(1.0)
+    q_s = (1.0 - q) * tail(0.0) + q * tail(b)
+    return max(0.0, p_s - math.exp(eps) * q_s)
+
+
 def _dpsgd_calibration_holds(z, epsilon, delta, sampling_probability, steps, sampling, epochs,
                               neighbouring) -> bool:
-    """Whether noise multiplier z meets epsilon (a value read from the disk cache is re-checked)."""
+    """Whether noise multiplier z meets epsilon (a value read from the disk
+    cache is re-checked).  :func:`dpsgd_one_step_delta` screens it first: a
+    value whose single step already exceeds delta (a planted z 1000 times too
+    small) is refused without running the PLD accountant, which would need
+    gigabytes at such a z."""
+    one_step_q = sampling_probability if sampling == "poisson" else 1.0
+    if dpsgd_one_step_delta(z, one_step_q, epsilon, neighbouring) > delta * (1.0 + 1e-6):
+        return False
     return dpsgd_epsilon(z, sampling_probability, steps, delta, sampling, epochs, neighbouring,
                          pld_discretization_interval(epsilon)) <= epsilon
 
@@ -493,12 +573,31 @@ def noisy_sgd_sigma(epsilon: float, delta: float, n: int, n_seen: int,
 
     No amplification by iteration or per-step subsampling is claimed (see the
     estimator's docstring for why this differs from [AMU20], Theorem 6).
+
+    The analytic Gaussian scale and its inverse are numerical (bisections
+    in ``dp_accounting``): their round trip can put :func:`noisy_sgd_epsilon`
+    a few 1e-12 (relative) above epsilon, so sigma is then raised by
+    relative steps of 1e-12 until the forward accounting meets epsilon
+    (:func:`_nudged_up`), as DP-SGD's calibration is.
     """
     q = n_seen / n
     eps0, delta0 = deamplify_by_subsampling(epsilon, delta, q)
     if delta0 >= 1.0:
         delta0 = 1.0 - 1e-12
-    return 2.0 * lipschitz * analytic_gaussian_sigma(eps0, delta0)
+    sigma = 2.0 * lipschitz * analytic_gaussian_sigma(eps0, delta0)
+    return _nudged_up(sigma, lambda s: noisy_sgd_epsilon(s, delta, n, n_seen, lipschitz) <= epsilon)
+
+
+def _nudged_up(sigma: float, meets, step: float = 1e-12, tries: int = 200) -> float:
+    """``sigma`` times the smallest ``(1 + step)^k``, k < ``tries``, for which
+    ``meets`` holds; ``sigma`` itself when none does (the release check of
+    the estimators then refuses the fit, naming the epsilon spent)."""
+    s = sigma
+    for _ in range(tries):
+        if meets(s):
+            return s
+        s *= 1.0 + step
+    return sigma
 
 
 def noisy_sgd_epsilon(sigma: float, delta: float, n: int, n_seen: int,
@@ -625,7 +724,24 @@ def noisy_sgd_allocation_delta(noise_multiplier: float, steps: int, epsilon: flo
     return min(1.0, local, grouped)
 
 
-@_disk_cached()
+#: The relative rounding of :func:`noisy_sgd_allocation_epsilon`'s bisection.
+ALLOCATION_EPSILON_RTOL = 1e-4
+
+
+def _allocation_epsilon_holds(value, noise_multiplier, steps, delta) -> bool:
+    """Whether ``value`` is what :func:`noisy_sgd_allocation_epsilon` computes,
+    to its rounding (a value read from the disk cache is re-checked): a valid
+    claim (``delta_RO(value) <= delta``) and not looser than the bisection
+    leaves it (``delta_RO`` exceeds delta a relative 2e-4 lower, below the
+    bisection's last infeasible point).  Both evaluations reuse the PLD of
+    (z, t) the fit computes anyway (``allocation_add_remove_pld`` is memoized)."""
+    if noisy_sgd_allocation_delta(noise_multiplier, steps, value) > delta:
+        return False
+    return noisy_sgd_allocation_delta(noise_multiplier, steps,
+                                      value * (1.0 - 2.0 * ALLOCATION_EPSILON_RTOL)) > delta
+
+
+@_disk_cached(check=_allocation_epsilon_holds)
 def noisy_sgd_allocation_epsilon(noise_multiplier: float, steps: int, delta: float) -> float:
     """The smallest epsilon (to a relative 1e-4, rounded up) at which
     :func:`noisy_sgd_allocation_delta` is <= ``delta``: bisection on epsilon
@@ -638,7 +754,7 @@ def noisy_sgd_allocation_epsilon(noise_multiplier: float, steps: int, delta: flo
         lo, hi = hi, 2.0 * hi
         if hi > 1e4:  # pragma: no cover - no finite epsilon
             return math.inf
-    while hi - lo > 1e-4 * hi:
+    while hi - lo > ALLOCATION_EPSILON_RTOL * hi:
         mid = 0.5 * (lo + hi)
         if noisy_sgd_allocation_delta(noise_multiplier, steps, mid) > delta:
             lo = mid
@@ -647,16 +763,50 @@ def noisy_sgd_allocation_epsilon(noise_multiplier: float, steps: int, delta: flo
     return hi
 
 
-@functools.lru_cache(maxsize=512)
-@_disk_cached()
-def _allocation_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
+def noisy_sgd_allocation_epsilon_spent(noise_multiplier: float, steps: int, epsilon: float,
+                                       delta: float) -> float:
+    """``epsilon_spent_`` of the one-pass noisy SGD calibrated to (epsilon,
+    delta): :func:`noisy_sgd_allocation_epsilon`, or ``epsilon`` itself when
+    that is smaller and ``delta_RO(epsilon) <= delta`` holds (the claim the
+    calibration verified).  The bisection rounds up by up to a relative 1e-4,
+    which put the value above epsilon (0.300003 at epsilon = 0.3, t = 1);
+    both are valid claims and the smaller is reported."""
+    spent = noisy_sgd_allocation_epsilon(noise_multiplier, steps, delta)
+    if spent > epsilon and noisy_sgd_allocation_delta(noise_multiplier, steps, epsilon) <= delta:
+        return float(epsilon)
+    return float(spent)
+
+
+def _allocation_multiplier_upper_end(epsilon: float, delta: float) -> float:
+    """``2 sigma_G(epsilon, delta)`` [BW18], a hair up: the noise multiplier
+    of bound 2 of :func:`noisy_sgd_allocation_delta` alone, feasible at every
+    t, where the calibration's bisection starts."""
     dp_accounting = require("dp_accounting")
 
+    return 2.0 * float(dp_accounting.get_sigma_gaussian(epsilon, delta)) * (1.0 + 1e-9)
+
+
+def _allocation_multiplier_holds(z, epsilon, delta, steps) -> bool:
+    """Whether noise multiplier z meets (epsilon, delta) with t = ``steps``
+    (the calibration's own test; a value read from the disk cache is
+    re-checked) and is at most the calibration's upper end (a relative 1e-4
+    over :func:`_allocation_multiplier_upper_end`): a planted huge z would
+    otherwise be accepted as "private" and overflow the fit.  Below
+    ``ALLOCATION_MIN_NOISE_MULTIPLIER`` only the closed form of [BW18] is
+    evaluated, so a planted tiny z costs microseconds."""
+    if z > _allocation_multiplier_upper_end(epsilon, delta) * (1.0 + 1e-4):
+        return False
+    return noisy_sgd_allocation_delta(z, steps, epsilon) <= delta
+
+
+@functools.lru_cache(maxsize=512)
+@_disk_cached(check=_allocation_multiplier_holds)
+def _allocation_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
     def ok(z):
         return noisy_sgd_allocation_delta(z, steps, epsilon) <= delta
 
     # bound 2 alone (no amplification) is met exactly at 2 sigma_G(eps, delta): an upper end
-    hi = 2.0 * float(dp_accounting.get_sigma_gaussian(epsilon, delta)) * (1.0 + 1e-9)
+    hi = _allocation_multiplier_upper_end(epsilon, delta)
     while not ok(hi):  # pragma: no cover - rounding of get_sigma_gaussian
         hi *= 1.0 + 1e-6
     lo = hi

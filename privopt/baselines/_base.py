@@ -66,9 +66,9 @@ from .._validation import (
     warn_clipped,
 )
 from .._validation import check_bounds as _check_bounds
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import AccountingError, PrivacyLeakWarning
 
-__all__ = ["PrivateLinearClassifier", "FeatureMap", "check_bool", "check_bounds"]
+__all__ = ["PrivateLinearClassifier", "FeatureMap", "check_bool", "check_bounds", "check_release"]
 
 
 def check_bounds(bounds, n_features: int | None = None, feature_names=None):
@@ -128,6 +128,25 @@ class FeatureMap:
         return coef, intercept
 
 
+def check_release(epsilon_spent, delta_spent, epsilon: float, delta: float, estimator: str) -> None:
+    """Refuse a release whose own accounting does not cover it: raise
+    :class:`~privopt.exceptions.AccountingError` unless ``epsilon_spent`` and
+    ``delta_spent`` are finite numbers at most the requested ``epsilon`` and
+    ``delta`` (no tolerance: the calibrations round up, so a clean fit meets
+    them exactly).  ``None`` (an estimator that did not account) is refused
+    too.  Every baseline's ``fit`` calls it after its mechanism ran and before
+    anything of the run is exposed, so no accounting bug, and no planted cache
+    value that slipped past its check, can release."""
+    for name, spent, asked in (("epsilon_spent_", epsilon_spent, epsilon), ("delta spent", delta_spent, delta)):
+        value = math.nan if spent is None else float(spent)
+        if not math.isfinite(value) or value > asked:
+            raise AccountingError(
+                f"{estimator}: nothing was released, because the run's own accounting gives "
+                f"{name} = {value!r}, {'not a finite number' if not math.isfinite(value) else 'above'} the "
+                f"requested {asked!r} (epsilon={epsilon!r}, delta={delta!r}). This is a fault of privopt's "
+                "accounting, or of a tampered accounting cache (privopt's cache folder); please report it.")
+
+
 class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Base of the private baselines: a linear classifier on the public
     feature map, with ``epsilon``, ``delta``, ``random_state``, ``bounds``,
@@ -137,7 +156,10 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     hyperparameters, raising before any data is touched, and return them)
     and ``_fit_private(Z, y_pm, rng, epsilon, delta, params)`` returning the
     weight vector on z; they set their privacy attributes there, after the
-    last point where they can fail.
+    last point where they can fail: ``epsilon_spent_`` and the delta spent
+    (``delta_spent_``, else ``delta_``).  ``fit`` releases only if these are
+    within the request (:func:`check_release`); a refused fit leaves the
+    estimator exactly as it was before the call.
     """
 
     #: Whether ``delta = 0`` is allowed (pure-DP mechanisms).
@@ -197,11 +219,20 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         read; ``X`` and ``y`` are copied, never modified."""
         eps, delta, fit_intercept, data_norm, bounds, rng = self._check_common()
         params = self._check_params()
+        before = dict(vars(self))
         fmap, Z, classes, y_pm = self._prepare(X, y, bounds, data_norm, fit_intercept, params)
         # privopt's relation for every mechanism; a subclass that offers
         # another (DP-SGD's neighbouring="add_remove") overrides it.
         self.neighbouring_ = "replace_one"
         w = self._fit_private(Z, y_pm, rng, eps, delta, params)
+        try:
+            check_release(getattr(self, "epsilon_spent_", None),
+                          getattr(self, "delta_spent_", getattr(self, "delta_", None)),
+                          eps, delta, type(self).__name__)
+        except AccountingError:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
         self._feature_map = fmap
         self._bounds_declared = bounds is not None
         self.classes_ = classes

@@ -210,6 +210,18 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
             steps = 0
         return super()._work_bytes(n, d_z, p) + 8 * steps * int(d_z)
 
+    @staticmethod
+    def _refuse_if_one_step_exceeds(z, q, eps, delta, sampling, rel):
+        """A given noise multiplier whose single step already spends more than
+        delta at epsilon (:func:`~privopt.baselines._accounting.dpsgd_one_step_delta`)
+        is refused before the PLD accountant runs: at such a z it would need
+        gigabytes of memory to reach the same answer."""
+        one_step = acc.dpsgd_one_step_delta(z, q if sampling == "poisson" else 1.0, eps, rel)
+        if one_step > delta:
+            raise ParameterError(
+                f"noise_multiplier={z}: a single step already gives delta={one_step:.3g} > delta={delta} "
+                f"at epsilon={eps}; raise it or leave it None to calibrate.", "noise_multiplier")
+
     def _fit_private(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
         if p["sampling"] == "shuffle" and p["n_samples"] not in (None, n):
@@ -224,6 +236,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
             z = acc.dpsgd_calibrate_noise_multiplier(eps, delta, q, steps, sampling, epochs, rel)
         else:
             z = p["noise_multiplier"]
+            self._refuse_if_one_step_exceeds(z, q, eps, delta, sampling, rel)
         spent = acc.dpsgd_epsilon(z, q, steps, delta, sampling, epochs, rel,
                                   acc.pld_discretization_interval(eps))
         if spent > eps:

@@ -230,7 +230,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         self.batch_size_ = n / t
         self.sampling_fraction_ = None
         self.base_epsilon_, self.base_delta_ = None, None
-        self.epsilon_spent_ = float(acc.noisy_sgd_allocation_epsilon(sigma / L, t, delta))
+        self.epsilon_spent_ = acc.noisy_sgd_allocation_epsilon_spent(sigma / L, t, eps, delta)
         self.delta_ = float(delta)
         return w_sum / t
 

@@ -1,0 +1,336 @@
+"""The accounting cache is never trusted, and no baseline releases a fit whose
+accounting exceeds the request (privopt/_cache.py, privopt/baselines/_accounting.py,
+privopt/baselines/_base.py).
+
+Anyone who can write privopt's cache folder (a shared ``PRIVOPT_CACHE_DIR``, a
+copied CI or container cache) can plant values in ``accounting.json``.  Every
+value read back is checked by a forward computation of the privacy claim; one
+that fails is discarded with a warning naming the file, recomputed, and its
+entry overwritten.  Independently, every baseline's ``fit`` refuses to release
+when ``epsilon_spent_`` (or the delta spent) is above the request or not finite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from privopt import _cache
+from privopt.baselines import (
+    DPAGDLogisticRegression,
+    DPSGDLogisticRegression,
+    NoisySGDClassifier,
+    ObjectivePerturbationLogisticRegression,
+)
+from privopt.baselines import _accounting as acc
+from privopt.baselines import dpagd, dpsgd, noisy_sgd
+from privopt.baselines._base import check_release
+from privopt.exceptions import AccountingError, CacheRejectedWarning, ParameterError
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("dp_accounting") is None or importlib.util.find_spec("PLD_accounting") is None,
+    reason="dp_accounting / PLD_accounting (the 'learn' extra) are not installed")
+
+EPS, DELTA = 2.0, 1e-3
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """An empty cache folder of this test's own, and no value kept in this process."""
+    path = tmp_path / "privopt-cache"
+    monkeypatch.setenv(_cache.CACHE_DIR_ENV, str(path))
+    _clear_memory()
+    yield path
+    _clear_memory()
+
+
+def _clear_memory():
+    acc._allocation_noise_multiplier.cache_clear()
+    acc.dpsgd_calibrate_noise_multiplier.cache_clear()
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(n, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    return X, y
+
+
+def _noisy_sgd():
+    return NoisySGDClassifier(epsilon=EPS, delta=DELTA, batch_size=20, bounds=(0.0, 1.0), random_state=0)
+
+
+def _dpsgd():
+    return DPSGDLogisticRegression(epsilon=EPS, delta=DELTA, batch_size=30, epochs=1, sampling="shuffle",
+                                   bounds=(0.0, 1.0), random_state=0)
+
+
+def _entries(path):
+    with open(path / "accounting.json") as fh:
+        return json.load(fh)
+
+
+def _plant(path, function, factor):
+    """Multiply the cached value of ``function`` by ``factor`` in the file; the key it was under."""
+    data = _entries(path)
+    (key,) = [k for k in data if json.loads(k)[0] == function]
+    data[key] *= factor
+    with open(path / "accounting.json", "w") as fh:
+        json.dump(data, fh)
+    _clear_memory()
+    return key
+
+
+def _fit_recording(est):
+    X, y = _data()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return est, [w for w in caught if issubclass(w.category, CacheRejectedWarning)]
+
+
+def _assert_rejected_once(caught, path, function):
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    message = str(caught[0].message)
+    assert str(path / "accounting.json") in message and function in message
+
+
+# ---------------------------------------------------------------------------
+# planted values are re-checked, recomputed and overwritten
+# ---------------------------------------------------------------------------
+def test_noisy_sgd_multiplier_planted_1000x_too_small_is_recomputed(cache_dir):
+    clean, caught = _fit_recording(_noisy_sgd())
+    assert not caught
+    genuine = _entries(cache_dir)
+    key = _plant(cache_dir, "_allocation_noise_multiplier", 1e-3)
+    est, caught = _fit_recording(_noisy_sgd())
+    assert est.noise_std_ == clean.noise_std_          # not 1000 times smaller
+    assert est.epsilon_spent_ == clean.epsilon_spent_ <= EPS
+    np.testing.assert_array_equal(est.coef_, clean.coef_)
+    _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
+    assert _entries(cache_dir)[key] == genuine[key]    # the entry is overwritten
+
+
+@pytest.mark.parametrize("factor", [1e-3, 10.0])
+def test_noisy_sgd_epsilon_planted_wrong_is_recomputed(cache_dir, factor):
+    """The reported epsilon: an understatement (a false claim) and an
+    overstatement (a claim the run does not need) are both recomputed."""
+    clean, _ = _fit_recording(_noisy_sgd())
+    genuine = _entries(cache_dir)
+    key = _plant(cache_dir, "noisy_sgd_allocation_epsilon", factor)
+    est, caught = _fit_recording(_noisy_sgd())
+    assert est.epsilon_spent_ == clean.epsilon_spent_
+    _assert_rejected_once(caught, cache_dir, "noisy_sgd_allocation_epsilon")
+    assert _entries(cache_dir)[key] == genuine[key]
+
+
+def test_dpsgd_multiplier_planted_1000x_too_small_is_recomputed(cache_dir):
+    clean, caught = _fit_recording(_dpsgd())
+    assert not caught
+    genuine = _entries(cache_dir)
+    key = _plant(cache_dir, "dpsgd_calibrate_noise_multiplier", 1e-3)
+    est, caught = _fit_recording(_dpsgd())
+    assert est.noise_multiplier_ == clean.noise_multiplier_
+    assert est.epsilon_spent_ == clean.epsilon_spent_ <= EPS
+    np.testing.assert_array_equal(est.coef_, clean.coef_)
+    _assert_rejected_once(caught, cache_dir, "dpsgd_calibrate_noise_multiplier")
+    assert _entries(cache_dir)[key] == genuine[key]
+
+
+@pytest.mark.parametrize("planted", [0.0, -1.0, 1e-300])
+def test_a_planted_zero_negative_or_tiny_multiplier_is_recomputed(cache_dir, planted):
+    clean, _ = _fit_recording(_noisy_sgd())
+    data = _entries(cache_dir)
+    (key,) = [k for k in data if json.loads(k)[0] == "_allocation_noise_multiplier"]
+    data[key] = planted
+    (cache_dir / "accounting.json").write_text(json.dumps(data))
+    _clear_memory()
+    est, caught = _fit_recording(_noisy_sgd())
+    assert est.noise_std_ == clean.noise_std_
+    _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
+
+
+def test_a_clean_cache_is_read_without_warning_and_gives_the_same_fit(cache_dir):
+    first, _ = _fit_recording(_noisy_sgd())
+    _clear_memory()
+    second, caught = _fit_recording(_noisy_sgd())
+    assert not caught
+    assert (second.noise_std_, second.epsilon_spent_) == (first.noise_std_, first.epsilon_spent_)
+    np.testing.assert_array_equal(second.coef_, first.coef_)
+
+
+def test_json_cache_get_verified_discards_a_value_that_fails_its_check(cache_dir):
+    c = _cache.JsonCache("t")
+    assert c.put("k", 2.0)
+    assert c.get_verified("k", lambda v: v > 1.0) == 2.0
+    with pytest.warns(CacheRejectedWarning, match="t.json"):
+        assert c.get_verified("k", lambda v: v > 3.0) is None
+    assert c.get_verified("absent", lambda v: True) is None
+
+
+# ---------------------------------------------------------------------------
+# no release above the request, whatever the accounting says
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("spent, delta_spent", [
+    (2.0 + 1e-12, DELTA), (math.inf, DELTA), (math.nan, DELTA), (-math.inf, DELTA),
+    (1.0, DELTA * 1.001), (1.0, math.inf), (1.0, math.nan), (None, DELTA), (1.0, None)])
+def test_check_release_refuses_more_than_requested_or_not_finite(spent, delta_spent):
+    with pytest.raises(AccountingError, match="Est"):
+        check_release(spent, delta_spent, EPS, DELTA, "Est")
+
+
+@pytest.mark.parametrize("spent, delta_spent", [(EPS, DELTA), (0.5, 0.0), (0.0, DELTA / 2)])
+def test_check_release_accepts_what_was_requested(spent, delta_spent):
+    check_release(spent, delta_spent, EPS, DELTA, "Est")
+
+
+def test_noisy_sgd_with_only_the_multiplier_wrong_is_not_released(cache_dir, monkeypatch):
+    """A planted multiplier that slipped through (here: the calibration itself
+    returns it, as a future accounting bug would) gives epsilon_spent_ = inf;
+    the fit is refused and nothing of it is left on the estimator."""
+    real = acc.noisy_sgd_allocation_sigma
+    monkeypatch.setattr(noisy_sgd.acc, "noisy_sgd_allocation_sigma", lambda *a, **k: real(*a, **k) / 1000)
+    X, y = _data()
+    est = _noisy_sgd()
+    with pytest.raises(AccountingError, match=r"epsilon_spent_.*inf"):
+        est.fit(X, y)
+    assert not hasattr(est, "noise_std_") and not hasattr(est, "epsilon_spent_")
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+
+
+def test_a_refused_refit_leaves_the_previous_fit_untouched(cache_dir, monkeypatch):
+    X, y = _data()
+    est = _noisy_sgd().fit(X, y)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(est).items()}
+    real = acc.noisy_sgd_allocation_sigma
+    monkeypatch.setattr(noisy_sgd.acc, "noisy_sgd_allocation_sigma", lambda *a, **k: real(*a, **k) / 1000)
+    with pytest.raises(AccountingError):
+        est.fit(X[::-1], y[::-1])
+    assert vars(est).keys() == before.keys()
+    for k, v in before.items():
+        np.testing.assert_array_equal(getattr(est, k), v)
+
+
+def test_dpsgd_with_an_accountant_answering_nan_is_not_released(monkeypatch):
+    monkeypatch.setattr(dpsgd.acc, "dpsgd_epsilon", lambda *a, **k: math.nan)
+    monkeypatch.setattr(dpsgd.acc, "dpsgd_calibrate_noise_multiplier", lambda *a, **k: 1.0)
+    X, y = _data()
+    with pytest.raises(AccountingError, match="DPSGDLogisticRegression"):
+        _dpsgd().fit(X, y)
+
+
+def test_dpagd_with_a_budget_too_large_is_not_released(monkeypatch):
+    """A bug that gives DP-AGD twice its zCDP budget: the honest conversion of
+    what it charged is above epsilon, and the fit is refused."""
+    real = acc.zcdp_rho_from_dp
+    monkeypatch.setattr(dpagd.acc, "zcdp_rho_from_dp", lambda eps, delta: 2 * real(eps, delta))
+    X, y = _data()
+    with pytest.raises(AccountingError, match="DPAGDLogisticRegression"):
+        DPAGDLogisticRegression(epsilon=EPS, delta=DELTA, bounds=(0.0, 1.0), random_state=0).fit(X, y)
+
+
+def test_perturbation_still_releases():
+    X, y = _data()
+    est = ObjectivePerturbationLogisticRegression(epsilon=EPS, bounds=(0.0, 1.0), random_state=0).fit(X, y)
+    assert est.epsilon_spent_ == EPS and est.delta_spent_ == 0.0
+
+
+# ---------------------------------------------------------------------------
+# clean fits report at most what was requested (so the check above never refuses them)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("eps, delta, n", [(0.01, 1e-5, 10), (0.01, 1e-3, 101), (0.01, 1e-5, 398)])
+def test_amu_noise_meets_its_epsilon_exactly(eps, delta, n):
+    """The analytic-Gaussian round trip overshot epsilon by about 1e-12
+    relative at these inputs; the calibration is nudged up until the forward
+    accounting meets it."""
+    m = math.ceil(n / 2)
+    sigma = acc.noisy_sgd_sigma(eps, delta, n, m)
+    assert acc.noisy_sgd_epsilon(sigma, delta, n, m) <= eps
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0])
+def test_allocation_fit_reports_at_most_its_epsilon(cache_dir, eps):
+    """One step (t = 1): the epsilon bisection rounds up by up to 1e-4
+    relative and reported 0.300003 at epsilon = 0.3."""
+    X, y = _data(n=40)
+    est = NoisySGDClassifier(epsilon=eps, delta=DELTA, batch_size=40, bounds=(0.0, 1.0),
+                             random_state=0).fit(X, y)
+    assert est.n_steps_ == 1
+    assert est.epsilon_spent_ <= eps
+    assert acc.noisy_sgd_allocation_delta(est.noise_std_, 1, est.epsilon_spent_) <= DELTA
+
+
+# ---------------------------------------------------------------------------
+# the screens that keep a planted value cheap to refuse
+# ---------------------------------------------------------------------------
+def test_noisy_sgd_multiplier_planted_huge_is_recomputed(cache_dir):
+    """More noise is private, but a planted 1e6 overflowed the fit: a value
+    above the calibration's upper end (2 sigma_G) is refused too."""
+    clean, _ = _fit_recording(_noisy_sgd())
+    _plant(cache_dir, "_allocation_noise_multiplier", 1e6)
+    est, caught = _fit_recording(_noisy_sgd())
+    assert est.noise_std_ == clean.noise_std_
+    _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
+
+
+@pytest.mark.parametrize("z, eps", [(0.5, 0.1), (1.0, 1.0), (3.0, 5.0)])
+def test_one_step_delta_without_subsampling_is_the_gaussian_mechanism(z, eps):
+    """q = 1, replace-one: N(1, z^2) against N(-1, z^2), sensitivity 2 [BW18, Theorem 8]."""
+    from scipy import special
+
+    hand = special.ndtr(1 / z - eps * z / 2) - math.exp(eps) * special.ndtr(-1 / z - eps * z / 2)
+    assert acc.dpsgd_one_step_delta(z, 1.0, eps) == pytest.approx(hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("z, q, eps", [(1.0, 0.1, 0.5), (0.7, 0.01, 1.0), (0.3, 0.05, 2.0)])
+def test_one_step_delta_under_add_remove_by_hand(z, q, eps):
+    """Add/remove: P = (1 - q) N(0, z^2) + q N(1, z^2) against N(0, z^2); the
+    likelihood ratio 1 - q + q e^{(2x - 1)/(2 z^2)} equals e^eps at
+    x0 = 1/2 + z^2 log((e^eps - 1 + q)/q)."""
+    from scipy import special
+
+    x0 = 0.5 + z * z * math.log((math.exp(eps) - 1 + q) / q)
+    tail0, tail1 = special.ndtr(-x0 / z), special.ndtr((1 - x0) / z)
+    hand = (1 - q) * tail0 + q * tail1 - math.exp(eps) * tail0
+    assert acc.dpsgd_one_step_delta(z, q, eps, "add_remove") == pytest.approx(hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("z, q, eps", [(2.0, 0.3, 0.2), (1.0, 0.1, 1.0)])
+def test_one_step_delta_is_the_accountants_one_step(neighbouring, z, q, eps):
+    """Exact, so at most the (pessimistic) PLD accountant's delta for one step, and close to it."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    a = pld_privacy_accountant.PLDAccountant(neighboring_relation=acc._relation(neighbouring))
+    a.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)))
+    ours, theirs = acc.dpsgd_one_step_delta(z, q, eps, neighbouring), a.get_delta(eps)
+    assert theirs * (1 - 1e-3) <= ours <= theirs * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("z", [1e-3, 1e-300])
+def test_one_step_delta_at_a_negligible_noise_is_the_sampling_rate(z):
+    # the differing record's step is included with probability q and then seen exactly
+    assert acc.dpsgd_one_step_delta(z, 0.01, 1.0) == pytest.approx(0.01, rel=1e-9)
+    assert acc.dpsgd_one_step_delta(z, 1.0, 1.0) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_dpsgd_refuses_a_tiny_given_noise_multiplier_before_the_accountant(monkeypatch):
+    """At z = 0.001 the PLD accountant needs gigabytes; the one-step bound refuses it first."""
+    def no_accountant(*a, **k):
+        raise AssertionError("the PLD accountant ran")
+
+    monkeypatch.setattr(dpsgd.acc, "dpsgd_epsilon", no_accountant)
+    X, y = _data()
+    est = DPSGDLogisticRegression(epsilon=EPS, delta=DELTA, batch_size=30, noise_multiplier=1e-3,
+                                  bounds=(0.0, 1.0), random_state=0)
+    with pytest.raises(ParameterError, match="noise_multiplier") as info:
+        est.fit(X, y)
+    assert info.value.parameter == "noise_multiplier"
