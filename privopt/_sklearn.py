@@ -18,14 +18,18 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_numeric_features
+from ._validation import check_declared_classes, check_labels_within, check_numeric_features
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
 
 
-def validate_fit(est, X, y):
+def validate_fit(est, X, y, classes=None):
     """``(X, classes, y_pm)``: X a float copy, y mapped to {-1, +1}.
+
+    ``classes``: None reads the two classes from y (both must occur); two
+    declared labels (the estimators' ``classes=``) are the classes whatever
+    y holds, and a label of y outside them is refused.
 
     X must be numeric: a column of text (a DataFrame's yes/no column, or
     numbers written as strings) is refused naming the column and the fix
@@ -42,6 +46,7 @@ def validate_fit(est, X, y):
         validate_data,
     )
 
+    declared = check_declared_classes(classes)     # the form, before X or y is read
     if y is None:
         raise ParameterError(f"{type(est).__name__} requires y to be passed, but the target y is None.", "y")
     check_numeric_features(X, "X")   # text, even numbers written as text, names its column
@@ -59,6 +64,9 @@ def validate_fit(est, X, y):
         check_classification_targets(y)
     except ValueError as exc:
         raise ParameterError(f"y: {exc}", "y") from exc
+    if declared is not None:
+        check_labels_within(y, declared, "y")
+        return X, declared, np.where(y == declared[1], 1, -1).astype(int)
     classes = np.unique(y)
     if classes.size != 2 or type_of_target(y) != "binary":
         raise ParameterError(

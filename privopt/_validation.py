@@ -16,6 +16,8 @@ import numpy as np
 from .exceptions import ClippedFeaturesWarning, ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
+    "check_declared_classes",
+    "check_labels_within",
     "check_real",
     "check_epsilon",
     "check_delta",
@@ -491,8 +493,44 @@ def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     return arr
 
 
-def check_binary_labels(y, n_rows: int, name: str = "y"):
-    """Return ``(classes, y_pm)`` with ``y_pm`` in {-1, +1} (``classes[1]`` -> +1)."""
+def check_declared_classes(classes, name: str = "classes"):
+    """``None``, or the two labels declared public (``classes=`` of the
+    classifiers), sorted as :func:`numpy.unique` sorts them (``[1]`` is the
+    positive class, as when the labels are read from y)."""
+    if classes is None:
+        return None
+    arr = np.asarray(classes)
+    if arr.ndim != 1 or arr.size != 2 or arr.dtype.kind not in "biuUSOf" or (
+            arr.dtype.kind == "f" and not np.all(np.isfinite(arr))):
+        raise ParameterError(f"{name} must be the two labels of the task (e.g. classes=(0, 1) or "
+                             f"('no', 'yes')), got {classes!r}; or None to read them from y.", name)
+    try:
+        out = np.unique(arr)
+    except TypeError as exc:
+        raise ParameterError(f"{name}: the two labels must be comparable (both numbers or both strings), "
+                             f"got {classes!r}.", name) from exc
+    if out.size != 2:
+        raise ParameterError(f"{name} must hold two different labels, got {classes!r}.", name)
+    return out
+
+
+def check_labels_within(y: np.ndarray, classes: np.ndarray, name: str = "y") -> None:
+    """Refuse labels of ``y`` outside the declared ``classes`` (a y that lacks
+    one of them is accepted: the label set is public, not read from y)."""
+    outside = ~np.isin(y, classes)
+    if np.any(outside):
+        raise ParameterError(
+            f"{name} holds {int(outside.sum())} label(s) outside the declared classes={classes.tolist()} "
+            f"(e.g. {y[outside][:3].tolist()}): fix the labels, or declare the classes of the task.", name)
+
+
+def check_binary_labels(y, n_rows: int, name: str = "y", classes=None):
+    """Return ``(classes, y_pm)`` with ``y_pm`` in {-1, +1} (``classes[1]`` -> +1).
+
+    ``classes``: None reads the two classes from y (both must occur); two
+    declared labels (:func:`check_declared_classes`) are taken as they are,
+    and y may hold either or both of them (:func:`check_labels_within`)."""
+    declared = check_declared_classes(classes)
     arr = np.asarray(y)
     if arr.ndim != 1:
         if arr.ndim == 2 and arr.shape[1] == 1:
@@ -505,6 +543,9 @@ def check_binary_labels(y, n_rows: int, name: str = "y"):
         )
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ParameterError(f"{name} contains NaN or infinite values.", name)
+    if declared is not None:
+        check_labels_within(arr, declared, name)
+        return declared, np.where(arr == declared[1], 1, -1).astype(int)
     classes = np.unique(arr)
     if classes.size != 2:
         raise ParameterError(

@@ -278,6 +278,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         reproducible fits that are not private when the seed is known.
     on_failure : {"raise", "return"}
         Policy for a solve that is not certified optimal (:mod:`privopt.oracle`).
+    classes : None or two labels
+        The label set of the task, treated as PUBLIC.  None (default) reads
+        it from y: ``classes_`` and the refusal of a y with one class then
+        depend on the private labels (a neighbour that removes the only
+        record of a class turns a release into a refusal; docs/guarantees.md,
+        "The label set").  Declared (e.g. ``classes=(0, 1)``): ``classes_`` is
+        the sorted pair whatever y holds, a y holding only one of them is
+        fitted like any other (the mechanism reads only the +-1 labels), and a
+        label outside them is refused before any work.
     keep_report : bool
         Keep ``result_.report``, the solve's diagnostics (default False: it is
         set to None after ``fit``, so it is neither kept nor pickled).  The
@@ -335,7 +344,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
                  calibration="proven", bounds=None, levels=None, fit_intercept=True, solver="auto",
                  time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto",
-                 warm_start="auto"):
+                 warm_start="auto", classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -352,6 +361,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.keep_report = keep_report
         self.resolutions = resolutions
         self.warm_start = warm_start
+        self.classes = classes
 
     # -- helpers -------------------------------------------------------------
     def _levels_value(self):
@@ -517,7 +527,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def _zero_one_model(self, Xd, y, res=None):
         """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
         grid, norm_bound = self._ball(Xd.shape[1], res)
-        return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept)
+        return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
+                                  classes=(-1, 1))
 
     def _uses_ladder(self, mechanism: str, milp_solver: bool) -> bool:
         """Whether W is chosen among resolutions (class docstring): private
@@ -635,6 +646,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         from .baselines import ObjectivePerturbationLogisticRegression    # lazy: scikit-learn's optimizers
 
         model = ObjectivePerturbationLogisticRegression(epsilon=epsilon_warm, bounds=self.bounds, random_state=rng)
+        model.classes = (0, 1)      # the task's labels, public: y may hold one of them (classes=)
         with warnings.catch_warnings():     # the estimator has warned of clipped features already
             warnings.simplefilter("ignore", ClippedFeaturesWarning)
             model.fit(Xa, np.where(y == 1, 1, 0))
@@ -687,7 +699,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError(
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
-        Xa, classes, y_pm = validate_fit(self, X, y)
+        Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         if mechanism == "rspm":
             self._check_time_limit()
@@ -779,7 +791,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
                                      "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
             self.resolution_, self.resolutions_ = None, ()
-            model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept)
+            model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept, classes=(-1, 1))
             result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                         time_limit=self.time_limit, random_state=self.random_state,
                                         on_failure=self.on_failure)

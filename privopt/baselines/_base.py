@@ -193,7 +193,8 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
                          "(fewer epochs, a larger batch_size)."))
 
     def _prepare(self, X, y, bounds, data_norm, fit_intercept, params=None):
-        X, classes, y_pm = validate_fit(self, X, y)
+        # classes: the label set declared public (None: read from y); a subclass may offer it as a parameter
+        X, classes, y_pm = validate_fit(self, X, y, classes=getattr(self, "classes", None))
         d = X.shape[1]
         self._check_work_memory(X.shape[0], d, fit_intercept, params)
         if bounds is None:

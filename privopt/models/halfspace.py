@@ -170,9 +170,9 @@ __all__ = [
 # shared 0/1 construction
 # ----------------------------------------------------------------------------
 
-def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name):
+def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
     Xa = check_X(X)
-    classes, y_pm = check_binary_labels(y, Xa.shape[0])
+    classes, y_pm = check_binary_labels(y, Xa.shape[0], classes=classes)
     fit_intercept = check_bool(fit_intercept, "fit_intercept")
     merge_rows = check_bool(merge_rows, "merge_rows")
     chain_cuts = check_bool(chain_cuts, "chain_cuts")
@@ -514,7 +514,7 @@ def _swap_cuts_pay(enumeration) -> bool:
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
                        swap_cuts="auto", fit_intercept=False, threshold=0.0, margin=None,
-                       name="zero_one_halfspace", _big_m_factor=1.0, _exact_big_m=True):
+                       name="zero_one_halfspace", classes=None, _big_m_factor=1.0, _exact_big_m=True):
     """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
 
     L(D, w) = sum_i 1[pred(w, x_i) != y_i] minimized over w in W_tau = {w :
@@ -570,6 +570,9 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     margin : float, optional
         None (default): the exact lattice margin (1 for integer X on an
         integer grid).  A number: the stated margin for real-valued X.
+    classes : None or two labels
+        The label set, declared public: y may then hold only one of them
+        (None: read from y, where both must occur).
 
     Returns
     -------
@@ -591,7 +594,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     """
     start = time.perf_counter()
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
-        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
+        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes)
     if not (isinstance(swap_cuts, str) and swap_cuts == "auto"):
         swap_cuts = check_bool(swap_cuts, "swap_cuts")
     n, d = Xa.shape
@@ -686,7 +689,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
 # ----------------------------------------------------------------------------
 
 def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=False, threshold=0.0,
-                   margin=None, name="rspm_halfspace"):
+                   margin=None, name="rspm_halfspace", classes=None):
     """The 0/1 loss of a halfspace over w in {-1, 0, 1}^d, for RSPM.
 
     The oracle of RSPM ([NRW18]; [NRVW20] Section 3.1) minimizes
@@ -707,7 +710,7 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
     """
     start = time.perf_counter()
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
-        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name)
+        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes)
     n, d = Xa.shape
     mu, exact = _score_lattice(Xa, Fraction(1), margin)
     t_hi, theta, rule = _threshold_info(threshold, mu, exact)

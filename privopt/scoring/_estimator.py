@@ -79,6 +79,12 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         and are **not** private, so by default they are set to None after
         ``fit`` and a pickled estimator does not carry them; keep them only
         while the estimator stays with the data curator.
+    classes : None or two labels
+        The label set, treated as PUBLIC: None (default) reads it from y
+        (both classes must occur, so ``classes_`` and that refusal depend on
+        the private labels); declared, ``classes_`` is the sorted pair, a y
+        holding one of them is fitted (the selection scores the 0/1 errors
+        whatever labels occur), and a label outside them is refused.
 
     Attributes
     ----------
@@ -106,7 +112,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
 
     def __init__(self, epsilon=1.0, max_points=5, max_items=4, signs=None, mechanism="permute_and_flip",
                  risk_share=0.0, executor=None, time_limit=None, random_state=None, progress=None,
-                 keep_report=False):
+                 keep_report=False, classes=None):
         self.epsilon = epsilon
         self.max_points = max_points
         self.max_items = max_items
@@ -118,6 +124,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         self.random_state = random_state
         self.progress = progress
         self.keep_report = keep_report
+        self.classes = classes
 
     def _item_names(self, d):
         names = getattr(self, "feature_names_in_", None)
@@ -138,7 +145,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         keep_report = check_bool(self.keep_report, "keep_report")
         eps_select, eps_table = split_risk_epsilon(self.epsilon, self.risk_share)
-        Xa, classes, y_pm = validate_fit(self, X, y)
+        Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         X01 = check_binary_matrix(Xa)
         names = self._item_names(X01.shape[1])
         signs = self._signs(names)
