@@ -17,7 +17,7 @@ import pyomo.environ as pyo
 import pytest
 
 import privopt
-from privopt.exceptions import ModelError, NotCertifiedError
+from privopt.exceptions import NotCertifiedError
 from privopt.mechanisms import _scoring
 from privopt.mechanisms._scoring import FixAndSolveScorer
 from privopt.perturbation import resolve_grids
@@ -312,16 +312,17 @@ def test_the_same_released_point_as_the_lp_path_for_the_same_seed(method, monkey
 
 def test_on_the_closed_form_each_customers_term_is_clipped_into_the_range():
     # 20 customers' distances, each far above b = 0.05: with one block per customer the closed
-    # form sees every record's term and clips it (the release says so), where the LP path,
-    # which cannot tell the terms apart, refuses a total outside [n a, n b]
+    # form sees every record's term and clips it (the release says so); the LP path reads each
+    # customer's term from each solve's solution and clips the same terms
     m, _ = _pmedian(n_sites=6, n_customers=20, k=1, seed=4)
     kw = dict(weights="open", epsilon=1.0, loss_range=(0, 0.05), n_samples=20, public_constraints=["p"])
     res = privopt.exponential_mechanism(m, random_state=0, **kw)
     assert res.report.engine == BLOCKS_ENGINE and res.parameters["record_terms"] == "clipped"
     assert res.report.terms_clipped > 0
     m.second = pyo.Constraint(m.I, rule=lambda m, i: sum(m.assign[i, j] for j in m.J) <= 1)   # not closed form
-    with pytest.raises(ModelError, match="outside"):
-        privopt.exponential_mechanism(m, random_state=0, **kw)
+    lp = privopt.exponential_mechanism(m, random_state=0, **kw)
+    assert lp.report.engine == "highs_fixed" and lp.parameters["record_terms"] == "clipped"
+    assert lp.report.terms_clipped == res.report.terms_clipped and np.array_equal(lp.weights, res.weights)
 
 
 def test_a_public_term_on_the_decision_is_added_exactly_and_left_out_of_the_range_check():

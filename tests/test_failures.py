@@ -167,7 +167,7 @@ def test_no_feasible_point_at_the_time_limit():
     with pytest.raises(NoSolutionError) as err:
         privopt.opdisc(m, weights=m.x, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
                        n_samples=4, time_limit=TIME_LIMIT, random_state=0, on_failure="return",
-                       public_constraints="all")
+                       public_constraints="c")
     assert err.value.report is not None and not err.value.report.has_solution
     assert all(m.x[j].value is None for j in m.J)
 

@@ -299,13 +299,16 @@ def test_terms_inside_the_range_are_released_as_before():
 
 
 def test_where_the_records_cannot_be_seen_the_release_says_they_are_assumed():
-    """The LP path (a model not of the closed form's shape): the terms are not told apart,
-    the total is checked against [n a, n b] as before, and the parameters say so."""
+    """On an executor (each worker solves its shard; no solution comes back): the terms are
+    not seen, the total is checked against [n a, n b] as before, and the parameters say so."""
+    from concurrent.futures import ThreadPoolExecutor
+
     require_solver("highs")
     y = _level_neighbours()[0]
-    res = privopt.exponential_mechanism(_level_model(y), weights="x", epsilon=1.0, loss_range=(0, 5), n_samples=6,
-                                        public_constraints="x", random_state=0)
-    assert res.report.engine == "highs_fixed" and res.parameters["record_terms"] == "assumed"
+    with ThreadPoolExecutor(2) as pool:
+        res = privopt.exponential_mechanism(_level_model(y), weights="x", epsilon=1.0, loss_range=(0, 5),
+                                            n_samples=6, public_constraints="x", random_state=0, executor=pool)
+    assert res.parameters["record_terms"] == "assumed"
     assert "assumed in loss_range" in res.report.record_terms
 
 
@@ -358,3 +361,171 @@ def test_a_bound_not_certified_on_a_users_model_names_its_decision_not_features(
     assert "feature" in not_certified_message(report)                    # privopt's own models
     msg = not_certified_message(report, smaller=SMALLER_USER_MODEL)
     assert "feature" not in msg and "norm_bound" not in msg and "decision" in msg
+
+
+# --- each record's term against loss_range, on the LP solves -------------------------------------
+
+def _lad_model(c, y):
+    """x in {0, 1, 2} (grid=); each record's term |c_t x - y_t| (u_t >= +-(c_t x - y_t)),
+    declared in [0, 1]: a LAD regression, one u_t per record, not of the closed form's
+    shape (a lower bound on u_t that depends on x), so every point of W is one LP solve."""
+    m = pyo.ConcreteModel()
+    m.T = pyo.RangeSet(0, len(y) - 1)
+    m.x = pyo.Var(bounds=(0, 2))
+    m.u = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.up = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] >= float(c[t]) * m.x - float(y[t]))
+    m.down = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] >= float(y[t]) - float(c[t]) * m.x)
+    m.loss = pyo.Objective(expr=sum(m.u[t] for t in m.T))
+    return m
+
+
+def _lad_neighbours(n=40):
+    """Record 0 is (c, y) = (12.5, 0) on D, its term 12.5 at x = 1 and 25 at x = 2 (far outside [0, 1]), and
+    (0, 0) on D'; the others (0.25, 0.25): terms in [0, 0.25], every total inside [0, n]."""
+    c, y = np.full(n, 0.25), np.full(n, 0.25)
+    c[0], y[0] = 12.5, 0.0
+    c2 = c.copy()
+    c2[0] = 0.0
+    return (c, y), (c2, y.copy())
+
+
+_LAD_KW = dict(weights="x", grid=[0, 1, 2], epsilon=1.0, loss_range=(0, 1), n_samples=40)
+
+
+def test_a_record_term_outside_loss_range_on_lp_solves_is_clipped(monkeypatch):
+    """Before: scored by one LP per point, the far record moved L(2) by 25 at a declared width
+    of 1 (log-ratio 7.8 at eps 1), the total inside [n a, n b]: released silently.  Now
+    each record's term is read from each solve's solution (one block per record) and clipped."""
+    require_solver("highs")
+    p, q = (_law(_lad_model(*data), monkeypatch, **_LAD_KW) for data in _lad_neighbours())
+    assert _log_ratio(p, q) <= 1.0 + 1e-9
+    res = privopt.exponential_mechanism(_lad_model(*_lad_neighbours()[0]), random_state=0, **_LAD_KW)
+    assert res.report.engine == "highs_fixed" and res.report.solves == 3
+    assert res.parameters["record_terms"] == "clipped"
+    assert res.report.terms_clipped == 2 and "from each solve's solution" in res.report.record_terms   # x = 1, 2
+
+
+def test_lp_solves_with_terms_inside_the_range_release_the_solved_losses(monkeypatch):
+    """Nothing outside: the clipped loss is the solve's objective, point by point."""
+    require_solver("highs")
+    data = _lad_neighbours()[1]
+    import privopt.mechanisms.selection as sel
+
+    seen = []
+    keys = sel.selection_keys
+    monkeypatch.setattr(sel, "selection_keys", lambda lo, *a: seen.append(np.array(lo)) or keys(lo, *a))
+    res = privopt.exponential_mechanism(_lad_model(*data), random_state=0, **_LAD_KW)
+    c, y = data
+    exact = [np.abs(c * x - y).sum() for x in (0, 1, 2)]
+    assert np.allclose(np.concatenate(seen), exact, atol=1e-9)
+    assert res.report.terms_clipped == 0 and res.parameters["record_terms"] == "clipped"
+
+
+def test_lp_solves_with_more_blocks_than_records_assume_the_terms():
+    """Two objective blocks per record (u_t and v_t apart): the terms cannot be told apart,
+    the total is checked against [n a, n b] as before, and the release says so."""
+    require_solver("highs")
+    c, y = _lad_neighbours()[1]
+    m = _lad_model(c, y)
+    res = privopt.exponential_mechanism(m, random_state=0, **dict(_LAD_KW, n_samples=20))
+    assert res.parameters["record_terms"] == "assumed" and "40 blocks for n = 20" in res.report.record_terms
+
+
+# --- public_constraints="all" ---------------------------------------------------------------------
+
+def _cardinality_model(d):
+    """Open sites (8 binaries); at most k open, with k computed from the records (the leak:
+    k = number of customers farther than 0.5 from site 0, capped at 3); each customer's term
+    its distance to the nearest open site, in [0, 1]."""
+    d = np.asarray(d, dtype=float)
+    k = int(min(3, np.count_nonzero(d[:, 0] > 0.5)))               # from the data!
+    m = pyo.ConcreteModel()
+    m.I, m.J = pyo.RangeSet(0, len(d) - 1), pyo.RangeSet(0, d.shape[1] - 1)
+    m.open = pyo.Var(m.J, domain=pyo.Binary)
+    m.x = pyo.Var(m.I, m.J, bounds=(0, 1))
+    m.some = pyo.Constraint(expr=sum(m.open[j] for j in m.J) >= 1)
+    m.card = pyo.Constraint(expr=sum(m.open[j] for j in m.J) <= k)
+    m.served = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, j] for j in m.J) == 1)
+    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.x[i, j] <= m.open[j])
+    m.cost = pyo.Objective(expr=sum(float(d[i, j]) * m.x[i, j] for i in m.I for j in m.J))
+    return m
+
+
+def _cardinality_neighbours():
+    rng = np.random.default_rng(5)
+    d = rng.uniform(0.0, 0.4, size=(12, 8))
+    d[:2, 0] = 0.9                                   # two customers far from site 0: k = 2
+    d2 = d.copy()
+    d2[2, 0] = 0.9                                   # one more on the neighbour: k = 3
+    return d, d2
+
+
+def test_a_data_built_cardinality_declared_public_changes_w_with_one_record():
+    """The leak "all" used to let through silently: |W| 36 on one data set, 92 on its neighbour."""
+    require_solver("highs")
+    sizes = [privopt.exponential_mechanism(_cardinality_model(d), weights="open", epsilon=1.0, loss_range=(0, 1),
+                                           n_samples=12, public_constraints=["some", "card"], random_state=0
+                                           ).parameters["n_points"] for d in _cardinality_neighbours()]
+    assert sizes == [36, 92]
+
+
+@pytest.mark.parametrize("mechanism", ["exponential_mechanism", "opdisc"])
+def test_public_constraints_all_declares_nothing_and_names_each_component(mechanism):
+    """"all" is refused before any work, naming every component it would have declared, so
+    that the data-built cardinality is declared (or not) by its name."""
+    kw = (dict(loss_range=(0, 1)) if mechanism == "exponential_mechanism"
+          else dict(delta=1e-3, lipschitz=1.0, norm_bound=3.0))
+    with pytest.raises(ModelError) as err:
+        getattr(privopt, mechanism)(_cardinality_model(_cardinality_neighbours()[0]), weights="open", epsilon=1.0,
+                                    n_samples=12, public_constraints="all", **kw)
+    msg = str(err.value)
+    assert err.value.parameter == "public_constraints"
+    assert "public_constraints='all' declares nothing" in msg and "public_constraints=['some', 'card']" in msg
+
+
+def test_all_names_the_decision_bounds_with_the_constraints():
+    """One refusal lists every component "all" would have covered: constraints and bounds."""
+    y, _ = _level_neighbours()
+    m = _level_model(y)
+    m.cap = pyo.Constraint(expr=m.x <= 3)
+    with pytest.raises(ModelError) as err:
+        privopt.exponential_mechanism(m, weights="x", epsilon=1.0, loss_range=(0, 5), n_samples=6,
+                                      public_constraints="all")
+    assert "public_constraints=['cap', 'x']" in str(err.value)
+
+
+# --- a loss whose records are not separable: the mean absolute deviation ---------------------
+
+def _mad_model(r, *, mean_as_variable):
+    """MO-book's MAD portfolio, small: weights w_j (tenths, grid=), each day's |w . (r_t - mean)|
+    split as u_t - v_t.  ``mean_as_variable``: the portfolio's mean return is a variable of the
+    model, mu == w . mean(r) (a row over the decision), and each day's row uses it; else the
+    mean is folded into each day's numbers (as MO-book writes it)."""
+    r = np.asarray(r, dtype=float)
+    mean = r.mean(axis=0)
+    m = pyo.ConcreteModel()
+    m.T, m.J = pyo.RangeSet(0, len(r) - 1), pyo.RangeSet(0, r.shape[1] - 1)
+    m.w = pyo.Var(m.J, bounds=(0, 1))
+    m.u = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.v = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.budget = pyo.Constraint(expr=sum(m.w[j] for j in m.J) == 1)
+    if mean_as_variable:
+        m.mu = pyo.Var()
+        m.mean_return = pyo.Constraint(expr=m.mu == sum(float(mean[j]) * m.w[j] for j in m.J))
+        m.day = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] - m.v[t] == sum(
+            float(r[t, j]) * m.w[j] for j in m.J) - m.mu)
+    else:
+        m.day = pyo.Constraint(m.T, rule=lambda m, t: m.u[t] - m.v[t] == sum(
+            float(r[t, j] - mean[j]) * m.w[j] for j in m.J))
+    m.mad = pyo.Objective(expr=sum(m.u[t] + m.v[t] for t in m.T))
+    return m
+
+
+def test_a_mad_with_the_mean_as_a_variable_is_refused_as_coupled():
+    """The mean joins every day's row: one block for n records, refused naming the rows."""
+    r = np.random.default_rng(2).uniform(-0.05, 0.05, size=(20, 3))
+    with pytest.raises(ModelError) as err:
+        privopt.exponential_mechanism(_mad_model(r, mean_as_variable=True), weights="w", grid=[0, 0.5, 1],
+                                      epsilon=1.0, loss_range=(0, 0.1), n_samples=20, public_constraints="budget")
+    msg = str(err.value)
+    assert err.value.parameter == "sensitivity" and "1 independent block(s) for n = 20" in msg and "day" in msg

@@ -37,7 +37,7 @@ from ..space import (SeparableConstraints, constrained_points, count_constrained
                      grid_points, linear_tables, norm_levels)
 from ..search import enumeration_levels
 from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
-                        iter_losses, persistent_solver, scoring_costs, solve)
+                        iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
 
 __all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
@@ -500,6 +500,7 @@ class FixAndSolveScorer:
                 self.engine = BLOCKS_ENGINE
                 yield from self._closed_form_blocks(closed, block_points, start)
                 return
+        reader = self._solution_records(solves)
         for lo in range(0, self.n_points, block_points):
             pts = self.points[lo:lo + block_points]
             losses = np.empty(pts.shape[0])
@@ -521,7 +522,8 @@ class FixAndSolveScorer:
                     if self.time_limit is not None and _stopped_on_time(report):
                         raise NotCertifiedError(_time_up(self.time_limit, lo + i, self.n_points), report)
                     raise NotCertifiedError(_uncertified(w, report), report)
-                losses[i] = float(report.objective)
+                losses[i] = (float(report.objective) if reader is None
+                             else self._clipped_solution(reader, solves.session, w, float(report.objective)))
             yield pts, losses
         if self._clone is not None:
             for v in self.w_vars:
@@ -560,6 +562,47 @@ class FixAndSolveScorer:
         losses = rest + np.clip(values, a, b).sum(axis=1)
         losses[infeasible] = np.nan
         return losses, infeasible
+
+    def _solution_records(self, solves):
+        """The objective blocks to read each record's term from, in the solution of each
+        solve (:class:`privopt.solvers.RecordBlocks`), when ``record_range`` is set, the
+        model is solved in a HiGHS session and it falls into exactly ``n_records`` objective
+        blocks with the decision fixed; else None (the terms are assumed in the range), with
+        ``records_reason`` saying which."""
+        if self.record_range is None:
+            return None
+        if solves is None or solves.session is None:
+            self.records_reason = ("the records' terms are not seen on this path (no solve, or the solver "
+                                   "through Pyomo): each is assumed in loss_range")
+            return None
+        reader, why = record_blocks(solves.session)
+        if reader is None or self.n_records is None or reader.n_blocks != self.n_records:
+            detail = (why if reader is None else "n_samples not given" if self.n_records is None
+                      else f"{reader.n_blocks:,} blocks for n = {self.n_records} records")
+            self.records_reason = f"the records' terms are not told apart ({detail}): each is assumed in loss_range"
+            return None
+        self.records_seen = True
+        self.records_reason = (f"each of the {reader.n_blocks:,} blocks of the model with the decision fixed read "
+                               "as one record's term from each solve's solution and clipped into loss_range")
+        return reader
+
+    def _clipped_solution(self, reader, session, point, objective) -> float:
+        """L'(w) from the solution of the solve at ``point``: the decision's own costs and the
+        constant, plus each block's part of the objective (one record's term: with the decision
+        fixed the blocks are independent, so each is at its own optimum) clipped into
+        ``record_range``; counts the terms outside.  The blocks' parts must add up to the
+        solve's ``objective`` (else nothing is released)."""
+        a, b = self.record_range
+        values, rest = reader.values(session.column_values()), reader.rest(point)
+        total = rest + float(values.sum())
+        if not abs(total - objective) <= 1e-7 * (1.0 + abs(objective) + float(np.abs(values).sum())):
+            raise NotCertifiedError(
+                f"Not certified: at w = {np.asarray(point).tolist()} the solution's per-record terms add up to "
+                f"{total:.10g}, not to the solve's objective {objective:.10g}, so each record's term cannot be "
+                "clipped into loss_range; nothing is released. Report this with the model.", None)
+        tol = 1e-7 * (1.0 + abs(a) + abs(b))
+        self.terms_clipped += int(np.count_nonzero((values < a - tol) | (values > b + tol)))
+        return rest + float(np.clip(values, a, b).sum())
 
     def _blocks_on_executor(self, block_points):
         """:meth:`blocks` on the executor of :meth:`use_executor`: one shard per worker,

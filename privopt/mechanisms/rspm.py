@@ -212,14 +212,15 @@ def rspm(
     return_noise : bool
         Put xi (first the d draws for +e_j, then the d draws for -e_j) in
         ``result.noise``; warns, because releasing it voids privacy.
-    public_constraints : "all", str or list of str, optional
+    public_constraints : str or list of str, optional
         The model's constraints on the decision alone (and weights whose
         bounds are mutable Params) that are fixed before the data is seen, by
         component name.  RSPM keeps them in the model, so they shape the set
         its argmin ranges over; any other such constraint makes the call refuse
         before any noise is drawn, naming it
         (:func:`privopt.models._contract.check_public_constraints`).
-        privopt's own models declare theirs.
+        privopt's own models declare theirs.  ``"all"`` declares nothing: a model
+        with a component it would have covered is refused, naming each.
 
     Returns
     -------

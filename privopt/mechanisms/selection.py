@@ -263,14 +263,15 @@ def exponential_mechanism(
         warm starts begin afresh, so a loss can differ in its last digits,
         which changes the release only on a tie of keys at that level).  The
         bounded path runs in this process.
-    public_constraints : "all", str or list of str, optional
+    public_constraints : str or list of str, optional
         The model's constraints on the decision alone (and weights whose
         bounds are mutable Params) that are fixed before the data is seen, by
         component name (a name covers every index).  Only these may shape W;
         any other such constraint makes the call refuse before any work,
         naming it (:func:`privopt.models._contract.check_public_constraints`):
         if its coefficients came from the records, one record would change W.
-        privopt's own models declare theirs.
+        privopt's own models declare theirs.  ``"all"`` declares nothing: a model
+        with a component it would have covered is refused, naming each.
     public_term : str or named Expression, optional
         A summand of the objective that depends on the decision alone and is
         fixed before the data (a public fixed cost C(w)): L(w) = sum_i l_i(w)
@@ -327,9 +328,12 @@ def exponential_mechanism(
         (alpha / n), ``beta``, ``n_samples``, ``dim``, ``norm_bound``,
         ``path``, ``sense`` (the scored paths), ``record_terms`` (a user's model
         scored by fix-and-solve: ``"clipped"`` when each record's term was seen, with the
-        decision fixed, as one block of the model's closed form and clipped into
-        ``loss_range``, so that the release used the clipped loss; ``"assumed"`` where the
-        terms cannot be told apart, read from the model's structure only); ``report`` is a
+        decision fixed, as one block of the model (n blocks holding the objective's
+        variables: by the closed form of the blocks, or from each HiGHS solve's solution)
+        and clipped into ``loss_range``, so that the release used the clipped loss;
+        ``"assumed"`` where the terms cannot be told apart or seen (another number of
+        blocks, a solver through Pyomo, an executor), read from the model's structure
+        only); ``report`` is a
         :class:`SelectionReport` (not private): which path ran and why.
 
     References

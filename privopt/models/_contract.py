@@ -18,6 +18,11 @@ coefficients come from the private data, the released law (and the published
 them as public unless the user said so: :func:`check_public_constraints`
 lists them before any work and refuses those not declared with
 ``public_constraints=`` (or by the builder's :class:`~privopt.models.ModelInfo`).
+Each is declared by its name: ``public_constraints="all"`` declares nothing (a
+model with a component it would have covered is refused, naming each), because a
+blanket declaration also covers a constraint whose numbers came from the records
+(a cardinality computed from the data gave |W| 92 on one data set and 36 on its
+neighbour), and privopt cannot tell such numbers from numbers fixed in advance.
 
 Which constraints are decision constraints is decided from the model's
 structure alone (never from a coefficient): a variable is *record-side* when
@@ -57,7 +62,8 @@ from ..exceptions import ModelError, ParameterError, ParameterTypeError
 __all__ = ["ALL", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
            "check_public_term", "parse_public_names"]
 
-#: ``public_constraints="all"``: every decision constraint and Param bound is public.
+#: ``public_constraints="all"``: parsed, but declares nothing (:func:`check_public_constraints`
+#: refuses it, naming each component it would have declared).
 ALL = "all"
 
 
@@ -365,8 +371,9 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     ``bounds_give_w``) weights' own bounds are not all declared public; return
     the declared decision constraints (which then shape W).
 
-    Declared are those named in ``public_constraints`` (``"all"``, a name, or
-    a list of Constraint/Var names; a component's name covers every index),
+    Declared are those named in ``public_constraints`` (a name, or a list of
+    Constraint/Var names; a component's name covers every index; ``"all"``
+    declares nothing, and a refusal then says so and names each component),
     and those the model's :class:`~privopt.models.ModelInfo` lists in
     ``public_constraints`` (privopt's own builders declare the constraints
     they build from public quantities).  ``bounds_give_w``: the mechanism
@@ -391,7 +398,10 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     noise is drawn and any solve starts; reads the model's structure only.
     """
     names = parse_public_names(public_constraints, model)
-    if names != ALL and info is not None and info.public_constraints:
+    blanket = names == ALL          # "all" declares nothing: each component is named (module doc)
+    if blanket:
+        names = frozenset()
+    if info is not None and info.public_constraints:
         names = names | frozenset(info.public_constraints)
     skip = info.record_constraints if info is not None else ()
     sides = model_sides(model, w_vars, skip)
@@ -402,6 +412,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     loose_ids = {id(v) for v, _ in loose}
     from_bounds = ([v for v in bounded_by_own_bounds(w_vars) if not _declared(v, names) and id(v) not in loose_ids]
                    if bounds_give_w else [])
+    note = _ALL_NOTE if blanket else ""
     if undeclared or loose:
         parts, fix = [], []
         if undeclared:
@@ -417,8 +428,15 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
             parts.append("bounds of the decision given by mutable Params: "
                          + _summary([f"{v.name}.{side[:2]}" for v, side in loose]))
             fix += list(dict.fromkeys(v.parent_component().name for v, _ in loose))
+        if from_bounds and blanket:    # one refusal names everything "all" would have declared
+            groups: dict = {}
+            for v in from_bounds:
+                groups.setdefault(v.parent_component().name, []).append(v)
+            parts.append("bounds written on the decision, from which W is read: "
+                         + _summary([_bounds_text(name, vs) for name, vs in groups.items()], 4))
+            fix += [name for name in groups if name not in fix]
         raise ModelError(
-            f"model: {'; '.join(parts)}. {what} would let them shape the set of decisions W it releases "
+            f"model: {note}{'; '.join(parts)}. {what} would let them shape the set of decisions W it releases "
             "over, so if their coefficients or values come from the private records the release is not "
             "private (one record can change W and the published |W|). privopt reads none of them as "
             "public unless you say so. Fix: if they are fixed before the data is seen, declare them by "
@@ -431,7 +449,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
         names_of = list(groups)
         shown = _summary([_bounds_text(name, vs) for name, vs in groups.items()], 4)
         raise ModelError(
-            f"model: {what} would read W, the set of decisions it releases over, from the bounds written on "
+            f"model: {note}{what} would read W, the set of decisions it releases over, from the bounds written on "
             f"the decision: {shown}. If a bound came from the private records, one record changes W and the "
             "published |W|, and the release is not private; privopt reads a variable's bounds as public only "
             "when you say so. Fix: if they are fixed before the data is seen, declare them, "
@@ -443,6 +461,12 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     if n_samples is not None and not coupled_declared and not builder_records:
         _refuse_coupling(sides, n_samples, what)
     return [c for c in cons if _declared(c, names)]
+
+
+#: The start of a refusal of ``public_constraints="all"`` (:func:`check_public_constraints`).
+_ALL_NOTE = ("public_constraints='all' declares nothing: privopt cannot tell a number fixed before the data "
+             "from one computed from the records, so each component that shapes W is declared by its name, "
+             "your statement that its numbers were fixed in advance. Here: ")
 
 
 def _declared_terms(model, names, public_term) -> frozenset:

@@ -37,6 +37,8 @@ from ._highs_fixed import HighsFixedSession as HighsFixedSession
 from ._blocks import BLOCKS_ENGINE as BLOCKS_ENGINE
 from ._blocks import ChooseOneBlocks as ChooseOneBlocks
 from ._blocks import closed_form_blocks as closed_form_blocks
+from ._blocks import RecordBlocks as RecordBlocks
+from ._blocks import record_blocks as record_blocks
 from ._registry import ALIASES, REGISTRY, SolverSpec
 from ._report import SolutionStatus, SolveReport, TerminationCondition
 

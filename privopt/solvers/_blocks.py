@@ -60,7 +60,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LinearArrays", "lp_arrays", "connected_blocks", "ChooseOneBlocks", "BLOCKS_ENGINE", "closed_form_blocks"]
+__all__ = ["LinearArrays", "lp_arrays", "connected_blocks", "ChooseOneBlocks", "BLOCKS_ENGINE", "closed_form_blocks",
+           "RecordBlocks", "record_blocks"]
 
 #: ``SelectionReport.engine`` when the losses come from :class:`ChooseOneBlocks`.
 BLOCKS_ENGINE = "blocks (closed form)"
@@ -363,3 +364,53 @@ def closed_form_blocks(session) -> tuple[ChooseOneBlocks | None, str]:
     if arrays is None:
         return None, "HiGHS did not give the model's arrays"
     return ChooseOneBlocks.detect(arrays)
+
+
+@dataclass(frozen=True)
+class RecordBlocks:
+    """The blocks of a linear model with the decision fixed that hold a column of the
+    objective (:func:`connected_blocks`), read so that each one's part of the objective
+    can be taken from a solution: with the decision fixed the blocks are independent
+    problems, so at an optimum of the whole model each block's columns are an optimum of
+    its own problem, and the objective is ``rest(w) + values(x).sum()``.  ``label[j]`` is
+    the block of column j among the ``n_blocks`` objective blocks (-1 for the decision and
+    for columns of blocks with no objective column); ``cost`` and ``offset`` are the
+    objective's, in the model's sense; ``decision`` the decision's columns."""
+
+    label: np.ndarray
+    n_blocks: int
+    cost: np.ndarray
+    offset: float
+    decision: np.ndarray
+
+    def values(self, x) -> np.ndarray:
+        """Each objective block's part of the objective at the solution ``x`` (every
+        column's value, in the model's sense), in the blocks' order."""
+        x = np.asarray(x, dtype=np.float64)
+        keep = self.label >= 0
+        return np.bincount(self.label[keep], weights=self.cost[keep] * x[keep], minlength=self.n_blocks)
+
+    def rest(self, point) -> float:
+        """The objective's terms on the decision (at ``point``) and its constant."""
+        return float(self.cost[self.decision] @ np.asarray(point, dtype=np.float64) + self.offset)
+
+
+def record_blocks(session) -> tuple[RecordBlocks | None, str]:
+    """``(blocks, why)`` for the model a :class:`privopt.solvers.HighsFixedSession` holds:
+    its objective blocks (:class:`RecordBlocks`), or ``(None, why not)`` when HiGHS does
+    not give the model's arrays or the objective is quadratic (a block's part is then not
+    read from the column costs).  Reads the structure and the objective's costs only."""
+    a = lp_arrays(session)
+    if a is None:
+        return None, "HiGHS did not give the model's arrays"
+    if a.quadratic:
+        return None, "the objective is quadratic"
+    label, count = connected_blocks(a.n_rows, a.n_cols, a.rows, a.cols, a.decision)
+    free = label >= 0
+    has_cost = np.zeros(count, dtype=bool)
+    has_cost[label[free & (a.cost != 0.0)]] = True
+    rank = np.full(count, -1, dtype=np.int64)
+    rank[has_cost] = np.arange(int(has_cost.sum()))
+    out = np.full(a.n_cols, -1, dtype=np.int64)
+    out[free] = rank[label[free]]
+    return RecordBlocks(out, int(has_cost.sum()), a.cost.copy(), a.offset, a.decision.copy()), ""

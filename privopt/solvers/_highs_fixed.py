@@ -102,6 +102,12 @@ class HighsFixedSession(HighsCostSession):
         self._limit_to(time_limit)
         return self._run("warm re-solve with the decision's columns fixed (highspy)", values=False)[1]
 
+    def column_values(self) -> np.ndarray:
+        """The values of every column (the whole model, in HiGHS's order) in the solution
+        of the last solve: what :class:`privopt.solvers.RecordBlocks` reads each record's
+        term from.  Only meaningful after a solve whose report has a solution."""
+        return np.asarray(self._h.getSolution().col_value, dtype=np.float64)
+
     def solve_within(self, lower, upper, time_limit=None):
         """The model with each decision column between ``lower`` and ``upper``
         (equal where a coordinate is fixed), re-solved warm: a
