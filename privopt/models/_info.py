@@ -53,7 +53,7 @@ class ModelInfo:
         Number of records n the loss sums over.
     grid_encoding : str or None
         Name of an existing binary component ``r[j, k]`` with
-        w_j = sum_k grid[j][k] r[j, k] and sum_k r[j, k] = 1, which the
+        ``w_j = sum_k grid[j][k] r[j, k]`` and ``sum_k r[j, k] = 1``, which the
         objective-perturbation transformation reuses instead of adding its own.
     public_constraints : tuple of str
         Names of the model's constraint components (and of weight variables

@@ -579,8 +579,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     pyomo.environ.ConcreteModel
         Components: ``w[j]`` (Integer on integral grids, else Reals, bounded
         by the grid extremes), ``r[j, k]`` (Binary, k indexes ``grid[j]``),
-        ``r_one[j]`` (sum_k r[j,k] = 1), ``w_link[j]`` (w_j - sum_k grid[j][k]
-        r[j,k] = 0), ``norm_ball`` (sum_{j,k} (g_k/u)^2 r[j,k] <= floor(D^2/u^2),
+        ``r_one[j]`` (``sum_k r[j,k] = 1``), ``w_link[j]`` (``w_j - sum_k grid[j][k]
+        r[j,k] = 0``), ``norm_ball`` (sum_{j,k} (g_k/u)^2 r[j,k] <= floor(D^2/u^2),
         u = ``info.extra["grid_unit"]``), ``e[k]`` (Binary: row k predicted
         as its minority label, one per kept row; with an explicit margin one
         per kept (row, label) pair), ``fit[k]`` (its big-M row, the same k),

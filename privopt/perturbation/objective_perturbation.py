@@ -149,8 +149,8 @@ class ObjectivePerturbation(Transformation):
         Values the weights take (one sequence, or one per coordinate);
         default: the ModelInfo's grid, else the variables' integer ranges.
     grid_encoding
-        Name of an existing binary component r[j, k] with
-        w_j = sum_k grid[j][k] r[j, k], sum_k r[j, k] = 1 to reuse.
+        Name of an existing binary component ``r[j, k]`` with
+        ``w_j = sum_k grid[j][k] r[j, k]``, ``sum_k r[j, k] = 1`` to reuse.
     pi_encoding
         ``"auto"``, ``"piecewise"`` or ``"binary"`` (see the module docstring).
     """

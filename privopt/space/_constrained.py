@@ -45,7 +45,7 @@ MAX_COUNT_STATES = 1 << 20
 
 
 class SeparableConstraints:
-    """Rows lower_r <= offset_r + sum_j tables[j][r, k_j] <= upper_r over the grids.
+    """Rows ``lower_r <= offset_r + sum_j tables[j][r, k_j] <= upper_r`` over the grids.
 
     ``tables[j]`` is an array of shape (rows, len(grid[j])): coordinate j's contribution to
     each row at each of its values.  ``lower``/``upper`` may hold -inf/+inf (one-sided

@@ -31,7 +31,7 @@ class NormLevels:
     """The possible values of ||w||^2 on the grid within the ball.
 
     ``coef[j][k]`` is the contribution of grid value k of coordinate j to
-    ||w||^2 in units of ``unit`` (so ||w||^2 = unit * sum_jk coef[j][k] r[j,k]);
+    ||w||^2 in units of ``unit`` (so ``||w||^2 = unit * sum_jk coef[j][k] r[j,k]``);
     ``levels`` are the attainable (or, for integer units, all integer)
     values of that sum within the ball, in the same units; ``bound`` is the
     ball's D^2 in those units (an int when ``exact``).

@@ -12,7 +12,7 @@ __all__ = ["count_grid_points", "grid_points", "prefix_counts", "iter_grid_block
 
 
 def count_grid_points(coef, bound: int) -> int:
-    """Number of index tuples (k_1..k_d) with sum_j coef[j][k_j] <= bound
+    """Number of index tuples (k_1..k_d) with ``sum_j coef[j][k_j] <= bound``
     (integer squared-norm units), by dynamic programming over coordinates."""
     return int(prefix_counts(coef, bound)[-1][bound])
 
@@ -43,7 +43,7 @@ def grid_points(grid, coef, bound):
 
 
 def prefix_counts(coef, bound):
-    """counts[j][u]: number of value tuples of coordinates 0..j-1 whose
+    """``counts[j][u]``: number of value tuples of coordinates 0..j-1 whose
     squared-norm units sum to at most u (u = 0..bound); Python integers."""
     exact = np.zeros(bound + 1, dtype=object)   # exactly u units
     exact[0] = 1
