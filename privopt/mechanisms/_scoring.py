@@ -706,10 +706,14 @@ def _time_up(time_limit, done, total, where="") -> str:
 def _uncertified(w, report) -> str:
     note = str(getattr(report, "message", "") or "")
     refused = note[note.index("HiGHS refused"):] + ". " if "HiGHS refused" in note else ""
+    infeasible = getattr(report.termination, "name", "") == "provenInfeasible"
+    hint = (" A decision at which the records cannot be served (no site open, too little capacity committed) "
+            "is left out of W by a constraint on the decision alone whose numbers are fixed before the data "
+            "(e.g. sum(open) >= 1), declared in public_constraints." if infeasible else "")
     return (f"Not certified: evaluating L(w) at w = {np.asarray(w).tolist()} ended with {report.termination.name}; "
             "private selection needs the exact loss of every point of W, so nothing is released. " + refused
             + "Check that the model is feasible for every w that the weights' bounds and constraints allow, raise "
-            "time_limit, or try another solver.")
+            f"time_limit, or try another solver.{hint}")
 
 
 class _INFEASIBLE:   # what the LP path's report says of an infeasible point (for its message)

@@ -487,15 +487,20 @@ def _refuse_decision_terms(model, sides, names, public_term, what) -> None:
     terms = decision_only_terms(model, sides, _declared_terms(model, names, public_term))
     if not terms:
         return
-    shown = _summary([_term_text(t) for t in terms], 4)
+    counts: dict = {}
+    for t in terms:            # the same text many times (a scaled x inside every record's term): once, counted
+        text = _term_text(t)
+        counts[text] = counts.get(text, 0) + 1
+    shown = _summary([text if k == 1 else f"{text} ({k} times, scaled)" for text, k in counts.items()], 4)
+    name = next(n for n in ("fixed_cost", "public_cost", "decision_cost") if model.component(n) is None)
     raise ModelError(
         f"model: the objective has {len(terms)} term{'s' if len(terms) > 1 else ''} on the decision alone, "
         f"in which no record's variable occurs: {shown}. Such a term is part of L(w) and of no record, so if "
         f"its numbers came from the private records, {what} would release by a loss in which one record moves "
         "every point (not a sum of per-record terms in loss_range); privopt reads none as public unless you say "
         "so. Fix: if it is a cost fixed before the data is seen, write it as a named Expression added to the "
-        "objective, model.cost = pyo.Expression(expr=...), and declare it (public_term='cost' in "
-        "privopt.exponential_mechanism, or public_constraints=['cost']); otherwise move it into the records' "
+        f"objective, model.{name} = pyo.Expression(expr=...), and declare it (public_term={name!r} in "
+        f"privopt.exponential_mechanism, or public_constraints=[{name!r}]); otherwise move it into the records' "
         "terms or drop it.", "public_term")
 
 

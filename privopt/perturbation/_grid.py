@@ -160,7 +160,9 @@ def weights_of(model, weights=None, default_name: str = "w") -> list:
     out = []
     for v in items:
         if not (hasattr(v, "is_variable_type") and v.is_variable_type()) or v.is_indexed():
-            raise ParameterTypeError(f"weights must contain scalar Vars, got {v!r}.", "weights")
+            hint = (f" (a name: pass the variables themselves, weights=[model.{v}, ...], or one indexed "
+                    "variable's name)" if isinstance(v, str) else "")
+            raise ParameterTypeError(f"weights must contain scalar Vars, got {v!r}{hint}.", "weights")
         if not _within(v, model):
             mapped = model.find_component(v)
             if mapped is None:
