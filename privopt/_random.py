@@ -18,17 +18,97 @@ exact integer from :mod:`privopt._exact` on a grid fixed in advance.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtri
 
 from .exceptions import ParameterTypeError
 
-__all__ = ["SecureGenerator", "check_random_state", "is_secure", "spawn"]
+__all__ = ["NoiseDraws", "SecureGenerator", "check_random_state", "is_secure", "noise_from_words", "spawn"]
 
 _TWO_53 = float(2**53)
+_TOP_WORD = 2**53 - 1
+_LN2_53 = 53.0 * math.log(2.0)
+
+
+def _word_uniform(k: int) -> float:
+    return (k + 0.5) / _TWO_53
+
+
+def _tail_exponential(k: int, next_word: Callable[[], int]) -> tuple[float, float]:
+    """(E, ln E) for E = -ln U, U uniform on (0, 1), whose first 53-bit word
+    is ``k`` (U in [k, k + 1) / 2^53), with no tail cut:
+
+    * k = 0 (U < 2^-53): by memorylessness -ln U = 53 ln 2 + (-ln U'), U'
+      uniform and independent: the draw goes on with the next word;
+    * k = 2^53 - 1 (U >= 1 - 2^-53): U = 1 - 2^-53 V, V uniform on (0, 1], so
+      E = -log1p(-2^-53 V) = 2^-53 V (1 + O(2^-53)) and ln E = -53 ln 2 - E'
+      with E' = -ln V an exponential drawn the same way: unbounded below;
+    * otherwise the bucket's midpoint (as every other word).
+    """
+    shift = 0.0
+    while k == 0:
+        shift += _LN2_53
+        k = next_word()
+    if k == _TOP_WORD:
+        inner, _ = _tail_exponential(next_word(), next_word)
+        log_e = -_LN2_53 - inner
+        e = -math.log1p(-math.exp(-inner) / _TWO_53)
+        if shift:
+            e += shift
+            log_e = math.log(e)
+        return e, log_e
+    e = shift - math.log(_word_uniform(k))
+    return e, math.log(e)
+
+
+@dataclass(frozen=True)
+class NoiseDraws:
+    """Uniforms on (0, 1) and the exponentials E = -ln U they define, with ln E,
+    from 53-bit words: for every word but the two end buckets, ``u = (k + 0.5) /
+    2^53``, ``e = -ln u`` and ``log_e = ln e`` exactly as numpy computes them;
+    the end buckets go on drawing (:func:`_tail_exponential`), so that E has no
+    upper tail cut and ln E none below (E itself stops at the smallest
+    double, where ``log_e`` goes on).  ``u`` is never 0 or 1."""
+
+    u: np.ndarray
+    e: np.ndarray
+    log_e: np.ndarray
+
+    def __getitem__(self, index) -> NoiseDraws:
+        return NoiseDraws(self.u[index], self.e[index], self.log_e[index])
+
+    def __len__(self) -> int:
+        return len(self.u)
+
+    @classmethod
+    def from_uniforms(cls, u) -> NoiseDraws:
+        """Draws from given uniforms (no refinement of the tails: for tests)."""
+        u = np.asarray(u, dtype=float)
+        e = -np.log(u)
+        return cls(u, e, np.log(e))
+
+
+def noise_from_words(words, next_word: Callable[[int], int]) -> NoiseDraws:
+    """:class:`NoiseDraws` from 53-bit words; ``next_word(i)`` gives further
+    words for the end buckets of entry i (only they read it)."""
+    k = np.asarray(words, dtype=np.uint64)
+    u = (k.astype(np.float64) + 0.5) / _TWO_53
+    u = np.minimum(u, 1.0 - 2.0**-53)            # (2^53 - 0.5) / 2^53 rounds to 1.0
+    e = -np.log(u)
+    log_e = np.log(e)
+    for i in np.flatnonzero((k == 0) | (k == _TOP_WORD)):
+        e[i], log_e[i] = _tail_exponential(int(k[i]), _words_of(next_word, int(i)))
+    return NoiseDraws(u, e, log_e)
+
+
+def _words_of(next_word: Callable[[int], int], i: int) -> Callable[[], int]:
+    return lambda: next_word(i)
 
 
 class SecureGenerator:
@@ -52,8 +132,21 @@ class SecureGenerator:
         return self._u53(size) / _TWO_53
 
     def _open_uniform(self, size=None):
-        """Uniform on (0, 1): never exactly 0 or 1."""
-        return (self._u53(size) + 0.5) / _TWO_53
+        """Uniform on (0, 1): never exactly 0 or 1 (the top word's midpoint,
+        which rounds to 1.0, is taken as 1 - 2^-53)."""
+        return np.minimum((self._u53(size) + 0.5) / _TWO_53, 1.0 - 2.0**-53)
+
+    def _word(self) -> int:
+        return int(np.frombuffer(os.urandom(8), dtype=np.uint64)[0] >> np.uint64(11))
+
+    def noise_draws(self, size) -> NoiseDraws:
+        """:class:`NoiseDraws` of ``size`` (an int or a shape), with the end
+        buckets of E = -ln U drawn on from fresh words (no tail cut)."""
+        shape = tuple(np.atleast_1d(size).astype(int))
+        n = int(np.prod(shape))
+        words = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(11)
+        draws = noise_from_words(words, lambda i: self._word())
+        return NoiseDraws(draws.u.reshape(shape), draws.e.reshape(shape), draws.log_e.reshape(shape))
 
     def uniform(self, low=0.0, high=1.0, size=None):
         return low + (high - low) * self.random(size)
@@ -65,7 +158,18 @@ class SecureGenerator:
         return loc + scale * self.standard_normal(size)
 
     def standard_exponential(self, size=None):
-        return -np.log(self._open_uniform(size))
+        """Exponential(1), E = -ln U, with no cut of its upper tail (the word
+        0 draws on: :func:`noise_from_words`); never 0."""
+        if size is None:
+            return float(self.noise_draws(1).e[0])
+        return self.noise_draws(size).e
+
+    def standard_gumbel(self, size=None):
+        """Standard Gumbel, G = -ln E, with no cut of its upper tail (ln E is
+        drawn on below the smallest double: :func:`noise_from_words`)."""
+        if size is None:
+            return float(-self.noise_draws(1).log_e[0])
+        return -self.noise_draws(size).log_e
 
     def exponential(self, scale=1.0, size=None):
         """Exponential with the given *scale* (mean), as numpy's."""

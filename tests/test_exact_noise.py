@@ -213,3 +213,63 @@ def test_noisy_value_audit_as_shipped_and_broken(values, count):
     broken = audit.NoisyValueTarget(values, epsilon=0.5, count=count, release="double")
     flagged = audit.audit(broken, n_samples=1500, random_state=1)
     assert flagged.violation and flagged.epsilon_lower_bound > 3.0
+
+
+# --- the selection noise: no uniform of 0 or 1, no tail cut ----------------------------
+
+_TOP = 2**53 - 1
+
+
+def test_the_top_word_no_longer_gives_an_infinite_key():
+    """The word 2^53 - 1 gave u = (k + 0.5) / 2^53 == 1.0 and a Gumbel key of +inf; its
+    bucket now draws on: the key is finite and past the old cut (about 37 units)."""
+    from privopt.search._topdown import KeyedStreams, max_of
+
+    assert (_TOP + 0.5) / 2.0**53 == 1.0                       # the old arithmetic
+    with np.errstate(divide="ignore"):
+        assert np.log(1) - np.log(-np.log(1.0)) == np.inf
+    streams = KeyedStreams(np.random.default_rng(0))
+    real = streams._words
+    streams._words = lambda key, n: np.full(n, _TOP, dtype=np.uint64) if len(key) == 1 else real(key, n)
+    draws = streams.draws((5,), 3)
+    assert np.all(draws.u < 1.0) and np.all(np.isfinite(draws.log_e))
+    for method in ("exponential", "permute_and_flip"):
+        keys = max_of(draws, 10, method)
+        assert np.all(np.isfinite(keys)) and np.all(keys > 37.0)
+
+
+@pytest.mark.parametrize("first", [0, _TOP])
+def test_end_buckets_draw_on_with_the_exact_conditional_law(first):
+    """Given U < 2^-53, -ln U - 53 ln 2 is Exponential(1) (memorylessness); given
+    U >= 1 - 2^-53, -ln(-ln U) - 53 ln 2 is Exponential(1) to within 2^-53."""
+    from privopt._random import noise_from_words
+
+    rng = np.random.default_rng(first % 7)
+    draws = noise_from_words(np.full(4000, first, dtype=np.uint64),
+                             lambda i: int(rng.integers(0, 2**53)))
+    rest = (draws.e if first == 0 else -draws.log_e) - 53 * math.log(2)
+    assert stats.kstest(rest, stats.expon.cdf).pvalue > 1e-3
+    assert stats.kstest(rest, stats.expon(scale=1.1).cdf).pvalue < 1e-3
+
+
+def test_secure_generator_draws_have_their_laws_and_no_end_values(monkeypatch):
+    g = SecureGenerator()
+    assert stats.kstest(g.standard_exponential(20_000), stats.expon.cdf).pvalue > 1e-3
+    assert stats.kstest(g.standard_gumbel(20_000), stats.gumbel_r.cdf).pvalue > 1e-3
+    monkeypatch.setattr(SecureGenerator, "_u53", lambda self, size: np.full(size, float(_TOP)))
+    assert g._open_uniform(4).max() < 1.0
+    assert np.all(np.isfinite(g.standard_normal(4)))
+
+
+def test_secure_selection_noise_has_its_law_and_is_finite():
+    from privopt.mechanisms import draw_selection_noise
+
+    g = SecureGenerator()
+    gumbel = draw_selection_noise(g, "exponential", 20_000)
+    expo = draw_selection_noise(g, "permute_and_flip", 20_000)
+    assert np.all(np.isfinite(gumbel)) and expo.min() > 0
+    assert stats.kstest(gumbel, stats.gumbel_r.cdf).pvalue > 1e-3
+    assert stats.kstest(expo, stats.expon.cdf).pvalue > 1e-3
+    # a seeded generator keeps its stream: Gumbel = -ln of the same exponentials
+    a = draw_selection_noise(np.random.default_rng(4), "exponential", 5)
+    np.testing.assert_array_equal(a, -np.log(np.random.default_rng(4).standard_exponential(5)))

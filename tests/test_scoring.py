@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privopt._random import SecureGenerator
+from privopt._random import NoiseDraws, SecureGenerator
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.calibration._scoring import RISK_TABLE_SENSITIVITY, risk_table_noise_scale, split_risk_epsilon
 from privopt.exceptions import ParameterError, PrivacyLeakWarning
@@ -123,19 +123,20 @@ def test_region_maximum_and_truncation_have_the_right_law(method):
     draw = (lambda size: rng.gumbel(size=size)) if method == "exponential" else rng.standard_exponential
     n, N = 7, 20000
     direct = draw((N, n)).max(axis=1)
-    ours = max_of(rng.random(N), n, method)
+    ours = max_of(NoiseDraws.from_uniforms(rng.random(N)), n, method)
     assert stats.ks_2samp(direct, ours).pvalue > 1e-3
     bound = 1.0
     z = draw((400000,))
     z = z[z < bound][: N * 3].reshape(-1, 3).max(axis=1)
-    assert stats.ks_2samp(z, truncated_max_of(rng.random(z.size), 3, bound, method)).pvalue > 1e-3
+    assert stats.ks_2samp(z, truncated_max_of(NoiseDraws.from_uniforms(rng.random(z.size)), 3, bound,
+                                              method)).pvalue > 1e-3
     # a wrong n is detected
-    assert stats.ks_2samp(direct, max_of(rng.random(N), 2 * n, method)).pvalue < 1e-6
+    assert stats.ks_2samp(direct, max_of(NoiseDraws.from_uniforms(rng.random(N)), 2 * n, method)).pvalue < 1e-6
 
 
 def test_split_region_keeps_the_maximum():
     u = np.array([0.6, 0.1, 0.5, 0.9])
-    out = split_region(u, [1, 2, 1], 2.0, "exponential")
+    out = split_region(NoiseDraws.from_uniforms(u), [1, 2, 1], 2.0, "exponential")
     assert out.max() == 2.0 and np.argmax(out) == 1   # 0.6 of the mass 4 falls in group 1
     assert np.all(out <= 2.0)
 

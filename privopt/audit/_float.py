@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ class NoisyValueTarget(AuditTarget):
     """
 
     mechanism = "noisy value"
-    support = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], dtype=float)
+    support: Any = np.array([[1, 1], [1, 0], [0, 1], [0, 0]], dtype=float)
 
     def __init__(self, values=(0.0, 1.0), *, epsilon=1.0, sensitivity=1.0, count=True, release="grid"):
         x, x_prime = (check_real(v, "values") for v in values)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from .._exact import discrete_gaussian, discrete_laplace, sample_many
+from .._random import is_secure
 from ..calibration import GridNoise
 
 __all__ = ["draw_grid_noise", "draw_opdisc_noise", "draw_opsamp_noise", "draw_rspm_noise",
@@ -89,12 +90,17 @@ def draw_selection_noise(rng, method: str, n_points: int, size=None) -> np.ndarr
     epsilon u / (2 Delta): standard Gumbel for ``method="exponential"``
     (Gumbel-max sampling of the exponential mechanism [MT07]), Exponential(1)
     for ``"permute_and_flip"`` (report-noisy-max form of [MS20], [DKSSWXZ21]).
-    Both come from ``rng.standard_exponential`` (G = -ln E), so a seeded
-    generator gives the same stream for both methods: shape ``(n_points,)``
-    or ``(size, n_points)``."""
-    e = np.asarray(rng.standard_exponential(_shape(size, int(n_points))), dtype=float)
-    if method == "exponential":
-        return -np.log(e)
-    if method == "permute_and_flip":
-        return e
-    raise ValueError(f"unknown selection method {method!r}")
+    A seeded generator draws both from ``rng.standard_exponential`` (G = -ln E),
+    so it gives the same stream for both methods: shape ``(n_points,)`` or
+    ``(size, n_points)``.  The secure generator (``random_state=None``) draws
+    them with no tail cut (``SecureGenerator.standard_gumbel`` and
+    ``standard_exponential``: no point of W has probability 0, and no key is
+    infinite)."""
+    shape = _shape(size, int(n_points))
+    if method not in ("exponential", "permute_and_flip"):
+        raise ValueError(f"unknown selection method {method!r}")
+    if is_secure(rng):
+        draws = rng.noise_draws(shape)
+        return -draws.log_e if method == "exponential" else draws.e
+    e = np.asarray(rng.standard_exponential(shape), dtype=float)
+    return -np.log(e) if method == "exponential" else e

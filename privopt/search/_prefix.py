@@ -196,7 +196,7 @@ def sample_prefix(space: PrefixSpace, oracle, streams, method: str, scale: float
     n = space.size(())
     if n is None or n < 1:
         raise ValueError("W has no point (or cannot be counted)")
-    root_max = float(max_of(streams.uniforms((5,), 1), n, method)[0])
+    root_max = float(max_of(streams.draws((5,), 1), n, method)[0])
     # queue entries: (-upper bound, tie order, prefix, size, region max, lower bound, own bound?)
     heap: list = [(-math.inf, (), (), n, root_max, -math.inf, False)]
     best = None      # (key, prefix of the point)
@@ -235,7 +235,7 @@ def sample_prefix(space: PrefixSpace, oracle, streams, method: str, scale: float
         sizes = np.array([s for _, s in kids], dtype=float)
         if int(sum(s for _, s in kids)) != size:
             raise ValueError("the children's sizes do not add up to the region's size")
-        Mc = split_region(streams.uniforms((6, t, *prefix), len(kids) + 1), sizes, M, method)
+        Mc = split_region(streams.draws((6, t, *prefix), len(kids) + 1), sizes, M, method)
         for (p, s), m in zip(kids, Mc):
             ub = float(m) - lb / scale
             if best is None or ub >= best[0]:

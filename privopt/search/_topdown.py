@@ -41,6 +41,11 @@ indistinguishable from independent uniform bits): the secret comes from
 :func:`os.urandom` with ``random_state=None``, from the seeded generator
 otherwise (reproducible, not private).
 
+Tails.  U is taken at the midpoint of its 53-bit word, except in the two end
+buckets (U < 2^-53 or U >= 1 - 2^-53), which draw on from further words of
+the same stream (:func:`privopt._random.noise_from_words`): -ln U and ln(-ln U)
+have no tail cut, so no point of W has probability 0 and no key is infinite.
+
 Inverse CDFs used (U uniform on (0, 1)):
 
     Gumbel,      max of n:                 ln n - ln(-ln U)
@@ -67,7 +72,7 @@ import struct
 import numpy as np
 
 from .._limits import LOCAL_SECONDS
-from .._random import is_secure
+from .._random import NoiseDraws, is_secure, noise_from_words
 from .._runtime import resolve_executor, run_ordered, share, worker_count   # resolve_executor re-exported
 from .._progress import progress_bar
 
@@ -79,7 +84,8 @@ __all__ = ["KeyedStreams", "max_of", "truncated_max_of", "pick_group", "split_re
 EXPONENTIAL = "exponential"
 PERMUTE_AND_FLIP = "permute_and_flip"
 
-_TWO_53 = float(2**53)
+#: The key component that marks the further words of an end bucket (no level uses it).
+_TAIL = 2**63 - 1
 
 
 class KeyedStreams:
@@ -104,38 +110,56 @@ class KeyedStreams:
     def __repr__(self) -> str:
         return f"KeyedStreams(secure={self.secure})"
 
+    def _words(self, key: tuple, n: int) -> np.ndarray:
+        material = self._secret + struct.pack(f"<{len(key) + 1}Q", len(key), *key)
+        words = np.frombuffer(hashlib.shake_256(material).digest(8 * int(n)), dtype="<u8")
+        return words >> np.uint64(11)
+
     def uniforms(self, key: tuple, n: int) -> np.ndarray:
         """``n`` uniforms on the open interval (0, 1), 53 bits each, from the
-        stream of ``key``."""
-        n = int(n)
-        material = self._secret + struct.pack(f"<{len(key) + 1}Q", len(key), *key)
-        words = np.frombuffer(hashlib.shake_256(material).digest(8 * n), dtype="<u8")
-        return ((words >> np.uint64(11)).astype(np.float64) + 0.5) / _TWO_53
+        stream of ``key`` (never 0 or 1)."""
+        return self.draws(key, n).u
+
+    def draws(self, key: tuple, n: int) -> NoiseDraws:
+        """``n`` draws of the stream of ``key``: the uniforms, E = -ln U and
+        ln E (:class:`~privopt._random.NoiseDraws`); a word in one of the two
+        end buckets draws on from the stream of ``key + (_TAIL, i, j)`` (j-th
+        further word of entry i), so that the noise has no tail cut."""
+        counter: dict[int, int] = {}
+
+        def next_word(i: int) -> int:
+            j = counter[i] = counter.get(i, -1) + 1
+            return int(self._words((*key, _TAIL, i, j), 1)[0])
+
+        return noise_from_words(self._words(key, n), next_word)
 
 
-def max_of(u, n, method: str) -> np.ndarray:
+def max_of(draws: NoiseDraws, n, method: str) -> np.ndarray:
     """The maximum of ``n`` i.i.d. noise draws (standard Gumbel for
     ``"exponential"``, Exponential(1) for ``"permute_and_flip"``), by
-    inversion of the uniform ``u``; vectorized over ``u`` and ``n``."""
-    u = np.asarray(u, dtype=float)
+    inversion of the uniform U of ``draws`` (given as E = -ln U and ln E, so
+    that the upper tail is not cut); vectorized over the draws and ``n``."""
     n = np.asarray(n, dtype=float)
     if method == EXPONENTIAL:
-        return np.log(n) - np.log(-np.log(u))
+        return np.log(n) - draws.log_e
     if method == PERMUTE_AND_FLIP:
-        return -np.log(-np.expm1(np.log(u) / n))
+        with np.errstate(divide="ignore"):
+            out = -np.log(-np.expm1(-draws.e / n))
+        # E below the smallest double: -ln(1 - e^{-E/n}) = ln n - ln E to first order
+        return np.where(draws.e > 1e-300, out, np.log(n) - draws.log_e)
     raise ValueError(f"unknown selection method {method!r}")
 
 
-def truncated_max_of(u, n, bound, method: str) -> np.ndarray:
+def truncated_max_of(draws: NoiseDraws, n, bound, method: str) -> np.ndarray:
     """The maximum of ``n`` i.i.d. noise draws conditioned to lie below
-    ``bound`` (fact (c) of the module docstring), by inversion of ``u``."""
-    u = np.asarray(u, dtype=float)
+    ``bound`` (fact (c) of the module docstring), by inversion of the
+    uniform of ``draws``."""
     n = np.asarray(n, dtype=float)
     bound = np.asarray(bound, dtype=float)
     if method == EXPONENTIAL:
-        return -np.logaddexp(-bound, np.log(-np.log(u)) - np.log(n))
+        return -np.logaddexp(-bound, draws.log_e - np.log(n))
     if method == PERMUTE_AND_FLIP:
-        root = np.exp(np.log(u) / n)
+        root = np.exp(-draws.e / n)
         return -np.log1p(-root * -np.expm1(-bound))
     raise ValueError(f"unknown selection method {method!r}")
 
@@ -148,14 +172,14 @@ def pick_group(u: float, sizes) -> int:
     return min(g, len(cum) - 1)
 
 
-def split_region(u, sizes, region_max: float, method: str) -> np.ndarray:
+def split_region(draws: NoiseDraws, sizes, region_max: float, method: str) -> np.ndarray:
     """The maxima of the groups of a region whose maximum is ``region_max``:
-    ``u`` holds len(sizes) + 1 uniforms, ``u[0]`` picks the group holding the
-    argmax (its maximum is ``region_max``), ``u[1 + h]`` gives group h's
-    maximum truncated at ``region_max``."""
+    ``draws`` holds len(sizes) + 1 draws, the uniform of ``draws[0]`` picks
+    the group holding the argmax (its maximum is ``region_max``),
+    ``draws[1 + h]`` gives group h's maximum truncated at ``region_max``."""
     sizes = np.asarray(sizes)
-    out = truncated_max_of(u[1:], sizes, region_max, method)
-    out[pick_group(float(u[0]), sizes)] = region_max
+    out = truncated_max_of(draws[1:], sizes, region_max, method)
+    out[pick_group(float(draws.u[0]), sizes)] = region_max
     return out
 
 
@@ -234,14 +258,14 @@ def better(a, b) -> bool:
     return tuple(a[1:]) < tuple(b[1:])
 
 
-def _region_uniforms(problem, streams, size, start, stop):
-    """The uniforms of the region maxima of supports [start, stop) of one
+def _region_draws(problem, streams, size, start, stop):
+    """The draws of the region maxima of supports [start, stop) of one
     noise block, keyed (0, size, block)."""
     block0 = start // BLOCK
     if block0 != (stop - 1) // BLOCK:
         raise ValueError("a shard must lie within one noise block")
     n_block = min(problem.n_supports(size), (block0 + 1) * BLOCK) - block0 * BLOCK
-    return streams.uniforms((0, size, block0), n_block)[start - block0 * BLOCK: stop - block0 * BLOCK]
+    return streams.draws((0, size, block0), n_block)[start - block0 * BLOCK: stop - block0 * BLOCK]
 
 
 def shard_bounds(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, shard):
@@ -255,7 +279,7 @@ def shard_bounds(problem: RegionProblem, streams: KeyedStreams, method: str, sca
 def _region_bounds(problem, streams, method, scale, shard, supports):
     """``(M, bound)``: each support's region maximum and M - LB / scale."""
     size, start, stop = shard
-    M = max_of(_region_uniforms(problem, streams, size, start, stop), problem.region_sizes(supports), method)
+    M = max_of(_region_draws(problem, streams, size, start, stop), problem.region_sizes(supports), method)
     return M, M - problem.lower_bounds(supports) / scale
 
 
@@ -265,7 +289,7 @@ def expand_region(problem: RegionProblem, streams: KeyedStreams, method: str, sc
     that can still win) and return the best candidate so far."""
     gmin, sizes, row = problem.group_errors(support)
     expanded[0] += 1
-    Mg = split_region(streams.uniforms((1, region), len(sizes) + 1), sizes, float(region_max), method)
+    Mg = split_region(streams.draws((1, region), len(sizes) + 1), sizes, float(region_max), method)
     gbound = Mg - gmin / scale
     for gi in np.argsort(-gbound, kind="stable"):
         if best is not None and gbound[gi] < best[0]:
@@ -275,7 +299,7 @@ def expand_region(problem: RegionProblem, streams: KeyedStreams, method: str, sc
         if n == 1:
             keys = np.array([Mg[gi]]) - gmin[gi:gi + 1] / scale
         else:
-            z = split_region(streams.uniforms((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
+            z = split_region(streams.draws((2, region, int(gi)), n + 1), np.ones(n), float(Mg[gi]), method)
             keys = z - row(int(gi)) / scale
         pos = int(np.argmax(keys))
         cand = (float(keys[pos]), region, int(gi), pos)
