@@ -78,3 +78,22 @@ def test_declared_string_classes_keep_their_order_and_positive_class():
     ref = PrivateHalfspaceClassifier(random_state=0).fit(X, labels)
     assert est.classes_.tolist() == ref.classes_.tolist() == ["no", "yes"]
     np.testing.assert_array_equal(est.coef_, ref.coef_)
+
+
+@pytest.mark.parametrize("name", ["DPSGDLogisticRegression", "NoisySGDClassifier", "DPAGDLogisticRegression",
+                                  "ObjectivePerturbationLogisticRegression",
+                                  "OutputPerturbationLogisticRegression"])
+def test_every_private_baseline_takes_the_declared_classes(name):
+    """A baseline with classes declared fits a y holding one of them (the neighbour that
+    removes the only record of a class releases too) and refuses a label outside them."""
+    import privopt.baselines as baselines
+
+    cls = getattr(baselines, name)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(60, 3))
+    y_one = np.zeros(60, dtype=int)
+    est = cls(epsilon=1.0, bounds=(0, 1), random_state=0, classes=(0, 1)).fit(X, y_one)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+    assert est.get_params()["classes"] == (0, 1)
+    with pytest.raises(ParameterError, match="y"):
+        cls(epsilon=1.0, bounds=(0, 1), random_state=0, classes=(0, 1)).fit(X, np.full(60, 2))

@@ -122,7 +122,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     def __init__(self, epsilon=1.0, delta=1e-5, *, splits=150, grad_clip=1.0, obj_clip=3.0,
                  gamma=0.1, n_step_sizes=20, max_step_size=2.0, grid_update_every=10,
                  grid_growth=1.1, fit_intercept=True, bounds=None, data_norm=None,
-                 random_state=None):
+                 random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.splits = splits
@@ -137,6 +137,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         self.bounds = bounds
         self.data_norm = data_norm
         self.random_state = random_state
+        self.classes = classes
 
     def _check_params(self):
         p = {

@@ -139,7 +139,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size="auto",
                  learning_rate=4.0, epochs=60, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", neighbouring="replace_one",
-                 n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None):
+                 n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.clip_norm = clip_norm
@@ -157,6 +157,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         self.bounds = bounds
         self.data_norm = data_norm
         self.random_state = random_state
+        self.classes = classes
 
     def _check_params(self):
         p = {

@@ -146,7 +146,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, loss="hinge", radius=10.0,
                  learning_rate=None, batch_size=None, accounting="allocation",
-                 fit_intercept=True, bounds=None, data_norm=None, random_state=None):
+                 fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -158,6 +158,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         self.bounds = bounds
         self.data_norm = data_norm
         self.random_state = random_state
+        self.classes = classes
 
     def _check_params(self):
         return {
