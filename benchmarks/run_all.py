@@ -57,6 +57,9 @@ SCRIPTS = {
     "bench_top_r.py": (["--instances", "11", "12", "--rs", "10", "50", "200"],
                        ["--sites", "10", "--choose-sites", "12", "--k", "3", "--customers", "30", "--instances", "11",
                         "--rs", "5", "10", "--releases", "1", "--out", "benchmarks/results/top_r_quick.md"]),
+    # needs git: the before side (eaaf9c1, the revision before exact integer noise) runs in a worktree
+    "bench_exact_noise.py": ([], ["--splits", "2", "--fits", "20", "--seeds", "20", "--datasets",
+                                  "iris_virginica_vs_rest,digits_3_vs_8", "--tag", "_quick"]),
 }
 
 #: script -> why run_all.py does not run it (tests/test_benchmarks_listed.py checks that
