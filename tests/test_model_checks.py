@@ -529,3 +529,15 @@ def test_a_mad_with_the_mean_as_a_variable_is_refused_as_coupled():
                                       epsilon=1.0, loss_range=(0, 0.1), n_samples=20, public_constraints="budget")
     msg = str(err.value)
     assert err.value.parameter == "sensitivity" and "1 independent block(s) for n = 20" in msg and "day" in msg
+
+
+def test_per_record_terms_that_do_not_add_up_to_the_solve_release_nothing(monkeypatch):
+    """The blocks' parts are checked against each solve's objective before any is clipped."""
+    require_solver("highs")
+    from privopt.exceptions import NotCertifiedError
+    from privopt.solvers import RecordBlocks
+
+    values = RecordBlocks.values
+    monkeypatch.setattr(RecordBlocks, "values", lambda self, x: values(self, x) + 0.01)
+    with pytest.raises(NotCertifiedError, match="add up to"):
+        privopt.exponential_mechanism(_lad_model(*_lad_neighbours()[1]), random_state=0, **_LAD_KW)

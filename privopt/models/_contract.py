@@ -429,12 +429,12 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
                          + _summary([f"{v.name}.{side[:2]}" for v, side in loose]))
             fix += list(dict.fromkeys(v.parent_component().name for v, _ in loose))
         if from_bounds and blanket:    # one refusal names everything "all" would have declared
-            groups: dict = {}
+            by_var: dict = {}
             for v in from_bounds:
-                groups.setdefault(v.parent_component().name, []).append(v)
+                by_var.setdefault(v.parent_component().name, []).append(v)
             parts.append("bounds written on the decision, from which W is read: "
-                         + _summary([_bounds_text(name, vs) for name, vs in groups.items()], 4))
-            fix += [name for name in groups if name not in fix]
+                         + _summary([_bounds_text(name, vs) for name, vs in by_var.items()], 4))
+            fix += [name for name in by_var if name not in fix]
         raise ModelError(
             f"model: {note}{'; '.join(parts)}. {what} would let them shape the set of decisions W it releases "
             "over, so if their coefficients or values come from the private records the release is not "
