@@ -494,14 +494,16 @@ def test_output_perturbation_noise_rule_against_hand_values():
     from privopt.baselines import _defaults as dft
 
     # eps = 1, delta = 1e-5: rho = 0.0305566 (the largest zCDP rho, eq. (4)), s = 1/sqrt(2 rho) = 4.0451;
-    # Gaussian iff s m_d eps < sqrt(2) d:
-    # d = 3: m = 1.5958, 6.455 > 4.243 -> Laplace;  d = 65: m = 8.0313, 32.5 < 91.9 -> Gaussian.
+    # Gaussian iff the root mean square norms compare s eps < sqrt(2 d):
+    # d = 3: sqrt(6) = 2.449 < 4.045 -> Laplace;  d = 65: sqrt(130) = 11.4 > 4.045 -> Gaussian.
     assert calibration.largest_zcdp_rho(1.0, 1e-5) == pytest.approx(0.0305566, rel=1e-5)
     assert dft.default_output_perturbation_noise(65, 1.0, 1e-5) == "gaussian"
     assert dft.default_output_perturbation_noise(3, 1.0, 1e-5) == "laplace"
     assert dft.default_output_perturbation_noise(65, 1.0, 0.0) == "laplace"  # pure DP asked for
-    # the switch is at d = 8 here: m_7 s = 10.33 > 9.90, m_8 s = 11.09 < 11.31
-    assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (7, 8)] == ["laplace", "gaussian"]
+    # the switch is at d = 9 here: sqrt(16) = 4.000 < 4.045 < sqrt(18) = 4.243
+    assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (8, 9)] == ["laplace", "gaussian"]
+    # at eps = 0.5, delta = 9e-5 (the iris cell of bench_exact_noise): s eps = 3.299 > sqrt(10) at d = 5
+    assert dft.default_output_perturbation_noise(5, 0.5, 9e-5) == "laplace"
 
 
 def test_output_perturbation_gaussian_noise_scale_and_accounting(monkeypatch):
@@ -521,7 +523,7 @@ def test_output_perturbation_gaussian_noise_scale_and_accounting(monkeypatch):
     diffs = np.array([f.weights_ - base.weights_ for f in fits])
     assert diffs.std() == pytest.approx(sigma, rel=0.05)
     assert abs(diffs.mean()) < 4 * sigma / math.sqrt(diffs.size)
-    # auto: Laplace at d_z = 5 (its noise is the smaller one there: the switch is at 8)
+    # auto: Laplace at d_z = 5 (its noise is the smaller one there: the switch is at 9)
     auto = OutputPerturbationLogisticRegression(epsilon=eps, delta=delta, alpha=lam, bounds=(0, 1),
                                                 random_state=0).fit(X, y)
     assert (auto.noise_, auto.delta_spent_, auto.noise_std_) == ("laplace", 0.0, None)
@@ -882,7 +884,7 @@ def test_output_perturbation_leaves_the_majority_class_with_the_intercept_at_fea
     # seeds 0-2); with s = 1 it is measured +0.088 and +0.065.
     gain, est = _gains_on_the_held_out_imbalanced_set(
         lambda n, seed: OutputPerturbationLogisticRegression(delta=1.0 / n**2, noise=noise, random_state=seed))
-    assert est.noise_ == ("gaussian" if noise == "auto" else "laplace")  # d_z = 26 > 8
+    assert est.noise_ == ("gaussian" if noise == "auto" else "laplace")  # d_z = 26 > 9
     assert gain > 0.04
 
 

@@ -30,10 +30,10 @@ that threshold and Algorithm 2 does so.
 discrete Gaussian noise replaces the discrete Laplace noise when its expected
 norm is smaller at the same Lambda (both exact integer noise on a grid: see
 :class:`~privopt.baselines.OutputPerturbationLogisticRegression`).  The ratio of
-the two norms, ``s(eps, delta) m_d eps / (sqrt(2) d)`` (``s``: the Gaussian sigma
-at sensitivity 1 through zCDP, ``m_d = E||N(0, I_d)||``, and d the dimension of
-z), does not depend on n or Lambda, so the choice is a public function of
-(d, eps, delta): Gaussian from d = 8 at eps = 1, delta = 1e-5.  Both are valid at
+their root mean square norms, ``s(eps, delta) eps / sqrt(2 d)`` (``s``: the
+Gaussian sigma at sensitivity 1 through zCDP, d the dimension of z), does not
+depend on n or Lambda, so the choice is a public function of (d, eps, delta):
+Gaussian from d = 9 at eps = 1, delta = 1e-5.  Both are valid at
 (eps, delta): pure eps-DP implies it.
 
 *DP-SGD's batch size* is a tenth of the data below n = 2560 (so that a small
@@ -103,21 +103,19 @@ def default_batch_size(n: int) -> int:
 
 def default_output_perturbation_noise(d_z: int, epsilon: float, delta: float) -> str:
     """``noise="auto"`` of output perturbation: ``"gaussian"`` when ``delta > 0``
-    and ``s(eps, delta) m_d eps < sqrt(2) d_z``, else ``"laplace"``: the
-    expected norm of the discrete Gaussian noise (sigma = s Delta, s =
+    and ``s(eps, delta) eps < sqrt(2 d_z)``, else ``"laplace"``: the root mean
+    square norm of the discrete Gaussian noise, ``sqrt(d_z) s Delta`` (s =
     1 / sqrt(2 rho) with rho the largest zCDP parameter allowed at (eps, delta),
-    :func:`privopt.calibration.largest_zcdp_rho`; ``m_d = E||N(0, I_d)||``)
-    below the root mean square norm of the per-coordinate discrete Laplace
-    noise (scale ``sqrt(d_z) Delta / eps``: ``sqrt(2 d_z) sqrt(d_z) Delta / eps``),
-    whatever n and Lambda (Delta = 2 / (n Lambda) cancels).
+    :func:`privopt.calibration.largest_zcdp_rho`), below that of the
+    per-coordinate discrete Laplace noise of scale ``sqrt(d_z) Delta / eps``,
+    ``sqrt(2 d_z) sqrt(d_z) Delta / eps``, whatever n and Lambda (Delta =
+    2 / (n Lambda) cancels; both in the same measure, the root mean square).
 
-    E.g. eps = 1, delta = 1e-5: rho = 0.0305566, s = 4.04513, so d_z = 3
-    (m = 1.5958): 6.455 > 4.243, Laplace; d_z = 5 (m = 2.1277): 8.607 > 7.071,
-    Laplace; d_z = 8 (m = 2.7348): 11.06 < 11.31, Gaussian.
+    E.g. eps = 1, delta = 1e-5: rho = 0.0305566, s = 4.04513: d_z = 8
+    (sqrt(16) = 4 < 4.045), Laplace; d_z = 9 (sqrt(18) = 4.243 > 4.045), Gaussian.
     """
     _check(1, d_z, epsilon)
     if not delta > 0:
         return "laplace"
     s = 1.0 / math.sqrt(2.0 * largest_zcdp_rho(epsilon, delta))
-    gaussian = acc.expected_gaussian_norm(s, d_z) * epsilon
-    return "gaussian" if gaussian < math.sqrt(2.0) * d_z else "laplace"
+    return "gaussian" if s * epsilon < math.sqrt(2.0 * d_z) else "laplace"
