@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 
 from ..calibration import largest_zcdp_rho
-from . import _accounting as acc
 
 __all__ = [
     "default_batch_size",
