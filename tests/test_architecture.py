@@ -204,6 +204,74 @@ def test_no_import_of_another_packages_private_parts():
     assert not found, found
 
 
+def _package_of(module: str) -> str:
+    """The subpackage of a privopt module (``privopt.solvers._enumerate`` ->
+    ``solvers``), or the module itself for a top-level one."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _private_names_defined(tree: ast.AST) -> set[str]:
+    """Private names (``_x``, not dunder) a module gives to an object: attributes
+    assigned (``obj._x = ...``, ``setattr(obj, "_x", ...)``), methods and class
+    attributes, module-level functions and variables."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for sub in (x for t in targets for x in ast.walk(t)):
+                if isinstance(sub, ast.Attribute):
+                    out.add(sub.attr)
+                elif isinstance(sub, ast.Name):
+                    out.add(sub.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
+            out.add(str(node.args[1].value))
+    return {n for n in out if n.startswith("_") and not n.startswith("__")}
+
+
+def private_attribute_reads() -> list[tuple[str, int, str]]:
+    """``(module, line, attribute)`` of every read of a private attribute
+    (``obj._x``, ``obj`` not ``self``/``cls``) that privopt defines in another
+    package and not in the reader's own: a contract between packages that the
+    import check cannot see (e.g. the exact oracle reading what the perturbation
+    transformation set on its block)."""
+    mods = _modules()
+    trees = {m: ast.parse(path.read_text()) for m, path in mods.items()}
+    defined: dict[str, set[str]] = {}
+    for m, tree in trees.items():
+        defined.setdefault(_package_of(m), set()).update(_private_names_defined(tree))
+    everywhere = set().union(*defined.values())
+    out = []
+    for m, tree in trees.items():
+        own = defined[_package_of(m)]
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in everywhere
+                    and node.attr not in own and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                out.append((m, node.lineno, node.attr))
+    return out
+
+
+def test_no_read_of_another_packages_private_attributes():
+    found = private_attribute_reads()
+    assert not found, ("private attributes of another package read (export a public accessor or a typed "
+                       f"record from the owning package instead): {found}")
+
+
+def test_the_private_attribute_check_sees_one(tmp_path, monkeypatch):
+    pkg = tmp_path / "privopt"
+    for rel, text in {"__init__.py": "", "a/__init__.py": "", "a/make.py": "def f(b):\n    b._secret = 1\n",
+                      "b/__init__.py": "", "b/use.py": "def g(b):\n    return b._secret + b._own\n",
+                      "b/own.py": "def h(b):\n    b._own = 2\n"}.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
+    assert private_attribute_reads() == [("privopt.b.use", 2, "_secret")]
+
+
 def test_the_private_import_check_sees_one(tmp_path, monkeypatch):
     """The detector itself, on a tiny package tree."""
     root = tmp_path / "privopt"

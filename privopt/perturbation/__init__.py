@@ -25,6 +25,11 @@ from .objective_perturbation import (
     set_noise,
 )
 
+# For privopt's other packages (the exact oracle in privopt.solvers): not in __all__.
+from .objective_perturbation import PerturbationInfo as PerturbationInfo
+from .objective_perturbation import find_perturbation_block as find_perturbation_block
+from .objective_perturbation import perturbation_info as perturbation_info
+
 __all__ = [
     "ObjectivePerturbation",
     "get_noise",

@@ -44,6 +44,8 @@ is deactivated, and :func:`revert` undoes the transformation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 import re
 
@@ -329,16 +331,43 @@ class ObjectivePerturbation(Transformation):
 # Getters and undo
 # ---------------------------------------------------------------------------
 
-def _find_block(model):
+def find_perturbation_block(model):
+    """The block the transformation added to ``model``, or None."""
     for blk in model.component_objects(pyo.Block, descend_into=False):
         if getattr(blk, "_privopt_marker", False):
             return blk
     return None
 
 
+_find_block = find_perturbation_block
+
+
 def is_transformed(model) -> bool:
     """Whether ``model`` carries an objective-perturbation block."""
     return _find_block(model) is not None
+
+
+@dataclass(frozen=True)
+class PerturbationInfo:
+    """What the transformation recorded on its block, as one declared record
+    (the exact oracle of :mod:`privopt.solvers` reads it): the names of the
+    weights the noise multiplies, whether pi(w) normalizes it, the scale of
+    the noise term and the norm bound D of the normalization (None without)."""
+
+    weight_names: tuple[str, ...]
+    normalize: bool
+    scale: float
+    norm_bound: float | None
+
+
+def perturbation_info(model) -> PerturbationInfo | None:
+    """The :class:`PerturbationInfo` of a transformed ``model``, or None."""
+    blk = _find_block(model)
+    if blk is None:
+        return None
+    normalize = bool(blk._normalize)
+    return PerturbationInfo(weight_names=tuple(blk._weight_names), normalize=normalize, scale=float(blk._scale),
+                            norm_bound=blk._norm_bound if normalize else None)
 
 
 def get_perturbation_block(model):

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyomo.environ as pyo
 from pyomo.common.errors import ApplicationError
@@ -36,7 +36,7 @@ from ..exceptions import (
     UnknownSolverError,
 )
 from ._registry import REGISTRY, SolverSpec, resolve_name
-from ._report import SolveReport
+from ._report import RunOutcome, SolveReport
 from .._version import __version__
 from ._enumerate import check_enumerable, run_enumeration
 
@@ -348,7 +348,7 @@ def _run_contrib(spec, model, *, time_limit, mip_gap, abs_gap, threads, options,
         has, status = False, SolutionStatus.noSolution
     if has:
         res.solution_loader.load_vars(vars_to_load)
-    return res.termination_condition, status, _num(res.incumbent_objective), _num(res.objective_bound), ""
+    return RunOutcome(res.termination_condition, status, _num(res.incumbent_objective), _num(res.objective_bound))
 
 
 def _run_appsi(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
@@ -368,7 +368,7 @@ def _run_appsi(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
         SolutionStatus.optimal if has and tc == TerminationCondition.convergenceCriteriaSatisfied
         else SolutionStatus.feasible if has else SolutionStatus.noSolution
     )
-    return tc, status, obj, _num(res.best_objective_bound), ""
+    return RunOutcome(tc, status, obj, _num(res.best_objective_bound))
 
 
 def _run_legacy(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
@@ -408,7 +408,7 @@ def _run_legacy(spec, model, *, time_limit, mip_gap, abs_gap, threads, options):
         else SolutionStatus.feasible if has else SolutionStatus.noSolution
     )
     msg = str(getattr(res.solver, "termination_message", "") or "")
-    return tc, status, obj, bound, msg
+    return RunOutcome(tc, status, obj, bound, msg)
 
 
 @contextlib.contextmanager
@@ -690,8 +690,8 @@ def solve(
 
         plan = check_enumerable(model, solver_options)
 
+    settings = _Settings(time_limit, mip_gap, abs_gap, solver_options)
     start = time.perf_counter()
-    message = ""
     try:
         # Pyomo's solver interfaces redirect sys.stdout while they run, which is
         # not thread-safe: solves in one process are serialized.  Run solves in
@@ -703,14 +703,14 @@ def solve(
                 extra["plan"] = plan
             if spec.interface == "enumerate" and executor is not None:
                 extra["executor"] = executor
-            tc, status, obj, bound, message = _RUNNERS[spec.interface](
+            outcome = _RUNNERS[spec.interface](
                 spec, model, time_limit=time_limit, mip_gap=mip_gap, abs_gap=abs_gap,
                 threads=threads, options=solver_options, **extra,
             )
     except (ApplicationError, RuntimeError, OSError, ValueError, KeyError, AttributeError) as exc:
         wall = time.perf_counter() - start
-        report = _report(spec, version, TerminationCondition.error, SolutionStatus.noSolution,
-                         None, None, wall, time_limit, mip_gap, abs_gap, solver_options, repr(exc))
+        report = _report(spec, version, RunOutcome(TerminationCondition.error, SolutionStatus.noSolution,
+                                                   message=repr(exc)), wall, settings)
         raise SolverCrashedError(
             f"Solver {spec.name!r} failed instead of returning a status: {exc}", report
         ) from exc
@@ -718,17 +718,17 @@ def solve(
         licence = _licence_message(spec, exc, model)
         if licence is None:
             raise
-        report = _report(spec, version, TerminationCondition.licensingProblems, SolutionStatus.noSolution,
-                         None, None, time.perf_counter() - start, time_limit, mip_gap, abs_gap, solver_options,
-                         repr(exc))
+        report = _report(spec, version, RunOutcome(TerminationCondition.licensingProblems,
+                                                   SolutionStatus.noSolution, message=repr(exc)),
+                         time.perf_counter() - start, settings)
         raise SolverLicenseError(licence, report) from exc
     wall = time.perf_counter() - start
-    if (tc == TerminationCondition.unknown and time_limit is not None
+    if (outcome.termination == TerminationCondition.unknown and time_limit is not None
             and wall >= 0.95 * float(math.ceil(time_limit) if spec.integer_time_limit else time_limit)):
         # Shell solvers (GLPK) report a time-limit stop as "feasible"/"other".
-        tc = TerminationCondition.maxTimeLimit
-    report = _report(spec, version, tc, status, obj, bound, wall, time_limit, mip_gap, abs_gap,
-                     solver_options, message)
+        outcome = replace(outcome, termination=TerminationCondition.maxTimeLimit)
+    report = _report(spec, version, outcome, wall, settings)
+    tc, message = outcome.termination, outcome.message
     if not raise_on_no_solution or report.has_solution:
         return report
     if tc == TerminationCondition.provenInfeasible or tc == TerminationCondition.locallyInfeasible:
@@ -779,18 +779,30 @@ def _suggest_for(pclass: str) -> str:
     return "one listed by `privopt solvers`"
 
 
-def _report(spec, version, tc, status, obj, bound, wall, time_limit, mip_gap, abs_gap, options, message):
-    certified = is_certified(tc, obj, bound, mip_gap=mip_gap, abs_gap=abs_gap,
+@dataclass(frozen=True)
+class _Settings:
+    """The limits and options one solve ran with, as its report states them."""
+
+    time_limit: float | None
+    mip_gap: float
+    abs_gap: float
+    options: dict
+
+
+def _report(spec, version, outcome: RunOutcome, wall: float, settings: _Settings) -> SolveReport:
+    tc, status, obj, bound = outcome.termination, outcome.status, outcome.objective, outcome.bound
+    certified = is_certified(tc, obj, bound, mip_gap=settings.mip_gap, abs_gap=settings.abs_gap,
                              report_rtol=spec.report_rtol) and status in (
         SolutionStatus.optimal, SolutionStatus.feasible)
+    agap: float | None = None
+    rgap: float | None = None
     if obj is not None and bound is not None and math.isfinite(bound):
         agap = abs(obj - bound)
         rgap = agap / max(abs(obj), 1e-10)
-    else:
-        agap = rgap = None
     return SolveReport(
         solver=spec.name, interface=spec.pyomo_name, solver_version=version, termination=tc,
         solution_status=status, certified_optimal=bool(certified), objective=obj, bound=bound,
-        abs_gap_achieved=agap, rel_gap_achieved=rgap, wall_time=wall, time_limit=time_limit,
-        mip_gap=float(mip_gap), abs_gap=float(abs_gap), options=dict(options), message=message,
+        abs_gap_achieved=agap, rel_gap_achieved=rgap, wall_time=wall, time_limit=settings.time_limit,
+        mip_gap=float(settings.mip_gap), abs_gap=float(settings.abs_gap), options=dict(settings.options),
+        message=outcome.message,
     )

@@ -32,6 +32,7 @@ import itertools
 import math
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
@@ -52,7 +53,8 @@ from ..search import (
 )
 from ..space import count_grid_points, iter_grid_blocks, uniform_grid
 from .._runtime import resolve_executor, usable_cpus, worker_count
-from ..perturbation import objective_perturbation as op
+from ..perturbation import find_perturbation_block, get_noise, perturbation_info
+from ._report import RunOutcome
 
 __all__ = [
     "ENUMERATION_ATTR",
@@ -94,7 +96,7 @@ def choose_solver(model, fallback: str = "highs", perturbed: bool | None = None)
     if data is None:
         return fallback
     if perturbed is None:
-        perturbed = _op()._find_block(model) is not None
+        perturbed = find_perturbation_block(model) is not None
     points, rows = enumeration_size(model)
     if perturbed:
         split = bound_search_work(data)
@@ -215,79 +217,90 @@ def _loss(S, data):
     return pos.astype(np.float64) @ wrong_pos + neg.astype(np.float64) @ wrong_neg
 
 
-def _op():
-    return op
+@dataclass(frozen=True)
+class EnumerationPlan:
+    """What :func:`check_enumerable` found, for :func:`run_enumeration`: the
+    halfspace data, the noise vector and its scale, whether pi(w) normalizes
+    it, the enumeration levels ``(coef, bound, unit, D)``, the number of
+    points of W_tau and ``problem``, the support split of a perturbed model
+    for the branch and bound (:func:`privopt.search._regions.perturbed_problem`),
+    or None where every point is listed."""
+
+    data: HalfspaceData
+    noise: np.ndarray
+    scale: float
+    normalize: bool
+    levels: tuple
+    n_points: int
+    problem: object | None
 
 
-def check_enumerable(model, options=None):
+def check_enumerable(model, options=None) -> EnumerationPlan:
     """Everything ``solver="enumerate"`` checks before it starts (raises a
     :class:`~privopt.exceptions.ModelError` or ``ParameterError`` naming the
-    problem).  Returns (data, noise, scale, normalize, levels, n_points, problem):
-    ``problem`` is the support split of a perturbed model for the branch and
-    bound (:func:`privopt.search._regions.perturbed_problem`), or None where
-    every point is listed."""
-    op = _op()
+    problem), and the :class:`EnumerationPlan` of the run."""
     data = _data(model)
     opts = dict(options or {})
     max_points = opts.pop("max_points", ENUMERATE_MAX_POINTS)
     if opts:
         raise ParameterError(f"options: solver='enumerate' takes only 'max_points', got {sorted(opts)}.",
                              "options")
-    block = op._find_block(model)
+    block = find_perturbation_block(model)
+    info = perturbation_info(model)
     d = len(data.grid)
-    if block is None:
+    if info is None:
         noise, scale, normalize, norm_bound = np.zeros(d), 0.0, False, None
         objective = model.find_component(data.objective)
         if objective is None or not objective.active:
             raise ModelError("model: its loss objective is not active; solver='enumerate' minimizes it.",
                              "model")
     else:
-        if list(block._weight_names) != [v.name for v in model.w.values()]:
+        if list(info.weight_names) != [v.name for v in model.w.values()]:
             raise ModelError("model: the perturbation is not on the weights w; solver='enumerate' "
                              "needs weights=model.w.", "model")
-        noise = op.get_noise(model)
-        scale, normalize = float(block._scale), bool(block._normalize)
-        norm_bound = block._norm_bound if normalize else None
+        noise = get_noise(model)
+        scale, normalize, norm_bound = info.scale, info.normalize, info.norm_bound
     check_unchanged(model, data, block)
     levels = enumeration_levels(data, norm_bound)
     n_points = count_grid_points(levels[0], levels[1])
-    if block is not None:
+    if info is not None:
         problem = perturbed_problem(data, levels, noise, scale, normalize)
         if problem is not None:      # branch and bound: W_tau is never listed, no max_points
-            return data, noise, scale, normalize, levels, n_points, problem
+            return EnumerationPlan(data, noise, scale, normalize, levels, n_points, problem)
     if n_points > max_points:
         raise ParameterError(
             f"solver='enumerate': W_tau has {n_points:,} grid points, more than max_points="
             f"{max_points:,}. Use a MILP solver (e.g. 'highs'), a smaller norm_bound or a coarser "
             "grid, or raise options={'max_points': ...}.", "solver")
-    return data, noise, scale, normalize, levels, n_points, None
+    return EnumerationPlan(data, noise, scale, normalize, levels, n_points, None)
 
 
 def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, options, plan=None, executor=None):
-    """The runner behind ``solve(model, "enumerate")``: returns (termination,
-    solution status, objective, bound, message) like the other runners and
+    """The runner behind ``solve(model, "enumerate")``: returns a
+    :class:`~privopt.solvers._report.RunOutcome` like the other runners and
     loads w (with its grid encoding r and, when normalized, s) into the model.
-    ``plan``: the result of :func:`check_enumerable` for this model, if made."""
+    ``plan``: the :class:`EnumerationPlan` of :func:`check_enumerable` for this model, if made."""
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
     start = time.perf_counter()
     if plan is None:   # solve() passes the checks it already made
         plan = check_enumerable(model, options)
-    data, noise, scale, normalize, (coef, bound, unit, D), n_points, problem = plan
-    block = _op()._find_block(model)
+    data, noise, scale, normalize, n_points = plan.data, plan.noise, plan.scale, plan.normalize, plan.n_points
+    coef, bound, unit, D = plan.levels
+    block = find_perturbation_block(model)
     d = len(data.grid)
     X = data.X
-    if problem is not None:
-        return _branch_and_bound(problem, model, data, block, start, time_limit, n_points, threads, executor)
+    if plan.problem is not None:
+        return _branch_and_bound(plan.problem, model, data, block, start, time_limit, n_points, threads, executor)
     best_val, best_w, best_s, done = math.inf, None, None, 0
     for W, used, losses in iter_losses(data, coef, bound):
         if time_limit is not None and time.perf_counter() - start > time_limit:
             message = f"time limit after {done:,} of {n_points:,} grid points"
             if best_w is None:
-                return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
+                return RunOutcome(TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, message=message)
             _load(model, data, best_w, block, best_s)
-            return (TerminationCondition.maxTimeLimit, SolutionStatus.feasible, best_val, -math.inf,
-                    message)
+            return RunOutcome(TerminationCondition.maxTimeLimit, SolutionStatus.feasible, best_val, -math.inf,
+                              message)
         if normalize:
             s = np.sqrt(np.maximum(0.0, D * D - used * unit))
             perturbation = (W @ noise[:d] + noise[d] * s) / D
@@ -303,7 +316,8 @@ def run_enumeration(spec, model, *, time_limit, mip_gap, abs_gap, threads, optio
     assert done == n_points
     _load(model, data, best_w, block, best_s)
     message = f"exact enumeration of {n_points:,} grid points x {X.shape[0]:,} distinct rows"
-    return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val, message
+    return RunOutcome(TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, best_val, best_val,
+                      message)
 
 
 #: Tasks per worker process of a parallel branch and bound (each sent with the
@@ -348,14 +362,15 @@ def _branch_and_bound(problem, model, data, block, start, time_limit, n_points, 
     if done < total:
         message = f"time limit after {done:,} of {total:,} blocks of supports (branch and bound {where})"
         if best is None:
-            return TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, None, None, message
+            return RunOutcome(TerminationCondition.maxTimeLimit, SolutionStatus.noSolution, message=message)
         _load_candidate(problem, model, data, block, best)
-        return TerminationCondition.maxTimeLimit, SolutionStatus.feasible, float(best[0]), -math.inf, message
+        return RunOutcome(TerminationCondition.maxTimeLimit, SolutionStatus.feasible, float(best[0]), -math.inf,
+                          message)
     _load_candidate(problem, model, data, block, best)
     value = float(best[0])
     message = (f"exact branch and bound ({where}) over the {problem.n_regions:,} supports of {n_points:,} grid "
                f"points x {rows:,} distinct rows")
-    return TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, value, value, message
+    return RunOutcome(TerminationCondition.convergenceCriteriaSatisfied, SolutionStatus.optimal, value, value, message)
 
 
 def _search_on_pool(problem, workers: int, deadline):

@@ -7,7 +7,21 @@ from dataclasses import dataclass, field
 
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-__all__ = ["SolveReport", "TerminationCondition", "SolutionStatus"]
+__all__ = ["RunOutcome", "SolveReport", "TerminationCondition", "SolutionStatus"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one solver runner returned, before it is turned into a
+    :class:`SolveReport`: the termination condition, the solution status, the
+    objective of the solution loaded into the model (None: no solution), the
+    solver's bound on the optimum (None: none) and its message."""
+
+    termination: TerminationCondition
+    status: SolutionStatus
+    objective: float | None = None
+    bound: float | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True)
