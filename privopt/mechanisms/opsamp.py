@@ -270,16 +270,17 @@ def opsamp(
         rounded: OPSamp's answer is an average plus noise, not a grid point.
     return_noise : bool
         Put the noise in ``result.noise``, an (m+1, d) array: rows 0..m-1 are
-        sigma_1..sigma_m, the last row is mu (warns: releasing it voids
-        privacy).
-    public_constraints : "all", str or list of str, optional
+        sigma_1..sigma_m, the last row is mu, the output step's integer noise
+        times the grid step (warns: releasing it voids privacy).
+    public_constraints : str or list of str, optional
         The model's constraints on the decision alone (and weights whose
         bounds are mutable Params) that are fixed before the data is seen, by
         component name.  OPSamp keeps them in the model, so they shape the set
         its argmin ranges over; any other such constraint makes the call refuse
         before any noise is drawn, naming it
         (:func:`privopt.models._contract.check_public_constraints`).
-        privopt's own models declare theirs.
+        privopt's own models declare theirs.  ``"all"`` declares nothing: a model
+        with a component it would have covered is refused, naming each.
 
     Returns
     -------
