@@ -846,7 +846,8 @@ def test_dpagd_default_gradient_clip_never_clips():
     # ||z|| <= 1 makes every per-example logistic gradient norm <= 1 = the default clip
     assert DPAGDLogisticRegression().get_params()["grad_clip"] == 1.0
     X, y = separable(n=200, d=4)
-    Z = DPAGDLogisticRegression(bounds=(0, 1))._prepare(X, y, (0, 1), None, True)[1]
+    est = DPAGDLogisticRegression(bounds=(0, 1))
+    Z = est._prepare(X, y, est._check_common()).Z
     assert np.max(np.linalg.norm(Z, axis=1)) <= 1 + 1e-12
 
 

@@ -46,6 +46,7 @@ with ``x1`` the bounds-scaled, row-clipped features.  ``predict`` returns
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 import warnings
 
 import numpy as np
@@ -147,6 +148,28 @@ def check_release(epsilon_spent, delta_spent, epsilon: float, delta: float, esti
                 "accounting, or of a tampered accounting cache (privopt's cache folder); please report it.")
 
 
+@dataclass(frozen=True)
+class _CommonParams:
+    """The checked parameters every private baseline shares."""
+
+    epsilon: float
+    delta: float
+    fit_intercept: bool
+    data_norm: float | None
+    bounds: object
+    rng: object
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The public feature map, the mapped records z, the label set and the labels as +-1."""
+
+    feature_map: FeatureMap
+    Z: np.ndarray
+    classes: np.ndarray
+    y_pm: np.ndarray
+
+
 class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """Base of the private baselines: a linear classifier on the public
     feature map, with ``epsilon``, ``delta``, ``random_state``, ``bounds``,
@@ -166,14 +189,17 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     _pure_dp = False
 
     # -- validation -----------------------------------------------------
-    def _check_common(self):
-        eps = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=self._pure_dp)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        data_norm = check_positive(self.data_norm, "data_norm", allow_none=True)
+    def _check_common(self) -> _CommonParams:
+        """The parameters every baseline shares, checked before the data is read."""
         check_bounds(self.bounds)       # the form, before the data is read; the lengths in _prepare
-        rng = check_random_state(self.random_state)
-        return eps, delta, fit_intercept, data_norm, self.bounds, rng
+        return _CommonParams(
+            epsilon=check_epsilon(self.epsilon),
+            delta=check_delta(self.delta, allow_zero=self._pure_dp),
+            fit_intercept=check_bool(self.fit_intercept, "fit_intercept"),
+            data_norm=check_positive(self.data_norm, "data_norm", allow_none=True),
+            bounds=self.bounds,
+            rng=check_random_state(self.random_state),
+        )
 
     def _check_params(self):  # pragma: no cover - overridden
         return {}
@@ -192,7 +218,9 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
                          "Give fewer features (select or aggregate columns of X), or, for DP-SGD, fewer steps "
                          "(fewer epochs, a larger batch_size)."))
 
-    def _prepare(self, X, y, bounds, data_norm, fit_intercept, params=None):
+    def _prepare(self, X, y, common: _CommonParams, params=None) -> _Prepared:
+        """The public feature map and the mapped records (X and y are copied)."""
+        bounds, data_norm, fit_intercept = common.bounds, common.data_norm, common.fit_intercept
         # classes: the label set declared public (None: read from y); a subclass may offer it as a parameter
         X, classes, y_pm = validate_fit(self, X, y, classes=getattr(self, "classes", None))
         d = X.shape[1]
@@ -212,20 +240,22 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
             warn_clipped(X, lower, upper, feature_names=names, what=f"{type(self).__name__}.fit", stacklevel=4)
         norm = math.sqrt(d) if data_norm is None else data_norm
         fmap = FeatureMap(lower, upper, norm, fit_intercept)
-        return fmap, fmap.transform(X), classes, y_pm
+        return _Prepared(fmap, fmap.transform(X), classes, y_pm)
 
     # -- sklearn API ----------------------------------------------------
     def fit(self, X, y):
         """Fit on (X, y).  Every hyperparameter is checked before the data is
         read; ``X`` and ``y`` are copied, never modified."""
-        eps, delta, fit_intercept, data_norm, bounds, rng = self._check_common()
+        common = self._check_common()
+        eps, delta, bounds = common.epsilon, common.delta, common.bounds
         params = self._check_params()
         before = dict(vars(self))
-        fmap, Z, classes, y_pm = self._prepare(X, y, bounds, data_norm, fit_intercept, params)
+        prepared = self._prepare(X, y, common, params)
+        fmap, Z, classes, y_pm = prepared.feature_map, prepared.Z, prepared.classes, prepared.y_pm
         # privopt's relation for every mechanism; a subclass that offers
         # another (DP-SGD's neighbouring="add_remove") overrides it.
         self.neighbouring_ = "replace_one"
-        w = self._fit_private(Z, y_pm, rng, eps, delta, params)
+        w = self._fit_private(Z, y_pm, common.rng, eps, delta, params)
         try:
             check_release(getattr(self, "epsilon_spent_", None),
                           getattr(self, "delta_spent_", getattr(self, "delta_", None)),
