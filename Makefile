@@ -51,6 +51,7 @@ $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 
 demo: system-deps $(VENV)/.demo-installed
 	$(PY) -m privopt demo
+	@echo "The privopt command is in $(VENV)/bin: '. $(VENV)/bin/activate' puts it on PATH (then 'privopt --help')."
 
 test: system-deps $(VENV)/.test-installed
 	$(PY) -m pytest $(PYTEST_MARKS) $(PYTEST_ARGS)

@@ -30,6 +30,9 @@ REVISIONS = {
     "permute_and_flip": "2026-11-25.3",
     "exponential": "2026-11-25.3",
     "nonprivate_01_default": "2026-11-25",
+    # PrivateHalfspaceClassifier with its defaults (mechanism "auto", the ladder of
+    # resolutions, the warm start): any change of the estimator's defaults bumps it
+    "default": "2026-11-27",
     # privopt.baselines (feature map, defaults, accounting)
     "dpsgd": "2026-11-24",
     "dpsgd_tuned": "2026-11-24",

@@ -11,6 +11,7 @@ from .demo import run_demo
 from .exceptions import ParameterError, ParameterTypeError, SolverNotAvailableError, UnknownSolverError
 from .experiments import (
     MIP_METHODS,
+    DefaultsHelpFormatter,
     ZERO_ONE_REFERENCE,
     ResultsFileError,
     ResultsWriteError,
@@ -162,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_solvers)
 
     p = sub.add_parser("demo", help="a small version of the paper's Adult experiment (a few minutes)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=DefaultsHelpFormatter)
     p.add_argument("--out", default="privopt-demo", help="folder for the table and figures")
     p.add_argument("--solver", default="auto",
                    help="oracle solver: auto (exact enumeration where small, else HiGHS) or any name of "
@@ -170,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per solve")
     p.add_argument("--runs", type=int, default=3, help="runs per epsilon")
     p.add_argument("--data-home", default=None,
-                   help="folder holding adult/ (default: $PRIVOPT_DATA_HOME, then the user cache)")
+                   help="folder holding adult/; none: $PRIVOPT_DATA_HOME, then the user cache, then a download")
     p.add_argument("--no-figures", action="store_true",
                    help="write the table without the figures (which need matplotlib: pip install privopt[plot])")
     p.set_defaults(func=cmd_demo, parser=p)

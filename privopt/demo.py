@@ -1,20 +1,23 @@
 """``privopt demo`` (what ``make demo`` runs): the Adult experiment in small.
 
-Private selection by permute-and-flip (the default mechanism of
-``PrivateHalfspaceClassifier``: pure epsilon-DP over the estimator's default W,
-intercept, grid -2..2, ||w|| <= 2, every point scored exactly), OPDisc
+``default``: :class:`~privopt.PrivateHalfspaceClassifier` as a user gets it
+(``epsilon`` and, for Adult's features scaled to [0, 1], public ``bounds``;
+integer features need none), every other parameter its default:
+``mechanism="auto"``, one private selection among resolutions of W and, where
+epsilon * n allows, a private warm start's W; pure epsilon-DP in total), OPDisc
 (privopt's default ball D = 2, without an intercept as in the paper), RSPM
 (when installed), DP-SGD logistic regression and the non-private references
-(logistic regression; the 0/1 optimum on permute-and-flip's W and on OPDisc's;
-the majority class) on a 4000-record subsample of the paper's balanced Adult
-training set, at epsilon 0.1, 0.5 and 2 (chosen so that the curves differ:
-OPDisc is mostly noise at 0.1 and close to its reference at 2), a few runs
-each; prints the table and writes ``accuracy_vs_epsilon.png``,
-``runtimes.png`` and ``summary.md``.  With the Adult files neither found nor
-downloadable, it says how to provide them and runs on a synthetic
-planted-halfspace data set instead (1000 records, d = 10, 10% label noise,
-78% of the labels in one class: the majority line shows what a classifier
-that learned nothing scores there).
+(logistic regression; the 0/1 optimum on OPDisc's W; the majority class) on a
+4000-record subsample of the paper's balanced Adult training set, at epsilon
+0.1, 0.5 and 2 (chosen so that the curves differ: OPDisc is mostly noise at
+0.1 and close to its reference at 2), a few runs each; prints the table, the
+default against DP-SGD and the W the default released, and writes
+``accuracy_vs_epsilon.png``, ``runtimes.png`` and ``summary.md`` (which carries
+the same and how to read it).  With the Adult files neither found nor
+downloadable, it says so once and runs on a synthetic planted-halfspace data
+set instead (1000 records, d = 10, 10% label noise, 78% of the labels in one
+class: the majority line shows what a classifier that learned nothing scores
+there).
 """
 
 from __future__ import annotations
@@ -25,29 +28,30 @@ import sys
 from . import PrivateHalfspaceClassifier
 from .datasets import DatasetError, load_adult, make_planted_halfspace
 from .exceptions import PrivoptError
-from .experiments import available_methods, figures_unavailable, format_summary, run_experiment, summarize
+from .experiments import (available_methods, figures_unavailable, format_released, format_summary,
+                          format_versus, run_experiment, summarize)
 from .experiments.adult import SettingMismatchError, adult_levels
 from .solvers import available_solvers
 
 __all__ = ["run_demo", "DEMO_METHODS", "DEMO_EPSILONS"]
 
-DEMO_METHODS = ("permute_and_flip", "opdisc", "rspm", "dpsgd", "nonprivate_lr", "nonprivate_01_default",
-                "nonprivate_01", "majority")
+DEMO_METHODS = ("default", "opdisc", "rspm", "dpsgd", "nonprivate_lr", "nonprivate_01", "majority")
 DEMO_EPSILONS = (0.1, 0.5, 2.0)
 DEMO_N_TRAIN = 4000
 #: OPDisc's ball in the demo: privopt's default (the estimator's), not the paper's sqrt(d).
 DEMO_NORM_BOUND = 2.0
 #: The methods whose first run in a process uses privopt's numba kernels: the demo warms them up first.
-WARM_UP_METHODS = {"permute_and_flip", "opdisc", "nonprivate_01_default", "nonprivate_01"}
+WARM_UP_METHODS = {"default", "permute_and_flip", "opdisc", "nonprivate_01_default", "nonprivate_01"}
 #: The synthetic fallback: (records, features, label noise).
 FALLBACK = (1000, 10, 0.1)
 
 #: One line per method, printed before the runs.
 METHOD_LINES = {
-    "permute_and_flip": "permute-and-flip [MS20] (private selection, the estimator's default): scores every "
-                        "point of W = {intercept and weights in -2..2, ||w|| <= 2} by its exact training "
-                        "error count and releases the noisy best (exponential noise of scale 2/epsilon); "
-                        "pure epsilon-DP",
+    "default": "PrivateHalfspaceClassifier(epsilon=...) (bounds=(0, 1) for Adult's scaled features; none for "
+               "integer features), every other parameter its default "
+               "(mechanism='auto'): one private selection (permute-and-flip [MS20]) releases a W and a point "
+               "together, among W's from coarse (weights in -2..2, ||w|| <= 2) to fine and, where epsilon * n "
+               "allows, a private warm start's W; pure epsilon-DP in total",
     "opdisc": "OPDisc [NRVW20, Alg. 1]: the exact 0/1-loss minimizer over the integer grid {-2..2}^d in "
               "the ball ||w|| <= 2, with Gaussian noise on the normalized weights (enumeration or a MILP)",
     "rspm": "RSPM [NRW18]: the exact 0/1-loss minimizer over {-1,0,1}^d with Laplace noise on a separator "
@@ -55,22 +59,27 @@ METHOD_LINES = {
     "dpsgd": "DP-SGD logistic regression [ACG+16]: clipped, noisy gradient steps, accounted under "
              "replace-one neighbours",
     "nonprivate_lr": "non-private logistic regression: the reference a private method would like to reach",
-    "nonprivate_01_default": "non-private 0/1-loss optimum on permute-and-flip's W: the selection without "
-                             "noise",
+    "permute_and_flip": "permute-and-flip [MS20] over the single W {intercept and weights in -2..2, "
+                        "||w|| <= 2} (resolutions=None): the default without the choice among resolutions",
+    "nonprivate_01_default": "non-private 0/1-loss optimum on the single W of permute_and_flip: the selection "
+                             "without noise",
     "nonprivate_01": "non-private 0/1-loss optimum on OPDisc's grid and ball: OPDisc without noise",
     "majority": "the majority class of the training labels: what a classifier that learned nothing scores",
 }
 
 CLOSING = (
     "How to read this: each private method's held-out accuracy rises with epsilon (less noise) towards "
-    "its non-private reference (dashed lines): nonprivate_01_default for permute-and-flip, nonprivate_01 "
-    "for OPDisc (the same problems without noise), nonprivate_lr for the convex method; the majority line "
-    "is what predicting one class scores. Permute-and-flip's excess error grows with ln |W| / epsilon, "
-    "OPDisc's noise with D^2 / epsilon: on the same kind of W, selection stays near its reference at "
-    "epsilons where OPDisc is mostly noise. The epsilon at which a curve reaches its reference is what "
-    "privacy costs that method here. Uncertified MIP runs are never counted as private results (the table "
-    "shows them apart). The full comparison is in notebooks/05_adult_experiment.ipynb. Seeds are fixed "
-    "here for a reproducible demo, which is not private: leave random_state=None in real use."
+    "its non-private reference: nonprivate_01 for OPDisc (the same problem without noise), nonprivate_lr "
+    "for DP-SGD and for `default`; the majority line is what predicting one class scores. `default` is "
+    "what PrivateHalfspaceClassifier does when given only epsilon (and the public bounds of real-valued "
+    "features): it offers "
+    "several W, coarse to fine, and one private selection releases a W and a point of it. Its excess "
+    "error grows with ln |W| / epsilon, so a public rule offers the finer W only where epsilon * n "
+    "allows them (the W it released at each epsilon is listed above); OPDisc's noise grows with "
+    "D^2 / epsilon. The epsilon at which a curve reaches its reference is what privacy costs that "
+    "method here. Uncertified MIP runs are never counted as private results (the table shows them "
+    "apart). The full comparison is in notebooks/05_adult_experiment.ipynb. Seeds are fixed here for a "
+    "reproducible demo, which is not private: leave random_state=None in real use."
 )
 
 
@@ -118,10 +127,7 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
     except DatasetError as exc:
         n_syn, d_syn, noise = FALLBACK
         n_syn = min(n_syn, n_train)
-        print("\nThe UCI Adult files are not available and could not be downloaded:\n"
-              f"  {exc}\n"
-              "Provide them by copying adult.data, adult.test and adult.names into DIR/adult/ and\n"
-              "running `export PRIVOPT_DATA_HOME=DIR`.\n"
+        print(f"\n{exc}\n"   # says where it looked, and how to provide the files
               f"RUNNING ON SYNTHETIC DATA INSTEAD (a planted halfspace over {{0,1}}^{d_syn} with "
               f"{noise:.0%} label noise).\n", file=sys.stderr)
         data = make_planted_halfspace(n_syn, d_syn, n_test=2000, noise=noise, random_state=0)
@@ -137,7 +143,7 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         _warm_up(X_train.shape[1])
     kwargs = dict(methods=methods, epsilons=epsilons, runs=runs, solver=solver, time_limit=time_limit,
                   out=out, seed=0, levels=levels, progress=progress,
-                  title=title, norm_bound=DEMO_NORM_BOUND, figures=figures)
+                  title=title, norm_bound=DEMO_NORM_BOUND, figures=figures, notes=CLOSING)
     try:
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
     except SettingMismatchError:  # includes StaleResultsError
@@ -150,6 +156,9 @@ def run_demo(out: str = "privopt-demo", time_limit: float = 120.0, solver: str =
         rows = run_experiment(X_train, y_train, X_test, y_test, **kwargs)
     print()
     print(format_summary(summarize(rows)))
+    for part in (format_versus(rows), format_released(rows)):
+        if part:
+            print("\n" + part)
     print("\n" + CLOSING)
     drawn = figures and figures_unavailable() is None
     print(f"\nresults: {os.path.join(out, 'results.csv')}\n"

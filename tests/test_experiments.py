@@ -179,6 +179,32 @@ def test_demo_explains_methods_and_figure(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert demo.METHOD_LINES["nonprivate_lr"] in captured.out and "How to read this" in captured.out
     assert captured.err.count("SYNTHETIC DATA INSTEAD") == 1          # the fallback is said once
+    # summary.md explains itself: the paragraph printed to the terminal is in it too
+    assert demo.CLOSING in (tmp_path / "d" / "summary.md").read_text()
+
+
+def test_demo_runs_and_labels_the_estimators_real_default(tmp_path, monkeypatch, capsys):
+    """The demo runs the estimator as it comes (``default``: W chosen among resolutions), not a
+    mechanism on one fixed W under the default's name; it prints the W each run released and the
+    default against DP-SGD, and says once how to provide the Adult files."""
+    import privopt.datasets
+    import privopt.demo as demo
+
+    def no_adult(*a, **k):
+        raise privopt.datasets.DatasetNotFoundError("not found; set PRIVOPT_DATA_HOME=DIR (DIR/adult/adult.data)")
+
+    monkeypatch.setattr("privopt.demo.load_adult", no_adult)
+    assert demo.DEMO_METHODS[0] == "default" and "permute_and_flip" not in demo.DEMO_METHODS
+    assert "default" not in demo.METHOD_LINES["permute_and_flip"].split("(")[0]
+    monkeypatch.setattr(demo, "DEMO_METHODS", ("default", "dpsgd"))
+    demo.run_demo(out=str(tmp_path / "d"), runs=1, n_train=300, epsilons=(1.0,), progress=False, figures=False)
+    captured = capsys.readouterr()
+    assert demo.METHOD_LINES["default"] in captured.out
+    assert "The W `default` released:" in captured.out and "- epsilon 1: permute_and_flip: " in captured.out
+    assert "Held-out accuracy, `default` against `dpsgd`:" in captured.out
+    assert captured.err.count("PRIVOPT_DATA_HOME") == 1            # how to provide the files: once
+    summary = (tmp_path / "d" / "summary.md").read_text()
+    assert "## How to read this" in summary and "The W `default` released:" in summary
 
 
 @pytest.mark.slow
@@ -257,6 +283,48 @@ def test_private_selection_and_the_zero_one_reference_on_the_estimators_default_
         assert _make_estimator(Task(m, 1.0, 0, 7, 1e-6, "highs", None, None), 4).fit_intercept is False
 
 
+def test_the_default_method_is_the_estimator_as_a_user_gets_it(small, tmp_path):
+    """``default`` is PrivateHalfspaceClassifier with every parameter its default but epsilon, the
+    public bounds (none for integer features: levels None), the time limit and the seed, so that W
+    is chosen among resolutions; each row says which W it released, and summary.md lists them
+    with the default against DP-SGD at each epsilon."""
+    from privopt.estimators import PrivateHalfspaceClassifier
+    from privopt.experiments.adult import METHOD_DESCRIPTIONS, Task, _make_estimator
+
+    given = {"epsilon", "bounds", "time_limit", "random_state", "keep_report"}
+    for levels, bounds in ((None, None), ((4, 4, 1, 1), (0.0, 1.0))):
+        est = _make_estimator(Task("default", 1.0, 0, 7, 1e-6, "highs", 60.0, levels), 4)
+        params, defaults = est.get_params(), PrivateHalfspaceClassifier().get_params()
+        assert {p for p in params if params[p] != defaults[p]} <= given
+        assert est.mechanism == "auto" and est.bounds == bounds and est.epsilon == 1.0
+    rows = _run(small, tmp_path, methods=["default", "dpsgd"], epsilons=[1.0, 4.0], runs=1)
+    default = [r for r in rows if r["method"] == "default"]
+    assert len(default) == 2 and all(r["status"] == "ok" for r in default)
+    assert all(r["message"].startswith("permute_and_flip: ") and "W offered" in r["message"] for r in default)
+    assert {r["delta"] for r in default} == {0.0}       # a selection: pure epsilon-DP
+    summary = (tmp_path / "summary.md").read_text()
+    assert "The W `default` released:" in summary and default[0]["message"] in summary
+    assert "Held-out accuracy, `default` against `dpsgd`:" in summary
+    assert summary.count("- epsilon ") == 4            # two epsilons, each in both lists
+    assert "PrivateHalfspaceClassifier's defaults" in METHOD_DESCRIPTIONS["default"]
+
+
+def test_format_versus_says_ahead_behind_or_level():
+    from privopt.experiments import format_versus
+
+    def row(method, eps, acc):
+        return {"method": method, "epsilon": eps, "run": 0, "status": "ok", "train_accuracy": acc,
+                "test_accuracy": acc, "seconds": 1.0, "calibration": ""}
+
+    rows = [row("default", 0.1, 0.80), row("dpsgd", 0.1, 0.70), row("default", 1.0, 0.80),
+            row("dpsgd", 1.0, 0.85), row("default", 2.0, 0.9), row("dpsgd", 2.0, 0.9), row("dpsgd", 4.0, 0.9)]
+    text = format_versus(rows)
+    assert "- epsilon 0.1: 0.800 against 0.700 (ahead by 0.100)" in text
+    assert "- epsilon 1: 0.800 against 0.850 (behind by 0.050)" in text
+    assert "- epsilon 2: 0.900 against 0.900 (level)" in text and "epsilon 4" not in text
+    assert format_versus([row("dpsgd", 1.0, 0.5)]) == ""
+
+
 def test_uncertified_runs_are_counted_apart(small, tmp_path, monkeypatch):
     require_solver("highs")
     from privopt.solvers import _dispatch
@@ -309,6 +377,26 @@ def test_cli_experiment_adult(data_home, tmp_path):
     assert sorted(r["calibration"] for r in rows if r["method"] == "opdisc") == ["paper", "proven"]
     assert all(r["n_train"] == "400" for r in rows)
     assert (out / "accuracy_vs_epsilon.png").exists() and (out / "runtimes.png").exists()
+
+
+@pytest.mark.parametrize("command", ["experiment", "demo"])
+def test_cli_help_says_each_default_once_in_words(command):
+    """No "(default: None)", "(default: False)", doubled "(default: ...) (default: ...)" or a
+    Python list in the help; the experiment's default methods start with the recommended one."""
+    from privopt.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    text = " ".join(sub.format_help().split())
+    assert "(default: None)" not in text and "(default: False)" not in text and "['" not in text
+    for action in sub._actions:
+        if action.option_strings and action.dest != "help":
+            help_text = " ".join(sub._get_formatter()._expand_help(action).split()) if action.help else ""
+            shown = sub._get_formatter()._get_help_string(action)
+            assert shown.count("default:") + shown.count("none:") + shown.count("(without it") <= 1, shown
+            assert help_text
+    if command == "experiment":
+        assert "(default: default,opdisc,rspm,dpsgd)" in text
+        assert sub.parse_args(["adult"]).methods[0] == "default"
 
 
 def test_cli_help_shows_every_default_and_missing_data_names_data_home(tmp_path, capsys, monkeypatch):

@@ -17,7 +17,7 @@ from ._methods import ZERO_ONE_REFERENCE as ZERO_ONE_REFERENCE
 from ._methods import available_methods
 from ._runner import MAX_EPSILON, run_experiment, task_seed
 from ._store import COLUMNS, ResultsFileError, ResultsFileWarning, ResultsWriteError, read_results
-from ._summary import format_summary, summarize
+from ._summary import format_released, format_summary, format_versus, summarize
 from ._workers import SweepStopped
 from .plots import FiguresSkippedWarning, figures_unavailable
 from .adult import adult_levels, run_adult_experiment
@@ -34,7 +34,9 @@ __all__ = [
     "SweepStopped",
     "adult_levels",
     "available_methods",
+    "format_released",
     "format_summary",
+    "format_versus",
     "read_results",
     "run_adult_experiment",
     "run_experiment",
@@ -59,29 +61,51 @@ def _calibration(text):
     return text
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """argparse's help with each option's default appended as it would be typed
+    (``(default: default,opdisc,rspm,dpsgd)``, not a Python list), except where the help
+    already says it (``(default``, ``default:`` or ``none:`` in the text) and for flags and options
+    without a default (False, None), whose help says what leaving them out means."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or default is None or default is False or default is argparse.SUPPRESS
+                or "(default" in text or "default:" in text or "none:" in text):
+            return text
+        shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+#: The methods of ``privopt experiment adult`` when --methods is left out: the estimator's
+#: default first (the recommended one), then the paper's mechanisms and DP-SGD.
+DEFAULT_EXPERIMENT_METHODS = ("default", "opdisc", "rspm", "dpsgd")
+
+
 def add_experiment_parser(sub, func):
     p = sub.add_parser("experiment", help="run a paper experiment (adult)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=DefaultsHelpFormatter,
                        description="The Adult experiment of [NRVW20] Section 5: every method, epsilon and run; "
                                    "results appended to OUT/results.csv (an interrupted sweep with the same "
                                    "setting resumes), figures in OUT.")
     p.add_argument("name", choices=["adult"], help="which experiment")
-    p.add_argument("--methods", type=_csv(str), default=["opdisc", "rspm", "dpsgd"],
-                   help="comma-separated: opdisc, rspm, permute_and_flip and exponential (private "
-                        "selection over the estimator's default W), dpsgd, dpsgd_tuned (the paper's grid "
+    p.add_argument("--methods", type=_csv(str), default=list(DEFAULT_EXPERIMENT_METHODS),
+                   help="comma-separated: default (PrivateHalfspaceClassifier with its defaults: the "
+                        "recommended one), opdisc, rspm, permute_and_flip and exponential (private "
+                        "selection over the single default W), dpsgd, dpsgd_tuned (the paper's grid "
                         "search on the private data: not itself private), dpagd, noisy_sgd, "
                         "objective_perturbation, output_perturbation; references (not private, run once): "
                         "nonprivate_lr, nonprivate_01 (0/1 optimum on OPDisc's grid), nonprivate_01_default "
-                        "(0/1 optimum on the estimator's default W), majority")
+                        "(0/1 optimum on the single default W), majority")
     p.add_argument("--epsilons", type=_csv(float), default=[0.1, 0.5, 1.0], help="comma-separated epsilons")
     p.add_argument("--runs", type=int, default=15, help="runs per method and epsilon")
     p.add_argument("--solver", default="highs", help="MILP solver for OPDisc and RSPM (see `privopt solvers`)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve; none: no limit")
     p.add_argument("--scheduler", default=None, help="dask scheduler ADDRESS; none: local processes")
-    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes; none: one per CPU")
     p.add_argument("--out", default="results/adult", help="folder for results.csv and the figures")
     p.add_argument("--seed", type=int, default=0, help="seed of the sweep (runs are reproducible, not private)")
-    p.add_argument("--n-train", type=int, default=None, help="subsample the training set")
+    p.add_argument("--n-train", type=int, default=None, help="subsample the training set; none: all of it")
     p.add_argument("--data-home", default=None,
                    help="folder holding adult/; none: $PRIVOPT_DATA_HOME, then the user cache, then a download")
     p.add_argument("--levels", type=int, default=4,
@@ -96,7 +120,7 @@ def add_experiment_parser(sub, func):
                         "pip install privopt[plot])")
     p.add_argument("--rerun-stale", action="store_true",
                    help="drop and rerun the runs of the requested methods that an older revision of "
-                        "privopt's code computed (default: refuse to mix them)")
+                        "privopt's code computed (without it, the sweep refuses to mix them)")
     p.set_defaults(func=func)
     return p
 

@@ -9,6 +9,7 @@ from .. import _revisions
 from ..mechanisms import MECHANISMS
 
 __all__ = [
+    "DEFAULT_METHOD",
     "MIP_METHODS",
     "SELECTION_METHODS",
     "TUNED_METHODS",
@@ -24,6 +25,10 @@ __all__ = [
     "method_revision",
 ]
 
+#: :class:`~privopt.PrivateHalfspaceClassifier` as a user gets it: ``epsilon`` and public
+#: ``bounds`` only, every other parameter its default (``mechanism="auto"``: private selection
+#: among resolutions, with the warm start where the budget allows it).
+DEFAULT_METHOD = "default"
 #: Methods of the MIP family (privopt's mechanisms through the estimator).
 MIP_METHODS = ("opdisc", "rspm")
 #: Private selection over the estimator's default W (exponential mechanism,
@@ -50,6 +55,9 @@ REFERENCE_TIME_LIMIT = 600.0
 
 #: One line per method: what it is (for tables, figure legends and the demo).
 METHOD_DESCRIPTIONS = {
+    DEFAULT_METHOD: ("PrivateHalfspaceClassifier's defaults (mechanism='auto'): one private selection among "
+                     "resolutions of W (feature levels, weight grid, ball) and, where epsilon * n allows, a "
+                     "private warm start's W; 0/1 loss, epsilon-DP in total (delta = 0 when it selects)"),
     "opdisc": "OPDisc [NRVW20, Alg. 1]: 0/1 loss, objective perturbation, privopt's proven sigma",
     "opdisc[paper]": "OPDisc with Algorithm 1's sigma (as published; its proof has a gap)",
     "rspm": "RSPM [NRW18]: 0/1 loss over {-1,0,1}^d, Laplace objective perturbation",
@@ -63,11 +71,13 @@ METHOD_DESCRIPTIONS = {
     "nonprivate_lr": "logistic regression, not private (reference)",
     "majority": "majority class, not private (reference)",
     ZERO_ONE_REFERENCE: "0/1-loss optimum on OPDisc's grid and ball, not private (reference)",
-    "permute_and_flip": ("permute-and-flip [MS20] over the estimator's default W (intercept, grid -2..2, "
-                         "||w|| <= 2): 0/1 loss, pure epsilon-DP (delta = 0)"),
-    "exponential": ("exponential mechanism [MT07] over the estimator's default W (intercept, grid -2..2, "
-                    "||w|| <= 2): 0/1 loss, pure epsilon-DP (delta = 0)"),
-    ZERO_ONE_DEFAULT_REFERENCE: ("0/1-loss optimum on the estimator's default W (the W of permute_and_flip "
+    "permute_and_flip": ("permute-and-flip [MS20] over the single W the default starts from "
+                         "(resolutions=None: intercept, grid -2..2, ||w|| <= 2): 0/1 loss, pure "
+                         "epsilon-DP (delta = 0)"),
+    "exponential": ("exponential mechanism [MT07] over the single W the default starts from "
+                    "(resolutions=None: intercept, grid -2..2, ||w|| <= 2): 0/1 loss, pure "
+                    "epsilon-DP (delta = 0)"),
+    ZERO_ONE_DEFAULT_REFERENCE: ("0/1-loss optimum on the single default W (the W of permute_and_flip "
                                  "and exponential), not private (reference)"),
 }
 
@@ -86,6 +96,8 @@ def _baselines():
 
 def available_methods() -> list[str]:
     names = [m for m in MIP_METHODS + SELECTION_METHODS if m in MECHANISMS]
+    if "permute_and_flip" in names:
+        names.insert(0, DEFAULT_METHOD)
     try:
         names += list(_baselines()) + list(TUNED_METHODS)
     except ImportError:  # baselines need the [learn] extra

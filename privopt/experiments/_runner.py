@@ -43,6 +43,7 @@ import numpy as np
 # MAX_EPSILON: the largest epsilon privopt accepts (e^epsilon overflows above)
 from .._validation import MAX_EPSILON, check_choice, check_epsilon, check_int, check_positive
 from ._methods import (
+    DEFAULT_METHOD,
     DETERMINISTIC_METHODS,
     MIP_METHODS,
     REFERENCE_TIME_LIMIT,
@@ -113,6 +114,14 @@ def _make_estimator(task: Task, n_features: int):
     # lazy: the estimators need scikit-learn (privopt[learn]), loaded when a run starts
     from ..estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier
 
+    if task.method == DEFAULT_METHOD:
+        # what a user gets: epsilon and the features' public bounds, every other parameter the estimator's
+        # default (no levels, grid or norm_bound: W is chosen among the resolutions).  Features declared
+        # on the unit grid (levels None: integer-valued, e.g. the demo's {0, 1} set) need no bounds and
+        # are used as they are, as a user would give them; features with levels are in [0, 1].
+        bounds = (0.0, 1.0) if task.levels is not None else None
+        return PrivateHalfspaceClassifier(epsilon=task.epsilon, bounds=bounds, time_limit=task.time_limit,
+                                          random_state=task.seed, keep_report=True)
     levels = list(task.levels) if task.levels is not None else 1
     if task.method in MIP_METHODS:
         return PrivateHalfspaceClassifier(
@@ -151,6 +160,23 @@ def _make_estimator(task: Task, n_features: int):
     return cls(**kwargs)
 
 
+def released_w(est) -> str:
+    """What a fitted default estimator released, in words: its mechanism and the W of its
+    release (levels, grid, ball, and whether centred, with a wide intercept or the warm
+    start's score feature), e.g. ``"permute_and_flip: levels 1, grid -2..2, ||w|| <= 2"``."""
+    res = getattr(est, "resolution_", None)
+    if res is None:
+        return est.mechanism_
+    if res.warm_start:
+        shape = f"the warm start's score in {res.levels} steps, grid -{res.grid}..{res.grid}"
+    elif getattr(est, "discretizer_", None) is None:     # integer features used as they are
+        shape = f"integer features as they are, grid -{res.grid}..{res.grid}, ||w|| <= {res.norm_bound:g}"
+    else:
+        shape = f"levels {res.levels}, grid -{res.grid}..{res.grid}, ||w|| <= {res.norm_bound:g}"
+        shape += ", centred" * res.centered + ", wide intercept" * res.wide_intercept
+    return f"{est.mechanism_}: {shape} (of {len(est.resolutions_)} W offered)"
+
+
 def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
     """Fit one classifier and score it (runs in a worker)."""
     import warnings
@@ -184,9 +210,11 @@ def _run_task(task: Task, X_train, y_train, X_test, y_test) -> dict:
                               f"not proven optimal within {est.time_limit:g} s; optimum's training accuracy "
                               f"<= {1 - (lo or 0) / n:.4f}")
         elif result is not None:
-            if task.method in SELECTION_METHODS:   # pure epsilon-DP: the guarantee's delta (0), W scored by
-                row["delta"] = float(result.delta)  # enumeration whatever the sweep's MILP solver
+            if task.method in (*SELECTION_METHODS, DEFAULT_METHOD):   # the guarantee's delta (0 for a
+                row["delta"] = float(result.delta)   # selection), W scored whatever the sweep's MILP solver
                 row["solver"] = getattr(result.report, "solver", None) or task.solver
+            if task.method == DEFAULT_METHOD:
+                row["message"] = released_w(est)
             row["certified"] = bool(result.certified)
             if not result.certified:
                 row["status"] = "uncertified"
@@ -263,6 +291,7 @@ def run_experiment(
     methods, epsilons, runs=15, solver="highs", time_limit=None, out="results", seed=0,
     scheduler=None, executor=None, max_workers=None, levels=None, baseline_params=None,
     progress=True, figures=True, title="", calibration="proven", norm_bound=None, rerun_stale=False,
+    notes="",
 ) -> list[dict]:
     """Run every (method, epsilon, run) not yet in ``out/results.csv``.
 
@@ -275,7 +304,8 @@ def run_experiment(
     (default) or "paper" (see :func:`privopt.opdisc`), or a list of both to
     run OPDisc under each (rows say which; the paper's is drawn as
     ``opdisc[paper]``); ``norm_bound``: OPDisc's ball D (default sqrt(d), the
-    paper's), grid -floor(D)..floor(D).
+    paper's), grid -floor(D)..floor(D); ``notes``: how to read the results,
+    written into ``summary.md`` under the table.
 
     Resuming: rows are reused only for the same setting (data, solver, time
     limit, levels, baseline parameters, ball, seed; else
@@ -309,7 +339,11 @@ def run_experiment(
 
     Methods: :func:`available_methods`; ``dpsgd_tuned`` is DP-SGD with the
     paper's (non-private) grid search, ``nonprivate_01`` the 0/1-loss
-    optimum on OPDisc's grid and ball; ``permute_and_flip`` and
+    optimum on OPDisc's grid and ball; ``default`` is
+    :class:`~privopt.PrivateHalfspaceClassifier` with its defaults (W chosen
+    among resolutions; the W it released is each row's message), given
+    ``bounds=(0, 1)`` when ``levels`` are given and none when ``levels`` is None
+    (integer-valued features, used as they are); ``permute_and_flip`` and
     ``exponential`` are private selection over the estimator's default W,
     ``nonprivate_01_default`` the 0/1-loss optimum on that W.  Methods without randomness
     (:data:`DETERMINISTIC_METHODS`) run once, recorded with epsilon = inf.
@@ -408,7 +442,7 @@ def run_experiment(
         finally:
             appender.close()
         rows = read_results(path)
-        _write_outputs(rows, out, title=title, figures=figures)
+        _write_outputs(rows, out, title=title, figures=figures, notes=notes)
         if stop.requested:   # a SIGTERM while the summary was written, or with nothing to run
             raise _stopped(stop, appender)
         return rows
@@ -488,14 +522,14 @@ def _stopped(stop, appender) -> SweepStopped:
     return SweepStopped(message, stop.signum)
 
 
-def _write_outputs(rows, out, *, title, figures) -> None:
+def _write_outputs(rows, out, *, title, figures, notes="") -> None:
     """The figures (when ``figures``) and ``summary.md``; a failed write (a full disk) is
     a :class:`ResultsWriteError` that says the results file is kept."""
     try:
         if figures:
             plot_accuracy(rows, os.path.join(out, "accuracy_vs_epsilon.png"), title=title)
             plot_runtimes(rows, os.path.join(out, "runtimes.png"), title=title)
-        write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures)
+        write_summary(rows, os.path.join(out, "summary.md"), title=title, figures=figures, notes=notes)
     except OSError as exc:
         failed = exc.filename if isinstance(exc.filename, str) else os.path.join(out, "summary.md")
         raise write_failure(failed, exc, len(rows), "writing the summary and figures") from exc

@@ -9,14 +9,16 @@ from collections import Counter
 
 import numpy as np
 
-from ._methods import METHOD_DESCRIPTIONS, TUNED_METHODS, method_label
+from ._methods import DEFAULT_METHOD, METHOD_DESCRIPTIONS, TUNED_METHODS, method_label
 
-__all__ = ["summarize", "format_summary", "write_summary"]
+__all__ = ["summarize", "format_summary", "format_released", "format_versus", "write_summary"]
 
 
-def write_summary(rows, path, *, title="", figures=True) -> str:
-    """``summary.md`` of a results file: the table of :func:`summarize`, one line per
-    method on what it is, and the figures.  Rewritten after every sweep."""
+def write_summary(rows, path, *, title="", figures=True, notes="") -> str:
+    """``summary.md`` of a results file: the table of :func:`summarize`, the estimator's
+    default against DP-SGD (:func:`format_versus`) and the W it released
+    (:func:`format_released`), ``notes`` (how to read it) under "How to read this", one
+    line per method on what it is, and the figures.  Rewritten after every sweep."""
     summary = summarize(rows)
     labels = list(dict.fromkeys(s["method"] for s in summary))
     n_train = sorted({r.get("n_train") for r in rows if r.get("n_train")})
@@ -34,6 +36,11 @@ def write_summary(rows, path, *, title="", figures=True) -> str:
         lines.append(f"| {s['method']} | {s['epsilon']:g} | {s['runs']} | {s['ok']} | {s['uncertified']} | "
                      f"{s['train_mean']:.3f} ± {s['train_std']:.3f} | {s['test_mean']:.3f} ± {s['test_std']:.3f} | "
                      f"{s['median_seconds']:.2g} |")
+    for part in (format_versus(rows), format_released(rows)):
+        if part:
+            lines += ["", part]
+    if notes:
+        lines += ["", "## How to read this", "", notes]
     lines += ["", "Methods:", ""]
     lines += [f"- `{lab}`: {METHOD_DESCRIPTIONS.get(lab, '')}" for lab in labels]
     tuned = Counter(r["message"].split(": ", 1)[-1] for r in rows
@@ -47,6 +54,32 @@ def write_summary(rows, path, *, title="", figures=True) -> str:
     with open(path, "w") as fh:
         fh.write(text)
     return text
+
+
+def format_released(rows) -> str:
+    """The W the estimator's default (method ``"default"``) released, per epsilon, with the
+    number of runs that released each (from the rows' messages); "" when the sweep did not
+    run the default."""
+    lines = []
+    for eps in sorted({r["epsilon"] for r in rows if r["method"] == DEFAULT_METHOD}):
+        chosen = Counter(r["message"] for r in rows if r["method"] == DEFAULT_METHOD and r["epsilon"] == eps
+                         and r.get("status") == "ok" and r.get("message"))
+        lines += [f"- epsilon {eps:g}: {w} ({k} run{'s' * (k > 1)})" for w, k in chosen.most_common(4)]
+    return "\n".join([f"The W `{DEFAULT_METHOD}` released:", "", *lines]) if lines else ""
+
+
+def format_versus(rows, method: str = DEFAULT_METHOD, other: str = "dpsgd") -> str:
+    """``method``'s mean held-out accuracy against ``other``'s at each epsilon both ran
+    (certified runs), with the difference: "ahead by", "behind by" or "level" (a
+    difference under 0.0005, the table's rounding); "" when they share no epsilon."""
+    means = {(s["method"], s["epsilon"]): s["test_mean"] for s in summarize(rows) if s["ok"]}
+    shared = sorted(e for (m, e) in means if m == method and (other, e) in means)
+    lines = []
+    for e in shared:
+        a, b = means[(method, e)], means[(other, e)]
+        verdict = "level" if abs(a - b) < 5e-4 else f"{'ahead' if a > b else 'behind'} by {abs(a - b):.3f}"
+        lines.append(f"- epsilon {e:g}: {a:.3f} against {b:.3f} ({verdict})")
+    return "\n".join([f"Held-out accuracy, `{method}` against `{other}`:", "", *lines]) if lines else ""
 
 
 def summarize(rows) -> list[dict]:

@@ -73,7 +73,7 @@ def adult_levels(feature_blocks, d, numeric_levels: int = 4) -> list[int]:
 
 
 def run_adult_experiment(
-    *, methods=("opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
+    *, methods=("default", "opdisc", "rspm", "dpsgd"), epsilons=(0.1, 0.5, 1.0), runs=15, solver="highs",
     time_limit=None, scheduler=None, out="results/adult", seed=0, data_home=None, n_train=None,
     numeric_levels=4, progress=True, max_workers=None, figures=True, calibration="proven",
     norm_bound=None, rerun_stale=False,
