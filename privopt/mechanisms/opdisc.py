@@ -203,34 +203,10 @@ def opdisc(
     grids = resolve_grids(w_vars, grid, info.grid if info else None)
     grid_tau = grid_separation(grids)
 
-    if separation is None:
-        separation = info.separation if info and info.separation else grid_tau
-    separation = check_positive(separation, "separation")
-    if not math.isfinite(separation):
-        raise ModelError("weights: every coordinate has a single value; there is nothing to choose.", "weights")
-    if separation > grid_tau * (1 + 1e-9):
-        raise ParameterError(
-            f"separation: the grid is not {separation:g}-separated (its smallest gap is "
-            f"{grid_tau:g}); use separation <= {grid_tau:g}.", "separation")
-
-    if norm_bound is None:
-        norm_bound = info.norm_bound if info else None
-    if norm_bound is None:
-        raise ParameterError("norm_bound: give D, the bound ||w||_2 <= D on the grid.", "norm_bound")
-    norm_bound = check_positive(norm_bound, "norm_bound")
-    levels = norm_levels(grids, norm_bound)  # raises if no grid point is inside the ball
+    separation = _separation(separation, info, grid_tau)
+    levels = norm_levels(grids, _norm_bound(norm_bound, info))  # raises if no grid point is inside the ball
     D = levels.norm_bound
-
-    if lipschitz is None and info is not None:
-        if info.lipschitz is not None:
-            lipschitz = info.lipschitz
-        elif info.loss_range is not None:
-            lipschitz = (info.loss_range[1] - info.loss_range[0]) / separation
-    if lipschitz is None:
-        raise ParameterError(
-            "lipschitz: give G, the l2-Lipschitz constant of each per-example loss on the grid "
-            "(a loss with values in [0, 1] on a tau-separated grid has G = 1/tau).", "lipschitz")
-    lipschitz = check_positive(lipschitz, "lipschitz")
+    lipschitz = _lipschitz(lipschitz, info, separation)
 
     n_samples = check_n_samples(n_samples, info)
     warn_if_delta_weak(delta, n_samples)
@@ -298,3 +274,40 @@ def opdisc(
         certified=report.certified_optimal,
         noise=eta if return_noise else None,
     )
+
+
+def _separation(separation, info, grid_tau: float) -> float:
+    """tau: the given separation, the model's, or the grid's smallest gap; never above the grid's."""
+    if separation is None:
+        separation = info.separation if info and info.separation else grid_tau
+    separation = check_positive(separation, "separation")
+    if not math.isfinite(separation):
+        raise ModelError("weights: every coordinate has a single value; there is nothing to choose.", "weights")
+    if separation > grid_tau * (1 + 1e-9):
+        raise ParameterError(
+            f"separation: the grid is not {separation:g}-separated (its smallest gap is "
+            f"{grid_tau:g}); use separation <= {grid_tau:g}.", "separation")
+    return separation
+
+
+def _norm_bound(norm_bound, info) -> float:
+    """D: the given bound on ||w||_2 or the model's."""
+    if norm_bound is None:
+        norm_bound = info.norm_bound if info else None
+    if norm_bound is None:
+        raise ParameterError("norm_bound: give D, the bound ||w||_2 <= D on the grid.", "norm_bound")
+    return check_positive(norm_bound, "norm_bound")
+
+
+def _lipschitz(lipschitz, info, separation: float) -> float:
+    """G: the given l2-Lipschitz constant, the model's, or its loss range over tau."""
+    if lipschitz is None and info is not None:
+        if info.lipschitz is not None:
+            lipschitz = info.lipschitz
+        elif info.loss_range is not None:
+            lipschitz = (info.loss_range[1] - info.loss_range[0]) / separation
+    if lipschitz is None:
+        raise ParameterError(
+            "lipschitz: give G, the l2-Lipschitz constant of each per-example loss on the grid "
+            "(a loss with values in [0, 1] on a tau-separated grid has G = 1/tau).", "lipschitz")
+    return check_positive(lipschitz, "lipschitz")
