@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_declared_classes, check_labels_within, check_numeric_features
+from ._validation import check_declared_classes, check_labels_given, check_labels_within, check_numeric_features
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
@@ -30,6 +30,9 @@ def validate_fit(est, X, y, classes=None):
     ``classes``: None reads the two classes from y (both must occur); two
     declared labels (the estimators' ``classes=``) are the classes whatever
     y holds, and a label of y outside them is refused.
+
+    A missing label (None, NaN) or labels of mixed kinds in y are refused naming y
+    (:func:`privopt._validation.check_labels_given`).
 
     X must be numeric: a column of text (a DataFrame's yes/no column, or
     numbers written as strings) is refused naming the column and the fix
@@ -58,10 +61,13 @@ def validate_fit(est, X, y, classes=None):
         raise ParameterTypeError(f"X: {exc}", "X") from exc
     try:
         y = column_or_1d(y, warn=True)
+        check_labels_given(y, "y")     # a missing label names y, not numpy's TypeError comparing None to a str
         check_consistent_length(X, y)
         if y.dtype.kind in "fc":
             _assert_all_finite(y, input_name="y")
         check_classification_targets(y)
+    except ParameterError:
+        raise
     except ValueError as exc:
         raise ParameterError(f"y: {exc}", "y") from exc
     if declared is not None:

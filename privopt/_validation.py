@@ -16,6 +16,7 @@ import numpy as np
 from .exceptions import ClippedFeaturesWarning, ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
+    "check_labels_given",
     "check_declared_classes",
     "check_labels_within",
     "check_real",
@@ -326,7 +327,41 @@ def _bounds_pair(value, side: str, name: str) -> np.ndarray:
 
 
 _BOUNDS_FORMS = ("(lower, upper), each a number or one entry per feature, e.g. ([0, 0], [3000, 80000]); "
-                 "per-feature pairs [(lo_0, hi_0), (lo_1, hi_1), ...]; or {'lower': [...], 'upper': [...]}")
+                 "per-feature pairs [(lo_0, hi_0), (lo_1, hi_1), ...]; {'lower': [...], 'upper': [...]}; "
+                 "or, for a DataFrame, one (lo, hi) per column name, {'age': (18, 90), ...}")
+
+
+def _bounds_by_name(bounds: dict, n_features, feature_names, name: str):
+    """Bounds given as ``{column name: (lo, hi)}`` (the form of ThresholdBinarizer's
+    thresholds): each pair checked; with the data's column names known, as ``(lower,
+    upper)`` arrays in column order, every column named once and no other name."""
+    pairs = {}
+    for key, pair in bounds.items():
+        arr = _bounds_pair(pair, f"column {key!r}", name)
+        if arr.shape != (2,):
+            raise ParameterError(f"{name}: column {key!r} must have one (lo, hi) pair, got {pair!r}.", name)
+        problem = _bounds_problem(arr[:1], arr[1:], None, None)
+        if problem is not None:
+            raise ParameterError(f"{name}: {problem.replace('feature 0', f'column {key!r}')}.", name)
+        pairs[key] = arr
+    if n_features is None:          # the form only, before the data is read
+        return bounds
+    if feature_names is None:
+        raise ParameterError(
+            f"{name}: bounds by column name ({', '.join(map(repr, list(bounds)[:3]))}, ...) need X as a pandas "
+            "DataFrame with those column names; for an array give (lower, upper) or per-feature pairs in column "
+            "order.", name)
+    columns = [str(c) for c in feature_names]
+    missing = [c for c in columns if c not in pairs]
+    unknown = [k for k in pairs if k not in columns]
+    if missing or unknown:
+        parts = ([f"no bounds for column(s) {missing[:5]}"] if missing else []) + \
+                ([f"{unknown[:5]} are not columns of X"] if unknown else [])
+        raise ParameterError(f"{name}: {'; '.join(parts)}. Give one public (lo, hi) per column of X, keyed by its "
+                             f"name (X's columns: {columns[:8]}{' ...' if len(columns) > 8 else ''}).", name)
+    lower = np.array([pairs[c][0] for c in columns], dtype=float)
+    upper = np.array([pairs[c][1] for c in columns], dtype=float)
+    return lower, upper
 
 
 def _bounds_readings(bounds, name: str) -> list[tuple[np.ndarray, np.ndarray, str]]:
@@ -389,7 +424,7 @@ def _bounds_problem(lower, upper, d, feature_names) -> str | None:
 
 
 def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds", feature_names=None):
-    """PUBLIC feature bounds, in one of three forms, as ``(lower, upper)``.
+    """PUBLIC feature bounds, in one of four forms, as ``(lower, upper)``.
 
     Forms accepted:
 
@@ -397,7 +432,12 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds",
       sequence with one entry per feature, e.g. ``([0, 0], [3000, 80000])``;
     * per-feature pairs ``[(lo_0, hi_0), (lo_1, hi_1), ...]`` (an array of
       shape (d, 2));
-    * ``{"lower": ..., "upper": ...}``: the explicit form of the first.
+    * ``{"lower": ..., "upper": ...}``: the explicit form of the first;
+    * for a DataFrame, ``{column name: (lo, hi), ...}`` with one pair for
+      every column of X and no other name (as ThresholdBinarizer takes its
+      thresholds); ``feature_names`` (the DataFrame's columns) gives the order.
+      With ``n_features`` None only the pairs are checked and the dict is
+      returned as given.
 
     A (2, d) array is ``(lower, upper)`` and a (d, 2) array per-feature pairs.
     With two features a 2 x 2 array fits both: it is read the one way that
@@ -417,6 +457,8 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds",
     """
     if bounds is None:
         return None
+    if isinstance(bounds, dict) and set(bounds) != {"lower", "upper"} and bounds:
+        return _bounds_by_name(bounds, n_features, feature_names, name)
     readings = _bounds_readings(bounds, name)
     problems = [_bounds_problem(lo, hi, n_features, feature_names) for lo, hi, _ in readings]
     valid = [r for r, p in zip(readings, problems) if p is None]
@@ -493,6 +535,39 @@ def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     return arr
 
 
+def _is_missing(value) -> bool:
+    """None, a float NaN (numpy's too) or pandas' NA/NaT, without importing pandas."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
+
+
+def check_labels_given(y, name: str = "y") -> None:
+    """Refuse a 1-D label array with missing labels (None, NaN, pandas' NA) or
+    with labels of types that cannot be ordered together (``1`` and ``"yes"``),
+    naming ``name``, the count and the fix, where numpy would
+    raise a bare ``TypeError`` comparing them.  Numeric arrays cost one NaN test."""
+    arr = np.asarray(y)
+    if arr.dtype.kind == "f":
+        missing = np.isnan(arr)
+    elif arr.dtype.kind == "O":
+        missing = np.fromiter((_is_missing(v) for v in arr.ravel()), bool, arr.size).reshape(arr.shape)
+    else:
+        return
+    if np.any(missing):     # counted, not located: the message may be logged beyond the curator
+        raise ParameterError(
+            f"{name} has {int(missing.sum())} missing label(s) (None or NaN): every record needs its label; "
+            f"drop those records (e.g. keep = y.notna(); X, y = X[keep], y[keep]) or fill in their labels "
+            "before fitting.", name)
+    if arr.dtype.kind == "O":
+        kinds = sorted({"text" if isinstance(v, (str, bytes)) else "number" if isinstance(v, numbers.Number)
+                        else type(v).__name__ for v in arr.ravel()})
+        if len(kinds) > 1:
+            raise ParameterError(
+                f"{name} mixes labels of different kinds ({', '.join(kinds)}), which cannot be told apart "
+                "or ordered: give every label the same type, e.g. y.astype(str).", name)
+
+
 def check_declared_classes(classes, name: str = "classes"):
     """``None``, or the two labels declared public (``classes=`` of the
     classifiers), sorted as :func:`numpy.unique` sorts them (``[1]`` is the
@@ -541,6 +616,7 @@ def check_binary_labels(y, n_rows: int, name: str = "y", classes=None):
         raise ParameterError(
             f"{name} has {arr.shape[0]} labels but X has {n_rows} rows; they must match.", name
         )
+    check_labels_given(arr, name)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ParameterError(f"{name} contains NaN or infinite values.", name)
     if declared is not None:

@@ -318,3 +318,73 @@ def test_every_estimator_reads_per_feature_pairs_as_lower_upper(name):
     pairs = _make(name, bounds=[(0, 3000), (0, 80000)]).fit(X, y)
     lower_upper = _make(name, bounds=([0, 0], [3000, 80000])).fit(X, y)
     np.testing.assert_array_equal(pairs.decision_function(X), lower_upper.decision_function(X))
+
+
+# ---------------------------------------------------------------------------
+# pandas as a newcomer gives it: bounds by column name, a missing label, a
+# categorical column of numbers
+# ---------------------------------------------------------------------------
+def _frame(n=120, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"age": rng.uniform(18, 90, n), "income": rng.uniform(0, 80000, n)})
+    y = (X["age"] / 90 + X["income"] / 80000 > 1).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(set(WITH_BOUNDS) - {"zero_one"}))
+def test_every_estimator_takes_bounds_by_column_name_for_a_dataframe(name):
+    """{column: (lo, hi)} (as ThresholdBinarizer takes its thresholds) gives the fit of the same
+    bounds in column order, whatever the dict's order."""
+    X, y = _frame()
+    by_name = _make(name, bounds={"income": (0, 80000), "age": (18, 90)}).fit(X, y)
+    in_order = _make(name, bounds=([18, 0], [90, 80000])).fit(X, y)
+    np.testing.assert_array_equal(by_name.decision_function(X), in_order.decision_function(X))
+
+
+def test_bounds_by_column_name_refuse_a_missing_or_unknown_column_and_an_array():
+    X, y = _frame()
+    with pytest.raises(ParameterError, match=r"no bounds for column\(s\) \['income'\]") as info:
+        PrivateHalfspaceClassifier(bounds={"age": (18, 90)}).fit(X, y)
+    assert info.value.parameter == "bounds"
+    with pytest.raises(ParameterError, match=r"\['salary'\] are not columns of X"):
+        DPSGDLogisticRegression(bounds={"age": (18, 90), "income": (0, 1), "salary": (0, 1)}).fit(X, y)
+    with pytest.raises(ParameterError, match="need X as a pandas DataFrame"):
+        PrivateHalfspaceClassifier(bounds={"age": (18, 90), "income": (0, 80000)}).fit(X.to_numpy(), y)
+    # a bad pair is refused before the data is read, naming the column
+    with pytest.raises(ParameterError, match="column 'age' has lower 90 > upper 18"):
+        PrivateHalfspaceClassifier(bounds={"age": (90, 18), "income": (0, 1)}).fit("not data", None)
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), "pd.NA"])
+@pytest.mark.parametrize("name", ["halfspace", "dpsgd", "scoring"])
+def test_a_missing_label_names_y_and_the_fix(name, missing):
+    """A y with a missing label (a DataFrame's empty cell) is a ParameterError naming y and the
+    fix, not numpy's TypeError comparing None with a string."""
+    pd = pytest.importorskip("pandas")
+    X, _ = _binary_data()
+    y = pd.Series(np.where(X[:, 0] > 0, "yes", "no"), dtype=object)
+    y[4] = pd.NA if missing == "pd.NA" else missing
+    with pytest.raises(ParameterError, match="y has 1 missing label") as info:
+        _make(name, **({} if name == "scoring" else {"bounds": (0, 1)})).fit(X, y)
+    assert info.value.parameter == "y" and "drop those records" in str(info.value)
+
+
+def test_labels_of_mixed_kinds_name_y():
+    X, _ = _binary_data()
+    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
+    y[2] = 1
+    with pytest.raises(ParameterError, match="y mixes labels of different kinds") as info:
+        PrivateHalfspaceClassifier(bounds=(0, 1)).fit(X, y)
+    assert info.value.parameter == "y"
+
+
+def test_a_categorical_column_of_numbers_is_numbers():
+    pd = pytest.importorskip("pandas")
+    X, y = _frame()
+    X["children"] = pd.Series(np.arange(len(X)) % 3).astype("category")
+    plain = X.assign(children=X["children"].astype(int))
+    for name in ("halfspace", "dpsgd"):
+        a = _make(name, bounds={"age": (18, 90), "income": (0, 80000), "children": (0, 5)}).fit(X, y)
+        b = _make(name, bounds={"age": (18, 90), "income": (0, 80000), "children": (0, 5)}).fit(plain, y)
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(plain))
