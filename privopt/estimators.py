@@ -28,8 +28,8 @@ from .exceptions import ClippedFeaturesWarning, ParameterError
 from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_scoring_seconds
 from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
-from .models import (FeatureDiscretizer, get_info, halfspace_decision_function, rspm_halfspace,
-                     zero_one_halfspace)
+from .models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
+                     zero_one_halfspace, zero_one_loss)
 from .oracle import check_on_failure
 from .search import BOUND_ROWS_PER_SECOND
 from .solvers import choose_solver, scoring_costs, solve
@@ -530,6 +530,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
                                   classes=(-1, 1))
 
+    def _zero_one_loss(self, Xd, y, res=None):
+        """The same 0/1 loss without its MILP (:func:`privopt.models.zero_one_loss`):
+        what private selection among resolutions reads."""
+        grid, norm_bound = self._ball(Xd.shape[1], res)
+        return zero_one_loss(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
+                             classes=(-1, 1))
+
     def _uses_ladder(self, mechanism: str, milp_solver: bool) -> bool:
         """Whether W is chosen among resolutions (class docstring): private
         selection, ``resolutions="auto"`` or a sequence, and none of ``grid``,
@@ -746,7 +753,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             ladder = [rung for rung, p in zip(ladder, prior) if p > 0]
             sizes, prior = [m for m, p in zip(sizes, prior) if p > 0], prior[prior > 0]
         if ladder is not None and len(ladder) > 1:
-            models = [self._zero_one_model(Xr, y, res) for res, Xr, _ in ladder]
+            models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
             result = mixture_selection(models, epsilon=eps_select, method=mechanism, prior=prior,
                                        time_limit=self.time_limit, random_state=rng)
             r = int(result.parameters["resolution"])
@@ -795,7 +802,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                         time_limit=self.time_limit, random_state=self.random_state,
                                         on_failure=self.on_failure)
-        info = get_info(model)
+        info = model.info if isinstance(model, ZeroOneLoss) else get_info(model)
         self.model_info_ = info
         # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
         self.result_ = result if keep_report else result.without_report()

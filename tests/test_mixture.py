@@ -189,3 +189,69 @@ def test_result_fields_and_secure_default():
     assert p["alpha"] == pytest.approx(mixture_utility_bound(1.0, 1.0, 3, 0.5))
     assert p["alpha_by_resolution"][1] == pytest.approx(mixture_utility_bound(1.0, 1.0, 5, 0.5))
     assert res.report.parts[p["resolution"]]["won"]
+
+
+# --- privopt's 0/1 loss without its MILP (zero_one_loss) --------------------------------
+
+def test_zero_one_loss_carries_the_milp_s_info_and_data():
+    """The record is the model as private selection reads it: the same ModelInfo, the
+    same rows, labels and W, and .milp() the same MILP as zero_one_halfspace."""
+    from privopt.models import ENUMERATION_ATTR, zero_one_loss
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(60, 3)).astype(float)
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 1, 60) > 1, 1, 0)
+    kw = dict(grid=2, norm_bound=2.0, fit_intercept=True, classes=(0, 1))
+    model, rec = zero_one_halfspace(X, y, **kw), zero_one_loss(X, y, **kw)
+    assert rec.info == get_info(model)
+    data = getattr(model, ENUMERATION_ATTR)
+    for field in ("X", "pos", "neg"):
+        np.testing.assert_array_equal(getattr(rec.data, field), getattr(data, field))
+    for field in ("exact", "mu", "t_hi", "theta", "grid", "norm_bound", "norm_sq_bound"):
+        assert getattr(rec.data, field) == getattr(data, field)
+    assert rec.labels == (0, 1, 2, 3)
+    built = rec.milp()
+    assert get_info(built) == rec.info and getattr(built, ENUMERATION_ATTR).components == data.components
+    assert built.nconstraints() == model.nconstraints()
+
+
+@pytest.mark.parametrize("path", ["topdown", "enumerate"])
+@pytest.mark.parametrize("method", METHODS)
+def test_records_release_what_the_models_release_seed_for_seed(method, path, monkeypatch):
+    """zero_one_loss records in place of the MILPs: the same release for every seed, on
+    the top-down path and where every point is scored, and no MILP built."""
+    import privopt.mechanisms.mixture as mix
+    import privopt.models.halfspace as hs
+    from privopt.models import zero_one_loss
+
+    x = np.array([0, 0, 1, 1, 1, 2, 2, 2, 2, 0, 1, 2, 0, 1], dtype=float)[:, None]
+    y = np.array([-1, -1, -1, 1, 1, 1, 1, 1, -1, 1, -1, 1, -1, 1])
+    models, _, _ = _instance()
+    records = (zero_one_loss(x, y, grid=1, norm_bound=1.0), zero_one_loss(x - 1.0, y, grid=2, norm_bound=2.0))
+    monkeypatch.setattr(hs, "_zero_one_milp", None)        # a MILP built from here on fails
+    if path == "enumerate":
+        monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
+    for seed in range(40):
+        a = privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=seed)
+        b = privopt.mixture_selection(records, epsilon=1.0, method=method, random_state=seed)
+        np.testing.assert_array_equal(a.weights, b.weights)
+        assert a.labels == b.labels and a.parameters == b.parameters
+        assert [p["path"] for p in b.report.parts] == [path, path]
+
+
+def test_the_default_fit_builds_no_milp(monkeypatch):
+    """Private selection among resolutions reads the halfspace data only: the default
+    estimator builds no Pyomo model (a MILP built would fail here)."""
+    import privopt.models.halfspace as hs
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(400, 3))
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 0.2, 400) > 1).astype(int)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a MILP was built")
+
+    monkeypatch.setattr(hs, "_zero_one_milp", refuse)
+    monkeypatch.setattr(hs.pyo, "ConcreteModel", refuse)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0.0, 1.0), random_state=0).fit(X, y)
+    assert len(clf.resolutions_) > 1 and clf.model_info_.n_samples == 400

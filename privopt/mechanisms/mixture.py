@@ -49,7 +49,7 @@ from ..calibration import (
     selection_noise_scale,
 )
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models import ENUMERATION_ATTR, check_public_constraints, get_info
+from ..models import ENUMERATION_ATTR, ZeroOneLoss, check_public_constraints, get_info
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..search import KeyedStreams, sample_top_down
@@ -76,19 +76,38 @@ class MixtureReport(SelectionReport):
         self.parts = parts
 
 
+def _halfspace_data(model, index):
+    """The halfspace data of ``models[index]``: a :class:`privopt.models.ZeroOneLoss`'s,
+    or a zero_one_halfspace model's (refused if changed since it was built)."""
+    if isinstance(model, ZeroOneLoss):
+        return model.data
+    data = getattr(model, ENUMERATION_ATTR, None)
+    if data is None:
+        raise ModelError(
+            f"models[{index}]: mixture_selection takes privopt's 0/1-loss halfspace models "
+            "(privopt.models.zero_one_halfspace or zero_one_loss), one per W; for a user's model use "
+            "privopt.exponential_mechanism on one W.", "models")
+    check_unchanged(model, data, None)
+    return data
+
+
+def _check_public(model, info, index):
+    """W of ``models[index]`` shaped by public constraints only.  A
+    :class:`privopt.models.ZeroOneLoss` has no constraint but its grid and ball
+    (privopt's builder, from its public arguments): nothing to check."""
+    if not isinstance(model, ZeroOneLoss):
+        check_public_constraints(model, weights_of(model, None, default_name=info.weights or "w"), None, info,
+                                 f"Mixture selection (models[{index}])")
+
+
 class _Part:
     """One W_r: its model, how it is sampled, its size and predicted time."""
 
     def __init__(self, model, index, n_public, max_points):
-        data = getattr(model, ENUMERATION_ATTR, None)
-        if data is None:
-            raise ModelError(
-                f"models[{index}]: mixture_selection takes privopt's 0/1-loss halfspace models "
-                "(privopt.models.zero_one_halfspace), one per W; for a user's model use "
-                "privopt.exponential_mechanism on one W.", "models")
-        check_unchanged(model, data, None)
+        data = _halfspace_data(model, index)
         self.model, self.data, self.index = model, data, index
-        self.w_vars = weights_of(model, None, default_name="w")
+        self.labels = (model.labels if isinstance(model, ZeroOneLoss)
+                       else weight_labels(weights_of(model, None, default_name="w")))
         self.problem = topdown_problem(data, None)
         if self.problem is not None:
             self.path = "topdown"
@@ -97,7 +116,7 @@ class _Part:
             self.scorer = None
         else:
             self.path = "enumerate"
-            self.scorer = HalfspaceScorer(model, data, max_points=max_points)
+            self.scorer = HalfspaceScorer(None, data, max_points=max_points)
             self.n_points = int(self.scorer.n_points)
             self.predicted = float(self.scorer.predicted_seconds(n_public))
 
@@ -144,12 +163,15 @@ def mixture_selection(
 
     Parameters
     ----------
-    models : sequence of pyomo ConcreteModel
+    models : sequence of pyomo ConcreteModel or ZeroOneLoss
         R >= 2 models of :func:`privopt.models.zero_one_halfspace` on the same
         n records (each may discretize the features and bound the weights its
-        own way: W_r is its grid and ball).  They must be built before the
-        data is seen in every respect but the records: which resolutions to
-        offer is public.  Never modified.
+        own way: W_r is its grid and ball), or the same as
+        :class:`privopt.models.ZeroOneLoss` records of
+        :func:`privopt.models.zero_one_loss` (no MILP is built: selection
+        reads the halfspace data only; the two may be mixed).  They must be
+        built before the data is seen in every respect but the records: which
+        resolutions to offer is public.  Never modified.
     epsilon : float
         Privacy budget (> 0) of the whole release.
     prior : sequence of R positive weights, optional
@@ -199,7 +221,7 @@ def mixture_selection(
                              "use privopt.exponential_mechanism.", "models")
     infos, ns, ranges = [], set(), set()
     for m in models:
-        info = get_info(m)
+        info = m.info if isinstance(m, ZeroOneLoss) else get_info(m)
         if info is None or info.n_samples is None or info.loss_range is None:
             raise ModelError("models: each must carry privopt's ModelInfo with n_samples and loss_range "
                              "(the 0/1-loss halfspace models do).", "models")
@@ -215,8 +237,7 @@ def mixture_selection(
     sensitivity = hi - lo
     pis = check_prior(prior, len(models))
     for i, (m, info) in enumerate(zip(models, infos)):
-        check_public_constraints(m, weights_of(m, None, default_name=info.weights or "w"), None, info,
-                                 f"Mixture selection (models[{i}])")
+        _check_public(m, info, i)
     parts = [_Part(m, i, n, max_points) for i, m in enumerate(models)]
     for p in parts:
         if p.n_points < 1:
@@ -273,7 +294,7 @@ def mixture_selection(
         "alpha_by_resolution": tuple(alpha),
         "beta": beta,
         "n_samples": n,
-        "dim": len(chosen.w_vars),
+        "dim": len(chosen.labels),
         "norm_bound": float(chosen.data.norm_bound),
         "path": "mixture",
         "noise_distribution": ("Gumbel(0, 1) per point" if method == "exponential"
@@ -283,6 +304,6 @@ def mixture_selection(
                              "wall_time": t, "won": p.index == r,
                              "regions_expanded": getattr(p, "expanded", None)} for p, t in zip(parts, walls)],
                            wall, predicted)
-    return PrivateResult(labels=weight_labels(chosen.w_vars), weights=np.asarray(w, dtype=float) + 0.0,
+    return PrivateResult(labels=chosen.labels, weights=np.asarray(w, dtype=float) + 0.0,
                          mechanism=method, epsilon=epsilon, delta=0.0, parameters=parameters, report=report,
                          certified=True)

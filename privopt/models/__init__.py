@@ -4,8 +4,10 @@ See :mod:`privopt.models._info` for the interface every model follows.  The
 catalogue:
 
 * :func:`zero_one_halfspace` -- 0/1 loss of a halfspace on a grid in a ball
-  (MILP, for OPDisc); :func:`rspm_halfspace` -- the same over {-1, 0, 1}^d
-  (for RSPM); :func:`predict_halfspace` applies their decision rule.
+  (MILP, for OPDisc); :func:`zero_one_loss` -- the same without the MILP
+  (what private selection reads; ``.milp()`` builds it);
+  :func:`rspm_halfspace` -- the same over {-1, 0, 1}^d (for RSPM);
+  :func:`predict_halfspace` applies their decision rule.
 * :func:`hinge_halfspace`, :func:`absolute_regression` (LPs) and
   :func:`squared_regression` (QP): convex losses normalized to [0, 1] on a
   box (for OPSamp).
@@ -24,10 +26,12 @@ from ._info import ModelInfo, attach_info, get_info, has_info
 from .convex import absolute_regression, hinge_halfspace, squared_regression
 from .discretize import FeatureDiscretizer, discretize_features
 from .halfspace import (
+    ZeroOneLoss,
     halfspace_decision_function,
     predict_halfspace,
     rspm_halfspace,
     zero_one_halfspace,
+    zero_one_loss,
 )
 
 __all__ = [
@@ -36,6 +40,8 @@ __all__ = [
     "get_info",
     "has_info",
     "zero_one_halfspace",
+    "zero_one_loss",
+    "ZeroOneLoss",
     "rspm_halfspace",
     "predict_halfspace",
     "halfspace_decision_function",

@@ -161,6 +161,8 @@ from ._info import ModelInfo, attach_info, get_info
 
 __all__ = [
     "zero_one_halfspace",
+    "zero_one_loss",
+    "ZeroOneLoss",
     "rspm_halfspace",
     "predict_halfspace",
     "halfspace_decision_function",
@@ -593,6 +595,42 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         data-dependent sizes.
     """
     start = time.perf_counter()
+    setup = _zero_one_setup(X, y, grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts,
+                            swap_cuts=swap_cuts, fit_intercept=fit_intercept, threshold=threshold, margin=margin,
+                            name=name, classes=classes)
+    model = _zero_one_milp(setup, big_m_factor=_big_m_factor, exact_big_m=_exact_big_m)
+    getattr(model, _STATS_ATTR)["build_time"] = time.perf_counter() - start
+    return model
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _ZeroOneSetup:
+    """Everything :func:`zero_one_halfspace` computes before it builds Pyomo
+    components: the checked arguments, W's units, the merged rows and labels,
+    the halfspace data and the public :class:`ModelInfo` (the same for the MILP
+    and for :class:`ZeroOneLoss`, which shares this step)."""
+
+    name: str
+    grid: tuple
+    units: list
+    n_units: int
+    unit: Fraction
+    D: float
+    mu: float
+    exact: bool
+    t_hi: float
+    Xu: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    chain_cuts: bool
+    swap_cuts: bool
+    data: HalfspaceData
+    info: ModelInfo
+
+
+def _zero_one_setup(X, y, *, grid, norm_bound, merge_rows, chain_cuts, swap_cuts, fit_intercept, threshold,
+                    margin, name, classes) -> _ZeroOneSetup:
+    """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
         X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes)
     if not (isinstance(swap_cuts, str) and swap_cuts == "auto"):
@@ -616,41 +654,17 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         )
     mu, exact = _score_lattice(Xa, unit, margin)
     t_hi, theta, rule = _threshold_info(threshold, mu, exact)
-
-    model = pyo.ConcreteModel(name=name)
-    integral = unit == 1
-    lo = np.array([g[0] for g in grid_t], dtype=float)
-    hi = np.array([g[-1] for g in grid_t], dtype=float)
-    model.w = pyo.Var(range(d), domain=pyo.Integers if integral else pyo.Reals,
-                      bounds=lambda m, j: (grid_t[j][0], grid_t[j][-1]))
-    r_index = [(j, k) for j in range(d) for k in range(len(grid_t[j]))]
-    model.r = pyo.Var(r_index, domain=pyo.Binary)
-    r = model.r
-    model.r_one = pyo.Constraint(range(d), rule=lambda m, j: (
-        1, linexpr([1] * len(grid_t[j]), [r[j, k] for k in range(len(grid_t[j]))]), 1))
-    model.w_link = pyo.Constraint(range(d), rule=lambda m, j: (
-        0, linexpr([1] + [-v for v in grid_t[j]], [model.w[j]] + [r[j, k] for k in range(len(grid_t[j]))]), 0))
-    model.norm_ball = pyo.Constraint(expr=(
-        None, linexpr([units[j][k] ** 2 for j, k in r_index], [r[j, k] for j, k in r_index]), n_units))
-    neg_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v < 0] for j in range(d)]
-    pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
-
     Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
-    enumeration = HalfspaceData(
+    data = HalfspaceData(
         X=np.asarray(Xu, dtype=np.float64), pos=np.asarray(pos, dtype=np.int64),
         neg=np.asarray(neg, dtype=np.int64), exact=bool(exact), mu=float(mu),
         t_hi=float(t_hi), theta=float(theta), grid=grid_t, norm_bound=float(D),
         norm_sq_bound=float(n_units * unit * unit), objective="loss")
     if isinstance(swap_cuts, str):
-        swap_cuts = _swap_cuts_pay(enumeration)
+        swap_cuts = _swap_cuts_pay(data)
+    lo = np.array([g[0] for g in grid_t], dtype=float)
+    hi = np.array([g[-1] for g in grid_t], dtype=float)
     ball = math.sqrt(float(n_units * unit * unit))
-    stats = _build_zero_one_rows(
-        model, Xu, pos, neg, lo=lo, hi=hi, ball=ball, t_hi=t_hi, mu=mu, exact=exact,
-        neg_vars=neg_vars, pos_vars=pos_vars, chain_cuts=chain_cuts and merge_rows,
-        swap_cuts=swap_cuts and merge_rows,
-        exact_bounds=_exact_score_bounds(Xu, grid_t, units, n_units) if _exact_big_m else None,
-        big_m_factor=_big_m_factor)
-
     tau = grid_separation(grid_t)
     ranges = hi - lo
     info = ModelInfo(
@@ -676,13 +690,94 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
             "norm_sq_bound": float(n_units * unit * unit),
         },
     )
-    attach_info(model, info)
+    return _ZeroOneSetup(name=name, grid=grid_t, units=units, n_units=n_units, unit=unit, D=float(D), mu=mu,
+                         exact=exact, t_hi=t_hi, Xu=Xu, pos=pos, neg=neg, chain_cuts=chain_cuts and merge_rows,
+                         swap_cuts=bool(swap_cuts and merge_rows), data=data, info=info)
+
+
+def _zero_one_milp(setup: _ZeroOneSetup, *, big_m_factor=1.0, exact_big_m=True):
+    """The Pyomo MILP of :func:`zero_one_halfspace` from its setup, with the info, the
+    halfspace data (its components named) and the build statistics attached."""
+    grid_t, units, n_units = setup.grid, setup.units, setup.n_units
+    d = len(grid_t)
+    model = pyo.ConcreteModel(name=setup.name)
+    integral = setup.unit == 1
+    lo = np.array([g[0] for g in grid_t], dtype=float)
+    hi = np.array([g[-1] for g in grid_t], dtype=float)
+    model.w = pyo.Var(range(d), domain=pyo.Integers if integral else pyo.Reals,
+                      bounds=lambda m, j: (grid_t[j][0], grid_t[j][-1]))
+    r_index = [(j, k) for j in range(d) for k in range(len(grid_t[j]))]
+    model.r = pyo.Var(r_index, domain=pyo.Binary)
+    r = model.r
+    model.r_one = pyo.Constraint(range(d), rule=lambda m, j: (
+        1, linexpr([1] * len(grid_t[j]), [r[j, k] for k in range(len(grid_t[j]))]), 1))
+    model.w_link = pyo.Constraint(range(d), rule=lambda m, j: (
+        0, linexpr([1] + [-v for v in grid_t[j]], [model.w[j]] + [r[j, k] for k in range(len(grid_t[j]))]), 0))
+    model.norm_ball = pyo.Constraint(expr=(
+        None, linexpr([units[j][k] ** 2 for j, k in r_index], [r[j, k] for j, k in r_index]), n_units))
+    neg_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v < 0] for j in range(d)]
+    pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
+    ball = math.sqrt(float(n_units * setup.unit * setup.unit))
+    stats = _build_zero_one_rows(
+        model, setup.Xu, setup.pos, setup.neg, lo=lo, hi=hi, ball=ball, t_hi=setup.t_hi, mu=setup.mu,
+        exact=setup.exact, neg_vars=neg_vars, pos_vars=pos_vars, chain_cuts=setup.chain_cuts,
+        swap_cuts=setup.swap_cuts,
+        exact_bounds=_exact_score_bounds(setup.Xu, grid_t, units, n_units) if exact_big_m else None,
+        big_m_factor=big_m_factor)
+    attach_info(model, setup.info)
     setattr(model, ENUMERATION_ATTR, dataclasses.replace(
-        enumeration, components=tuple(c.local_name for c in model.component_objects(descend_into=False))))
-    stats["build_time"] = time.perf_counter() - start
+        setup.data, components=tuple(c.local_name for c in model.component_objects(descend_into=False))))
     setattr(model, _STATS_ATTR, stats)
     return model
 
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ZeroOneLoss:
+    """The model of :func:`zero_one_halfspace` without its MILP: what private
+    selection reads (:func:`privopt.mixture_selection`), built by
+    :func:`zero_one_loss`.
+
+    ``data``: the :class:`privopt.search.HalfspaceData` (the distinct rows and
+    their label counts, the decision rule, W's grid and ball: private, as the
+    model is); ``info``: the :class:`ModelInfo` the MILP would carry (equal to
+    ``get_info(zero_one_halfspace(...))`` with the same arguments); ``labels``:
+    the weights' labels, ``0..d-1`` as for ``model.w``.  :meth:`milp` builds the
+    Pyomo MILP on demand (e.g. for a MILP solver), each call a new model.
+
+    Nothing but privopt's builder makes one, so W is the grid and the ball of
+    its arguments, public by construction: the checks of a Pyomo model's
+    constraints (:func:`privopt.models.check_public_constraints`) have nothing
+    to read here.  Building the MILP (tens of thousands of Pyomo constraints on
+    a few thousand distinct rows) is most of the cost of a model that private
+    selection never solves.
+    """
+
+    data: HalfspaceData
+    info: ModelInfo
+    _setup: _ZeroOneSetup = dataclasses.field(repr=False)
+
+    @property
+    def labels(self) -> tuple:
+        """The weights' labels: ``0..d-1`` (the indices of ``model.w``)."""
+        return tuple(range(len(self.data.grid)))
+
+    def milp(self):
+        """The Pyomo MILP of :func:`zero_one_halfspace` with the same arguments (a new model)."""
+        return _zero_one_milp(self._setup)
+
+
+def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True, swap_cuts="auto",
+                  fit_intercept=False, threshold=0.0, margin=None, name="zero_one_halfspace",
+                  classes=None) -> ZeroOneLoss:
+    """The 0/1 loss of a halfspace over a grid in the ball, as data: the
+    :class:`ZeroOneLoss` of :func:`zero_one_halfspace`'s arguments (the same
+    checks, rows, W and :class:`ModelInfo`), with no Pyomo model built;
+    ``.milp()`` builds it when a MILP solver needs it."""
+    setup = _zero_one_setup(X, y, grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts,
+                            swap_cuts=swap_cuts, fit_intercept=fit_intercept, threshold=threshold, margin=margin,
+                            name=name, classes=classes)
+    return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 # ----------------------------------------------------------------------------
 # rspm_halfspace
