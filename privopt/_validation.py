@@ -16,6 +16,7 @@ import numpy as np
 from .exceptions import ClippedFeaturesWarning, ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
+    "user_stacklevel",
     "check_labels_given",
     "check_declared_classes",
     "check_labels_within",
@@ -533,6 +534,20 @@ def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ParameterError(f"{name} contains NaN or infinite values; remove or impute them.", name)
     return arr
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller of this
+    function point at the first frame outside privopt: the user's line (e.g. their
+    ``est.fit(X, y)``), however deep in privopt the warning is raised."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1      # the caller, whose warnings.warn has stacklevel 1
+    while frame is not None and frame.f_code.co_filename.startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _is_missing(value) -> bool:

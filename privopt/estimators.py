@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -21,10 +22,10 @@ from ._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_f
 from ._runtime import usable_cpus
 from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
-                          warn_clipped)
+                          user_stacklevel, warn_clipped)
 from ._random import check_random_state
 from .calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
-from .exceptions import ClippedFeaturesWarning, ParameterError
+from .exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
 from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_scoring_seconds
 from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
@@ -115,6 +116,23 @@ def _is_integral(X: np.ndarray) -> bool:
     return bool(np.all(X == np.round(X)))
 
 
+def _say_bounds_leak() -> None:
+    """The one PrivacyLeakWarning of a fit whose bounds are read from the data, at the
+    user's line (:func:`user_stacklevel`), not one per discretizer at privopt's own."""
+    warnings.warn("bounds were not given, so the feature ranges are taken from the private data (min and max "
+                  "of each column): the fit is not differentially private, and its result_.epsilon is inf. "
+                  "Pass bounds=(lower, upper) from public knowledge of the features.",
+                  PrivacyLeakWarning, stacklevel=user_stacklevel())
+
+
+@contextlib.contextmanager
+def _quiet_leak():
+    """The discretizers' own PrivacyLeakWarning silenced (said once by :func:`_say_bounds_leak`)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=PrivacyLeakWarning)
+        yield
+
+
 class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
     """A differentially private linear classifier trained on the 0/1 loss.
 
@@ -198,8 +216,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     are first mapped onto the integer grid {0, ..., levels} after clipping to
     ``bounds`` (:func:`privopt.models.discretize_features`): a per-record map
     that costs no privacy when the bounds are public.  ``bounds=None`` with
-    real-valued X infers the bounds from the data and emits a
-    :class:`~privopt.PrivacyLeakWarning`; integer-valued X with
+    real-valued X infers the bounds from the data and emits one
+    :class:`~privopt.PrivacyLeakWarning` (at the caller's line); the fit is
+    then not differentially private and ``result_.epsilon`` is ``inf`` (the
+    epsilon asked for is ``result_.parameters["epsilon_requested"]``); integer-valued X with
     ``bounds=None`` is used as it is.  The same map is applied in
     ``predict``/``decision_function``.
 
@@ -375,7 +395,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 self.discretizer_ = None
             else:
                 bounds = check_bounds(self.bounds, Xa.shape[1], feature_names=names)   # None: from the data
-                self.discretizer_ = FeatureDiscretizer(bounds=bounds, levels=self._levels_value()).fit(Xa)
+                if bounds is None:
+                    _say_bounds_leak()
+                with _quiet_leak():
+                    self.discretizer_ = FeatureDiscretizer(bounds=bounds, levels=self._levels_value()).fit(Xa)
         if self.discretizer_ is None:
             return Xa
         if self.discretizer_.bounds is not None:     # declared bounds: say what is clipped (for the curator)
@@ -599,8 +622,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 disc, Xr = None, Xd
             else:
                 key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept)
-                disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
-                                          center=res.centered).fit(Xa)
+                with _quiet_leak():     # said once, by _transform
+                    disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
+                                              center=res.centered).fit(Xa)
                 Xr = _with_wide_intercept(disc.transform(Xa), res)
             if key in seen:
                 continue
@@ -804,6 +828,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                         on_failure=self.on_failure)
         info = model.info if isinstance(model, ZeroOneLoss) else get_info(model)
         self.model_info_ = info
+        if self.discretizer_ is not None and getattr(self.discretizer_, "bounds", True) is None:
+            # feature ranges read from the data: the release is not epsilon-DP, whatever was asked
+            result = dataclasses.replace(result, epsilon=math.inf, parameters={
+                **result.parameters, "epsilon_requested": float(epsilon), "bounds": "from the data: no guarantee"})
         # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
         self.result_ = result if keep_report else result.without_report()
         self.neighbouring_ = result.neighbouring

@@ -388,3 +388,34 @@ def test_a_categorical_column_of_numbers_is_numbers():
         a = _make(name, bounds={"age": (18, 90), "income": (0, 80000), "children": (0, 5)}).fit(X, y)
         b = _make(name, bounds={"age": (18, 90), "income": (0, 80000), "children": (0, 5)}).fit(plain, y)
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(plain))
+
+
+# ---------------------------------------------------------------------------
+# bounds read from the data: said once, at the user's line, and no epsilon claimed
+# ---------------------------------------------------------------------------
+def _leak_warnings(fit):
+    from privopt.exceptions import PrivacyLeakWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = fit()
+    return est, [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_a_fit_on_bounds_from_the_data_claims_no_epsilon_and_warns_once_at_the_users_line():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 5, (150, 3))
+    y = (X[:, 0] > 2.5).astype(int)
+    est, leaks = _leak_warnings(lambda: PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(X, y))
+    assert len(leaks) == 1 and leaks[0].filename == __file__, [(w.filename, w.lineno) for w in leaks]
+    assert est.result_.epsilon == math.inf and est.result_.parameters["epsilon_requested"] == 1.0
+    base, leaks = _leak_warnings(lambda: DPSGDLogisticRegression(epsilon=1.0, random_state=0).fit(X, y))
+    assert len(leaks) == 1 and leaks[0].filename == __file__
+    assert base.epsilon_spent_ == math.inf
+    # declared bounds, or integer features used as they are: no warning, the epsilon asked
+    for fit in (lambda: PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 5), random_state=0).fit(X, y),
+                lambda: PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(np.round(X), y)):
+        est, leaks = _leak_warnings(fit)
+        assert not leaks and est.result_.epsilon == 1.0
+    base, leaks = _leak_warnings(lambda: DPSGDLogisticRegression(epsilon=1.0, bounds=(0, 5), random_state=0).fit(X, y))
+    assert not leaks and base.epsilon_spent_ <= 1.0

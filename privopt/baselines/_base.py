@@ -64,6 +64,7 @@ from .._validation import (
     check_delta,
     check_epsilon,
     check_positive,
+    user_stacklevel,
     warn_clipped,
 )
 from .._validation import check_bounds as _check_bounds
@@ -228,10 +229,10 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         if bounds is None:
             warnings.warn(
                 "bounds were not given, so each feature's range is taken from the private "
-                "data: the model then leaks more than its stated epsilon. Pass public "
-                "bounds=(lower, upper) to avoid this.",
+                "data: the fit is not differentially private, and its epsilon_spent_ is inf. "
+                "Pass public bounds=(lower, upper) to avoid this.",
                 PrivacyLeakWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             lower, upper = X.min(axis=0), X.max(axis=0)
         else:
@@ -266,6 +267,8 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
             raise
         self._feature_map = fmap
         self._bounds_declared = bounds is not None
+        if bounds is None:      # the feature map read the data: no epsilon covers the release
+            self.epsilon_spent_ = math.inf
         self.classes_ = classes
         self.weights_ = np.asarray(w, dtype=float)
         coef, intercept = fmap.to_coef(self.weights_)
