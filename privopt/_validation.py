@@ -542,9 +542,11 @@ def user_stacklevel() -> int:
     ``est.fit(X, y)``), however deep in privopt the warning is raised."""
     import os
     import sys
+    import types
 
     root = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(1), 1      # the caller, whose warnings.warn has stacklevel 1
+    frame: types.FrameType | None = sys._getframe(1)     # the caller, whose warnings.warn has stacklevel 1
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(root):
         frame, level = frame.f_back, level + 1
     return level
