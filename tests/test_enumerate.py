@@ -382,3 +382,51 @@ def test_large_balls_are_not_split_by_support():
     small = zero_one_halfspace(X, y, grid=2, norm_bound=2.0)
     assert bound_search_work(getattr(small, ENUMERATION_ATTR)) is not None
     assert choose_solver(small, perturbed=True) == "enumerate"
+
+
+# --- the compiled integer scorer of the dense engine ---------------------------------------
+
+def _integer_cases():
+    """zero_one_halfspace data on integer features (negative ones too), with and without
+    an intercept, a threshold off the lattice, one feature, and a centred grid."""
+    rng = np.random.default_rng(12)
+    for n, d, grid, D, kw in [(300, 4, 2, 2.0, {"fit_intercept": True}),
+                              (500, 3, 3, 3.0, {"threshold": 2.3}),
+                              (200, 1, 4, 4.0, {}),
+                              (400, 5, [-4, -2, 0, 2, 4], 6.0, {"fit_intercept": True, "threshold": -1.0})]:
+        X = rng.integers(-4, 5, size=(n, d)).astype(float)
+        y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1.5, n) > 0, 1, -1)
+        yield zero_one_halfspace(X, y, grid=grid, norm_bound=D, **kw)
+
+
+@pytest.mark.parametrize("model", list(_integer_cases()))
+def test_integer_scorer_gives_the_numpy_losses_bit_for_bit(model):
+    """IntegerLattice (exact integers, compiled) returns the float losses of the numpy
+    engine exactly, in the enumeration's order and in any other order of the points."""
+    from privopt.models._common import ENUMERATION_ATTR
+    from privopt.solvers._enumerate import IntegerLattice, _loss, enumeration_levels
+    from privopt.space import iter_grid_blocks
+
+    pytest.importorskip("numba")
+    data = getattr(model, ENUMERATION_ATTR)
+    lattice = IntegerLattice.of(data)
+    assert lattice is not None
+    coef, bound, _, _ = enumeration_levels(data)
+    rng = np.random.default_rng(0)
+    for vals, _ in iter_grid_blocks(data.grid, coef, bound, 97):
+        expected = _loss(data.X @ vals.T, data)
+        got = lattice.losses(vals)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)
+        shuffled = rng.permutation(vals.shape[0])
+        assert np.array_equal(lattice.losses(vals[shuffled]), expected[shuffled])
+
+
+def test_integer_scorer_applies_to_the_exact_integer_lattice_only():
+    from privopt.models._common import ENUMERATION_ATTR
+    from privopt.solvers._enumerate import IntegerLattice
+
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1.0, 1.0]])
+    y = np.array([1, -1, 1, -1])
+    fine = getattr(zero_one_halfspace(X, y, grid=[-0.5, 0.0, 0.5], norm_bound=1.0), ENUMERATION_ATTR)
+    margin = getattr(zero_one_halfspace(X + 0.25, y, grid=1, norm_bound=1.0, margin=0.1), ENUMERATION_ATTR)
+    assert IntegerLattice.of(fine) is None and IntegerLattice.of(margin) is None

@@ -201,8 +201,103 @@ def iter_losses(data, coef, bound, block_points=None, engine="auto"):
     if block_points is None:
         block_points = (block_points_for(X.shape[0]) if tables is None
                         else max(1, _BLOCK_ENTRIES // (8 * max(1, X.shape[1]))))
+    lattice = IntegerLattice.of(data) if tables is None else None
     for vals, units in iter_grid_blocks(data.grid, coef, bound, block_points):
-        yield vals, units, (tables.losses(vals) if tables is not None else _loss(X @ vals.T, data))
+        if tables is not None:
+            losses = tables.losses(vals)
+        elif lattice is not None:
+            losses = lattice.losses(vals)
+        else:
+            losses = _loss(X @ vals.T, data)
+        yield vals, units, losses
+
+
+def _build_dense_kernel(numba):
+    """The compiled dense scorer of :class:`IntegerLattice` (None without numba)."""
+
+    @numba.njit(cache=True)
+    def kernel(xt, diff, total_pos, thr, vals, out):   # pragma: no cover - compiled
+        # level[j, r] = sum_{i >= j} x[r, i] w_i of the current point; a point that shares
+        # coordinates h+1.. with the previous one (the enumeration's order: coordinate 0
+        # fastest) updates levels h..1 only, then scores coordinate 0 against every row
+        d, rows = xt.shape
+        level = np.zeros((d + 1, rows), dtype=np.int64)
+        prev = np.zeros(d, dtype=np.int64)
+        w = np.zeros(d, dtype=np.int64)
+        for p in range(vals.shape[0]):
+            for j in range(d):
+                w[j] = np.int64(vals[p, j])
+            h = d - 1 if p == 0 else 0
+            if p > 0:
+                for j in range(d - 1, 0, -1):
+                    if w[j] != prev[j]:
+                        h = j
+                        break
+            for j in range(h, 0, -1):
+                wj = w[j]
+                for r in range(rows):
+                    level[j, r] = level[j + 1, r] + xt[j, r] * wj
+            w0 = w[0]
+            acc = np.int64(0)
+            for r in range(rows):
+                acc += diff[r] * np.int64(level[1, r] + xt[0, r] * w0 >= thr)
+            out[p] = np.float64(total_pos - acc)
+            for j in range(d):
+                prev[j] = w[j]
+
+    return kernel
+
+
+_dense_kernel = lazy_kernel(_build_dense_kernel)
+
+#: Largest |score| the integer scorer accepts: every <w, x> and every partial sum is then
+#: an exact integer in int64 and in float64 (whose comparison with theta numpy makes).
+_MAX_INTEGER_SCORE = 2 ** 52
+
+
+class IntegerLattice:
+    """The dense engine's losses in exact integer arithmetic, compiled.
+
+    Where the rule is exact and every feature value and grid value is an
+    integer, every score <w, x> is an integer, so ``score >= theta`` is
+    ``score >= ceil(theta)`` and the loss is ``sum(pos) - sum of (pos - neg)
+    over the rows predicted +1``: integers, the same numbers :func:`_loss`
+    computes in floating point from the same comparisons (exact below 2^52).
+    The kernel keeps each row's partial score over the coordinates 1..d-1 and
+    updates it only where the point changes (consecutive points of the
+    enumeration differ mostly in coordinate 0), so a point costs about one
+    pass over the rows.  Built by :meth:`of` where it applies and numba is
+    installed, else None (the caller takes the numpy path)."""
+
+    def __init__(self, data, kernel):
+        X = np.asarray(data.X)
+        self.xt = np.ascontiguousarray(X.T.astype(np.int64))
+        self.diff = np.asarray(data.pos - data.neg, dtype=np.int64)
+        self.total_pos = int(np.asarray(data.pos).sum())
+        self.thr = int(math.ceil(data.theta))
+        self.kernel = kernel
+
+    @classmethod
+    def of(cls, data):
+        """The scorer for this enumeration data, or None where it does not apply."""
+        if not data.exact or not math.isfinite(data.theta):
+            return None
+        X = np.asarray(data.X, dtype=np.float64)
+        values = np.array([v for g in data.grid for v in g], dtype=np.float64)
+        if X.size == 0 or not (np.all(X == np.round(X)) and np.all(values == np.round(values))):
+            return None
+        largest = float(np.abs(X).sum(axis=1).max()) * float(np.abs(values).max(initial=0.0))
+        if largest >= _MAX_INTEGER_SCORE or abs(data.theta) >= _MAX_INTEGER_SCORE:
+            return None
+        kernel = _dense_kernel()
+        return None if kernel is None else cls(data, kernel)
+
+    def losses(self, vals):
+        """The loss of every point (row) of ``vals``, in its order: float64, as :func:`_loss`."""
+        out = np.empty(vals.shape[0], dtype=np.float64)
+        self.kernel(self.xt, self.diff, self.total_pos, self.thr, np.ascontiguousarray(vals, dtype=np.float64),
+                    out)
+        return out
 
 
 def _loss(S, data):
