@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from ._dispatch import DEFAULT_ABS_GAP, _report, get_spec, solver_availability
+from ._dispatch import DEFAULT_ABS_GAP, _report, _Settings, get_spec, solver_availability
+from ._report import RunOutcome
 
 __all__ = ["HighsCostSession"]
 
@@ -101,6 +102,6 @@ class HighsCostSession:
         out = None
         if has and values:
             out = np.asarray(h.getSolution().col_value, dtype=float)[self._cols]
-        report = _report(self._spec, self._version, tc, sol_status, obj, bound, wall, self._time_limit, 0.0,
-                         self._abs_gap, self._options, message)
+        report = _report(self._spec, self._version, RunOutcome(tc, sol_status, obj, bound, message), wall,
+                         _Settings(self._time_limit, 0.0, self._abs_gap, self._options))
         return out, report
