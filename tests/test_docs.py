@@ -203,3 +203,15 @@ def test_readme_counts_the_notebooks_and_shows_the_auto_rule_as_it_reads():
     clf = PrivateHalfspaceClassifier(epsilon=0.5, random_state=0).fit(data.X_train, data.y_train)
     assert comment.group(1) == clf.mechanism_
     assert clf.mechanism_reason_.startswith(comment.group(2).rstrip()), (clf.mechanism_reason_, comment.group(2))
+
+
+def test_readme_is_short_and_quotes_only_measured_numbers():
+    """The README is a front page (at most 150 lines; the detail lives in docs/), and every
+    accuracy it quotes (a number 0.ddd) is written in a committed results table."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    quoted = set(re.findall(r"(?<![\d.:])0\.\d{3}(?!\d)", readme))
+    assert quoted, "the README quotes its headline numbers"
+    tables = " ".join(p.read_text() for p in (ROOT / "benchmarks" / "results").rglob("*.md"))
+    missing = sorted(x for x in quoted if x not in tables)
+    assert not missing, f"numbers in README.md found in no benchmarks/results/*.md: {missing}"
