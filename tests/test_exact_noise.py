@@ -173,6 +173,7 @@ def test_risk_table_counts_are_exact_integers_reachable_under_a_neighbour():
     for fit in _risk_tables(40, 5):
         cells = np.array([[r["n"], r["positives"]] for r in fit.risk_table_]).ravel()
         assert reachable_on_grid(cells, 1.0).all()
+        assert "noisy counts" in str(fit.scorecard())      # the printed table says what its counts are
 
 
 def test_risk_table_noise_has_the_discrete_laplace_law():

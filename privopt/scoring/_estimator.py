@@ -235,7 +235,7 @@ class ScoreCard:
         lines.append(f"  predict {self.positive!r} when the total is >= {self.threshold}")
         if self.risk_table:
             lines.append("")
-            lines.append("  total   records  rate (private)")
+            lines.append("  total   records  rate   (noisy counts: they need not add up to n)")
             for r in self.risk_table:
                 rate = "   -" if r["rate"] != r["rate"] else f"{r['rate']:.2f}"
                 lines.append(f"  {r['score']:5d}  {r['n']:8.0f}  {rate}")
