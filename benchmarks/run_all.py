@@ -25,6 +25,8 @@ SCRIPTS = {
     "bench_small_data.py": (["--before", "cf05b8a"], ["--seeds", "2", "--tag", "_quick"]),
     "bench_default_limits.py": ([], ["--seeds", "2", "--large-seeds", "2", "--large-n", "50000", "--tag", "_quick"]),
     "bench_first_fit.py": ([], []),
+    # needs git: dadb0f8 (single W) and eaaf9c1 (the default before it was made fast) run in worktrees
+    "bench_default_fit.py": ([], ["--repeats", "1", "--fresh", "1", "--tables", "2000x6", "--tag", "_quick"]),
     # needs the UCI Adult files (PRIVOPT_DATA_HOME) and git (an earlier revision in a worktree)
     "bench_adult_opdisc_speed.py": (["--before", "caa4902", "--epsilons", "0.5,1", "--runs", "2"],
                                     ["--before", "caa4902", "--epsilons", "0.5", "--variants", "now,before"]),
