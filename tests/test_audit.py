@@ -377,9 +377,10 @@ def test_same_noise_and_scales_as_the_mechanism():
         with ThreadPoolExecutor(1) as pool:
             res = opsamp(t.models[0], n_oracle_calls=8, random_state=np.random.default_rng(SEEDS[2]),
                          return_noise=True, executor=pool, progress=False, **OPSAMP)
-        sigmas, mu = t.draw_noise(np.random.default_rng(SEEDS[2]))
-        np.testing.assert_array_equal(res.noise, np.vstack([sigmas, mu[None, :]]))
+        sigmas, mu = t.draw_noise(np.random.default_rng(SEEDS[2]))     # mu: the grid's integer noise
+        np.testing.assert_array_equal(res.noise, np.vstack([sigmas, mu.astype(float)[None, :] * t.grid.step]))
         assert res.parameters["laplace_scale"] == t.laplace_scale
+        assert res.parameters["grid_step"] == t.grid.step
 
 
 def test_small_audit_through_the_solver():
