@@ -19,6 +19,8 @@ returns ``certified=False`` with a warning.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 import os
 import stat
@@ -351,8 +353,9 @@ def test_estimator_releases_nothing_when_not_certified(monkeypatch):
     real = _dispatch._RUNNERS["contrib"]
 
     def stopped(spec, model, **kw):      # the solver runs, then "hits its time limit"
-        tc, status, obj, bound, msg = real(spec, model, **kw)
-        return TerminationCondition.maxTimeLimit, status, obj, (obj - 1.0 if obj is not None else None), msg
+        out = real(spec, model, **kw)
+        obj = out.objective
+        return replace(out, termination=TerminationCondition.maxTimeLimit, bound=obj - 1.0 if obj is not None else None)
 
     monkeypatch.setitem(_dispatch._RUNNERS, "contrib", stopped)
     X, y = _X(), _y()
@@ -384,10 +387,10 @@ def test_experiment_runner_keeps_uncertified_runs_apart(tmp_path, monkeypatch):
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("solver process died")
-        tc, status, obj, bound, msg = real(spec, model, **kw)
+        out = real(spec, model, **kw)
         if calls["n"] == 2:
-            return TerminationCondition.maxTimeLimit, status, obj, obj - 1.0, msg
-        return tc, status, obj, bound, msg
+            return replace(out, termination=TerminationCondition.maxTimeLimit, bound=out.objective - 1.0)
+        return out
 
     monkeypatch.setitem(_dispatch._RUNNERS, "contrib", flaky)
     data = make_planted_halfspace(60, 3, n_test=30, noise=0.05, random_state=0)
@@ -411,8 +414,9 @@ def test_cross_val_score_shows_why_a_fold_failed(monkeypatch):
     real = _dispatch._RUNNERS["contrib"]
 
     def stopped(spec, model, **kw):
-        tc, status, obj, bound, msg = real(spec, model, **kw)
-        return TerminationCondition.maxTimeLimit, status, obj, (obj - 1.0 if obj is not None else None), msg
+        out = real(spec, model, **kw)
+        obj = out.objective
+        return replace(out, termination=TerminationCondition.maxTimeLimit, bound=obj - 1.0 if obj is not None else None)
 
     monkeypatch.setitem(_dispatch._RUNNERS, "contrib", stopped)
     X, y = _X(), _y()

@@ -32,7 +32,8 @@ def test_a_refused_run_is_not_certified_and_the_error_says_why():
         pytest.skip("this HiGHS accepts every threads value after its first run")
     m, _ = pmedian(6, 10)
     m.cap = pyo.Constraint(expr=sum(m.assign[i, 0] for i in m.I) <= 8)   # not choose-one blocks: HiGHS solves
+    # the cap couples the records: declared with a sensitivity (the user's bound), so that HiGHS runs
     with pytest.raises(NotCertifiedError, match="HiGHS refused to run") as err:
         privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=10,
-                                      threads=refused, random_state=0, public_constraints=[m.p])
+                                      threads=refused, random_state=0, public_constraints=[m.p], sensitivity=2.0)
     assert "threads" in str(err.value)

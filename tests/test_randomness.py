@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import privopt
-from privopt import calibration
+from privopt import _random, calibration
 from privopt._exact import discrete_laplace
 from privopt._random import SecureGenerator, check_random_state, spawn
 from privopt.exceptions import NoiseDisclosureWarning
@@ -72,18 +72,20 @@ MECHS = ["opdisc", "opsamp", "rspm"]
 
 @pytest.fixture
 def secure_only(monkeypatch):
-    """Count the secure generator's draws; fail if a numpy generator is created."""
+    """Count the draws from the operating system's secure source (every draw of the
+    secure generator, its exact integers and the keyed streams' secrets come from
+    os.urandom); fail if a numpy generator is created."""
     count = {"draws": 0}
-    original = SecureGenerator._u53
+    original = _random.os.urandom
 
-    def counting(self, size):
+    def counting(n):
         count["draws"] += 1
-        return original(self, size)
+        return original(n)
 
     def forbidden(*a, **k):
         raise AssertionError("a seeded numpy generator was created although random_state=None")
 
-    monkeypatch.setattr(SecureGenerator, "_u53", counting)
+    monkeypatch.setattr(_random.os, "urandom", counting)
     monkeypatch.setattr(np.random, "default_rng", forbidden)
     return count
 
