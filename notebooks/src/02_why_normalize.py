@@ -411,7 +411,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", NoiseDisclosureWarning)
     for seed in range(10):
         r = privopt.opdisc(table_model(L_D), weights="w", epsilon=1.0, delta=1e-5, norm_bound=1.0, lipschitz=1.0,
-                           n_samples=1, random_state=seed, return_noise=True)
+                           n_samples=1, random_state=seed, return_noise=True, public_constraints=["w"])
         w_enum = W1[np.argmin(L_D - PI1 @ r.noise)]
         assert r.weights[0] == w_enum
         checks.append(int(w_enum))

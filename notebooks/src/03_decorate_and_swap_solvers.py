@@ -138,8 +138,9 @@ print("same noise -> the same private w from every solver  ✓")
 # %%
 results = {}
 for s in usable:
+    # the bounds of w (-B..B) were fixed before the data: W is read from them, so they are declared public
     results[s] = privopt.opdisc(model, epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, n_samples=n,
-                                solver=s, random_state=SEED)
+                                solver=s, random_state=SEED, public_constraints=["w"])
     print(f"{s:6s} {results[s]}")
 first = results[usable[0]]
 assert all(np.array_equal(r.weights, first.weights) for r in results.values())
@@ -178,7 +179,7 @@ display(Markdown("\n".join(table)))
 
 # %%
 @privopt.private("opdisc", epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, solver="highs",
-                 random_state=SEED)
+                 random_state=SEED, public_constraints=["w"])
 def private_classifier(X, y):
     m = my_zero_one_model(X, y)
     attach_info(m, ModelInfo(n_samples=len(y)))  # public: the number of records
@@ -233,7 +234,7 @@ yh = np.where(Xh @ np.array([1.0, -1.0, 1.0, 1.0]) >= 0, 1, -1)
 yh[hard_rng.random(400) < 0.2] *= -1
 hard = my_zero_one_model(Xh, yh)
 kwargs = {"epsilon": 1.0, "delta": 1.0 / 400**2, "norm_bound": 2.0, "lipschitz": 1.0, "n_samples": 400,
-          "solver": "highs", "random_state": SEED, "time_limit": 0.3}
+          "solver": "highs", "random_state": SEED, "time_limit": 0.3, "public_constraints": ["w"]}
 try:
     privopt.opdisc(hard, **kwargs)
     print("HiGHS certified the optimum within 0.3 s on this machine: nothing to show here.")
