@@ -48,7 +48,7 @@ import pyomo.environ as pyo
 
 import _common
 import privopt
-from privopt.mechanisms import _scoring
+from privopt.mechanisms import _evaluate
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, closed_form_blocks
 
@@ -74,25 +74,25 @@ class OldPath:
     """The path before: product then filter, Pyomo's fix and persistent solve."""
 
     def __enter__(self):
-        self.saved = (_scoring.count_constrained_points, HighsFixedSession.__dict__["build"])
-        _scoring.count_constrained_points = lambda *a, **k: None
+        self.saved = (_evaluate.count_constrained_points, HighsFixedSession.__dict__["build"])
+        _evaluate.count_constrained_points = lambda *a, **k: None
         HighsFixedSession.build = classmethod(lambda cls, *a, **k: None)
         return self
 
     def __exit__(self, *exc):
-        _scoring.count_constrained_points, HighsFixedSession.build = self.saved
+        _evaluate.count_constrained_points, HighsFixedSession.build = self.saved
 
 
 class NoBlocks:
     """The HiGHS session's solves, the closed form of the blocks turned off."""
 
     def __enter__(self):
-        self.saved = _scoring.closed_form_blocks
-        _scoring.closed_form_blocks = lambda *a, **k: (None, "turned off by the benchmark")
+        self.saved = _evaluate.closed_form_blocks
+        _evaluate.closed_form_blocks = lambda *a, **k: (None, "turned off by the benchmark")
         return self
 
     def __exit__(self, *exc):
-        _scoring.closed_form_blocks = self.saved
+        _evaluate.closed_form_blocks = self.saved
 
 
 def release(model, args, seed, old, executor=None, blocks=False, n=None):
@@ -155,8 +155,8 @@ def blocks_rows(args):
         start = time.perf_counter()
         ev, why = closed_form_blocks(session)
         checked = time.perf_counter() - start
-        pts = _scoring.FixAndSolveScorer(model, w, resolve_grids(w),
-                                         public_constraints=[model.p]).points
+        pts = _evaluate.FixAndSolveEvaluator(model, w, resolve_grids(w),
+                                             public_constraints=[model.p]).points
         start = time.perf_counter()
         ev.losses(pts)
         evaluated = time.perf_counter() - start

@@ -205,11 +205,11 @@ class Resolution:
     the best key is drawn top down; elsewhere (e.g. W_3 with d >= 6: 9 feature
     values to the power of up to 16 nonzero weights is above the pattern limit)
     every point of W_r is scored once by privopt's exact enumeration
-    (``HalfspaceScorer``) and the best key is the argmax of -L/s + noise with
+    (``HalfspaceEvaluator``) and the best key is the argmax of -L/s + noise with
     one i.i.d. draw per point: the same law, at |W_r| draws per release."""
 
     def __init__(self, Xtr, ytr, bounds, levels, B, D, force_enumeration=False):
-        from privopt.mechanisms._scoring import HalfspaceScorer
+        from privopt.mechanisms._evaluate import HalfspaceEvaluator
 
         self.disc = FeatureDiscretizer(bounds=bounds, levels=levels).fit(Xtr)
         Xd = self.disc.transform(Xtr)
@@ -220,7 +220,7 @@ class Resolution:
             self.n_points = self.problem.n_points
             self.path = "topdown"
         else:
-            scorer = HalfspaceScorer(self.model, data)
+            scorer = HalfspaceEvaluator(self.model, data)
             pts, losses = [], []
             for P, L in scorer.blocks():
                 pts.append(np.array(P, dtype=np.int8))

@@ -26,7 +26,7 @@ from ._validation import (check_bool, check_bounds, check_choice, check_delta, c
 from ._random import check_random_state
 from .calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from .exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
-from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_scoring_seconds
+from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
 from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
 from .models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
@@ -79,7 +79,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     applies (one integer grid with 0): its cost is the lower-bound pass,
     supports x n rows at :data:`privopt.search._regions.BOUND_ROWS_PER_SECOND`
     per core, on the local process pool it uses by default (all usable CPUs).
-    Otherwise every point is scored (:func:`privopt.mechanisms._scoring.predict_scoring_seconds`).
+    Otherwise every point is scored (:func:`privopt.mechanisms._evaluate.predict_evaluation_seconds`).
 
     Private selection's excess loss grows with ln |W| / epsilon, OPDisc's noise
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
@@ -91,7 +91,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
         what = f"bounding the {topdown_regions:,} supports of W"
         ok = predicted <= budget
     else:
-        predicted = predict_scoring_seconds(n_points, n_records, d, sparse_work)
+        predicted = predict_evaluation_seconds(n_points, n_records, d, sparse_work)
         what = "scoring W"
         ok = n_points <= SCORING_MAX_POINTS and predicted <= budget
     if ok:

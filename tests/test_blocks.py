@@ -18,8 +18,8 @@ import pytest
 
 import privopt
 from privopt.exceptions import NotCertifiedError
-from privopt.mechanisms import _scoring
-from privopt.mechanisms._scoring import FixAndSolveScorer
+from privopt.mechanisms import _evaluate
+from privopt.mechanisms._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import BLOCKS_ENGINE, ChooseOneBlocks, HighsFixedSession, closed_form_blocks
 from privopt.solvers._blocks import connected_blocks, lp_arrays
@@ -61,7 +61,7 @@ def _capacitated(n_sites=6, n_customers=15, k=3, seed=3, *, integer=False):
 
 
 def _scorer(m, w, cons):
-    return FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=cons)
+    return FixAndSolveEvaluator(m, w, resolve_grids(w), solver="highs", public_constraints=cons)
 
 
 def _session(m, w, cons):
@@ -283,7 +283,7 @@ def test_an_infeasible_point_is_refused_like_the_lp_path(monkeypatch):
     with pytest.raises(NotCertifiedError) as closed:
         privopt.exponential_mechanism(m, **kw)
     with monkeypatch.context() as mp:
-        mp.setattr(_scoring, "closed_form_blocks", lambda *a, **k: (None, "off"))
+        mp.setattr(_evaluate, "closed_form_blocks", lambda *a, **k: (None, "off"))
         with pytest.raises(NotCertifiedError) as lp:
             privopt.exponential_mechanism(m, **kw)
     assert str(closed.value) == str(lp.value) and "Not certified" in str(closed.value)
@@ -302,7 +302,7 @@ def test_the_same_released_point_as_the_lp_path_for_the_same_seed(method, monkey
     for seed in range(4):
         fast = privopt.exponential_mechanism(m, random_state=seed, **kw)
         with monkeypatch.context() as mp:
-            mp.setattr(_scoring, "closed_form_blocks", lambda *a, **k: (None, "off"))
+            mp.setattr(_evaluate, "closed_form_blocks", lambda *a, **k: (None, "off"))
             slow = privopt.exponential_mechanism(m, random_state=seed, **kw)
         assert fast.report.engine == BLOCKS_ENGINE and fast.report.solves == 0
         assert fast.report.points_scored == 45 and "closed form" in fast.report.reason

@@ -21,8 +21,8 @@ import pytest
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
-from privopt.mechanisms import _scoring
-from privopt.mechanisms._scoring import FixAndSolveScorer
+from privopt.mechanisms import _evaluate
+from privopt.mechanisms._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, solver_availability
 from privopt.space import (SeparableConstraints, constrained_points, count_constrained_points, linear_tables,
@@ -137,18 +137,18 @@ def test_choose_k_beyond_the_product_limit_is_listed():
     # 30 sites: the product (2^30) is far beyond the old listing limit, C(30, 2) = 435 is not
     m, _ = _pmedian(n_sites=30, n_customers=3, seed=2)
     w = [m.open[j] for j in m.J]
-    scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p])
+    scorer = FixAndSolveEvaluator(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p])
     assert scorer.n_points == math.comb(30, 2) and scorer.listing == "constraints"
 
 
 def _scores(m, w, *, old, monkeypatch, **kw):
     with monkeypatch.context() as mp:
         if old:   # product then filter, and Pyomo's Var.fix and persistent solve
-            mp.setattr(_scoring, "count_constrained_points", lambda *a, **k: None)
+            mp.setattr(_evaluate, "count_constrained_points", lambda *a, **k: None)
             mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
         else:     # the HiGHS session's solves, not the closed form of the blocks (tests/test_blocks.py)
-            mp.setattr(_scoring, "closed_form_blocks", lambda *a, **k: (None, "off"))
-        scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p], **kw)
+            mp.setattr(_evaluate, "closed_form_blocks", lambda *a, **k: (None, "off"))
+        scorer = FixAndSolveEvaluator(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p], **kw)
         blocks = list(scorer.blocks(block_points=7))
     pts = np.vstack([p for p, _ in blocks])
     losses = np.concatenate([loss for _, loss in blocks])
@@ -172,7 +172,7 @@ def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_l
                       random_state=seed, public_constraints=["p"])
             a = privopt.exponential_mechanism(m, **kw).weights
             with monkeypatch.context() as mp:
-                mp.setattr(_scoring, "count_constrained_points", lambda *a, **k: None)
+                mp.setattr(_evaluate, "count_constrained_points", lambda *a, **k: None)
                 mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
                 b = privopt.exponential_mechanism(m, **kw)
             assert b.report.listing == "product" and np.array_equal(a, b.weights)
@@ -284,7 +284,7 @@ def test_scoring_time_is_predicted_from_public_sizes_and_time_limit_refuses_up_f
     # twice the customers: a larger prediction, before any solve
     big, _ = _pmedian(n_sites=20, n_customers=60)
     w = [big.open[j] for j in big.J]
-    scorer = FixAndSolveScorer(big, w, resolve_grids(w), solver="highs", public_constraints=[big.p])
+    scorer = FixAndSolveEvaluator(big, w, resolve_grids(w), solver="highs", public_constraints=[big.p])
     assert scorer.predicted_seconds() > pred
     # refused up front: no solve runs
     monkeypatch.setattr(HighsFixedSession, "solve_at", lambda *a, **k: pytest.fail("a solve ran"))
@@ -322,7 +322,7 @@ def test_a_set_built_from_dict_keys_prints_no_clone_error(caplog):
         slow = privopt.exponential_mechanism(m, solver="glpk", **kw) if solver_availability(
             "glpk")[0] else fast                                  # Pyomo's path: a quiet clone
         w = [m.open[j] for j in m.J]
-        clone = FixAndSolveScorer(m, w, resolve_grids(w), public_constraints=[m.p]).clone
+        clone = FixAndSolveEvaluator(m, w, resolve_grids(w), public_constraints=[m.p]).clone
     assert "Unable to clone" not in caplog.text
     assert fast.report.engine == "blocks (closed form)" and fast.weights.sum() == 1
     assert clone is not m and len(clone.J) == 3 and not clone.p.active and m.p.active
@@ -354,7 +354,7 @@ def test_a_model_highs_cannot_read_with_the_decision_free_falls_back_to_pyomo():
     m.c = pyo.Constraint(range(3), rule=lambda m, i: m.y[i] >= a[i] * m.w[0] * m.w[1] / 4 - 0.1 * m.w[0])
     m.obj = pyo.Objective(expr=sum(m.y[i] for i in range(3)))
     w = [m.w[0], m.w[1]]
-    scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs")
+    scorer = FixAndSolveEvaluator(m, w, resolve_grids(w), solver="highs")
     pts, losses = map(np.concatenate, zip(*scorer.blocks()))
     assert scorer.engine == "pyomo_persistent" and scorer.solves == 9
     brute = np.array([sum(max(0.0, ai * p[0] * p[1] / 4 - 0.1 * p[0]) for ai in a) for p in pts.reshape(-1, 2)])

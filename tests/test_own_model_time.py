@@ -275,12 +275,12 @@ def test_the_same_release_on_any_executor(method):
 
 def test_the_executor_scores_every_point_exactly():
     # the losses the workers return are the brute-force ones, in W's order
-    from privopt.mechanisms._scoring import FixAndSolveScorer
+    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
     from privopt.perturbation import resolve_grids
 
     m, dist = pmedian(n_sites=7, n_customers=25, k=3, seed=4)
     w = [m.open[j] for j in m.J]
-    scorer = FixAndSolveScorer(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p])
+    scorer = FixAndSolveEvaluator(m, w, resolve_grids(w), solver="highs", public_constraints=[m.p])
     with ProcessPoolExecutor(2) as ex:
         blocks = list(scorer.blocks(block_points=9, executor=ex))
     pts = np.vstack([p for p, _ in blocks])
@@ -323,9 +323,9 @@ def test_an_unpicklable_model_on_an_executor_is_refused_naming_executor(monkeypa
 
 def test_time_limit_on_an_executor_releases_nothing(monkeypatch):
     # the prediction set aside (so the up-front refusal does not fire): the workers run out
-    from privopt.mechanisms._scoring import FixAndSolveScorer
+    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
 
-    monkeypatch.setattr(FixAndSolveScorer, "predicted_seconds", lambda self, n=None: 0.0)
+    monkeypatch.setattr(FixAndSolveEvaluator, "predicted_seconds", lambda self, n=None: 0.0)
     m, _ = pmedian(n_sites=12, n_customers=60)
     with ProcessPoolExecutor(2) as ex:
         with pytest.raises(NotCertifiedError, match="time_limit: 0.001 s ran out") as err:

@@ -79,7 +79,7 @@ def test_the_same_model_is_refused_naming_the_constraint_and_both_fixes(monkeypa
     def boom(*a, **k):
         raise AssertionError("W was scored before the model's contract was checked")
 
-    monkeypatch.setattr(sel, "FixAndSolveScorer", boom)
+    monkeypatch.setattr(sel, "FixAndSolveEvaluator", boom)
     m = portfolio(_returns())
     before = _state(m)
     with pytest.raises(ModelError) as err:

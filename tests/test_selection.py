@@ -176,12 +176,12 @@ def _sites_model(n_customers=12, n_sites=5, k=2, seed=0):
 
 
 def test_site_selection_scores_every_subset_exactly_and_releases_privately():
-    from privopt.mechanisms._scoring import FixAndSolveScorer
+    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
     from privopt.perturbation import resolve_grids
 
     m, dist = _sites_model()
     w_vars = [m.open[j] for j in m.J]
-    scorer = FixAndSolveScorer(m, w_vars, resolve_grids(w_vars), solver="highs", public_constraints=[m.budget])
+    scorer = FixAndSolveEvaluator(m, w_vars, resolve_grids(w_vars), solver="highs", public_constraints=[m.budget])
     assert scorer.n_points == math.comb(5, 2)               # the budget constraint cut the 32 subsets to 10
     for pts, losses in scorer.blocks():
         for w, L in zip(pts, losses):

@@ -17,7 +17,7 @@ import pyomo.environ as pyo
 from .._validation import check_bool, check_int, check_positive
 from ..calibration import selection_noise_scale
 from ..exceptions import ParameterError
-from ..mechanisms import FixAndSolveScorer, draw_selection_noise, exponential_mechanism
+from ..mechanisms import FixAndSolveEvaluator, draw_selection_noise, exponential_mechanism
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget
 
@@ -62,8 +62,8 @@ def sites_model(X) -> pyo.ConcreteModel:
 class RecordClipTarget(AuditTarget):
     """Private selection (:func:`privopt.exponential_mechanism`, fix-and-solve by the closed
     form of the blocks) on :func:`sites_model`, ``loss_range = (0, 1)``, on the pair
-    :func:`far_record_instance`.  As shipped, the losses are the mechanism's own scorer's
-    (:class:`privopt.mechanisms.FixAndSolveScorer` with each record's term clipped into the
+    :func:`far_record_instance`.  As shipped, the losses are the mechanism's own evaluator's
+    (:class:`privopt.mechanisms.FixAndSolveEvaluator` with each record's term clipped into the
     range); ``clip=False`` is the deliberately broken variant "record terms not clipped",
     privopt before the clip: the far record moves L(B) by ``far``.  Each run's noise is
     :func:`privopt.mechanisms.draw_selection_noise` over the two points of W.  Needs HiGHS.
@@ -79,9 +79,9 @@ class RecordClipTarget(AuditTarget):
         self.scale = selection_noise_scale(self.epsilon, self.sensitivity)
         self.losses, self.clipped = [], []
         for m in self.models:
-            scorer = FixAndSolveScorer(m, list(m.open.values()), [(0.0, 1.0)] * 2, solver="highs",
-                                       public_constraints=[m.one], n_records=self.n_records,
-                                       record_range=(0.0, 1.0) if self.clip else None)
+            scorer = FixAndSolveEvaluator(m, list(m.open.values()), [(0.0, 1.0)] * 2, solver="highs",
+                                          public_constraints=[m.one], n_records=self.n_records,
+                                          record_range=(0.0, 1.0) if self.clip else None)
             blocks = list(scorer.blocks())
             points = np.vstack([p for p, _ in blocks])
             if not np.array_equal(points, _W):

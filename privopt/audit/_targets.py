@@ -47,7 +47,7 @@ from ..calibration import (
 )
 from ..exceptions import ModelError, ParameterError, ParameterTypeError, UnprovenGuaranteeWarning
 from ..mechanisms import (
-    FixAndSolveScorer,
+    FixAndSolveEvaluator,
     draw_opdisc_noise,
     draw_opsamp_noise,
     draw_rspm_noise,
@@ -621,7 +621,7 @@ class ConstrainedSelectionTarget(AuditTarget):
     deliberately broken variant "data constraint declared public": W is cut by
     the records' mean, so w = 4 can be released on D' and never on D (no
     finite epsilon).  Candidates and losses come from the mechanism's own
-    scorer (:class:`privopt.mechanisms._scoring.FixAndSolveScorer`, which
+    evaluator (:class:`privopt.mechanisms._evaluate.FixAndSolveEvaluator`, which
     needs HiGHS); each run's noise is
     :func:`privopt.mechanisms._noise.draw_selection_noise` over the five
     values of the grid, of which the mechanism reads the first |W| in W's
@@ -639,8 +639,8 @@ class ConstrainedSelectionTarget(AuditTarget):
         self.scale = selection_noise_scale(self.epsilon, self.sensitivity)
         self.candidates, self.losses = [], []
         for m in self.models:
-            scorer = FixAndSolveScorer(m, [m.w], resolve_grids([m.w]), solver="highs",
-                                       public_constraints=[m.cap] if self.declared else [])
+            scorer = FixAndSolveEvaluator(m, [m.w], resolve_grids([m.w]), solver="highs",
+                                          public_constraints=[m.cap] if self.declared else [])
             blocks = list(scorer.blocks())
             self.candidates.append(np.vstack([p for p, _ in blocks]))
             self.losses.append(np.concatenate([lo for _, lo in blocks]))

@@ -10,11 +10,11 @@ from ._noise import draw_opdisc_noise as draw_opdisc_noise
 from ._noise import draw_opsamp_noise as draw_opsamp_noise
 from ._noise import draw_rspm_noise as draw_rspm_noise
 from ._noise import draw_selection_noise as draw_selection_noise
-from ._scoring import FixAndSolveScorer as FixAndSolveScorer
+from ._evaluate import FixAndSolveEvaluator as FixAndSolveEvaluator
 from ._bounded import PyomoBoundOracle as PyomoBoundOracle
 from ._bounded import prefix_space as prefix_space
 from ._bounded import relaxation_bound as relaxation_bound
-from ._scoring import predict_scoring_seconds as predict_scoring_seconds
+from ._evaluate import predict_evaluation_seconds as predict_evaluation_seconds
 from .opdisc import opdisc
 from .opsamp import opsamp
 from .rspm import rspm

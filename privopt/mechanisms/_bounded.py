@@ -10,7 +10,7 @@ what it needs from a user's model:
   (:func:`privopt.solvers.is_certified`, :func:`privopt.oracle.certified_solve`), less a
   small slack for the solver's tolerances; an uncertified solve releases nothing;
 * the *exact* L(w) of one point: the model with the decision fixed, solved (MIP where
-  the model has other integer variables) and certified, as the fix-and-solve scorer does.
+  the model has other integer variables) and certified, as the fix-and-solve evaluator does.
 
 On HiGHS both go through :class:`privopt.solvers.HighsFixedSession` (the model read once
 per session, re-solved warm); on other solvers through Pyomo on two clones of the model
@@ -36,7 +36,7 @@ from ..search import BoundOracle, PrefixSpace
 from ..space import SeparableConstraints, norm_levels
 from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
 from ..models import quiet_clone
-from ._scoring import _separable_constraints
+from ._evaluate import _separable_constraints
 
 __all__ = ["PyomoBoundOracle", "prefix_space", "relaxation_bound", "BOUND_SLACK"]
 
@@ -80,7 +80,7 @@ def prefix_space(grids, norm_bound, weight_cons, w_vars):
 
 def _ball_only(grids, norm_bound):
     """The ball ||w|| <= norm_bound as one separable row (its exact integer units where
-    :func:`privopt.space.norm_levels` has them), tested as the fix-and-solve scorer tests it."""
+    :func:`privopt.space.norm_levels` has them), tested as the fix-and-solve evaluator tests it."""
     lv = norm_levels(grids, norm_bound)
     if lv.exact:
         ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)

@@ -1,15 +1,17 @@
-"""Scoring every point of a finite, public W: the engines behind private
-selection (:func:`privopt.exponential_mechanism`).
+"""Evaluating L(w) on every point of a finite, public W: the engines behind
+private selection's score-every-point path (:func:`privopt.exponential_mechanism`,
+``path="score"``, and :func:`privopt.mixture_selection`).  Not to be confused with
+:mod:`privopt.scoring`, the private risk scores.
 
-Two engines, each yielding blocks ``(points, losses)`` in a fixed order of W
+Two evaluators, each yielding blocks ``(points, losses)`` in a fixed order of W
 (so that noise drawn block by block in that order makes a seeded run
 reproducible):
 
-* :class:`HalfspaceScorer` for the 0/1-loss models of
+* :class:`HalfspaceEvaluator` for the 0/1-loss models of
   :func:`privopt.models.zero_one_halfspace`: the streamed enumeration of
   ``solver="enumerate"`` (:func:`privopt.solvers._enumerate.iter_losses`),
   exact integer error counts with the model's own decision and tie rule;
-* :class:`FixAndSolveScorer` for any other Pyomo model whose decision vector
+* :class:`FixAndSolveEvaluator` for any other Pyomo model whose decision vector
   takes finitely many values: L(w) is the optimum of the model with the
   weights fixed at w, solved by the chosen solver (persistently where the
   solver allows) and certified; a model whose objective depends on the
@@ -39,8 +41,8 @@ from ..search import enumeration_levels
 from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
                         iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
 
-__all__ = ["HalfspaceScorer", "FixAndSolveScorer", "SCORE_ENTRIES_PER_SECOND",
-           "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_scoring_seconds"]
+__all__ = ["HalfspaceEvaluator", "FixAndSolveEvaluator", "SCORE_ENTRIES_PER_SECOND",
+           "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_evaluation_seconds"]
 
 #: Throughput of the halfspace engines used to PREDICT their time, in score
 #: entries per second, an entry being one multiply-add of a point with a row;
@@ -54,7 +56,7 @@ SCORE_ENTRIES_PER_SECOND = 1.5e9
 ROW_OVERHEAD = 18
 
 
-def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: float | None = None) -> float:
+def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_work: float | None = None) -> float:
     """Seconds to score W, predicted from |W|, n (an upper bound on the
     distinct rows, which are data-dependent) and d: the dense engine's
     |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND, or the sparse
@@ -65,7 +67,7 @@ def predict_scoring_seconds(n_points: int, n_records: int, d: int, sparse_work: 
     return work / SCORE_ENTRIES_PER_SECOND
 
 
-#: The fix-and-solve scorer's time PREDICTED from public sizes: (seconds per solve,
+#: The fix-and-solve evaluator's time PREDICTED from public sizes: (seconds per solve,
 #: seconds per solve and per row or column of the model) for each engine, and the setup
 #: time per row or column (reading the model into the solver).  Measured by
 #: ``benchmarks/bench_own_model_speed.py`` on a p-median of 4,020 columns and 4,201 rows
@@ -106,7 +108,7 @@ DEFAULT_MAX_EVALUATIONS = 10_000
 DEFAULT_MAX_POINTS = SCORING_MAX_POINTS
 
 
-class HalfspaceScorer:
+class HalfspaceEvaluator:
     """Exact 0/1 losses of every point of W_tau of a zero_one_halfspace model.
 
     W_tau is the model's grid intersected with its ball (and with
@@ -138,7 +140,7 @@ class HalfspaceScorer:
         base = len(np.unique(self.data.X)) if self.data.exact else None
         _, sparse = scoring_costs(self.n_points, n_records, self.d, self.coef, self.bound,
                                   self.grid if self.data.exact else None, base)
-        return predict_scoring_seconds(self.n_points, n_records, self.d, sparse)
+        return predict_evaluation_seconds(self.n_points, n_records, self.d, sparse)
 
     def blocks(self):
         for vals, _units, losses in iter_losses(self.data, self.coef, self.bound):
@@ -258,7 +260,7 @@ def _filter_by_constraints(points, cons, w_vars):
     return points[keep]
 
 
-class FixAndSolveScorer:
+class FixAndSolveEvaluator:
     """L(w) for every w of a finite W of a user's Pyomo model.
 
     W = prod_j grid_j, intersected with the ball ``norm_bound`` (if given) and
@@ -481,7 +483,7 @@ class FixAndSolveScorer:
         is ``self.engine``; ``self.solves`` and ``self.points_scored`` count
         the work done.  ``executor`` (or the one given to :meth:`use_executor`):
         W's points are cut into one contiguous shard per worker, each scored by
-        its own session (:func:`_score_shard`), and the losses come back in W's
+        its own session (:func:`_evaluate_shard`), and the losses come back in W's
         order, in the same blocks; the caller draws the noise, in that order."""
         if executor is not None:
             self.use_executor(executor)
@@ -618,7 +620,7 @@ class FixAndSolveScorer:
         try:
             blob = share(ex, self._blob)
             shards = [(blob, job, self.points[a:b], deadline) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-            results, fatal = run_ordered(ex, _score_shard, shards, is_fatal=lambda r: r["error"] is not None)
+            results, fatal = run_ordered(ex, _evaluate_shard, shards, is_fatal=lambda r: r["error"] is not None)
         finally:
             if owned:
                 ex.shutdown()
@@ -664,7 +666,7 @@ class _FixedSolves:
         return report
 
 
-def _score_shard(blob, job, points, deadline):
+def _evaluate_shard(blob, job, points, deadline):
     """One worker's shard of the fix-and-solve scoring: loads its own copy of the model, its
     weights and its declared constraints on the weights alone (``blob``, one pickle from
     :func:`privopt._runtime.dumps_model`, so they are the copy's own components: no lookup

@@ -54,7 +54,7 @@ from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..search import KeyedStreams, sample_top_down
 from ..solvers import check_unchanged
-from ._scoring import HalfspaceScorer
+from ._evaluate import HalfspaceEvaluator
 from .selection import SelectionReport, _workers_for, selection_keys, topdown_problem
 
 __all__ = ["mixture_selection", "MixtureReport"]
@@ -116,7 +116,7 @@ class _Part:
             self.scorer = None
         else:
             self.path = "enumerate"
-            self.scorer = HalfspaceScorer(None, data, max_points=max_points)
+            self.scorer = HalfspaceEvaluator(None, data, max_points=max_points)
             self.n_points = int(self.scorer.n_points)
             self.predicted = float(self.scorer.predicted_seconds(n_public))
 

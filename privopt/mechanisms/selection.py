@@ -23,8 +23,8 @@ from ..solvers import BLOCKS_ENGINE, DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
 from ._bounded import PyomoBoundOracle, prefix_space
-from ._scoring import (DEFAULT_MAX_EVALUATIONS, FixAndSolveScorer, HalfspaceScorer, _weight_only, fix_solve_seconds,
-                       model_size)
+from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, _weight_only,
+                        fix_solve_seconds, model_size)
 from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_prefix, sample_top_down
 
 __all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem", "SELECTION_PATHS"]
@@ -410,7 +410,7 @@ def exponential_mechanism(
                                    sensitivity=sensitivity, loss_range=(lo, hi), n_samples=n_samples,
                                    time_limit=time_limit, random_state=random_state, progress=progress,
                                    executor=executor)
-        scorer: HalfspaceScorer | FixAndSolveScorer = HalfspaceScorer(
+        scorer: HalfspaceEvaluator | FixAndSolveEvaluator = HalfspaceEvaluator(
             model, halfspace, norm_bound=norm_bound, max_points=max_points)
         solver_name = "enumerate"
     else:
@@ -425,19 +425,19 @@ def exponential_mechanism(
                                    time_limit=time_limit, random_state=random_state, solver=solver_name,
                                    threads=threads, abs_gap=abs_gap, solver_options=solver_options,
                                    public_cons=public_cons, term=term, sense=sense, norm_bound=norm_bound)
-        scorer = FixAndSolveScorer(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
-                                   time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-                                   solver_options=solver_options, max_points=max_points,
-                                   public_constraints=public_cons, public_term=term,
-                                   record_range=(lo, hi) if _records_are_users(info) else None,
-                                   n_records=n_samples)
+        scorer = FixAndSolveEvaluator(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
+                                      time_limit=time_limit, threads=threads, abs_gap=abs_gap,
+                                      solver_options=solver_options, max_points=max_points,
+                                      public_constraints=public_cons, public_term=term,
+                                      record_range=(lo, hi) if _records_are_users(info) else None,
+                                      n_records=n_samples)
         scorer.use_executor(executor)   # the model serialized for the workers, before any solve
     n_points = scorer.n_points
     _check_w_size(n_points)
     n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
     predicted = scorer.predicted_seconds(int(n_public))
     if time_limit is not None and math.isfinite(predicted) and predicted > time_limit:
-        if isinstance(scorer, FixAndSolveScorer):   # a user's model: its own words, no features
+        if isinstance(scorer, FixAndSolveEvaluator):   # a user's model: its own words, no features
             source = f"|W| and the model's {model_size(model):,} rows and columns, one solve per point"
             smaller = "a coarser grid, tighter bounds or declared constraints on the decision"
         else:
@@ -461,7 +461,7 @@ def exponential_mechanism(
     tol = 1e-6 * max(1.0, abs(n_samples * hi) if n_samples else 1.0)
     with progress_bar(n_points, desc=f"privopt {method}", unit="pt", disable=not progress) as bar:
         for pts, losses in scorer.blocks():
-            if n_samples is not None and isinstance(scorer, FixAndSolveScorer):
+            if n_samples is not None and isinstance(scorer, FixAndSolveEvaluator):
                 records = losses - scorer.term_values(pts)   # the public term is not the records'
                 if records.min() < n_samples * lo - tol or records.max() > n_samples * hi + tol:
                     raise ModelError(
@@ -490,7 +490,7 @@ def exponential_mechanism(
     parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), getattr(scorer, "norm_bound", None), scorer.path)
     parameters["sense"] = sense
-    if isinstance(scorer, FixAndSolveScorer) and scorer.record_range is not None:
+    if isinstance(scorer, FixAndSolveEvaluator) and scorer.record_range is not None:
         parameters["record_terms"] = "clipped" if scorer.records_seen else "assumed"
     return PrivateResult(
         labels=weight_labels(w_vars),
@@ -499,16 +499,16 @@ def exponential_mechanism(
         epsilon=epsilon,
         delta=0.0,
         parameters=parameters,
-        report=_scoring_report(scorer, solver_name, n_points, wall, predicted),
+        report=_evaluation_report(scorer, solver_name, n_points, wall, predicted),
         certified=True,
     )
 
 
-def _scoring_report(scorer, solver_name, n_points, wall, predicted) -> SelectionReport:
+def _evaluation_report(scorer, solver_name, n_points, wall, predicted) -> SelectionReport:
     """The report of a run that scored every point of W: which path, engine
     and listing ran, and why."""
     report = SelectionReport(scorer.path, solver_name, n_points, wall, predicted)
-    if isinstance(scorer, FixAndSolveScorer):
+    if isinstance(scorer, FixAndSolveEvaluator):
         report.listing, report.engine = scorer.listing, scorer.engine
         report.solves, report.points_scored = scorer.solves, scorer.points_scored
         report.reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
@@ -720,9 +720,9 @@ def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
     the bounded sampler.  Every run bounds each ancestor of the released point that holds
     several points (:meth:`privopt.search.PrefixSpace.min_region_solves`, at most one per
     coordinate of the decision, counted from the grids and the declared constraints) and
-    solves that point exactly; each solve is timed by the fix-and-solve scorer's per-solve
-    prediction from the model's rows and columns (:func:`privopt.mechanisms._scoring.fix_solve_seconds`)
-    at the measured rates, without the scorer's safety margin, plus reading the model into
+    solves that point exactly; each solve is timed by the fix-and-solve evaluator's per-solve
+    prediction from the model's rows and columns (:func:`privopt.mechanisms._evaluate.fix_solve_seconds`)
+    at the measured rates, without the evaluator's safety margin, plus reading the model into
     the solver (two HiGHS sessions; one Pyomo clone otherwise).  How many regions A*
     sampling opens beyond these depends on how tight the bounds are, which depends on the
     data, so the true work cannot be predicted without reading it: this is a lower bound,
