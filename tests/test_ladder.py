@@ -1,5 +1,5 @@
 """The default estimator's W chosen among resolutions: the ladder, the public
-budget rule and prior (privopt.space._ladder), and the estimator's use of
+budget rule and prior (privopt/estimators/_ladder.py), and the estimator's use of
 privopt.mixture_selection."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import privopt
 from privopt.exceptions import ParameterError, ParameterTypeError
-from privopt.space._ladder import Resolution, default_ladder, ladder_cap, ladder_prior
+from privopt.estimators import Resolution, default_ladder, ladder_cap, ladder_prior
 
 
 def test_budget_rule_hand_values():

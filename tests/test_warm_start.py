@@ -15,8 +15,9 @@ import privopt
 import privopt.baselines
 from privopt.calibration import split_warm_start_epsilon
 from privopt.exceptions import ParameterError
-from privopt.space import (Resolution, count_grid_points, ladder_prior, warm_start_applies, warm_start_prior,
-                           warm_start_resolution)
+from privopt.estimators import (Resolution, ladder_prior, warm_start_applies, warm_start_prior,
+                                warm_start_resolution)
+from privopt.space import count_grid_points
 
 from ._law import pooled_chi_square_pvalue
 

@@ -9,11 +9,11 @@ from .._validation import check_bool
 from ..baselines import ObjectivePerturbationLogisticRegression
 from ..calibration import (base_measure_log_weights, selection_noise_scale,
                            split_warm_start_epsilon)
-from ..estimators import PrivateHalfspaceClassifier, WarmStartFeature
+from ..estimators import (PrivateHalfspaceClassifier, Resolution, WarmStartFeature, ladder_prior, warm_start_prior,
+                          warm_start_resolution)
 from ..exceptions import ParameterError
 from ..mechanisms import draw_selection_noise
 from ..models import FeatureDiscretizer
-from ..space import Resolution, ladder_prior, warm_start_prior, warm_start_resolution
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget
 
@@ -50,7 +50,7 @@ class WarmStartTarget(AuditTarget):
     epsilon_2 = epsilon / 2 over the caller's W (features rounded to {0, 1},
     weights {-1, 0, 1}, ||w|| <= 1: 5 points) and the warm start's W (the
     halfspaces on v's score in 32 centred steps: 4225 points), with the
-    estimator's prior (:func:`privopt.space.warm_start_prior`).  An output is (v's feature weight in buckets of
+    estimator's prior (:func:`privopt.estimators.warm_start_prior`).  An output is (v's feature weight in buckets of
     ``WARM_BUCKET``, the W released, the released classifier's labels at
     x = 0 and x = 1): v is released too (``warm_start_``), so the audit
     covers the composition.

@@ -104,7 +104,7 @@ def fix_solve_seconds(size: int, engine: str, n_solves: float, setups: float = 1
 DEFAULT_MAX_EVALUATIONS = 10_000
 
 #: Default limit on |W| for the halfspace engine (:data:`privopt._limits.SCORING_MAX_POINTS`;
-#: the old name, which estimators.py reads).
+#: the old name, which privopt.estimators reads).
 DEFAULT_MAX_POINTS = SCORING_MAX_POINTS
 
 

@@ -135,7 +135,7 @@ def discretize_features(X, bounds, levels=10, *, center=False):
     levels are out of reach.  On the centred steps the same b cuts within B
     steps of the middle.  Which is better depends on the data, so the
     estimator offers both, and the centred steps with a wide intercept
-    (:func:`privopt.space.default_ladder`).  Centring is a fixed per-record
+    (:func:`privopt.estimators.default_ladder`).  Centring is a fixed per-record
     map like the rounding itself: it costs no privacy.
 
     Parameters

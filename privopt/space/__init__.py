@@ -12,19 +12,14 @@ grids intersected with the ball ||w||_2 <= D.
   counted and listed without listing the product (a cardinality or knapsack constraint).
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
-- :class:`Resolution`, :func:`default_ladder`, :func:`ladder_cap`, :func:`ladder_prior`,
-  :func:`warm_start_applies`, :func:`warm_start_resolution`, :func:`warm_start_prior`:
-  the resolutions of W the default estimator offers to private selection, the public
-  budget rule that decides how many, and the prior over them.
 
 Pure numpy on public quantities (the grid, the ball, d, the number of feature values):
-nothing here reads private data or Pyomo.  It imports only the foundations.
+nothing here reads private data or Pyomo.  It imports only the foundations.  Which W's the
+default estimator offers (the resolutions, the budget rule, the prior, the warm start) is
+the estimator's policy, not arithmetic on W: :mod:`privopt.estimators` (``_ladder.py``).
 """
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
-from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
-                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
-                      warm_start_resolution)
 from ._constrained import (
     MAX_COUNT_STATES,
     SeparableConstraints,
@@ -62,16 +57,4 @@ __all__ = [
     "constrained_points",
     "partial_feasible",
     "MAX_COUNT_STATES",
-    "Resolution",
-    "default_ladder",
-    "ladder_cap",
-    "ladder_prior",
-    "PRIORS",
-    "RULE_FRACTION",
-    "RULE_BETA",
-    "warm_start_applies",
-    "warm_start_resolution",
-    "warm_start_prior",
-    "WARM_START_FRACTION",
-    "WARM_START_LEVELS",
 ]

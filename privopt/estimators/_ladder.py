@@ -1,4 +1,8 @@
-r"""The resolutions of W that the default estimator offers to the data.
+r"""The default estimator's policy over W: which resolutions of W it offers to
+the data, the public budget rule that decides how many, the prior over them and
+the warm start's rule and W.  The arithmetic on each W (its grid, ball, levels
+of ||w||^2 and points) is :mod:`privopt.space`'s; this module only decides
+which W's :class:`privopt.PrivateHalfspaceClassifier` offers.
 
 A resolution fixes W for the 0/1-loss halfspace classifier: the number of
 steps each real-valued feature is cut into (``levels``), whether the steps are

@@ -9,7 +9,7 @@ import numbers
 import warnings
 
 import numpy as np
-from ._optional import require
+from .._optional import require
 
 require("sklearn")
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
@@ -17,28 +17,33 @@ from sklearn.utils.validation import check_is_fitted
 
 import pyomo.environ as pyo
 
-from ._lattice import check_grid_size, check_norm_square
-from ._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
-from ._runtime import usable_cpus
-from ._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
-from ._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
+from .._lattice import check_grid_size, check_norm_square
+from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
+from .._runtime import usable_cpus
+from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           user_stacklevel, warn_clipped)
-from ._random import check_random_state
-from .calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
-from .exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
-from .mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
-from .mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
+from .._random import check_random_state
+from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
+from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
+from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
+from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
-from .models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
+from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
                      zero_one_halfspace, zero_one_loss)
-from .oracle import check_on_failure
-from .search import BOUND_ROWS_PER_SECOND
-from .solvers import choose_solver, scoring_costs, solve
-from .space import (Resolution, count_grid_points, default_ladder, ladder_cap, ladder_prior, norm_levels,
-                    parse_grid, split_support_count, warm_start_applies, warm_start_prior,
-                    warm_start_resolution)
+from ..oracle import check_on_failure
+from ..search import BOUND_ROWS_PER_SECOND
+from ..solvers import choose_solver, scoring_costs, solve
+from ..space import count_grid_points, norm_levels, parse_grid, split_support_count
+from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
+                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
+                      warm_start_resolution)
 
-__all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier"]
+__all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier",
+           # The default estimator's policy over W (privopt/estimators/_ladder.py): public rules.
+           "Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies",
+           "warm_start_resolution", "warm_start_prior", "PRIORS", "RULE_FRACTION", "RULE_BETA",
+           "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
 _MECHANISMS = ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")
 _SELECTION = ("permute_and_flip", "exponential")
@@ -59,7 +64,7 @@ LADDER_ENUMERATE_POINTS = 400_000
 #: was (at most 5.4 million points beyond the first, Adult's 23 features); there it stops
 #: after three resolutions (1.7 million points).
 LADDER_TOTAL_POINTS = 6_000_000
-#: The prior over the offered resolutions (:func:`privopt.space.ladder_prior`).
+#: The prior over the offered resolutions (:func:`privopt.estimators.ladder_prior`).
 LADDER_PRIOR = "occam"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
@@ -178,7 +183,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     known is either too coarse for a large epsilon * n or too costly (ln |W|)
     for a small one.  With private selection and none of ``grid``,
     ``norm_bound``, ``levels`` given, ``fit`` offers a ladder of resolutions
-    (feature levels, weight grid, ball; :func:`privopt.space.default_ladder`):
+    (feature levels, weight grid, ball; :func:`privopt.estimators.default_ladder`):
     the single default W below first, then finer ones, each also on features
     centred on the middle of their range and centred with a wide intercept
     b + L b' (so that the intercept's small grid can cut a feature near its
@@ -186,7 +191,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
     has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
     support) and
-    where the public budget rule :func:`privopt.space.ladder_cap`
+    where the public budget rule :func:`privopt.estimators.ladder_cap`
     (epsilon, n and |W_r| only) allows it.  One private selection then
     releases a resolution and a point together, with the public base measure
     mu(r, w) = pi_r / |W_r| (:func:`privopt.mixture_selection`, [MT07]):
@@ -199,18 +204,18 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     Warm start.  A W of grid points caps how finely a direction can be
     expressed, and at a large epsilon * n a convex private learner finds a
     good direction where that cap binds.  Where the public rule
-    :func:`privopt.space.warm_start_applies` allows it (epsilon * n large
+    :func:`privopt.estimators.warm_start_applies` allows it (epsilon * n large
     enough that the ladder loses little by sharing the budget), ``fit``
     first spends ``epsilon_1 = epsilon / 2`` on L2-regularised logistic
     regression by objective perturbation ([CMS11], pure DP), whose release v
-    gives one more W (:func:`privopt.space.warm_start_resolution`): the
+    gives one more W (:func:`privopt.estimators.warm_start_resolution`): the
     halfspaces on the single feature <v, z(x)>, cut into 32 centred steps
     (0 is v's own boundary), so that the selection can keep v's direction
     and move its threshold.  The selection then runs over the ladder and
     this W with ``epsilon_2 = epsilon / 2``: epsilon-DP in total by
     sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`).
     Its points get the per-point mass of the finest offered W
-    (:func:`privopt.space.warm_start_prior`), so it is released only where
+    (:func:`privopt.estimators.warm_start_prior`), so it is released only where
     its training errors beat the ladder's, not for being small.
 
     Features.  The MILP needs integer-valued scores, so real-valued features
@@ -277,7 +282,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     warm_start : "auto", True or False
         Whether the ladder also offers the W of a private warm start (see
         above): "auto" (default) on the built-in ladder where the public rule
-        :func:`privopt.space.warm_start_applies` says epsilon * n is large
+        :func:`privopt.estimators.warm_start_applies` says epsilon * n is large
         enough, True wherever a ladder is offered (the caller's too) with
         declared ``bounds``, False never.
     fit_intercept : bool
@@ -576,7 +581,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         return True
 
     def _check_resolutions(self, d_model: int):
-        """The ladder offered: ``"auto"`` -> :func:`privopt.space.default_ladder`,
+        """The ladder offered: ``"auto"`` -> :func:`privopt.estimators.default_ladder`,
         else the caller's (levels, grid, norm_bound[, centered[, wide_intercept]]) tuples, checked."""
         if isinstance(self.resolutions, str):
             if self.resolutions != "auto":
@@ -608,7 +613,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ``LADDER_ENUMERATE_POINTS`` points where every point is scored, while
         the sizes of those beyond the first sum to at most ``LADDER_TOTAL_POINTS``
         (none of this depends on epsilon); :meth:`_capped` then keeps those
-        the public budget rule :func:`privopt.space.ladder_cap` allows.
+        the public budget rule :func:`privopt.estimators.ladder_cap` allows.
         Returns the triples and the |W_r|."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
@@ -663,7 +668,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """Whether the ladder gets a warm start's W: never without declared
         ``bounds`` (its feature map needs them) or with integer features used as
         they are; with ``warm_start="auto"`` on the built-in ladder where the
-        public rule :func:`privopt.space.warm_start_applies` holds at the
+        public rule :func:`privopt.estimators.warm_start_applies` holds at the
         selection's share ``epsilon_select``."""
         if warm_start is False or self.bounds is None or self.discretizer_ is None:
             return False
@@ -675,7 +680,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """(the warm start's release, its ladder entry (Resolution, features,
         feature map), |W|): objective perturbation with ``epsilon_warm`` on the
         raw features with the declared bounds, then its one score feature."""
-        from .baselines import ObjectivePerturbationLogisticRegression    # lazy: scikit-learn's optimizers
+        from ..baselines import ObjectivePerturbationLogisticRegression    # lazy: scikit-learn's optimizers
 
         model = ObjectivePerturbationLogisticRegression(epsilon=epsilon_warm, bounds=self.bounds, random_state=rng)
         model.classes = (0, 1)      # the task's labels, public: y may hold one of them (classes=)
@@ -885,7 +890,7 @@ class WarmStartFeature:
 
 def _with_wide_intercept(Xd, res):
     """``Xd`` with the constant feature L = ``res.levels`` appended when the
-    resolution widens the intercept (:class:`privopt.space.Resolution`), else ``Xd``."""
+    resolution widens the intercept (:class:`privopt.estimators.Resolution`), else ``Xd``."""
     if not res.wide_intercept:      # (a Resolution pickled before the field existed reads the default, False)
         return Xd
     return np.column_stack([Xd, np.full(Xd.shape[0], float(res.levels))])
