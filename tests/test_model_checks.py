@@ -253,17 +253,10 @@ def test_a_p_median_falls_into_one_block_per_customer():
 def _sites(dist):
     """Open one of two sites (public: exactly one); each customer's term is its distance to
     the open site, loss_range (0, 1) declared; the model falls apart into one choose-one
-    block per customer once ``open`` is fixed (the closed form)."""
-    dist = np.asarray(dist, dtype=float)
-    m = pyo.ConcreteModel()
-    m.I, m.J = pyo.RangeSet(0, len(dist) - 1), pyo.RangeSet(0, 1)
-    m.open = pyo.Var(m.J, domain=pyo.Binary)
-    m.x = pyo.Var(m.I, m.J, bounds=(0, 1))
-    m.one = pyo.Constraint(expr=m.open[0] + m.open[1] == 1)
-    m.served = pyo.Constraint(m.I, rule=lambda m, i: m.x[i, 0] + m.x[i, 1] == 1)
-    m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.x[i, j] <= m.open[j])
-    m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.x[i, j] for i in m.I for j in m.J))
-    return m
+    block per customer once ``open`` is fixed (the closed form).  The audit's model."""
+    from privopt.audit import sites_model
+
+    return sites_model(dist)
 
 
 def _far_neighbours(n=60):
