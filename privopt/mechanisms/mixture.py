@@ -53,8 +53,9 @@ from ..models import ENUMERATION_ATTR, ZeroOneLoss, check_public_constraints, ge
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
 from ..search import KeyedStreams, sample_top_down
-from ..solvers import check_unchanged
+from ..solvers import BoundedArgmax, check_unchanged
 from ._evaluate import HalfspaceEvaluator
+from ._noise import draw_selection_noise
 from .selection import SelectionReport, _workers_for, selection_keys, topdown_problem
 
 __all__ = ["mixture_selection", "MixtureReport"]
@@ -68,8 +69,9 @@ class MixtureReport(SelectionReport):
     on the data).  ``path`` is "mixture"; ``n_points`` is the size of the
     union; ``parts`` holds one dict per W_r: ``path`` ("topdown" or
     "enumerate"), ``n_points``, ``predicted_time``, ``wall_time``,
-    ``won`` (whether the release came from it), and on the top-down path
-    ``regions_expanded``."""
+    ``won`` (whether the release came from it), on the top-down path
+    ``regions_expanded``, and where W_r is scored by branch and bound
+    (:class:`privopt.solvers.BoundedArgmax`) ``points_scored``."""
 
     def __init__(self, parts, wall_time, predicted_time):
         super().__init__("mixture", "enumerate", sum(p["n_points"] for p in parts), wall_time, predicted_time)
@@ -113,12 +115,14 @@ class _Part:
             self.path = "topdown"
             self.n_points = int(self.problem.n_points)
             self.predicted = float(self.problem.predicted_seconds(n_public))
-            self.scorer = None
+            self.scorer, self.argmax = None, None
         else:
             self.path = "enumerate"
             self.scorer = HalfspaceEvaluator(None, data, max_points=max_points)
             self.n_points = int(self.scorer.n_points)
             self.predicted = float(self.scorer.predicted_seconds(n_public))
+            # its noise is held whole (8 bytes a point, within the scorer's max_points)
+            self.argmax = BoundedArgmax.of(data, self.scorer.coef, self.scorer.bound)
 
     def best(self, rng, method, scale, floor, executor, progress):
         """The best key ``(key, w)`` of report-noisy-max over W_r (keys
@@ -134,6 +138,22 @@ class _Part:
             if out is None:
                 return None
             return out[0], self.problem.decode(out[1], out[2]) + 0.0
+        if self.argmax is not None:
+            return self._best_bounded(rng, method, scale, floor)
+        return self._best_by_blocks(rng, method, scale, floor)
+
+    def _best_bounded(self, rng, method, scale, floor):
+        """:meth:`best` by branch and bound over W_r's enumeration (:class:`privopt.solvers.BoundedArgmax`):
+        all of W_r's noise drawn in one call, the same numbers as block by block (a seeded generator's
+        stream does not depend on how it is cut; the secure generator's draws are i.i.d.), so the same
+        key and point as :meth:`_best_by_blocks` with fewer points scored."""
+        noise = draw_selection_noise(rng, method, self.n_points)
+        found = self.argmax.best(noise, scale, floor)
+        self.points_scored, self.nodes_bounded = found.points_scored, found.nodes_bounded
+        return None if found.point is None else (found.key, found.point + 0.0)
+
+    def _best_by_blocks(self, rng, method, scale, floor):
+        """:meth:`best` by scoring every point of W_r, block by block, the noise drawn per block."""
         best_key, best_w = -math.inf, None
         for pts, losses in self.scorer.blocks():
             keys = selection_keys(np.asarray(losses, dtype=float), scale, method, rng)
@@ -302,7 +322,8 @@ def mixture_selection(
     }
     report = MixtureReport([{"path": p.path, "n_points": p.n_points, "predicted_time": p.predicted,
                              "wall_time": t, "won": p.index == r,
-                             "regions_expanded": getattr(p, "expanded", None)} for p, t in zip(parts, walls)],
+                             "regions_expanded": getattr(p, "expanded", None),
+                             "points_scored": getattr(p, "points_scored", None)} for p, t in zip(parts, walls)],
                            wall, predicted)
     return PrivateResult(labels=chosen.labels, weights=np.asarray(w, dtype=float) + 0.0,
                          mechanism=method, epsilon=epsilon, delta=0.0, parameters=parameters, report=report,

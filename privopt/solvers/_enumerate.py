@@ -51,7 +51,7 @@ from ..search import (
     plan_shards,
     search_optimum,
 )
-from ..space import count_grid_points, iter_grid_blocks, uniform_grid
+from ..space import count_grid_points, iter_grid_blocks, prefix_counts, uniform_grid
 from .._runtime import resolve_executor, usable_cpus, worker_count
 from ..perturbation import find_perturbation_block, get_noise, perturbation_info
 from ._report import RunOutcome
@@ -69,6 +69,8 @@ __all__ = [
     "choose_engine",
     "scoring_costs",
     "SparseTables",
+    "BoundedArgmax",
+    "NoisyArgmax",
 ]
 
 #: Score entries evaluated per block (rows x points): bounds the memory to a
@@ -298,6 +300,222 @@ class IntegerLattice:
         self.kernel(self.xt, self.diff, self.total_pos, self.thr, np.ascontiguousarray(vals, dtype=np.float64),
                     out)
         return out
+
+
+def _build_argmax_kernel(numba):
+    """The compiled branch and bound of :class:`BoundedArgmax` (None without numba)."""
+
+    @numba.njit(cache=True)
+    def kernel(xt, diff, total_pos, thr, gint, nk, coef, counts, fmin, fmax, noise, table, block,
+               scale, floor, has_floor, bound, min_bound, best_k):   # pragma: no cover - compiled
+        # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
+        # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
+        # the points [first[j], first[j] + counts[j, budget[j]]) of that order
+        d, rows = xt.shape
+        level = np.zeros((d + 1, rows), dtype=np.int64)
+        budget = np.zeros(d + 1, dtype=np.int64)
+        first = np.zeros(d + 1, dtype=np.int64)
+        nxt_k = np.zeros(d + 1, dtype=np.int64)
+        nxt_p = np.zeros(d + 1, dtype=np.int64)
+        drops = np.zeros(d + 1, dtype=np.float64)
+        k0 = nk[0]
+        cur = np.zeros(d, dtype=np.int64)
+        best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
+        budget[d] = bound
+        j, entering = d, True
+        while j <= d:
+            if entering:
+                lo, hi = first[j], first[j] + counts[j, budget[j]]
+                if j == d or hi - lo >= min_bound:
+                    # lower bound on the loss of every point below: rows predicted +1 (or -1)
+                    # whatever the free coordinates 0..j-1 take (their grid's range, ball ignored)
+                    bounded += 1
+                    acc = np.int64(0)
+                    for r in range(rows):
+                        s = level[j, r]
+                        if s + fmin[j, r] >= thr:
+                            acc += diff[r]
+                        elif s + fmax[j, r] >= thr and diff[r] > 0:
+                            acc += diff[r]
+                    drops[j] = np.float64(total_pos - acc) / scale
+                else:      # a small subtree: its parent's bound holds for it too
+                    drops[j] = drops[j + 1]
+                drop = drops[j]
+                # the largest noise of [lo, hi): whole blocks from the sparse table, the ends scanned
+                top = -np.inf
+                bl, bh = (lo + block - 1) // block, hi // block
+                if bl < bh:
+                    t = 0
+                    while (2 << t) <= bh - bl:
+                        t += 1
+                    top = max(table[t, bl], table[t, bh - (1 << t)])
+                    for p in range(lo, bl * block):
+                        top = max(top, noise[p])
+                    for p in range(bh * block, hi):
+                        top = max(top, noise[p])
+                else:
+                    for p in range(lo, hi):
+                        top = max(top, noise[p])
+                ub = top - drop
+                if ub < best or (has_floor and ub <= floor):
+                    j += 1
+                    entering = False
+                    continue
+                if j == 1:
+                    p = lo
+                    for k in range(k0):
+                        if coef[0, k] > budget[1]:
+                            continue
+                        if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
+                            w0 = gint[0, k]
+                            a = np.int64(0)
+                            for r in range(rows):
+                                a += diff[r] * np.int64(level[1, r] + xt[0, r] * w0 >= thr)
+                            scored += 1
+                            key = noise[p] - np.float64(total_pos - a) / scale
+                            if key > best:
+                                best, best_p = key, p
+                                best_k[0] = k
+                                for i in range(1, d):
+                                    best_k[i] = cur[i]
+                        p += 1
+                    j += 1
+                    entering = False
+                    continue
+                nxt_k[j], nxt_p[j] = 0, lo
+            # the next child of node j: coordinate j-1 at its next value with a completion
+            c_j = j - 1
+            k = nxt_k[j]
+            while k < nk[c_j] and (coef[c_j, k] > budget[j] or counts[c_j, budget[j] - coef[c_j, k]] == 0):
+                k += 1
+            if k >= nk[c_j]:
+                j += 1
+                entering = False
+                continue
+            nxt_k[j] = k + 1
+            cur[c_j] = k
+            budget[c_j] = budget[j] - coef[c_j, k]
+            first[c_j] = nxt_p[j]
+            nxt_p[j] += counts[c_j, budget[c_j]]
+            wk = gint[c_j, k]
+            for r in range(rows):
+                level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+            j = c_j
+            entering = True
+        return best, best_p, scored, bounded
+
+    return kernel
+
+
+_argmax_kernel = lazy_kernel(_build_argmax_kernel)
+
+#: Points per block of the noise's block maxima (:class:`BoundedArgmax`).
+_NOISE_BLOCK = 64
+#: The fewest points of a subtree whose loss bound :class:`BoundedArgmax` computes (a pass over
+#: the rows, as scoring one point); a smaller subtree inherits its parent's bound.
+_MIN_BOUND_POINTS = 2
+
+
+@dataclass(frozen=True)
+class NoisyArgmax:
+    """What :meth:`BoundedArgmax.best` found: the largest key ``-L(w)/scale +
+    noise`` over W (the first of equal keys in the enumeration's order), the
+    point ``w``, its position ``index`` in that order (``-inf``, -1 and None
+    when no key is above the floor), ``points_scored``, how many points had
+    their loss computed (the others were bounded away), and
+    ``nodes_bounded``, how many subtrees had their bound computed."""
+
+    key: float
+    index: int
+    point: np.ndarray | None
+    points_scored: int
+    nodes_bounded: int
+
+
+class BoundedArgmax:
+    """Report-noisy-max over W_tau of a 0/1 model without scoring every point.
+
+    Given the noise of every point of W in the enumeration's order (drawn
+    before, in one call), it returns the same point as scoring every point and
+    taking the first largest key ``noise - L(w) / scale``, but walks the
+    enumeration's tree (the last coordinate most significant) depth first and
+    leaves out a subtree when its largest noise minus a lower bound on its
+    losses, divided by ``scale``, is below the best key found so far, or at or
+    below ``floor``: no point in it could be released.  The lower bound counts
+    the rows that are misclassified whatever values the free coordinates take
+    in their grids; the losses and keys it does compute are those of
+    :class:`IntegerLattice` (exact integers, the same float64 numbers), so
+    every seed releases the same point.  Built by :meth:`of` where the integer
+    scorer applies and numba is installed, else None."""
+
+    def __init__(self, data, coef, bound, kernel):
+        lattice = IntegerLattice.__new__(IntegerLattice)
+        IntegerLattice.__init__(lattice, data, None)
+        self.xt, self.diff, self.total_pos, self.thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
+        d, width = len(data.grid), max(len(g) for g in data.grid)
+        self.gint = np.zeros((d, width), dtype=np.int64)
+        self.coef = np.full((d, width), int(bound) + 1, dtype=np.int64)
+        self.nk = np.array([len(g) for g in data.grid], dtype=np.int64)
+        for j, g in enumerate(data.grid):
+            self.gint[j, :len(g)] = np.asarray(g, dtype=np.float64).astype(np.int64)
+            self.coef[j, :len(g)] = np.asarray(coef[j], dtype=np.int64)
+        cap = 2 ** 62
+        self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
+                               dtype=np.int64)
+        self.n_points = int(self.counts[d, int(bound)])
+        lo_part = np.minimum(self.xt * self.gint.min(axis=1, where=self._valid(), initial=cap)[:, None],
+                             self.xt * self.gint.max(axis=1, where=self._valid(), initial=-cap)[:, None])
+        hi_part = np.maximum(self.xt * self.gint.min(axis=1, where=self._valid(), initial=cap)[:, None],
+                             self.xt * self.gint.max(axis=1, where=self._valid(), initial=-cap)[:, None])
+        zeros = np.zeros((1, self.xt.shape[1]), dtype=np.int64)
+        self.fmin = np.vstack([zeros, np.cumsum(lo_part, axis=0)])
+        self.fmax = np.vstack([zeros, np.cumsum(hi_part, axis=0)])
+        self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
+        self.bound = int(bound)
+        self.min_bound = _MIN_BOUND_POINTS
+        self.kernel = kernel
+
+    def _valid(self):
+        return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
+
+    @classmethod
+    def of(cls, data, coef, bound):
+        """The branch and bound for this enumeration data and levels, or None
+        where the integer scorer does not apply (:meth:`IntegerLattice.of`)."""
+        if IntegerLattice.of(data) is None or len(data.grid) == 0:
+            return None
+        kernel = _argmax_kernel()
+        return None if kernel is None else cls(data, coef, bound, kernel)
+
+    def best(self, noise, scale: float, floor: float | None = None) -> NoisyArgmax:
+        """The first largest key ``noise[i] - L(w_i) / scale`` over W (``noise``:
+        one number per point, in the enumeration's order); ``point`` None when
+        no key is above ``floor``."""
+        noise = np.ascontiguousarray(noise, dtype=np.float64)
+        if noise.shape != (self.n_points,):
+            raise ValueError(f"noise: expected {self.n_points} numbers, one per point of W")
+        best_k = np.zeros(len(self.grid), dtype=np.int64)
+        key, index, scored, bounded = self.kernel(
+            self.xt, self.diff, self.total_pos, self.thr, self.gint, self.nk, self.coef, self.counts,
+            self.fmin,
+            self.fmax, noise, _block_maxima(noise, _NOISE_BLOCK), _NOISE_BLOCK, float(scale),
+            0.0 if floor is None else float(floor), floor is not None, self.bound, self.min_bound, best_k)
+        if index < 0 or (floor is not None and key <= floor):
+            return NoisyArgmax(-math.inf, -1, None, int(scored), int(bounded))
+        point = np.array([g[k] for g, k in zip(self.grid, best_k)], dtype=np.float64)
+        return NoisyArgmax(float(key), int(index), point, int(scored), int(bounded))
+
+
+def _block_maxima(values, block):
+    """Sparse table of the maxima of ``values`` in blocks of ``block``: row t
+    holds the maximum of 2^t consecutive blocks from each block on."""
+    nb = len(values) // block
+    rows = [values[:nb * block].reshape(nb, block).max(axis=1) if nb else np.full(1, -np.inf)]
+    while (2 << (len(rows) - 1)) <= nb:
+        half = 1 << (len(rows) - 1)
+        prev = rows[-1]
+        rows.append(np.concatenate([np.maximum(prev[:-half], prev[half:]), np.full(half, -np.inf)]))
+    return np.ascontiguousarray(np.vstack(rows))
 
 
 def _loss(S, data):
