@@ -40,9 +40,7 @@ __all__ = [
     "bernoulli",
     "bernoulli_exp",
     "discrete_gaussian",
-    "discrete_gaussian_pmf",
     "discrete_laplace",
-    "discrete_laplace_pmf",
     "randbelow",
     "sample_many",
 ]
@@ -152,24 +150,3 @@ def sample_many(sampler, rng, parameter, size: int) -> np.ndarray:
     for i in range(int(size)):
         out[i] = sampler(rng, parameter)
     return out
-
-
-def discrete_laplace_pmf(k, scale: float) -> np.ndarray:
-    """P(k) of :func:`discrete_laplace` in floating point (for tests and
-    plots only: the sampler itself never evaluates it)."""
-    k = np.abs(np.asarray(k, dtype=float))
-    a = 1.0 / float(scale)
-    return np.tanh(a / 2.0) * np.exp(-a * k)
-
-
-def discrete_gaussian_pmf(k, sigma2: float, support: int | None = None) -> np.ndarray:
-    """P(k) of :func:`discrete_gaussian` in floating point, normalised over
-    |k| <= support (default 40 sigma + 10, beyond which the mass is below
-    1e-300): for tests only."""
-    sigma2 = float(sigma2)
-    if support is None:
-        support = int(40 * math.sqrt(sigma2)) + 10
-    grid = np.arange(-support, support + 1, dtype=float)
-    norm = np.exp(-grid**2 / (2.0 * sigma2)).sum()
-    k = np.asarray(k, dtype=float)
-    return np.exp(-k**2 / (2.0 * sigma2)) / norm
