@@ -339,12 +339,10 @@ def find_perturbation_block(model):
     return None
 
 
-_find_block = find_perturbation_block
-
 
 def is_transformed(model) -> bool:
     """Whether ``model`` carries an objective-perturbation block."""
-    return _find_block(model) is not None
+    return find_perturbation_block(model) is not None
 
 
 @dataclass(frozen=True)
@@ -362,7 +360,7 @@ class PerturbationInfo:
 
 def perturbation_info(model) -> PerturbationInfo | None:
     """The :class:`PerturbationInfo` of a transformed ``model``, or None."""
-    blk = _find_block(model)
+    blk = find_perturbation_block(model)
     if blk is None:
         return None
     normalize = bool(blk._normalize)
@@ -372,7 +370,7 @@ def perturbation_info(model) -> PerturbationInfo | None:
 
 def get_perturbation_block(model):
     """The block holding everything the transformation added."""
-    blk = _find_block(model)
+    blk = find_perturbation_block(model)
     if blk is None:
         raise NotTransformedError(
             "model: it has not been objective-perturbed; apply "
