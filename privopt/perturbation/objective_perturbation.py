@@ -339,7 +339,6 @@ def find_perturbation_block(model):
     return None
 
 
-
 def is_transformed(model) -> bool:
     """Whether ``model`` carries an objective-perturbation block."""
     return find_perturbation_block(model) is not None
