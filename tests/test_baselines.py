@@ -502,7 +502,7 @@ def test_output_perturbation_noise_rule_against_hand_values():
     assert dft.default_output_perturbation_noise(65, 1.0, 0.0) == "laplace"  # pure DP asked for
     # the switch is at d = 9 here: sqrt(16) = 4.000 < 4.045 < sqrt(18) = 4.243
     assert [dft.default_output_perturbation_noise(d, 1.0, 1e-5) for d in (8, 9)] == ["laplace", "gaussian"]
-    # at eps = 0.5, delta = 9e-5 (the iris cell of bench_exact_noise): s eps = 3.299 > sqrt(10) at d = 5
+    # at eps = 0.5, delta = 9e-5 (the iris cell of benchmarks/results/exact_noise.md): s eps = 3.299 > sqrt(10) at d = 5
     assert dft.default_output_perturbation_noise(5, 0.5, 9e-5) == "laplace"
 
 

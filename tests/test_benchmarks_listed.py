@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks")
@@ -13,7 +15,11 @@ BENCH = os.path.join(ROOT, "benchmarks")
 def _run_all():
     spec = importlib.util.spec_from_file_location("run_all", os.path.join(BENCH, "run_all.py"))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules["run_all"] = module      # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["run_all"]
     return module
 
 
@@ -21,17 +27,46 @@ def test_every_benchmark_script_is_run_or_skipped_with_a_reason():
     run_all = _run_all()
     scripts = {f for f in os.listdir(BENCH) if f.endswith(".py") and f.startswith(("bench_", "study_"))}
     assert scripts, BENCH
-    listed, skipped = set(run_all.SCRIPTS), set(run_all.SKIPPED)
+    grouped = [b.script for g in run_all.GROUPS for b in g.benches]
+    assert len(grouped) == len(set(grouped)), f"a script in two groups: {sorted(grouped)}"
+    listed, skipped = set(grouped), set(run_all.SKIPPED)
+    assert set(run_all.SCRIPTS) == listed
     assert not listed & skipped, f"both run and skipped: {sorted(listed & skipped)}"
     missing = scripts - listed - skipped
     assert not missing, \
-        f"add to benchmarks/run_all.py SCRIPTS (full and --quick arguments) or SKIPPED: {sorted(missing)}"
+        f"add to a group of benchmarks/run_all.py GROUPS (full and --quick arguments) or SKIPPED: {sorted(missing)}"
     gone = (listed | skipped) - scripts
     assert not gone, f"benchmarks/run_all.py lists scripts that do not exist: {sorted(gone)}"
     for script, reason in run_all.SKIPPED.items():
         assert isinstance(reason, str) and reason.strip(), script
     for script, args in run_all.SCRIPTS.items():
         assert len(args) == 2 and all(isinstance(a, list) for a in args), script
+
+
+def test_groups_are_named_once_and_group_selects_them_in_order(capsys):
+    import pytest
+
+    run_all = _run_all()
+    names = [g.name for g in run_all.GROUPS]
+    assert len(names) == len(set(names)) and all(g.benches and g.measures for g in run_all.GROUPS)
+    assert run_all.selected(None) == list(run_all.GROUPS) == run_all.selected([])
+    assert [g.name for g in run_all.selected(["privacy", "default_fit"])] == ["default_fit", "privacy"]
+    with pytest.raises(SystemExit, match="unknown --group speed; the groups are default_fit"):
+        run_all.selected(["speed"])
+    assert run_all.main(["--list", "--group", "privacy"]) == 0          # lists, runs nothing
+    assert capsys.readouterr().out.splitlines()[1].strip() == "bench_audit.py"
+
+
+def test_every_retired_script_has_a_line_in_the_results_index():
+    """A finished study's script is deleted but its results stay: benchmarks/results/README.md
+    says which script (and which revision holds it) made each results file."""
+    index = open(os.path.join(BENCH, "results", "README.md")).read()
+    named = set(re.findall(r"\b((?:bench|study)_\w+\.py)\b", index))
+    current = {f for f in os.listdir(BENCH) if f.endswith(".py")}
+    for script in named - current:          # retired: the revision that still holds it is named
+        assert re.search(r"`git show [0-9a-f]{7,}:benchmarks/" + re.escape(script) + "`", index), script
+    for script in current - {"run_all.py", "_common.py"}:
+        assert script in named, f"benchmarks/results/README.md does not name {script}"
 
 
 def test_every_option_run_all_passes_is_one_the_script_defines():

@@ -104,7 +104,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     holds only for eps <= 1/(2 sqrt(n)).  Its sigma is 5.1 at n = 398 and
     7.4 at n = 35,000 (epsilon = 1, delta = 1/n^2), and with it the
     estimator was clearly above the majority class in 2 of the 84 cells of
-    ``benchmarks/bench_default_limits.py``.
+    ``benchmarks/results/default_limits.md``.
 
     Parameters
     ----------
