@@ -30,6 +30,7 @@ __all__ = [
     "check_bool",
     "check_model_objective",
     "renamed_argument",
+    "check_keywords",
     "check_array_2d",
     "check_binary_labels",
     "check_bounds",
@@ -188,6 +189,21 @@ def check_model_objective(model, *, minimize: bool = True):
             "model: the objective is maximized; privopt perturbs a loss to be minimized. Negate "
             "the expression and declare sense=minimize.", "model")
     return objectives[0]
+
+
+def check_keywords(function: str, keywords, valid) -> None:
+    """Refuse a keyword ``function`` does not take, as Python does for an
+    unexpected keyword argument (a :class:`TypeError`), naming it and the
+    closest valid name; for functions that take ``**kwargs`` and validate
+    them into a record."""
+    valid = list(valid)
+    for name in keywords:
+        if name not in valid:
+            import difflib
+
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}.{hint}")
 
 
 def renamed_argument(function: str, new_name: str, new_value, old_name: str, old_value, *, why: str = "",

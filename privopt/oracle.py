@@ -31,13 +31,10 @@ import warnings
 
 from ._validation import check_choice
 from .exceptions import NotCertifiedError, UncertifiedReleaseWarning
-from .solvers import DEFAULT_ABS_GAP, solve
+from .solvers import ON_FAILURE, SolveOptions, solve, solve_options
 
-__all__ = ["certified_solve", "not_certified_message", "ON_FAILURE", "check_on_failure", "SMALLER_MODEL",
-           "SMALLER_USER_MODEL"]
-
-ON_FAILURE = ("raise", "return")
-
+__all__ = ["certified_solve", "apply_failure_policy", "not_certified_message", "ON_FAILURE", "check_on_failure",
+           "SMALLER_MODEL", "SMALLER_USER_MODEL"]
 
 def check_on_failure(on_failure) -> str:
     return check_choice(on_failure, "on_failure", ON_FAILURE)
@@ -86,31 +83,34 @@ def not_certified_message(report, *, what: str = "the perturbed model", smaller:
 
 def certified_solve(
     model,
-    solver: str = "highs",
+    solver: str | None = None,
     *,
-    time_limit=None,
-    threads=None,
-    options=None,
-    solver_options=None,
-    abs_gap: float = DEFAULT_ABS_GAP,
-    on_failure: str = "raise",
+    options: SolveOptions | dict | None = None,
     what: str = "the perturbed model",
+    smaller: str = SMALLER_MODEL,
     persistent=None,
     vars_to_load=None,
-    executor=None,
-    smaller: str = SMALLER_MODEL,
     _prechecked: bool = False,
+    **kwargs,
 ):
     """Solve ``model`` with gap 0 and apply the failure policy.
 
+    ``options``: a :class:`~privopt.solvers.SolveOptions` record (solver,
+    time_limit, threads, abs_gap, solver_options, executor and on_failure are
+    read; mip_gap is always 0 here), or, the older spelling, a dict of
+    solver-specific options (the same as ``solver_options``).  ``**kwargs``:
+    ``time_limit``, ``threads``, ``abs_gap``, ``solver_options``,
+    ``executor``, ``on_failure`` (``"raise"`` or ``"return"``, see the module
+    docstring), each a field of the record (documented there) and overriding
+    it; any other name is a TypeError naming it.
     ``persistent``: a solver object from
     :func:`privopt.solvers.persistent_solver` to re-solve the same model warm
     (``vars_to_load``: the variables whose values are wanted).
-    ``solver_options``: the same as ``options`` (see :func:`privopt.solvers.solve`).
     ``executor``: where ``solver="enumerate"`` runs its branch and bound (see
     :func:`privopt.solvers.solve`).
-    ``smaller``: what makes the problem smaller, named in a failure's message
-    (:data:`SMALLER_USER_MODEL` for a user's model).
+    ``what``: the model's name in a failure's message; ``smaller``: what makes
+    the problem smaller, named there (:data:`SMALLER_USER_MODEL` for a user's
+    model).
     ``_prechecked`` (private): the mechanism ran its setup checks
     (:func:`privopt.mechanisms._checks.check_run`), which
     :func:`privopt.solvers.solve` then skips.
@@ -119,10 +119,20 @@ def certified_solve(
     uncertified under ``on_failure="return"``).  Errors from the solve
     (infeasible, no solution, crash) propagate with their report.
     """
-    report = solve(model, solver, time_limit=time_limit, mip_gap=0.0, abs_gap=abs_gap,
-                   threads=threads, options=options, solver_options=solver_options, persistent=persistent,
-                   vars_to_load=vars_to_load, executor=executor,
-                   _prechecked=_prechecked)
+    record, _ = solve_options(solver, options, kwargs, "certified_solve", accepts=CERTIFIED_KEYWORDS)
+    report = solve(model, options=record.replace(mip_gap=0.0), persistent=persistent,
+                   vars_to_load=vars_to_load, _prechecked=_prechecked)
+    return apply_failure_policy(report, record.on_failure, what=what, smaller=smaller)
+
+
+#: The keywords of :func:`certified_solve` validated into its record.
+CERTIFIED_KEYWORDS = ("time_limit", "threads", "abs_gap", "solver_options", "executor", "on_failure")
+
+
+def apply_failure_policy(report, on_failure: str, *, what: str = "the perturbed model",
+                         smaller: str = SMALLER_MODEL):
+    """``report`` when it is certified; otherwise raise NotCertifiedError
+    (``on_failure="raise"``) or warn and return it (``"return"``)."""
     if report.certified_optimal:
         return report
     message = not_certified_message(report, what=what, smaller=smaller)
@@ -131,6 +141,6 @@ def certified_solve(
     warnings.warn(
         message.replace("nothing is released", "the answer is returned WITHOUT a privacy guarantee"),
         UncertifiedReleaseWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
     return report

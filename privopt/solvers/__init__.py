@@ -2,7 +2,7 @@
 
 :func:`solve` sends any Pyomo model to a solver chosen by name, translates the
 uniform options (``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``,
-``seed``) to that solver's own option names, and returns a
+``seed``: fields of the one record :class:`SolveOptions`) to that solver's own option names, and returns a
 :class:`SolveReport` whose ``certified_optimal`` means the same for every
 solver.  :func:`available_solvers` lists what is installed.  ``"enumerate"``
 is privopt's own exact search over the grid for the models of
@@ -20,6 +20,14 @@ from ._dispatch import (
     problem_class,
     solve,
 )
+from ._options import SolveOptions
+
+# For privopt's other layers (the oracle, the mechanisms): the record's helpers, not in __all__.
+from ._dispatch import solve_options as solve_options
+from ._options import ON_FAILURE as ON_FAILURE
+from ._options import SOLVE_FIELDS as SOLVE_FIELDS
+from ._options import check_options as check_options
+from ._options import split_keywords as split_keywords
 
 # For privopt's other packages (the mechanisms' setup checks, selection's scorer, the
 # model builders' solver="auto" hint): not public API, so not in __all__.
@@ -46,6 +54,7 @@ from ._report import SolutionStatus, SolveReport, TerminationCondition
 
 __all__ = [
     "solve",
+    "SolveOptions",
     "SolveReport",
     "SolverInfo",
     "SolverSpec",

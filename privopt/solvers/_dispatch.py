@@ -8,7 +8,6 @@ import difflib
 import logging
 import functools
 import math
-import numbers
 import os
 import sys
 import threading
@@ -21,7 +20,7 @@ from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.opt import SolverFactory as LegacyFactory, SolverStatus, TerminationCondition as LegacyTC
 
-from .._validation import check_int, check_model_objective
+from .._validation import check_model_objective
 from ..exceptions import (
     InfeasibleModelError,
     NoSolutionError,
@@ -39,6 +38,12 @@ from ._registry import REGISTRY, SolverSpec, resolve_name
 from ._report import RunOutcome, SolveReport
 from .._version import __version__
 from ._enumerate import check_enumerable, run_enumeration
+from ._options import (  # noqa: F401  (check_solve_limits, check_solver_options: privopt.solvers' names)
+    DEFAULT_ABS_GAP,
+    SolveOptions,
+    check_solve_limits,
+    check_solver_options,
+)
 
 __all__ = [
     "solve",
@@ -108,9 +113,6 @@ def solve_lock():
     """The process's solve lock (see ``_SOLVE_LOCK``)."""
     return _SOLVE_LOCK
 
-#: Absolute gap (objective units) within which incumbent and bound must agree
-#: for a solve to count as certified optimal, unless the caller says otherwise.
-DEFAULT_ABS_GAP = 1e-6
 
 
 # ----------------------------------------------------------------------------
@@ -433,24 +435,6 @@ _RUNNERS = {"contrib": _run_contrib, "appsi": _run_appsi, "legacy": _run_legacy,
 # solve
 # ----------------------------------------------------------------------------
 
-def check_solver_options(options) -> dict:
-    if options is None:
-        return {}
-    if not isinstance(options, dict):
-        raise SolverOptionError(
-            f"options must be a dict of solver-specific options, got {type(options).__name__}; "
-            "e.g. options={'presolve': 'on'}."
-        )
-    for key, val in options.items():
-        if not isinstance(key, str):
-            raise SolverOptionError(f"options keys must be option names (str), got {key!r}.")
-        if not isinstance(val, (str, numbers.Real)) or isinstance(val, complex):
-            raise SolverOptionError(
-                f"option {key!r} must be a number, bool or string, got {type(val).__name__}."
-            )
-    return dict(options)
-
-
 @functools.lru_cache(maxsize=1)
 def _highs_probe():
     """A highspy.Highs object for looking up option names (HiGHS prints its
@@ -510,21 +494,6 @@ def check_option_names(solver_name: str, options: dict, parameter: str = "option
         raise err
 
 
-def check_solve_limits(time_limit, mip_gap, abs_gap, threads, seed):
-    if time_limit is not None:
-        if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
-            raise ParameterTypeError("time_limit must be a number of seconds or None.", "time_limit")
-        if not (time_limit > 0 and math.isfinite(time_limit)):
-            raise ParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}.", "time_limit")
-    for name, val in (("mip_gap", mip_gap), ("abs_gap", abs_gap)):
-        if isinstance(val, bool) or not isinstance(val, numbers.Real):
-            raise ParameterTypeError(f"{name} must be a number >= 0.", name)
-        if not (val >= 0 and math.isfinite(val)):
-            raise ParameterError(f"{name} must be a finite number >= 0, got {val!r}.", name)
-    check_int(threads, "threads", minimum=1, allow_none=True)
-    check_int(seed, "seed", minimum=0, allow_none=True)
-
-
 def persistent_solver(name):
     """A Pyomo solver object that keeps its model between solves, for ``name``,
     or None when privopt has no persistent path for that solver.
@@ -557,26 +526,42 @@ def persistent_solver(name):
     return opt
 
 
+#: The keywords of :func:`solve` validated into its :class:`SolveOptions`.
+SOLVE_KEYWORDS = ("time_limit", "mip_gap", "abs_gap", "threads", "seed", "solver_options", "executor")
+
+
+def solve_options(solver, options, keywords, function: str = "solve",
+                  accepts=SOLVE_KEYWORDS) -> tuple[SolveOptions, str]:
+    """The record of a call ``solve(model, solver, options=options, **keywords)``
+    and the name its solver-specific options were given under (for errors).
+
+    ``options`` is a :class:`SolveOptions`, or (the older spelling) a dict of
+    solver-specific options, the same as ``solver_options=``; ``solver``,
+    when given, overrides the record's."""
+    option_name = "solver_options"
+    if options is not None and not isinstance(options, SolveOptions):
+        if keywords.get("solver_options") is not None:
+            raise ParameterError("solver_options: give options= or solver_options= (the same thing), not both.",
+                                 "solver_options")
+        keywords, options, option_name = {**keywords, "solver_options": options}, None, "options"
+    record = SolveOptions.from_keywords(function, keywords, options=options, accepts=accepts)
+    return (record if solver is None else record.replace(solver=solver)), option_name
+
+
 def _active_objectives(model):
     return list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
 
 
 def solve(
     model,
-    solver: str = "highs",
+    solver: str | None = None,
     *,
-    time_limit: float | None = None,
-    mip_gap: float = 0.0,
-    abs_gap: float = DEFAULT_ABS_GAP,
-    threads: int | None = None,
-    seed: int | None = None,
-    options: dict | None = None,
-    solver_options: dict | None = None,
+    options: SolveOptions | dict | None = None,
     raise_on_no_solution: bool = True,
     persistent=None,
     vars_to_load=None,
-    executor=None,
     _prechecked: bool = False,
+    **kwargs,
 ) -> SolveReport:
     """Solve a Pyomo model with the solver called ``solver``.
 
@@ -584,7 +569,7 @@ def solve(
     ----------
     model : pyomo Block
         A model with exactly one active objective.
-    solver : str
+    solver : str, optional
         ``"highs"`` (default, embedded via highspy), ``"appsi_highs"``,
         ``"glpk"``, ``"cbc"``, ``"scip"``, ``"gurobi"``, ``"gurobi_persistent"``,
         ``"cplex"``, or any other name Pyomo's solver factories know (its
@@ -608,12 +593,20 @@ def solve(
         and bound by support on this executor instead of a local process pool
         (``"local"``: in this process).  The argmin, and so the release, is
         the same on any executor.
-    options : dict, optional
-        Solver-specific options, passed after (and so over) the translated ones.
     solver_options : dict, optional
-        The same as ``options``, under the name the mechanisms use
-        (``privopt.opdisc(..., solver_options=...)``), so that one spelling
-        works everywhere; give one of the two.
+        Solver-specific options, passed after (and so over) the translated ones.
+    options : SolveOptions or dict, optional
+        A :class:`~privopt.solvers.SolveOptions` record (solver, time_limit,
+        mip_gap, abs_gap, threads, seed, solver_options, executor; its other
+        fields mean nothing to ``solve``), built once and reused; the keywords
+        above override its fields, and ``solver`` its solver.  A dict is the
+        solver-specific options, the same as ``solver_options`` (give one of
+        the two).
+    **kwargs
+        ``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``, ``seed``,
+        ``solver_options``, ``executor``, as documented above, validated into
+        a :class:`~privopt.solvers.SolveOptions` (each field documented
+        there); any other name is a TypeError naming it.
     raise_on_no_solution : bool
         Raise (default) when the solve ends without a feasible point.
     persistent : solver object, optional
@@ -623,12 +616,10 @@ def solve(
         With ``persistent``: load only these variables' values (default all).
     _prechecked : bool
         Private, for privopt's mechanisms: the caller already ran the setup
-        checks (:func:`privopt.mechanisms._checks.check_run`: ``time_limit``,
-        ``abs_gap`` and ``threads``, ``options`` and the HiGHS option names,
-        the one active objective, the solver's availability) on these
-        arguments, and ``options`` is the dict those checks returned, so
-        ``solve`` does not repeat them.  ``mip_gap`` and ``seed`` are then
-        not checked either (the mechanisms pass 0 and None).  The solver's
+        checks (:func:`privopt.mechanisms._checks.check_run`: the HiGHS
+        option names, the one active objective, the solver's availability)
+        on these arguments, so ``solve`` does not repeat them (the record's
+        own fields are validated when it is built, always).  The solver's
         availability is still looked up (cached per process; it gives the
         version for the report, and a worker on another machine may lack a
         solver the parent has), as is the problem class of the transformed
@@ -646,21 +637,15 @@ def solve(
     InfeasibleModelError, UnboundedModelError, NoSolutionError, SolverCrashedError
         After the solve; each carries the :class:`SolveReport` as ``.report``.
     """
-    spec = get_spec(solver)
-    option_name = "options"
-    if solver_options is not None:
-        if options is not None:
-            raise ParameterError("solver_options: give options= or solver_options= (the same thing), not both.",
-                                 "solver_options")
-        options, option_name = solver_options, "solver_options"
+    record, option_name = solve_options(solver, options, kwargs)
+    spec = get_spec(record.solver_or("highs"))
     if persistent is not None and getattr(persistent, "_privopt_solver_name", None) != spec.name:
         raise ParameterError("persistent: pass an object from persistent_solver() for the same solver.",
                              "persistent")
-    if _prechecked:
-        user_options = dict(options or {})
-    else:
-        check_solve_limits(time_limit, mip_gap, abs_gap, threads, seed)
-        user_options = check_solver_options(options)
+    user_options = record.options
+    time_limit, mip_gap, abs_gap = record.time_limit, record.mip_gap, record.abs_gap
+    threads, seed, executor = record.threads, record.seed, record.executor
+    if not _prechecked:
         check_option_names(spec.name, user_options, option_name)
         check_model_objective(model, minimize=False)
     available, version = solver_availability(spec.name)
