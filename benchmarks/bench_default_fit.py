@@ -10,7 +10,9 @@ seeds, each in its own subprocess with its checkout first on PYTHONPATH
 removed at the end):
 
 * ``warm``: the median over ``--repeats`` fits (seeds 0, 1, ...) in one process
-  after a first fit (seed 1000) that is not counted;
+  after a first fit (seed 1000) that is not counted, each fit on a different
+  training fold of the table (below), as a user who cross-validates meets them:
+  nothing fitted before is fitted again;
 * ``first fit``: that first fit of the fresh process (numba kernels loaded from
   numba's on-disk cache or compiled, lazy imports), in the same process;
 * ``fresh process``: the wall time of ``--fresh`` further subprocesses (median)
@@ -25,8 +27,11 @@ removed at the end):
 Tables: continuous synthetic features (scikit-learn ``make_classification``,
 ``n_informative`` = d/2, 5,000 held-out rows), 2,000 x 6 and 10,000 x 14;
 public bounds: the range of the whole generated table per feature (a range a
-data owner would publish).  The tables are written once to a temporary .npz
-that every subprocess reads.
+data owner would publish).  Folds: n + n/4 training rows are generated and cut
+into :data:`FOLDS` folds of n/4; fit i trains on the n rows outside fold i
+(the first fit leaves out the last fold, warm fit i fold i, the fresh process
+fold 0), the same folds and seeds on every side.  The tables are written once
+to a temporary .npz that every subprocess reads.
 
 Run:  python benchmarks/bench_default_fit.py [--repeats 3] [--fresh 3] [--tables 2000x6,10000x14] [--tag T]
 Writes benchmarks/results/default_fit{T}.csv and default_fit{T}.md.
@@ -57,27 +62,39 @@ BASE = "eaaf9c1 (default)"
 EPSILON = 1.0
 N_TEST = 5000
 FIRST_SEED = 1000
+#: folds of n/4 rows each of the n + n/4 generated training rows; a fit trains on the rest (n rows)
+FOLDS = 5
 COLUMNS = ("table", "n", "d", "side", "revision", "warm_s", "warm_runs", "first_fit_s", "fresh_wall_s",
            "fresh_import_s", "fresh_fit_s", "accuracy", "same_as_base", "coefs")
 
 
 def make_table(n: int, d: int, seed: int = 0):
-    """(X, y, X_test, y_test, bounds): n + N_TEST rows of make_classification, split."""
+    """(X, y, X_test, y_test, bounds): n + n/4 training rows (:data:`FOLDS` folds of
+    n/4) and N_TEST held-out rows of make_classification."""
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=n + N_TEST, n_features=d, n_informative=max(2, d // 2),
+    n_pool = n + n // (FOLDS - 1)
+    X, y = make_classification(n_samples=n_pool + N_TEST, n_features=d, n_informative=max(2, d // 2),
                                n_redundant=0, random_state=seed)
     bounds = (X.min(0), X.max(0))
-    return X[:n], y[:n], X[n:], y[n:], bounds
+    return X[:n_pool], y[:n_pool], X[n_pool:], y[n_pool:], bounds
 
 
-def _fit(table, seed):
-    """Fit the default estimator of whatever privopt this process imports; (seconds, model)."""
+def training_rows(n_pool: int, fold: int) -> np.ndarray:
+    """The rows a fit trains on: every row outside fold ``fold`` (of :data:`FOLDS`)."""
+    return np.flatnonzero(np.arange(n_pool) * FOLDS // n_pool != fold % FOLDS)
+
+
+def _fit(table, seed, fold):
+    """Fit the default estimator of whatever privopt this process imports on the rows
+    outside ``fold``; (seconds, model)."""
     import warnings
 
     import privopt
 
     X, y, _, _, lo, hi = table
+    rows = training_rows(len(y), fold)
+    X, y = X[rows], y[rows]
     clf = privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=(lo, hi), random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -92,12 +109,13 @@ def _load(path):
 
 
 def child_warm(path: str, repeats: int) -> dict:
-    """The first fit, then ``repeats`` warm fits (seeds 0..repeats-1) in this process."""
+    """The first fit (the last fold left out), then ``repeats`` warm fits (seed i on
+    fold i) in this process."""
     table = _load(path)
-    first, _ = _fit(table, FIRST_SEED)
+    first, _ = _fit(table, FIRST_SEED, FOLDS - 1)
     times, accs, coefs = [], [], []
     for seed in range(repeats):
-        secs, clf = _fit(table, seed)
+        secs, clf = _fit(table, seed, seed)
         times.append(secs)
         accs.append(float(np.mean(clf.predict(table[2]) == table[3])))
         coefs.append(np.concatenate([clf.coef_.ravel(), clf.intercept_]).round(12).tolist())
@@ -111,7 +129,7 @@ def child_fresh(path: str) -> dict:
     import privopt  # noqa: F401
 
     t_import = time.perf_counter() - t0
-    secs, _ = _fit(table, 0)
+    secs, _ = _fit(table, 0, 0)
     return {"import_s": t_import, "fit_s": secs}
 
 
@@ -158,11 +176,16 @@ def write(rows, args, env) -> None:
              f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<the table's range>, random_state=seed)` "
              "on continuous synthetic tables (make_classification, d/2 informative features, "
              f"{N_TEST:,} held-out rows). Each side in its own subprocess on its own checkout (the revisions in "
-             f"git worktrees). `warm`: median of {args.repeats} fits (seeds 0..{args.repeats - 1}) after a first "
-             f"fit (seed {FIRST_SEED}) in the same process; `first fit`: that first fit; `fresh process`: wall time "
-             f"of a subprocess that loads the table, imports privopt and fits once (median of {args.fresh}), with "
+             f"git worktrees). Every fit trains on n rows: the n + n/4 generated rows but one fold of n/4 "
+             f"({FOLDS} folds), a different fold for each fit of a process, as in cross-validation (no fit "
+             "repeats an earlier one's data). "
+             f"`warm`: median of {args.repeats} fits (seed i on fold i, i = 0..{args.repeats - 1}) after a first "
+             f"fit (seed {FIRST_SEED}, last fold left out) in the same process; `first fit`: that first fit; "
+             "`fresh process`: wall time "
+             f"of a subprocess that loads the table, imports privopt and fits once (fold 0, seed 0; median of "
+             f"{args.fresh}), with "
              "the import and the fit inside it; `x single W`: warm time over dadb0f8's; `same law`: every warm "
-             "fit released eaaf9c1's coefficients for its seed. The machine (2 cores) was shared with other "
+             "fit released eaaf9c1's coefficients for its seed and fold. The machine (2 cores) was shared with other "
              "jobs: compare the ratios within the run.", "",
              "| table | side | warm s | x single W | x eaaf9c1 | first fit s | fresh process s (import + fit) "
              "| held-out accuracy | same law as eaaf9c1 |",
