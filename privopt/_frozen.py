@@ -1,11 +1,13 @@
-"""A read-only mapping that pickles (``types.MappingProxyType`` does not)."""
+"""A read-only mapping that pickles (``types.MappingProxyType`` does not), and typed
+frozen records that read as one."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, Iterator
 
-__all__ = ["FrozenDict"]
+__all__ = ["FrozenDict", "FrozenRecord"]
 
 
 class FrozenDict(Mapping):
@@ -47,3 +49,41 @@ class FrozenDict(Mapping):
 
     def __repr__(self) -> str:
         return f"FrozenDict({self._data!r})"
+
+
+class FrozenRecord(Mapping):
+    """Base of a frozen dataclass that also reads as a read-only mapping of its fields.
+
+    A release's typed ``parameters`` (e.g. :class:`privopt.mechanisms.SelectionParameters`)
+    subclass it with ``@dataclass(frozen=True, eq=False)``: code reads typed attributes
+    (``result.parameters.noise_scale``), users may keep reading keys
+    (``result.parameters["noise_scale"]``, ``dict(result.parameters)``).  A field declared
+    with ``metadata={"optional": True}`` is a key only when its value is not None (an entry
+    present on some releases only).  Equal to any mapping with the same items; hashable
+    when its values are.
+    """
+
+    __slots__ = ()
+
+    def _keys(self) -> tuple:
+        return tuple(f.name for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                     if not (f.metadata.get("optional") and getattr(self, f.name) is None))
+
+    def __getitem__(self, key):
+        if isinstance(key, str) and key in self._keys():
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __eq__(self, other):
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(self.items()))

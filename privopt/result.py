@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._frozen import FrozenDict
+from ._frozen import FrozenDict, FrozenRecord
 
 __all__ = ["PrivateResult"]
 
@@ -30,7 +30,10 @@ class PrivateResult:
         given are true and public).
     parameters : mapping
         Noise scales and derived quantities under fixed names (OPDisc:
-        ``sigma``, ``alpha``, ...).
+        ``sigma``, ``alpha``, ...); read-only.  Private selection gives a typed
+        record that reads as the same mapping
+        (:class:`privopt.mechanisms.SelectionParameters`,
+        :class:`privopt.mechanisms.MixtureParameters`).
     report : SolveReport or tuple of SolveReport, or None
         Diagnostics of the solve(s).  They depend on the data and the noise
         and are **not** private: keep them with the data curator.  The
@@ -80,7 +83,8 @@ class PrivateResult:
     def __post_init__(self):
         object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
         self.weights.setflags(write=False)
-        object.__setattr__(self, "parameters", FrozenDict(self.parameters))
+        if not isinstance(self.parameters, FrozenRecord):     # a typed record is frozen already
+            object.__setattr__(self, "parameters", FrozenDict(self.parameters))
         if self.labels is not None:
             object.__setattr__(self, "labels", tuple(self.labels))
         if self.noise is not None:

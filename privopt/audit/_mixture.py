@@ -75,4 +75,4 @@ class MixtureSelectionTarget(AuditTarget):
     def run_mechanism(self, which, rng):
         res = mixture_selection(self.models[which], epsilon=self.epsilon, prior=self.priors[which],
                                 method=self.method, random_state=rng, progress=False)
-        return np.array([float(res.parameters["resolution"]), float(res.weights[0])])
+        return np.array([float(res.parameters.resolution), float(res.weights[0])])

@@ -786,7 +786,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
             result = mixture_selection(models, epsilon=eps_select, method=mechanism, prior=prior,
                                        time_limit=self.time_limit, random_state=rng)
-            r = int(result.parameters["resolution"])
+            r = result.parameters.resolution
             model = models[r]
             self.discretizer_ = ladder[r][2]
             self.resolution_ = ladder[r][0]
@@ -797,9 +797,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             if warm is not None:        # the account of the whole: warm start + selection (sequential composition)
                 self.mechanism_reason_ += (f"; the last W is a warm start's (objective perturbation with epsilon "
                                            f"{eps_warm:g}; the selection spent {eps_select:g})")
-                result = dataclasses.replace(result, epsilon=float(epsilon), parameters={
-                    **result.parameters, "epsilon_selection": float(eps_select),
-                    "epsilon_warm_start": float(eps_warm), "warm_start": "objective_perturbation"})
+                result = dataclasses.replace(result, epsilon=float(epsilon), parameters=dataclasses.replace(
+                    result.parameters, epsilon_selection=float(eps_select), epsilon_warm_start=float(eps_warm),
+                    warm_start="objective_perturbation"))
         elif ladder is not None:        # one resolution offered: the plain mechanism on its W
             res, Xr, disc = ladder[0]
             model = self._zero_one_model(Xr, y, res)

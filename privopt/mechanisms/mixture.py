@@ -56,26 +56,13 @@ from ..search import KeyedStreams, sample_top_down
 from ..solvers import BoundedArgmax, check_unchanged
 from ._evaluate import HalfspaceEvaluator
 from ._noise import draw_selection_noise
-from .selection import SelectionReport, _workers_for, selection_keys, topdown_problem
+from ._release import MixtureParameters, MixturePart, MixtureReport, noise_distribution
+from .selection import _workers_for, selection_keys, topdown_problem
 
 __all__ = ["mixture_selection", "MixtureReport"]
 
 #: A floor candidate's tie-break fields: after every real candidate.
 _FAR = 2 ** 62
-
-
-class MixtureReport(SelectionReport):
-    """Diagnostics of one :func:`mixture_selection` (NOT private: they depend
-    on the data).  ``path`` is "mixture"; ``n_points`` is the size of the
-    union; ``parts`` holds one dict per W_r: ``path`` ("topdown" or
-    "enumerate"), ``n_points``, ``predicted_time``, ``wall_time``,
-    ``won`` (whether the release came from it), on the top-down path
-    ``regions_expanded``, and where W_r is scored by branch and bound
-    (:class:`privopt.solvers.BoundedArgmax`) ``points_scored``."""
-
-    def __init__(self, parts, wall_time, predicted_time):
-        super().__init__("mixture", "enumerate", sum(p["n_points"] for p in parts), wall_time, predicted_time)
-        self.parts = parts
 
 
 def _halfspace_data(model, index):
@@ -300,31 +287,16 @@ def mixture_selection(
     r, w = best
     chosen = parts[r]
     alpha = [mixture_utility_bound(epsilon, sensitivity, m, float(pi), beta) for m, pi in zip(sizes, pis)]
-    parameters = {
-        "method": method,
-        "resolution": r,
-        "prior": tuple(float(x) for x in pis),
-        "log_base_measure": tuple(float(x) for x in log_mu),
-        "sensitivity": sensitivity,
-        "loss_range": (lo, hi),
-        "noise_scale": scale,
-        "n_points": tuple(sizes),
-        "alpha": alpha[0],
-        "alpha_per_record": alpha[0] / n,
-        "alpha_by_resolution": tuple(alpha),
-        "beta": beta,
-        "n_samples": n,
-        "dim": len(chosen.labels),
-        "norm_bound": float(chosen.data.norm_bound),
-        "path": "mixture",
-        "noise_distribution": ("Gumbel(0, 1) per point" if method == "exponential"
-                               else "Exponential(1) per point"),
-    }
-    report = MixtureReport([{"path": p.path, "n_points": p.n_points, "predicted_time": p.predicted,
-                             "wall_time": t, "won": p.index == r,
-                             "regions_expanded": getattr(p, "expanded", None),
-                             "points_scored": getattr(p, "points_scored", None)} for p, t in zip(parts, walls)],
-                           wall, predicted)
+    parameters = MixtureParameters(
+        method=method, resolution=r, prior=tuple(float(x) for x in pis),
+        log_base_measure=tuple(float(x) for x in log_mu), sensitivity=sensitivity, loss_range=(lo, hi),
+        noise_scale=scale, n_points=tuple(sizes), alpha=alpha[0], alpha_per_record=alpha[0] / n,
+        alpha_by_resolution=tuple(alpha), beta=beta, n_samples=n, dim=len(chosen.labels),
+        norm_bound=float(chosen.data.norm_bound), path="mixture", noise_distribution=noise_distribution(method))
+    report = MixtureReport.of([MixturePart(p.path, p.n_points, p.predicted, t, p.index == r,
+                                           regions_expanded=getattr(p, "expanded", None),
+                                           points_scored=getattr(p, "points_scored", None))
+                               for p, t in zip(parts, walls)], wall, predicted)
     return PrivateResult(labels=chosen.labels, weights=np.asarray(w, dtype=float) + 0.0,
                          mechanism=method, epsilon=epsilon, delta=0.0, parameters=parameters, report=report,
                          certified=True)

@@ -22,6 +22,7 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import BLOCKS_ENGINE, DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
 from ._noise import draw_selection_noise
+from ._release import SelectionParameters, SelectionReport, noise_distribution
 from ._bounded import PyomoBoundOracle, prefix_space
 from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, _weight_only,
                         fix_solve_seconds, model_size)
@@ -36,65 +37,6 @@ SELECTION_PATHS = ("auto", "score", "bounded")
 
 #: Scoring predicted to take longer than this shows a progress bar (seconds).
 _PROGRESS_AFTER = 10.0
-
-
-class SelectionReport:
-    """Diagnostics of one private selection (NOT private: they depend on the
-    data; keep them with the data curator).
-
-    Attributes: ``path`` ("topdown", "enumerate", "fix_and_solve" or "bounded"),
-    ``solver``, ``n_points`` (|W|), ``wall_time``, ``predicted_time`` (from
-    public quantities; NaN where there is none), ``certified_optimal``
-    (always True: a release happens only when every loss was exact); on the
-    top-down path also ``n_regions`` (supports), ``regions_expanded`` and
-    ``points_scored`` (how much of W was scored; the rest was pruned).
-
-    Which path ran and why: ``reason`` (one sentence), ``listing`` (how W was
-    listed on the fix-and-solve path: ``"constraints"``, through the declared
-    linear constraints on the decision, counted before listing; or
-    ``"product"``, the product grid inside the ball, then filtered),
-    ``engine`` (how each L(w) was obtained: ``"highs_fixed"``, one HiGHS model
-    re-solved warm with the decision's columns fixed; ``"blocks (closed form)"``,
-    that model's rows verified to fall apart into choose-one blocks once the decision
-    is fixed and every L(w) computed exactly by their closed form, no solve
-    (:class:`privopt.solvers.ChooseOneBlocks`); ``"pyomo_persistent"``
-    or ``"pyomo"``, Pyomo's ``Var.fix`` and a persistent or fresh solve;
-    ``"direct"``, an objective of the decision alone evaluated; ``"enumerate"``
-    and ``"topdown"`` on the 0/1-loss models), ``points_scored`` and
-    ``solves`` (certified solves; 0 where no solver ran).  On the bounded
-    path (``path="bounded"``: A* sampling over prefixes of the decision) also
-    ``regions_solved`` (certified LP relaxations solved as bounds) and
-    ``regions_expanded`` (regions split), ``listing`` is ``"prefixes"`` and
-    ``predicted_time`` is a lower bound from public quantities (the fewest
-    region solves any run needs, and one exact solve, timed from the model's
-    rows and columns): the work beyond it depends on how tight the bounds are,
-    which depends on the data.  ``wall_time`` there includes reading the model
-    into the solver.
-
-    A user's model scored by fix-and-solve also has ``record_terms`` (whether each
-    record's term was seen and clipped into ``loss_range``, or assumed in it, and why)
-    and ``terms_clipped`` (how many (point, record) terms lay outside the range and were
-    clipped: the release used the clipped loss)."""
-
-    certified_optimal = True
-    reason: str = ""
-    listing: str | None = None
-    engine: str | None = None
-    solves: int = 0
-    points_scored: int | None = None
-    regions_solved: int | None = None
-    regions_expanded: int | None = None
-    record_terms: str | None = None
-    terms_clipped: int = 0
-
-    def __init__(self, path, solver, n_points, wall_time, predicted_time):
-        self.path, self.solver, self.n_points = path, solver, int(n_points)
-        self.wall_time, self.predicted_time = float(wall_time), float(predicted_time)
-
-    def __repr__(self):
-        return (f"SelectionReport(path={self.path!r}, solver={self.solver!r}, n_points={self.n_points:,}, "
-                f"points_scored={self.points_scored}, solves={self.solves}, engine={self.engine!r}, "
-                f"wall_time={self.wall_time:.2f}, predicted_time={self.predicted_time:.3g})")
 
 
 def selection_keys(losses, noise_scale, method, rng):
@@ -487,11 +429,12 @@ def exponential_mechanism(
     assert best_w is not None   # W has at least two points, so the loop ran
     released = np.asarray(best_w, dtype=float) + 0.0   # no -0.0
 
-    parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
-                             len(w_vars), getattr(scorer, "norm_bound", None), scorer.path)
-    parameters["sense"] = sense
+    record_terms = None
     if isinstance(scorer, FixAndSolveEvaluator) and scorer.record_range is not None:
-        parameters["record_terms"] = "clipped" if scorer.records_seen else "assumed"
+        record_terms = "clipped" if scorer.records_seen else "assumed"
+    parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
+                             len(w_vars), getattr(scorer, "norm_bound", None), scorer.path, sense=sense,
+                             record_terms=record_terms)
     return PrivateResult(
         labels=weight_labels(w_vars),
         weights=released,
@@ -507,26 +450,26 @@ def exponential_mechanism(
 def _evaluation_report(scorer, solver_name, n_points, wall, predicted) -> SelectionReport:
     """The report of a run that scored every point of W: which path, engine
     and listing ran, and why."""
-    report = SelectionReport(scorer.path, solver_name, n_points, wall, predicted)
-    if isinstance(scorer, FixAndSolveEvaluator):
-        report.listing, report.engine = scorer.listing, scorer.engine
-        report.solves, report.points_scored = scorer.solves, scorer.points_scored
-        report.reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
-                         f"with {solver_name} (each solve certified); {scorer.listing_reason}")
-        if scorer.engine == BLOCKS_ENGINE:
-            report.reason = (f"a user's model: with the decision fixed it falls apart into {scorer.blocks_reason} "
-                             "(verified from the model's rows read into HiGHS), so every point of W was scored "
-                             f"exactly by their closed form, no solve; {scorer.listing_reason}")
-        if scorer.records_reason is not None:
-            report.record_terms, report.terms_clipped = scorer.records_reason, scorer.terms_clipped
-        if scorer._executor is not None:
-            report.reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
-                              "each worker reading its own copy of the model, the noise drawn here in W's order")
-    else:
-        report.engine, report.points_scored = "enumerate", n_points
-        report.reason = ("privopt's 0/1-loss model whose W cannot be split by support: every point scored "
-                         "by the exact enumeration")
-    return report
+    if not isinstance(scorer, FixAndSolveEvaluator):
+        return SelectionReport(scorer.path, solver_name, n_points, wall, predicted, engine="enumerate",
+                               points_scored=n_points,
+                               reason=("privopt's 0/1-loss model whose W cannot be split by support: every "
+                                       "point scored by the exact enumeration"))
+    reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
+              f"with {solver_name} (each solve certified); {scorer.listing_reason}")
+    if scorer.engine == BLOCKS_ENGINE:
+        reason = (f"a user's model: with the decision fixed it falls apart into {scorer.blocks_reason} "
+                  "(verified from the model's rows read into HiGHS), so every point of W was scored "
+                  f"exactly by their closed form, no solve; {scorer.listing_reason}")
+    if scorer._executor is not None:
+        reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
+                   "each worker reading its own copy of the model, the noise drawn here in W's order")
+    seen = scorer.records_reason is not None
+    return SelectionReport(scorer.path, solver_name, n_points, wall, predicted, reason=reason,
+                           listing=scorer.listing, engine=scorer.engine, solves=scorer.solves,
+                           points_scored=scorer.points_scored,
+                           record_terms=scorer.records_reason if seen else None,
+                           terms_clipped=scorer.terms_clipped if seen else 0)
 
 
 def _records_are_users(info) -> bool:
@@ -570,23 +513,13 @@ def _check_w_size(n_points: int, widen: str = "the weights' bounds or the ball")
 
 
 def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,
-                path) -> dict:
+                path, **extra) -> SelectionParameters:
     """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
-    return {
-        "method": method,
-        "sensitivity": sensitivity,
-        "loss_range": loss_range,
-        "noise_scale": noise_scale,
-        "n_points": n_points,
-        "alpha": alpha,
-        "alpha_per_record": None if not n_samples else alpha / n_samples,
-        "beta": beta,
-        "n_samples": n_samples,
-        "dim": dim,
-        "norm_bound": norm_bound,
-        "path": path,
-        "noise_distribution": "Gumbel(0, 1) per point" if method == "exponential" else "Exponential(1) per point",
-    }
+    return SelectionParameters(
+        method=method, sensitivity=sensitivity, loss_range=loss_range, noise_scale=noise_scale,
+        n_points=n_points, alpha=alpha, alpha_per_record=None if not n_samples else alpha / n_samples, beta=beta,
+        n_samples=n_samples, dim=dim, norm_bound=norm_bound, path=path,
+        noise_distribution=noise_distribution(method), **extra)
 
 
 def _workers_for(executor, predicted: float) -> int:
@@ -639,12 +572,12 @@ def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity
     released = problem.decode(best[1], best[2]) + 0.0
     parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
                              len(w_vars), problem.norm_bound, "topdown")
-    report = SelectionReport("topdown", "enumerate", n_points, wall, predicted)
-    report.engine = "topdown"
-    report.reason = ("privopt's 0/1-loss model on one integer grid with 0: W split by support and "
-                     "report-noisy-max drawn top down, supports that cannot win never scored")
-    report.regions_expanded, report.points_scored = expanded
-    report.n_regions = problem.n_regions
+    report = SelectionReport("topdown", "enumerate", n_points, wall, predicted, engine="topdown",
+                             reason=("privopt's 0/1-loss model on one integer grid with 0: W split by support "
+                                     "and report-noisy-max drawn top down, supports that cannot win never "
+                                     "scored"),
+                             regions_expanded=expanded[0], points_scored=expanded[1],
+                             n_regions=problem.n_regions)
     return PrivateResult(labels=weight_labels(w_vars), weights=released, mechanism=method, epsilon=epsilon,
                          delta=0.0, parameters=parameters, report=report, certified=True)
 
@@ -702,15 +635,14 @@ def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, 
                               n_samples=n_samples, loss_range=loss_range, time_limit=time_limit, deadline=deadline)
     point, _, stats = sample_prefix(space, oracle, streams, method, noise_scale, deadline=deadline)
     parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
-                             len(w_vars), norm_bound, "bounded")
-    parameters["sense"] = sense
-    report = SelectionReport("bounded", solver, n_points, time.perf_counter() - start, predicted)
-    report.engine, report.listing = oracle.engine, "prefixes"
-    report.reason = (f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of "
-                     f"the decision, each region bounded by the LP relaxation solved by {solver} (certified)")
-    report.regions_solved, report.regions_expanded = stats.regions_solved, stats.regions_expanded
-    report.points_scored = stats.points_scored
-    report.solves = oracle.regions_solved + oracle.points_scored
+                             len(w_vars), norm_bound, "bounded", sense=sense)
+    report = SelectionReport(
+        "bounded", solver, n_points, time.perf_counter() - start, predicted, engine=oracle.engine,
+        listing="prefixes",
+        reason=(f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of the "
+                f"decision, each region bounded by the LP relaxation solved by {solver} (certified)"),
+        regions_solved=stats.regions_solved, regions_expanded=stats.regions_expanded,
+        points_scored=stats.points_scored, solves=oracle.regions_solved + oracle.points_scored)
     return PrivateResult(labels=weight_labels(w_vars), weights=point + 0.0, mechanism=method, epsilon=epsilon,
                          delta=0.0, parameters=parameters, report=report, certified=True)
 
