@@ -1,12 +1,16 @@
 """SolveOptions: the one typed, validated record of how a model is solved."""
 
 import dataclasses
+import inspect
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
 import privopt
-from privopt.exceptions import ParameterError, ParameterTypeError, SolverOptionError
+from privopt.exceptions import NoiseDominatesWarning, ParameterError, ParameterTypeError, SolverOptionError
 from privopt.oracle import certified_solve
 from privopt.solvers import DEFAULT_ABS_GAP, SolveOptions, solve
 
@@ -111,3 +115,74 @@ def test_certified_solve_reads_on_failure_from_the_record():
     assert report.certified_optimal and report.mip_gap == 0.0
     with pytest.raises(ParameterError, match="on_failure"):
         certified_solve(_lp(), on_failure="ignore")
+
+
+# --- the mechanisms: keywords and a record give the same release ------------------------
+
+def _halfspace_data(n=10, d=2, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    y = np.where(X @ np.linspace(1.0, -0.5, d) + rng.normal(0, 0.5, size=n) > 0, 1, 0)
+    return X, y
+
+
+def test_opdisc_same_release_with_keywords_or_a_record():
+    X, y = _halfspace_data()
+    model = privopt.models.zero_one_halfspace(X, y, grid=[-1, 0, 1])
+    record = SolveOptions(solver="highs", time_limit=60, abs_gap=1e-7, on_failure="raise")
+    for seed in range(3):
+        by_keywords = privopt.opdisc(model, epsilon=2.0, delta=1e-3, random_state=seed, solver="highs",
+                                     time_limit=60, abs_gap=1e-7)
+        by_record = privopt.opdisc(model, epsilon=2.0, delta=1e-3, random_state=seed, options=record)
+        np.testing.assert_array_equal(by_keywords.weights, by_record.weights)
+        assert by_record.report.time_limit == 60 and by_record.report.abs_gap == 1e-7
+    # a keyword beside the record overrides it
+    overridden = privopt.opdisc(model, epsilon=2.0, delta=1e-3, random_state=0, options=record, time_limit=30)
+    assert overridden.report.time_limit == 30 and record.time_limit == 60
+
+
+def test_rspm_same_release_with_keywords_or_a_record():
+    X, y = _halfspace_data()
+    model = privopt.models.rspm_halfspace(X, np.where(y > 0, 1, -1))
+    for seed in range(3):
+        by_keywords = privopt.rspm(model, epsilon=1.0, random_state=seed, time_limit=60, abs_gap=1e-7)
+        by_record = privopt.rspm(model, epsilon=1.0, random_state=seed,
+                                 options=SolveOptions(time_limit=60, abs_gap=1e-7))
+        np.testing.assert_array_equal(by_keywords.weights, by_record.weights)
+        assert by_record.report.abs_gap == 1e-7
+
+
+def test_opsamp_same_release_with_keywords_or_a_record():
+    X, y = _halfspace_data(n=12)
+    model = privopt.models.absolute_regression(X, X @ [0.5, -0.25], bound=1.0, x_bound=2.0, y_bound=2.0)
+    common = dict(epsilon=1.0, delta=1e-3, n_oracle_calls=6)
+    with ThreadPoolExecutor(1) as pool, warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)
+        for seed in range(2):
+            by_keywords = privopt.opsamp(model, random_state=seed, executor=pool, progress=False,
+                                         abs_gap=1e-7, **common)
+            record = SolveOptions(executor=pool, progress=False, abs_gap=1e-7)
+            by_record = privopt.opsamp(model, random_state=seed, options=record, **common)
+            np.testing.assert_array_equal(by_keywords.weights, by_record.weights)
+            assert by_record.parameters["abs_gap"] == 1e-7
+
+
+@pytest.mark.parametrize("name", ["opdisc", "opsamp", "rspm"])
+def test_mechanisms_refuse_an_unknown_keyword_naming_the_closest(name):
+    X, y = _halfspace_data()
+    model = privopt.models.zero_one_halfspace(X, y, grid=[-1, 0, 1])
+    with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'time_limt'.*'time_limit'"):
+        getattr(privopt, name)(model, epsilon=1.0, delta=1e-3, time_limt=5)
+    with pytest.raises(ParameterTypeError, match="options"):   # a dict is not the record
+        getattr(privopt, name)(model, epsilon=1.0, delta=1e-3, options={"time_limit": 5})
+
+
+@pytest.mark.parametrize("name, keyword", [("opdisc", "norm_bound"), ("opsamp", "l1_diameter"),
+                                           ("rspm", "separator_vars")])
+def test_signature_lists_every_keyword(name, keyword):
+    """help(), inspect and @privopt.private see each keyword, not **kwargs."""
+    params = inspect.signature(getattr(privopt, name)).parameters
+    assert keyword in params and "time_limit" in params and "options" in params
+    assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in params.values())
+    assert params["solver"].default == "highs"
+    privopt.private(name, epsilon=1.0, delta=1e-3, **{keyword: None})   # accepted when decorating

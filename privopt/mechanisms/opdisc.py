@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
@@ -35,7 +36,7 @@ from ..perturbation import (
     weights_of,
 )
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP
+from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_if_mean_objective, warn_noise_disclosed
 from ._noise import draw_opdisc_noise
@@ -43,31 +44,31 @@ from ._noise import draw_opdisc_noise
 __all__ = ["opdisc"]
 
 
-def opdisc(
-    model,
-    weights=None,
-    *,
-    epsilon: float,
-    delta: float,
-    lipschitz: float | None = None,
-    norm_bound: float | None = None,
-    separation: float | None = None,
-    n_samples: int | None = None,
-    grid=None,
-    calibration: str = "proven",
-    beta: float = 0.05,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    threads: int | None = None,
-    random_state=None,
-    on_failure: str = "raise",
-    solver_options: dict | None = None,
-    pi_encoding: str = "auto",
-    abs_gap: float = DEFAULT_ABS_GAP,
-    return_noise: bool = False,
-    executor=None,
-    public_constraints=None,
-) -> PrivateResult:
+@dataclass(frozen=True)
+class _Keywords:
+    """OPDisc's own keywords (each documented in :func:`opdisc`), checked
+    there; how the model is solved is the :class:`~privopt.solvers.SolveOptions`
+    beside it."""
+
+    lipschitz: float | None = None
+    norm_bound: float | None = None
+    separation: float | None = None
+    n_samples: int | None = None
+    grid: object = None
+    calibration: str = "proven"
+    beta: float = 0.05
+    pi_encoding: str = "auto"
+    return_noise: bool = False
+
+
+#: The fields of :class:`~privopt.solvers.SolveOptions` opdisc takes as keywords.
+OPDISC_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_options", "abs_gap", "executor",
+                  "public_constraints")
+
+
+@keyword_signature(_Keywords, OPDISC_OPTIONS, {"solver": "highs"})
+def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=None,
+           options: SolveOptions | None = None, **kwargs) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a discrete grid.
 
     Algorithm 1 (OPDisc) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
@@ -174,6 +175,13 @@ def opdisc(
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
+        ``solver_options``, ``abs_gap``, ``executor`` and
+        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
+        each field documented there), e.g. built once and reused; those
+        keywords, given beside it, override its fields.  Any keyword opdisc
+        does not take is a TypeError naming it.
 
     Returns
     -------
@@ -184,31 +192,29 @@ def opdisc(
         ``pi_encoding``), ``report``.
     """
     # --- validation, all before any solve -----------------------------------
+    solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    beta = check_probability(beta, "beta")
-    calibration = check_choice(calibration, "calibration", OPDISC_CALIBRATIONS)
-    if pi_encoding not in ("auto", "piecewise", "binary"):
+    beta = check_probability(kw.beta, "beta")
+    calibration = check_choice(kw.calibration, "calibration", OPDISC_CALIBRATIONS)
+    if kw.pi_encoding not in ("auto", "piecewise", "binary"):
         raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
-    solver, solver_options, on_failure = check_run(
-        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
-    if not (executor is None or is_local(executor)):
-        check_executor(executor)
+    solve = _check_solve(model, solve, kw.return_noise)
+    grid, return_noise = kw.grid, kw.return_noise
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    check_public_constraints(model, w_vars, public_constraints, info, "OPDisc",
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPDisc",
                              bounds_give_w=grid is None and (info is None or info.grid is None))
     d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None)
     grid_tau = grid_separation(grids)
 
-    separation = _separation(separation, info, grid_tau)
-    levels = norm_levels(grids, _norm_bound(norm_bound, info))  # raises if no grid point is inside the ball
+    separation = _separation(kw.separation, info, grid_tau)
+    levels = norm_levels(grids, _norm_bound(kw.norm_bound, info))  # raises if no grid point is inside the ball
     D = levels.norm_bound
-    lipschitz = _lipschitz(lipschitz, info, separation)
+    lipschitz = _lipschitz(kw.lipschitz, info, separation)
 
-    n_samples = check_n_samples(n_samples, info)
+    n_samples = check_n_samples(kw.n_samples, info)
     warn_if_delta_weak(delta, n_samples)
     warn_if_mean_objective(model, n_samples, "OPDisc")   # the objective's structure against n, before any solve
     if levels.exact and count_grid_points(levels.coef, int(levels.bound)) == 1:
@@ -240,11 +246,9 @@ def opdisc(
         norm_bound=D,
         grid=grids,
         grid_encoding=None if grid is not None else (info.grid_encoding if info else None),
-        pi_encoding=pi_encoding,
+        pi_encoding=kw.pi_encoding,
     )
-    report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
-                             options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
-                             what="the OPDisc objective", executor=executor, _prechecked=True)
+    report = certified_solve(private_model, options=solve, what="the OPDisc objective", _prechecked=True)
     w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
 
     parameters = {
@@ -274,6 +278,18 @@ def opdisc(
         certified=report.certified_optimal,
         noise=eta if return_noise else None,
     )
+
+
+def _check_solve(model, solve: SolveOptions, return_noise) -> SolveOptions:
+    """The run's checks (:func:`~privopt.mechanisms._checks.check_run`) on
+    ``solve``, returned with its solver resolved (``"auto"``: from W's size)."""
+    solver, solver_options, on_failure = check_run(
+        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
+        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=return_noise,
+        on_failure=solve.on_failure)
+    if not (solve.executor is None or is_local(solve.executor)):
+        check_executor(solve.executor)
+    return solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure)
 
 
 def _separation(separation, info, grid_tau: float) -> float:

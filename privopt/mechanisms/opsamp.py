@@ -52,7 +52,7 @@ from ..exceptions import (
 from ..models import check_public_constraints, get_info
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP
+from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
@@ -60,6 +60,31 @@ from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_
 from ._parallel import OracleAnswer, install_payload, oracle_chunk
 
 __all__ = ["opsamp"]
+
+
+@dataclass(frozen=True)
+class _Keywords:
+    """OPSamp's own keywords (each documented in :func:`opsamp`), checked in
+    :func:`_check` and :func:`_plan`; how each call is solved is the
+    :class:`~privopt.solvers.SolveOptions` beside it."""
+
+    lipschitz_l1: float | None = None
+    linf_diameter: float | None = None
+    l2_diameter: float | None = None
+    l1_diameter: float | None = None
+    n_samples: int | None = None
+    n_oracle_calls: int | None = None
+    beta: float = 0.05
+    oracle_error: float = 0.0
+    return_noise: bool = False
+    project: bool = True
+    persistent: bool = True
+    lipschitz: float | None = None   # the deprecated name of lipschitz_l1
+
+
+#: The fields of :class:`~privopt.solvers.SolveOptions` opsamp takes as keywords.
+OPSAMP_OPTIONS = ("solver", "time_limit", "threads", "executor", "progress", "on_failure", "solver_options",
+                  "abs_gap", "public_constraints")
 
 
 @dataclass(frozen=True)
@@ -74,15 +99,8 @@ class _Run:
     beta: float
     oracle_error: float
     n_oracle_calls: int | None
-    solver: str
-    options: dict
-    on_failure: str
-    time_limit: float | None
-    threads: int | None
-    abs_gap: float
-    executor: object
+    solve: SolveOptions   # solver resolved, executor checked, progress decided
     rng: np.random.Generator
-    progress: bool
     project: bool
     persistent: bool
     return_noise: bool
@@ -112,35 +130,9 @@ def _box_diameters(w_vars):
     return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
 
 
-def opsamp(
-    model,
-    weights=None,
-    *,
-    epsilon: float,
-    delta: float,
-    lipschitz_l1: float | None = None,
-    linf_diameter: float | None = None,
-    l2_diameter: float | None = None,
-    l1_diameter: float | None = None,
-    n_samples: int | None = None,
-    n_oracle_calls: int | None = None,
-    beta: float = 0.05,
-    oracle_error: float = 0.0,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    threads: int | None = None,
-    executor=None,
-    random_state=None,
-    progress: bool = True,
-    on_failure: str = "raise",
-    solver_options: dict | None = None,
-    abs_gap: float = DEFAULT_ABS_GAP,
-    return_noise: bool = False,
-    project: bool = True,
-    persistent: bool = True,
-    lipschitz: float | None = None,
-    public_constraints=None,
-) -> PrivateResult:
+@keyword_signature(_Keywords, OPSAMP_OPTIONS, {"solver": "highs", "progress": True})
+def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=None,
+           options: SolveOptions | None = None, **kwargs) -> PrivateResult:
     r"""Release an (epsilon, delta)-DP minimizer of a loss over a continuous set.
 
     Algorithm 2 (OPSamp) of Neel, Roth, Vietri, Wu, *Oracle Efficient Private
@@ -281,6 +273,13 @@ def opsamp(
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``executor``,
+        ``progress``, ``on_failure``, ``solver_options``, ``abs_gap`` and
+        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
+        each field documented there), e.g. built once and reused; those
+        keywords, given beside it, override its fields.  Any keyword opsamp
+        does not take is a TypeError naming it.
 
     Returns
     -------
@@ -298,16 +297,14 @@ def opsamp(
         ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
         ``report``: the tuple of the m SolveReports, in call order.
     """
-    lipschitz_l1 = renamed_argument("opsamp", "lipschitz_l1", lipschitz_l1, "lipschitz", lipschitz,
+    solve, keywords = parse_keywords("opsamp", options, kwargs, _Keywords, OPSAMP_OPTIONS)
+    lipschitz_l1 = renamed_argument("opsamp", "lipschitz_l1", keywords.lipschitz_l1, "lipschitz",
+                                    keywords.lipschitz,
                                     why="the l1-Lipschitz constant; lipschitz is the l2 constant in opdisc")
-    lipschitz_name = "lipschitz" if lipschitz is not None else "lipschitz_l1"   # errors name what was passed
-    run = _check(model, weights, epsilon=epsilon, delta=delta, beta=beta, oracle_error=oracle_error,
-                 n_oracle_calls=n_oracle_calls, solver=solver, time_limit=time_limit, threads=threads,
-                 executor=executor, random_state=random_state, progress=progress, on_failure=on_failure,
-                 solver_options=solver_options, abs_gap=abs_gap, return_noise=return_noise, project=project,
-                 persistent=persistent, public_constraints=public_constraints)
-    plan = _plan(run, lipschitz=lipschitz_l1, linf_diameter=linf_diameter, l2_diameter=l2_diameter,
-                 l1_diameter=l1_diameter, n_samples=n_samples, lipschitz_name=lipschitz_name)
+    lipschitz_name = "lipschitz" if keywords.lipschitz is not None else "lipschitz_l1"   # errors name what was passed
+    run = _check(model, weights, epsilon=epsilon, delta=delta, random_state=random_state, solve=solve,
+                 keywords=keywords)
+    plan = _plan(run, keywords, lipschitz_l1, lipschitz_name)
     # all the noise, from the one generator, in this process: sigma_1..sigma_m, then mu
     sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.output_grid,
                                    plan.params.n_oracle_calls, run.d)
@@ -317,23 +314,24 @@ def opsamp(
 
 # --- 1. check: every argument and the model, before any noise or solve -------------
 
-def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls, solver, time_limit, threads,
-           executor, random_state, progress, on_failure, solver_options, abs_gap, return_noise, project,
-           persistent, public_constraints=None) -> _Run:
+def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions, keywords: _Keywords) -> _Run:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    beta = check_probability(beta, "beta")
-    oracle_error = check_real(oracle_error, "oracle_error")
+    beta = check_probability(keywords.beta, "beta")
+    oracle_error = check_real(keywords.oracle_error, "oracle_error")
     if oracle_error < 0:
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
-    progress = check_bool(progress, "progress")
-    project = check_bool(project, "project")
-    persistent = check_bool(persistent, "persistent")
-    solver, options, on_failure = check_run(
-        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
-    executor = check_executor(executor)
+    project = check_bool(keywords.project, "project")
+    persistent = check_bool(keywords.persistent, "persistent")
+    solver, solver_options, on_failure = check_run(
+        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
+        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=keywords.return_noise,
+        on_failure=solve.on_failure)
+    solve = solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure,
+                          executor=check_executor(solve.executor),
+                          progress=True if solve.progress is None else solve.progress)
     rng = check_random_state(random_state)
+    n_oracle_calls = keywords.n_oracle_calls
     if n_oracle_calls is not None:
         if isinstance(n_oracle_calls, bool):  # check_int would read True as 1
             raise ParameterTypeError("n_oracle_calls must be an integer or None, got bool.", "n_oracle_calls")
@@ -341,7 +339,7 @@ def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    check_public_constraints(model, w_vars, public_constraints, info, "OPSamp")
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp")
     if info is not None and info.loss_range is not None:
         lo, hi = info.loss_range
         if hi - lo > 1.0 + 1e-12:
@@ -355,10 +353,8 @@ def _check(model, weights, *, epsilon, delta, beta, oracle_error, n_oracle_calls
                      "Use fewer n_oracle_calls (None: the paper's m; the deviation term of lambda shrinks only "
                      "like 1/sqrt(m)).")
     return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
-                oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, solver=solver, options=options,
-                on_failure=on_failure, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-                executor=executor, rng=rng, progress=progress, project=project, persistent=persistent,
-                return_noise=bool(return_noise))
+                oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, solve=solve, rng=rng, project=project,
+                persistent=persistent, return_noise=bool(keywords.return_noise))
 
 
 def _bytes_per_call(d: int) -> int:
@@ -407,18 +403,17 @@ def _diameters(w_vars, info, given: dict):
     return tuple(values), tuple(sources)
 
 
-def _plan(run: _Run, *, lipschitz, linf_diameter, l2_diameter, l1_diameter, n_samples,
-          lipschitz_name="lipschitz_l1") -> _Plan:
+def _plan(run: _Run, keywords: _Keywords, lipschitz, lipschitz_name="lipschitz_l1") -> _Plan:
     lipschitz = _lipschitz(lipschitz, run.info, lipschitz_name)
     (linf_diameter, l2_diameter, l1_diameter), sources = _diameters(
-        run.w_vars, run.info,
-        {"linf_diameter": linf_diameter, "l2_diameter": l2_diameter, "l1_diameter": l1_diameter})
-    n_samples = check_n_samples(n_samples, run.info)
+        run.w_vars, run.info, {"linf_diameter": keywords.linf_diameter, "l2_diameter": keywords.l2_diameter,
+                               "l1_diameter": keywords.l1_diameter})
+    n_samples = check_n_samples(keywords.n_samples, run.info)
     if n_samples is None:
         raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
     warn_if_delta_weak(run.delta, n_samples, stacklevel=4)
     # the oracle is certified within abs_gap on the sum, i.e. abs_gap / n per record
-    effective_error = max(run.oracle_error, run.abs_gap / n_samples)
+    effective_error = max(run.oracle_error, run.solve.abs_gap / n_samples)
     params = opsamp_parameters(run.epsilon, run.delta, lipschitz, linf_diameter, l2_diameter, n_samples, run.d,
                                n_oracle_calls=run.n_oracle_calls, beta=run.beta, oracle_error=effective_error,
                                l1_diameter=l1_diameter)
@@ -434,28 +429,29 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
     m = len(sigmas)
     payload = dumps_model(run.model)
     weight_names = tuple(pyo.ComponentUID(v) for v in run.w_vars)
-    solve_kwargs = {"time_limit": run.time_limit, "threads": run.threads, "options": run.options,
-                    "abs_gap": run.abs_gap}
-    owned = run.executor is None or run.executor == RAY
+    solve = run.solve
+    solve_kwargs = {"time_limit": solve.time_limit, "threads": solve.threads, "options": solve.options,
+                    "abs_gap": solve.abs_gap}
+    owned = solve.executor is None or solve.executor == RAY
     key = uuid.uuid4().hex   # names this run's model in the workers
     pool: Executor
-    if run.executor == RAY:   # a Ray pool for this run; the model goes to each worker once
+    if solve.executor == RAY:   # a Ray pool for this run; the model goes to each worker once
         pool = ray_executor(m, initializer=install_payload, initargs=(key, payload))
     elif owned:   # the model goes to each worker once, with the pool's initializer
         pool = default_executor(m, initializer=install_payload, initargs=(key, payload))
     else:   # an Executor: check_executor wrapped anything else
-        pool = cast(Executor, run.executor)
+        pool = cast(Executor, solve.executor)
     try:
         shared = None if owned else share(pool, payload)
         # several calls per task, so that the executor's round trip does not
         # dominate a warm re-solve: at least 4 tasks per worker, at most 64 calls each
         size = max(1, min(64, m // (4 * worker_count(pool))))
         chunks = [sigmas[k:k + size].copy() for k in range(0, m, size)]
-        stop = run.on_failure == "raise"
-        calls = [(shared, weight_names, chunk, run.solver, solve_kwargs, key, run.persistent, stop)
+        stop = solve.on_failure == "raise"
+        calls = [(shared, weight_names, chunk, solve.solver, solve_kwargs, key, run.persistent, stop)
                  for chunk in chunks]
         results, fatal_chunk = run_ordered(
-            pool, oracle_chunk, calls, progress=run.progress, desc="OPSamp oracle calls",
+            pool, oracle_chunk, calls, progress=solve.progress, desc="OPSamp oracle calls",
             is_fatal=(lambda batch: any(not a.certified for a in batch)) if stop else None,
             max_in_flight=max(8, 4 * worker_count(pool)), weights=[len(c) for c in chunks])
     finally:
@@ -517,8 +513,8 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
                    + (", clipped to the box of the declared bounds" if projected else "")),
         "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
         "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
-        "abs_gap": run.abs_gap,
-        "solver": run.solver,
+        "abs_gap": run.solve.abs_gap,
+        "solver": run.solve.solver,
     })
     if run.return_noise:
         warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)", stacklevel=4)

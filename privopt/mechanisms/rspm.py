@@ -4,6 +4,8 @@ over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -17,7 +19,7 @@ from ..models import check_public_constraints, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..result import PrivateResult, weight_labels
-from ..solvers import DEFAULT_ABS_GAP
+from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_run, warn_noise_disclosed
 from ._noise import draw_rspm_noise
 
@@ -81,6 +83,22 @@ def rspm_outlook(d: int, n_samples: int, epsilon: float, row_patterns: int | Non
     return hard, reason
 
 
+@dataclass(frozen=True)
+class _Keywords:
+    """RSPM's own keywords (each documented in :func:`rspm`), checked there;
+    how the model is solved is the :class:`~privopt.solvers.SolveOptions`
+    beside it."""
+
+    noise: str = "laplace"
+    separator_vars: Any = None   # (p, n): Vars or names
+    sensitivity: float | None = None
+    return_noise: bool = False
+
+
+#: The fields of :class:`~privopt.solvers.SolveOptions` rspm takes as keywords.
+RSPM_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_options", "abs_gap", "public_constraints")
+
+
 def _scalars(comp) -> list:
     """The scalar data of a Var component in index order."""
     if not comp.is_indexed():
@@ -113,25 +131,9 @@ def _indexed_scalars(model, component, what: str) -> list:
     return items
 
 
-def rspm(
-    model,
-    weights=None,
-    *,
-    epsilon: float,
-    delta: float | None = None,
-    noise: str = "laplace",
-    separator_vars=None,
-    sensitivity: float | None = None,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    threads: int | None = None,
-    random_state=None,
-    on_failure: str = "raise",
-    solver_options: dict | None = None,
-    abs_gap: float = DEFAULT_ABS_GAP,
-    return_noise: bool = False,
-    public_constraints=None,
-) -> PrivateResult:
+@keyword_signature(_Keywords, RSPM_OPTIONS, {"solver": "highs"})
+def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, random_state=None,
+         options: SolveOptions | None = None, **kwargs) -> PrivateResult:
     r"""Release an epsilon-DP halfspace w in {-1, 0, 1}^d by RSPM.
 
     RSPM (Report Separator-Perturbed Noisy Max, written as a minimization) of
@@ -221,6 +223,12 @@ def rspm(
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
+        ``solver_options``, ``abs_gap`` and ``public_constraints`` as one
+        record (:class:`privopt.SolveOptions`, each field documented there),
+        e.g. built once and reused; those keywords, given beside it, override
+        its fields.  Any keyword rspm does not take is a TypeError naming it.
 
     Returns
     -------
@@ -232,16 +240,20 @@ def rspm(
         ``report``.
     """
     # --- validation, all before any noise is drawn or any solve starts ------
+    solve, kw = parse_keywords("rspm", options, kwargs, _Keywords, RSPM_OPTIONS)
     epsilon = check_epsilon(epsilon)
     requested_delta = check_delta(0.0 if delta is None else delta, allow_zero=True)
     if delta is not None:
         warnings.warn(
             "rspm(delta=...) is deprecated and ignored: RSPM is pure epsilon-DP (the result has delta = 0); "
             "leave delta out.", DeprecationWarning, stacklevel=2)
-    noise = check_rspm_noise(noise)
+    noise = check_rspm_noise(kw.noise)
     solver, solver_options, on_failure = check_run(
-        model, solver=solver, time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-        solver_options=solver_options, return_noise=return_noise, on_failure=on_failure)
+        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
+        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=kw.return_noise,
+        on_failure=solve.on_failure)
+    solve = solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure)
+    separator_vars, sensitivity, return_noise = kw.separator_vars, kw.sensitivity, kw.return_noise
     info = get_info(model)
 
     if separator_vars is None and info is not None:
@@ -272,7 +284,7 @@ def rspm(
             "sensitivity: give Delta, the most one replaced record changes the loss of any w "
             "(1 for a 0/1 error count).", "sensitivity")
     sensitivity = check_positive(sensitivity, "sensitivity")
-    check_public_constraints(model, w_vars, public_constraints, info, "RSPM")
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "RSPM")
 
     m = 2 * d
     b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)
@@ -293,9 +305,7 @@ def rspm(
     # objective: L(w) - (-1) * <xi, (p, n)> = L(w) + sum_j xi_j p_j + xi_{d+j} n_j
     pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
         private_model, weights=p_c + n_c, noise=xi, normalize=False, scale=-1.0)
-    report = certified_solve(private_model, solver, time_limit=time_limit, threads=threads,
-                             options=solver_options, abs_gap=abs_gap, on_failure=on_failure,
-                             what="the RSPM objective", _prechecked=True)
+    report = certified_solve(private_model, options=solve, what="the RSPM objective", _prechecked=True)
     p_hat = np.array([round(pyo.value(v)) for v in p_c], dtype=int)
     n_hat = np.array([round(pyo.value(v)) for v in n_c], dtype=int)
     w_hat = (p_hat - n_hat).astype(float)

@@ -28,6 +28,8 @@ from ._options import ON_FAILURE as ON_FAILURE
 from ._options import SOLVE_FIELDS as SOLVE_FIELDS
 from ._options import check_options as check_options
 from ._options import split_keywords as split_keywords
+from ._options import keyword_signature as keyword_signature
+from ._options import parse_keywords as parse_keywords
 
 # For privopt's other packages (the mechanisms' setup checks, selection's scorer, the
 # model builders' solver="auto" hint): not public API, so not in __all__.

@@ -14,18 +14,22 @@ given beside it override its fields (``options=opts, time_limit=10``).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import numbers
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from .._runtime import check_executor, is_local
 from .._validation import check_bool, check_choice, check_int, check_keywords
 from ..exceptions import ParameterError, ParameterTypeError, SolverOptionError
 
 __all__ = ["SolveOptions", "DEFAULT_ABS_GAP", "ON_FAILURE", "SOLVE_FIELDS", "check_solve_limits",
-           "check_solver_options"]
+           "check_solver_options", "parse_keywords", "keyword_signature"]
+
+_Own = TypeVar("_Own")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: Absolute gap (objective units) within which incumbent and bound must agree
 #: for a solve to count as certified optimal, unless the caller says otherwise.
@@ -157,6 +161,10 @@ class SolveOptions:
         None for the defaults) gives the fields not in ``keywords``.
         """
         check_keywords(function, keywords, SOLVE_FIELDS if accepts is None else accepts)
+        if "solver" in keywords and keywords["solver"] is None:   # None is the record's "not given", not a name
+            raise ParameterTypeError(
+                "solver must be a solver name (str), got NoneType; e.g. solver='highs' (leave it out for the "
+                "default).", "solver")
         record = check_options(options, function)
         return record.replace(**keywords) if keywords else record
 
@@ -182,6 +190,44 @@ def split_keywords(keywords: Mapping[str, Any], names: Iterable[str]) -> tuple[d
     names = frozenset(names)
     return ({k: v for k, v in keywords.items() if k in names},
             {k: v for k, v in keywords.items() if k not in names})
+
+
+def parse_keywords(function: str, options: SolveOptions | None, keywords: Mapping[str, Any], own: type[_Own],
+                   accepts: Collection[str]) -> tuple[SolveOptions, _Own]:
+    """The two records of a call ``function(..., options=options, **keywords)``:
+    its :class:`SolveOptions` (the ``accepts`` fields among ``keywords``
+    override ``options``) and ``own``, the function's own typed record of its
+    other keywords (a dataclass whose fields are those keywords, with their
+    defaults).  Any other keyword is a TypeError naming it and the closest
+    valid name."""
+    own_names = [f.name for f in dataclasses.fields(own)]  # type: ignore[arg-type]
+    check_keywords(function, keywords, [*own_names, *accepts])
+    solve_keywords, own_keywords = split_keywords(keywords, accepts)
+    return (SolveOptions.from_keywords(function, solve_keywords, options=options, accepts=accepts),
+            own(**own_keywords))
+
+
+def keyword_signature(own: type, accepts: Collection[str],
+                      defaults: Mapping[str, Any] | None = None) -> Callable[[_F], _F]:
+    """Decorate a function ``f(..., options=None, **kwargs)`` whose keywords are
+    validated by :func:`parse_keywords`: its signature (``help()``,
+    ``inspect.signature``, ``@privopt.private``'s check of names) then lists
+    every keyword it takes, ``own``'s fields then the ``accepts`` fields of
+    :class:`SolveOptions`, with their defaults (``defaults``: the function's
+    own, e.g. ``{"solver": "highs"}``, where a field's default is None)."""
+    solve_defaults = {f.name: f.default for f in dataclasses.fields(SolveOptions)}
+    solve_defaults.update(defaults or {})
+
+    def decorate(func: _F) -> _F:
+        signature = inspect.signature(func)
+        kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        named = [(f.name, f.default) for f in dataclasses.fields(own)]
+        named += [(name, solve_defaults[name]) for name in accepts]
+        extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in named]
+        func.__signature__ = signature.replace(parameters=[*kept, *extra])  # type: ignore[attr-defined]
+        return func
+
+    return decorate
 
 
 def check_solver_options(options) -> dict:
