@@ -864,3 +864,10 @@ def test_kept_models_survive_concurrent_eviction(monkeypatch):
         sys.setswitchinterval(old_interval)
     assert not errors, errors[:3]
     assert len(par._KEPT) <= par._MAX_KEPT
+
+
+def test_parameters_refuse_an_unknown_keyword_naming_the_closest():
+    """oracle_error and l1_diameter are keywords (**kwargs): a misspelt one fails like Python's own."""
+    with pytest.raises(TypeError, match=r"opsamp_parameters\(\) got an unexpected keyword argument 'l1_diam'.*"
+                                        r"'l1_diameter'"):
+        calibration.opsamp_parameters(1.0, 1e-3, 1.0, 1.0, 1.0, 10**7, 4, n_oracle_calls=100, l1_diam=2.0)

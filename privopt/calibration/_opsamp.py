@@ -18,6 +18,7 @@ from .._validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_keywords,
     check_positive,
     check_probability,
     check_real,
@@ -92,6 +93,56 @@ class OPSampParameters:
         return out
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """The checked inputs of :func:`opsamp_parameters` (D_1 resolved)."""
+
+    epsilon: float
+    delta: float
+    lipschitz: float
+    linf: float
+    l2: float
+    l1: float
+    n: int
+    d: int
+    beta: float
+    oracle_error: float
+
+    @classmethod
+    def checked(cls, epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, dim, beta, oracle_error,
+                l1_diameter) -> _Inputs:
+        """Each input checked, naming the parameter (D_2 >= D_inf, D_1 >= D_2)."""
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta)
+        G = check_positive(lipschitz, "lipschitz", hint="G is the l1-Lipschitz constant of each per-example loss.")
+        D_inf = check_positive(linf_diameter, "linf_diameter")
+        D_2 = check_positive(l2_diameter, "l2_diameter")
+        n = check_int(n_samples, "n_samples", minimum=1)
+        d = check_int(dim, "dim", minimum=1)
+        beta = check_probability(beta, "beta")
+        oracle_error = check_real(oracle_error, "oracle_error")
+        if oracle_error < 0:
+            raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
+        if D_2 < D_inf * (1 - 1e-12):
+            raise ParameterError(
+                f"l2_diameter ({D_2:g}) is smaller than linf_diameter ({D_inf:g}); the l2 diameter of a "
+                "set is at least its l_inf diameter (were they swapped?).", "l2_diameter")
+        return cls(epsilon, delta, G, D_inf, D_2, _l1_diameter(l1_diameter, d, D_inf, D_2), n, d, beta,
+                   oracle_error)
+
+
+def _l1_diameter(l1_diameter, d: int, D_inf: float, D_2: float) -> float:
+    """D_1: the given one (>= D_2), else min(d D_inf, sqrt(d) D_2)."""
+    if l1_diameter is None:
+        return min(d * D_inf, math.sqrt(d) * D_2)
+    D_1 = check_positive(l1_diameter, "l1_diameter")
+    if D_1 < D_2 * (1 - 1e-12):
+        raise ParameterError(
+            f"l1_diameter ({D_1:g}) is smaller than l2_diameter ({D_2:g}); the l1 diameter of a "
+            "set is at least its l2 diameter.", "l1_diameter")
+    return D_1
+
+
 def _gamma_from_calls(log_term: float, m: int) -> float:
     return math.sqrt(log_term / (2.0 * m))
 
@@ -126,8 +177,7 @@ def opsamp_parameters(
     dim: int,
     n_oracle_calls: int | None = None,
     beta: float = 0.05,
-    oracle_error: float = 0.0,
-    l1_diameter: float | None = None,
+    **kwargs,
 ) -> OPSampParameters:
     r"""Noise parameters and utility bound of OPSamp [NRVW20, Algorithm 2].
 
@@ -242,10 +292,12 @@ def opsamp_parameters(
     dim : d.
     n_oracle_calls : m, or None for the paper's m.
     beta : failure probability of the utility bound; enters eta.
-    oracle_error : alpha of the oracle O_alpha (per-record objective units).
-    l1_diameter : D_1, the l1 diameter of W; default min(d D_inf,
-        sqrt(d) D_2), an upper bound for any set with these diameters (the
-        l1 diameter of a box is the sum of its widths: pass it when known).
+    **kwargs : the two refinements, by keyword only:
+        ``oracle_error``, alpha of the oracle O_alpha (per-record objective
+        units; default 0), and ``l1_diameter``, D_1, the l1 diameter of W
+        (default min(d D_inf, sqrt(d) D_2), an upper bound for any set with
+        these diameters; the l1 diameter of a box is the sum of its widths:
+        pass it when known).  Any other name is a TypeError naming it.
 
     Returns
     -------
@@ -263,29 +315,11 @@ def opsamp_parameters(
         Naming the offending parameter; ``n_oracle_calls`` when the paper's m
         is impractical; ``l1_diameter`` when it is smaller than D_2.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    G = check_positive(lipschitz, "lipschitz", hint="G is the l1-Lipschitz constant of each per-example loss.")
-    D_inf = check_positive(linf_diameter, "linf_diameter")
-    D_2 = check_positive(l2_diameter, "l2_diameter")
-    n = check_int(n_samples, "n_samples", minimum=1)
-    d = check_int(dim, "dim", minimum=1)
-    beta = check_probability(beta, "beta")
-    oracle_error = check_real(oracle_error, "oracle_error")
-    if oracle_error < 0:
-        raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
-    if D_2 < D_inf * (1 - 1e-12):
-        raise ParameterError(
-            f"l2_diameter ({D_2:g}) is smaller than linf_diameter ({D_inf:g}); the l2 diameter of a "
-            "set is at least its l_inf diameter (were they swapped?).", "l2_diameter")
-    if l1_diameter is None:
-        D_1 = min(d * D_inf, math.sqrt(d) * D_2)
-    else:
-        D_1 = check_positive(l1_diameter, "l1_diameter")
-        if D_1 < D_2 * (1 - 1e-12):
-            raise ParameterError(
-                f"l1_diameter ({D_1:g}) is smaller than l2_diameter ({D_2:g}); the l1 diameter of a "
-                "set is at least its l2 diameter.", "l1_diameter")
+    check_keywords("opsamp_parameters", kwargs, ("oracle_error", "l1_diameter"))
+    x = _Inputs.checked(epsilon, delta, lipschitz, linf_diameter, l2_diameter, n_samples, dim, beta,
+                        kwargs.get("oracle_error", 0.0), kwargs.get("l1_diameter"))
+    epsilon, delta, G, D_inf, D_2, D_1 = x.epsilon, x.delta, x.lipschitz, x.linf, x.l2, x.l1
+    n, d, beta, oracle_error = x.n, x.d, x.beta, x.oracle_error
 
     log_term = math.log(2.0 * d / delta)
     paper_gamma = math.sqrt(epsilon) / (math.sqrt(n) * d**1.25 * math.sqrt(D_2))
@@ -297,8 +331,7 @@ def opsamp_parameters(
         # guard against float noise: 250.00000000000003 is 250 calls
         m = max(1, math.ceil(paper_m * (1.0 - 1e-12)))
         if m > MAX_PAPER_ORACLE_CALLS:
-            raise ParameterError(_impractical_message(m, eta, epsilon, delta, n, d, D_inf, D_1, D_2,
-                                                      G, oracle_error), "n_oracle_calls")
+            raise ParameterError(_impractical_message(x, m, eta), "n_oracle_calls")
         gamma, source = paper_gamma, "paper"
     else:
         if isinstance(n_oracle_calls, bool):  # check_int would read True as 1
@@ -348,7 +381,9 @@ def opsamp_parameters(
     )
 
 
-def _impractical_message(m, eta, epsilon, delta, n, d, D_inf, D_1, D_2, G, oracle_error) -> str:
+def _impractical_message(x: _Inputs, m: int, eta: float) -> str:
+    epsilon, delta, n, d, D_inf, D_1, D_2 = x.epsilon, x.delta, x.n, x.d, x.linf, x.l1, x.l2
+    G, oracle_error = x.lipschitz, x.oracle_error
     A = _stability_bound(D_inf, eta, G, d, oracle_error)
     paper_scale = _lambda(A, D_1, delta, m) / epsilon
     options = [f"n_oracle_calls={k:,} gives laplace_scale={_lambda(A, D_1, delta, k) / epsilon:.4g}"
