@@ -9,11 +9,13 @@ Pipeline: model (``privopt.models``) -> perturbation (the
 
 from ._version import __version__
 from . import exceptions
-from .exceptions import LossContractWarning, PrivacyLeakWarning, PrivoptError, UnprovenGuaranteeWarning
+from .exceptions import (BudgetExceededError, LossContractWarning, PrivacyLeakWarning, PrivoptError,
+                         UnprovenGuaranteeWarning)
 from . import calibration, models, perturbation, scoring, solvers  # registers the transformation
 from .decorators import private
 from .mechanisms import exponential_mechanism, mixture_selection, opdisc, opsamp, rspm
 from .result import PrivateResult
+from .ledger import PrivacyLedger
 from .solvers import SolveOptions
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "LossContractWarning",
     "PrivoptError",
     "PrivateResult",
+    "PrivacyLedger",
+    "BudgetExceededError",
     "SolveOptions",
     "audit",
     "calibration",

@@ -233,3 +233,33 @@ class CacheRejectedWarning(RuntimeWarning):
     to meet epsilon).  It was discarded, recomputed and overwritten, and never
     used; the message names the cache file.  Someone or something wrote that
     file: a shared ``PRIVOPT_CACHE_DIR``, a copied cache, a damaged disk."""
+
+
+class BudgetExceededError(PrivoptError, RuntimeError):
+    """A release would take a :class:`~privopt.PrivacyLedger` over its budget.
+
+    Raised before any data is read, any noise drawn or any solver run; the
+    ledger is left unchanged.  ``spent``, ``remaining`` and ``requested`` are
+    the ledger's account (each with ``.epsilon`` and ``.delta``)."""
+
+    def __init__(self, message: str, spent=None, remaining=None, requested=None):
+        super().__init__(message)
+        self.spent = spent
+        self.remaining = remaining
+        self.requested = requested
+
+
+class LedgerFileError(PrivoptError, RuntimeError):
+    """A saved privacy ledger cannot be used: its hash chain does not verify
+    (the file was edited, truncated in the middle or reordered), it is not a
+    ledger file, or its budget differs from the one given."""
+
+
+class RepeatedReleaseWarning(UserWarning):
+    """A release was charged to a ledger on data that an earlier release under
+    the same ledger already used (a refit, a clone fitted again, a grid
+    search's refit).  Each fit spends its epsilon again: the ledger holds the
+    sum.  The data's fingerprint lives in memory only, never in a file."""
+
+
+__all__ += ["BudgetExceededError", "LedgerFileError", "RepeatedReleaseWarning"]

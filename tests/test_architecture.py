@@ -334,7 +334,7 @@ LAYERS = [
     ("perturbation", {"privopt.perturbation"}),
     ("oracle", {"privopt.solvers", "privopt.oracle"}),
     ("calibration", {"privopt.calibration"}),
-    ("result", {"privopt.result"}),
+    ("result", {"privopt.result", "privopt.ledger"}),
     ("mechanisms", {"privopt.mechanisms"}),
     ("applications", {"privopt", "privopt.__main__", "privopt.estimators", "privopt.scoring", "privopt.baselines",
                       "privopt.decorators", "privopt.audit", "privopt.experiments", "privopt.datasets",

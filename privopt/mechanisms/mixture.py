@@ -51,6 +51,7 @@ from ..calibration import (
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models import ENUMERATION_ATTR, ZeroOneLoss, check_public_constraints, get_info
 from ..perturbation import weights_of
+from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..search import KeyedStreams, sample_top_down
 from ..solvers import BoundedArgmax, check_unchanged
@@ -152,6 +153,7 @@ class _Part:
         return best_key, best_w + 0.0
 
 
+@charges("mixture_selection", pure=True)
 def mixture_selection(
     models,
     *,

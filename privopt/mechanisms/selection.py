@@ -18,6 +18,7 @@ from ..calibration import check_loss_range, check_selection_method, selection_no
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
 from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
+from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import BLOCKS_ENGINE, DEFAULT_ABS_GAP, check_unchanged
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
@@ -48,6 +49,7 @@ def selection_keys(losses, noise_scale, method, rng):
     return draw_selection_noise(rng, method, losses.shape[0]) - losses / noise_scale
 
 
+@charges("exponential_mechanism", pure=True)
 def exponential_mechanism(
     model,
     weights=None,

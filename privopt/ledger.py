@@ -1,0 +1,671 @@
+"""A privacy ledger: one budget for one data set, charged by every release.
+
+:class:`PrivacyLedger` holds the budget ``(epsilon, delta)`` of one data set and the
+releases made on it.  Every mechanism, estimator, baseline, the scoring system and
+``@privopt.private`` charge it, through :func:`release`:
+
+1. The release's ``(epsilon, delta)`` is computed from the call's public arguments.
+2. It is *reserved* before any data is read, any noise drawn or any solver run; a
+   release that would exceed the budget raises :class:`~privopt.BudgetExceededError`
+   and leaves the ledger unchanged.
+3. An error of the caller's input raised before any work (:data:`REFUNDED_ERRORS`)
+   refunds the reservation; any other failure stays charged (its failure event may
+   depend on the data and the noise already drawn).
+
+A release is charged once, by its outermost call: an estimator whose fit calls
+``mixture_selection`` (or the warm start's objective perturbation, then selection) is
+one release of its total (epsilon, delta); the mechanism calls inside it see that they
+are inside a charged release (a context variable) and charge nothing.
+
+Composition (docs/budgets.md): pure releases add exactly (each epsilon read as the
+decimal it prints as, summed as fractions); approximate ones by basic composition (the
+epsilons add and the deltas add).  ``composition="optimal"`` also computes the optimal
+composition of the releases' (epsilon_i, delta_i) guarantees [KOV15] numerically with
+dp-accounting's privacy loss distributions (pessimistic discretization: an upper bound),
+at the same total delta, and reports the smaller epsilon of the two; it is never looser
+than basic composition.
+
+A saved ledger (:meth:`PrivacyLedger.open`) is a JSON-lines file, one entry per line,
+each chained to the previous one by SHA-256; a file whose chain does not verify is
+refused (:class:`~privopt.exceptions.LedgerFileError`).  Writers are serialized by an
+exclusive ``fcntl.flock`` on the file and re-read it before each charge, so two
+processes charging one file never exceed its budget.  Nothing derived from the data is
+ever written: the file holds the budget and, per release, its name, mechanism,
+(epsilon, delta) and time.
+
+References: [DR14] C. Dwork, A. Roth, "The algorithmic foundations of differential
+privacy", 2014 (Theorem 3.16: basic composition).  [KOV15] P. Kairouz, S. Oh, P. Viswanath, "The composition theorem for
+differential privacy", ICML 2015 (Theorem 3.3: the optimal composition of
+(epsilon_i, delta_i)-DP mechanisms is that of their dominating pairs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import datetime as _dt
+import functools
+import hashlib
+import inspect
+import json
+import math
+import os
+import secrets
+import sys
+import threading
+import types
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ._validation import check_choice, check_delta, check_epsilon
+from .exceptions import (
+    AccountingError,
+    BudgetExceededError,
+    LedgerFileError,
+    ParameterError,
+    ParameterTypeError,
+    RepeatedReleaseWarning,
+    SolverNotAvailableError,
+    UnknownSolverError,
+)
+
+try:  # POSIX only: a saved ledger needs it, the in-memory one does not.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["PrivacyLedger", "Spend", "Release", "Charge", "release", "charges", "current_ledger", "estimator_key",
+           "REFUNDED_ERRORS", "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
+
+REFUNDED_ERRORS = (ParameterError, ParameterTypeError, UnknownSolverError, SolverNotAvailableError,
+                   BudgetExceededError)
+"""Errors of the caller's input that privopt raises before any data-dependent work: a
+release that fails with one of them is refunded.  Every other failure stays charged."""
+
+COMPOSITIONS = ("basic", "optimal")
+"""The values of ``PrivacyLedger(composition=...)``."""
+
+_CURRENT: contextvars.ContextVar[PrivacyLedger | None] = contextvars.ContextVar("privopt_ledger", default=None)
+_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privopt_inside_release", default=False)
+
+_GENESIS = "0" * 64
+_FORMAT = "privopt-ledger/1"
+
+
+def _exact(x: float) -> Fraction:
+    """``x`` as the decimal number it prints as (0.1 is 1/10), so that ten releases of
+    0.1 fill a budget of 1 exactly; ``inf`` is refused by the caller."""
+    return Fraction(repr(float(x)))
+
+
+@dataclass(frozen=True)
+class Spend:
+    """An (epsilon, delta) pair: what a ledger spent, has left, or a release asks for."""
+
+    epsilon: float
+    delta: float
+
+    def __str__(self) -> str:
+        return f"epsilon={self.epsilon:g}, delta={self.delta:g}"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One charged release.
+
+    ``what`` names the call (``"PrivateHalfspaceClassifier.fit"``, ``"opdisc"``),
+    ``mechanism`` the mechanism, ``epsilon`` and ``delta`` its guarantee, ``when``
+    the time of the charge (UTC), ``entry`` its hash in a saved ledger (its number in
+    an in-memory one)."""
+
+    what: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    when: _dt.datetime
+    entry: str = ""
+
+
+def current_ledger() -> PrivacyLedger | None:
+    """The ledger of the innermost ``with ledger:`` block in this context, or None."""
+    return _CURRENT.get()
+
+
+# ---------------------------------------------------------------------------
+# Composition
+# ---------------------------------------------------------------------------
+def basic_composition(pairs: list[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
+    """Basic composition: (sum of epsilons, sum of deltas), exactly ([DR14], Theorem 3.16)."""
+    return sum((e for e, _ in pairs), Fraction(0)), sum((d for _, d in pairs), Fraction(0))
+
+
+def optimal_epsilon(pairs: list[tuple[float, float]], delta: float) -> float:
+    """An upper bound on the optimal composition's epsilon at ``delta`` of releases
+    that are (epsilon_i, delta_i)-DP [KOV15]: the composition of their dominating pairs'
+    privacy loss distributions (dp-accounting, pessimistic), ``inf`` when ``delta`` is
+    below what the composition needs."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib   # slow import, on use only
+    from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+    total = None
+    for eps, dlt in pairs:
+        one = pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(float(eps), float(dlt)))
+        total = one if total is None else total.compose(one)
+    if total is None:
+        return 0.0
+    return float(total.get_epsilon_for_delta(float(delta)))
+
+
+# ---------------------------------------------------------------------------
+# The ledger
+# ---------------------------------------------------------------------------
+class PrivacyLedger:
+    """The privacy budget of one data set, charged by every release made on it.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total epsilon the data set may spend (> 0).
+    delta : float, default 0.0
+        The total delta (0 <= delta < 1); 0 admits pure releases only.
+    composition : {"basic", "optimal"}, default "basic"
+        How approximate releases compose (module docstring): ``"basic"`` adds
+        epsilons and deltas; ``"optimal"`` takes the smaller epsilon of that and of
+        the optimal composition [KOV15] at the same total delta.  Pure releases add
+        exactly either way.
+
+    Use ``with ledger:`` to charge every release inside the block, or pass
+    ``ledger=`` to a mechanism, an estimator, a baseline, the scoring system or
+    ``@privopt.private``.  ``ledger.spent``, ``ledger.remaining`` (each with
+    ``.epsilon`` and ``.delta``) and ``ledger.releases`` give the account.  A ledger
+    is safe to share between threads; :meth:`open` keeps it in a file that several
+    processes may charge at once.
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    >>> with ledger:                                   # doctest: +SKIP
+    ...     clf.fit(X, y); scores.fit(X, y)
+    >>> ledger.spent                                   # doctest: +SKIP
+    Spend(epsilon=2.0, delta=0.0)
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, composition: str = "basic"):
+        self._epsilon = _exact(check_epsilon(epsilon))
+        self._delta = _exact(check_delta(delta, allow_zero=True))
+        self.composition = check_choice(composition, "composition", COMPOSITIONS)
+        self._releases: list[Release] = []
+        self._lock = threading.RLock()
+        self._file: _LedgerFile | None = None
+        self._tokens: list[contextvars.Token] = []
+        self._seen: set[bytes] = set()
+        self._salt = secrets.token_bytes(16)   # fingerprints are of this process and this ledger only
+
+    # -- a saved ledger ----------------------------------------------------------------
+    @classmethod
+    def open(cls, path, epsilon: float | None = None, delta: float | None = None, *,
+             composition: str = "basic") -> PrivacyLedger:
+        """The ledger saved in ``path``, created with budget (``epsilon``, ``delta``)
+        when the file does not exist.  An existing file's budget is kept; an
+        ``epsilon`` or ``delta`` that differs from it is refused, and so is a file
+        whose hash chain does not verify (:class:`~privopt.exceptions.LedgerFileError`)."""
+        file = _LedgerFile(Path(path))
+        budget = file.budget_or_create(epsilon, delta)
+        ledger = cls(budget[0], budget[1], composition=composition)
+        ledger._file = file
+        ledger._releases = file.read()
+        return ledger
+
+    @property
+    def path(self) -> Path | None:
+        """The file of a saved ledger, or None."""
+        return None if self._file is None else self._file.path
+
+    # -- the account -------------------------------------------------------------------
+    @property
+    def budget(self) -> Spend:
+        """The total (epsilon, delta) of the data set."""
+        return Spend(float(self._epsilon), float(self._delta))
+
+    @property
+    def releases(self) -> tuple[Release, ...]:
+        """The charged releases, oldest first (a saved ledger re-reads its file)."""
+        with self._lock:
+            self._refresh()
+            return tuple(self._releases)
+
+    @property
+    def spent(self) -> Spend:
+        """The (epsilon, delta) spent by the releases so far."""
+        with self._lock:
+            self._refresh()
+            eps, dlt = self._compose(self._releases)
+            return Spend(float(eps), float(dlt))
+
+    @property
+    def remaining(self) -> Spend:
+        """The budget minus what was spent (never below 0)."""
+        with self._lock:
+            self._refresh()
+            eps, dlt = self._compose(self._releases)
+            return Spend(float(max(self._epsilon - eps, Fraction(0))), float(max(self._delta - dlt, Fraction(0))))
+
+    def epsilon_at(self, delta: float) -> float:
+        """The epsilon of the releases so far at total ``delta``, by the optimal
+        composition [KOV15] (an upper bound; ``inf`` when ``delta`` is too small),
+        whatever this ledger's ``composition``: the trade of delta for epsilon."""
+        check_delta(delta, allow_zero=True)
+        return optimal_epsilon([(r.epsilon, r.delta) for r in self.releases], delta)
+
+    def _compose(self, releases) -> tuple[Fraction, Fraction]:
+        pairs = [(_exact(r.epsilon), _exact(r.delta)) for r in releases]
+        eps, dlt = basic_composition(pairs)
+        if self.composition == "optimal" and any(d > 0 for _, d in pairs) and len(pairs) > 1:
+            tight = optimal_epsilon([(r.epsilon, r.delta) for r in releases], float(dlt))
+            if math.isfinite(tight) and tight < eps:
+                eps = _exact(tight)
+        return eps, dlt
+
+    # -- charging ----------------------------------------------------------------------
+    def reserve(self, what: str, mechanism: str, epsilon: float, delta: float) -> Release:
+        """Charge a release of (``epsilon``, ``delta``) now, or raise
+        :class:`~privopt.BudgetExceededError` and change nothing.  Mechanisms and
+        estimators call it (through :func:`release`); call it yourself to account for
+        a release made outside privopt on the same data."""
+        epsilon, delta = float(epsilon), float(delta)
+        when = _dt.datetime.now(_dt.timezone.utc)
+        with self._lock, self._locked_file():
+            self._refresh()
+            record = Release(what, mechanism, epsilon, delta, when)
+            self._check_fits(record)
+            if self._file is not None:
+                record = self._file.append_charge(record)
+            else:
+                record = Release(what, mechanism, epsilon, delta, when, entry=str(len(self._releases)))
+            self._releases.append(record)
+            return record
+
+    def refund(self, record: Release) -> None:
+        """Give back a reservation whose release did no data-dependent work (an
+        error of the caller's input raised before any work)."""
+        with self._lock, self._locked_file():
+            self._refresh()
+            if self._file is not None:
+                self._file.append_refund(record)
+            self._releases = [r for r in self._releases if r.entry != record.entry]
+
+    def settle(self, record: Release, epsilon: float, delta: float) -> Release:
+        """Lower a charged release to what it turned out to spend, once its public
+        choices are made (an estimator's ``mechanism="auto"`` that chose a pure
+        mechanism after reserving OPDisc's delta).  Never raises a charge: a value
+        above the reservation is refused with :class:`~privopt.exceptions.AccountingError`."""
+        epsilon, delta = float(epsilon), float(delta)
+        if not (epsilon <= record.epsilon and delta <= record.delta):
+            raise AccountingError(
+                f"{record.what}: its release spent epsilon={epsilon:g}, delta={delta:g}, above the "
+                f"epsilon={record.epsilon:g}, delta={record.delta:g} reserved before it ran. This is a fault of "
+                "privopt's accounting; please report it.")
+        if (epsilon, delta) == (record.epsilon, record.delta):
+            return record
+        with self._lock, self._locked_file():
+            self._refresh()
+            if self._file is not None:
+                settled = self._file.append_settle(record, epsilon, delta)
+            else:
+                settled = dataclasses.replace(record, epsilon=epsilon, delta=delta)
+            self._releases = [settled if r.entry == record.entry else r for r in self._releases]
+            return settled
+
+    def _check_fits(self, record: Release) -> None:
+        if not (math.isfinite(record.epsilon) and math.isfinite(record.delta)):
+            raise BudgetExceededError(
+                f"{record.what}: this release is not differentially private (epsilon={record.epsilon:g}, "
+                f"delta={record.delta:g}; e.g. feature bounds read from the data), so no budget covers it: "
+                "give the public parameters it needs (bounds=...), or run it outside the ledger.",
+                self.spent, self.remaining, Spend(record.epsilon, record.delta))
+        if record.delta > 0 and self._delta == 0:
+            raise BudgetExceededError(
+                f"{record.what}: an approximate release (delta={record.delta:g}) under a ledger with delta=0, "
+                "which admits pure releases only. Open the ledger with a delta budget, or use a pure mechanism "
+                "(an estimator's mechanism='auto' may choose OPDisc, so it reserves OPDisc's delta: pass "
+                "mechanism='permute_and_flip').",
+                self.spent, self.remaining, Spend(record.epsilon, record.delta))
+        eps, dlt = self._compose(self._releases + [record])
+        if eps > self._epsilon or dlt > self._delta:
+            spent, remaining = self.spent, self.remaining
+            raise BudgetExceededError(
+                f"{record.what}: refused before any work: it asks for epsilon={record.epsilon:g}, "
+                f"delta={record.delta:g}, but the ledger has spent {spent} of its budget {self.budget} "
+                f"({len(self._releases)} releases) and has {remaining} left. Ask for less (a smaller "
+                "epsilon or delta), or start a new data set's ledger; nothing was charged.",
+                spent, remaining, Spend(record.epsilon, record.delta))
+
+    def _refresh(self) -> None:
+        if self._file is not None:
+            self._releases = self._file.read()
+
+    def _locked_file(self):
+        return self._file.locked() if self._file is not None else contextlib.nullcontext()
+
+    def seen_before(self, fingerprint: bytes) -> bool:
+        """Whether a release under this ledger (in this process) already used data
+        with this fingerprint; records it.  In memory only."""
+        with self._lock:
+            seen = fingerprint in self._seen
+            self._seen.add(fingerprint)
+            return seen
+
+    def fingerprint(self, key: str, *arrays) -> bytes | None:
+        """A keyed hash of ``key`` and the arrays (keyed by a secret of this ledger
+        object, so it identifies nothing outside this process), or None when they are
+        not arrays of numbers."""
+        digest = hashlib.blake2b(key=self._salt, digest_size=16)
+        digest.update(key.encode())
+        try:
+            for a in arrays:
+                arr = np.ascontiguousarray(np.asarray(a))
+                if arr.dtype == object:
+                    return None
+                digest.update(repr((arr.shape, arr.dtype.str)).encode())
+                digest.update(arr.tobytes())
+        except (TypeError, ValueError):
+            return None
+        return digest.digest()
+
+    # -- with ledger: ------------------------------------------------------------------
+    def __enter__(self) -> PrivacyLedger:
+        self._tokens.append(_CURRENT.set(self))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _CURRENT.reset(self._tokens.pop())
+
+    # A ledger is an account, not a value: scikit-learn's clone and copy.deepcopy of an
+    # estimator keep the same ledger instead of forking its budget.
+    def __copy__(self) -> PrivacyLedger:
+        return self
+
+    def __deepcopy__(self, memo) -> PrivacyLedger:
+        return self
+
+    def __reduce__(self):
+        if self._file is None:
+            raise TypeError(
+                "An in-memory PrivacyLedger cannot be pickled: a copy would fork its budget. Use "
+                "PrivacyLedger.open(path, ...) to share a ledger between processes, or set ledger=None "
+                "on an estimator before pickling it.")
+        return (_reopen, (str(self._file.path), self.composition))
+
+    def __repr__(self) -> str:
+        where = f", path={str(self._file.path)!r}" if self._file is not None else ""
+        return (f"PrivacyLedger(budget: {self.budget}; spent: {self.spent}; "
+                f"releases: {len(self.releases)}{where})")
+
+
+def _reopen(path: str, composition: str) -> PrivacyLedger:
+    return PrivacyLedger.open(path, composition=composition)
+
+
+# ---------------------------------------------------------------------------
+# The file
+# ---------------------------------------------------------------------------
+def _entry_hash(entry: dict) -> str:
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class _LedgerFile:
+    """The JSON-lines file of a saved ledger: a header with the budget, then one
+    ``charge`` or ``refund`` entry per line, each holding the previous entry's hash."""
+
+    def __init__(self, path: Path):
+        if fcntl is None:  # pragma: no cover - Windows
+            raise LedgerFileError("A saved PrivacyLedger needs fcntl.flock (POSIX); keep an in-memory ledger.")
+        self.path = path
+        self._head: tuple[int, str] | None = None    # the last entry this process saw: (index, hash)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with open(self.path, "a+") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def budget_or_create(self, epsilon, delta) -> tuple[float, float]:
+        with self.locked():
+            entries = self._entries()
+            if not entries:
+                if epsilon is None:
+                    raise ParameterError(
+                        f"epsilon: {self.path} holds no ledger yet; give its budget: "
+                        "PrivacyLedger.open(path, epsilon=..., delta=...).", "epsilon")
+                eps = check_epsilon(epsilon)
+                dlt = check_delta(0.0 if delta is None else delta, allow_zero=True)
+                self._append({"kind": "budget", "format": _FORMAT, "epsilon": repr(eps), "delta": repr(dlt),
+                              "when": _now()}, entries)
+                entries = self._entries()
+            head = entries[0]
+            eps, dlt = float(head["epsilon"]), float(head["delta"])
+            for name, given, saved in (("epsilon", epsilon, eps), ("delta", delta, dlt)):
+                if given is not None and float(given) != saved:
+                    raise LedgerFileError(
+                        f"{self.path} is the ledger of a budget with {name}={saved!r}, not {given!r}: a saved "
+                        f"budget cannot be changed. Open it without {name}=, or start a new file.")
+            return eps, dlt
+
+    def read(self) -> list[Release]:
+        """The releases in the file (charges not refunded), after verifying its chain."""
+        entries = self._entries()
+        if not entries:
+            raise LedgerFileError(f"{self.path} is empty: the ledger it held is gone.")
+        refunded = {e["refunds"] for e in entries if e["kind"] == "refund"}
+        settled = {e["settles"]: e for e in entries if e["kind"] == "settle"}   # the last settle of a charge wins
+        out = []
+        for e in entries:
+            if e["kind"] != "charge" or e["hash"] in refunded:
+                continue
+            spend = settled.get(e["hash"], e)
+            out.append(Release(e["what"], e["mechanism"], float(spend["epsilon"]), float(spend["delta"]),
+                               _dt.datetime.fromisoformat(e["when"]), entry=e["hash"]))
+        return out
+
+    def append_charge(self, record: Release) -> Release:
+        entries = self._entries()
+        entry = self._append({"kind": "charge", "what": record.what, "mechanism": record.mechanism,
+                              "epsilon": repr(record.epsilon), "delta": repr(record.delta),
+                              "when": record.when.isoformat()}, entries)
+        return Release(record.what, record.mechanism, record.epsilon, record.delta, record.when, entry=entry["hash"])
+
+    def append_settle(self, record: Release, epsilon: float, delta: float) -> Release:
+        self._append({"kind": "settle", "settles": record.entry, "epsilon": repr(epsilon), "delta": repr(delta),
+                      "when": _now()}, self._entries())
+        return dataclasses.replace(record, epsilon=epsilon, delta=delta)
+
+    def append_refund(self, record: Release) -> None:
+        self._append({"kind": "refund", "refunds": record.entry, "when": _now()}, self._entries())
+
+    def _append(self, entry: dict, entries: list[dict]) -> dict:
+        entry["prev"] = entries[-1]["hash"] if entries else _GENESIS
+        entry["hash"] = _entry_hash(entry)
+        with open(self.path, "a") as handle:
+            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._head = (len(entries), entry["hash"])
+        return entry
+
+    def _entries(self) -> list[dict]:
+        """Every entry of the file, its chain verified (and, when this process saw the
+        file before, still extending the entry it saw last)."""
+        if not self.path.exists():
+            return []
+        lines = self.path.read_text().splitlines()
+        entries, prev = [], _GENESIS
+        for number, line in enumerate(lines, 1):
+            entry = self._parse(line, number)
+            if entry.get("prev") != prev or entry.get("hash") != _entry_hash(entry):
+                raise self._tampered(f"line {number} does not follow from the line before it (its hash chain "
+                                     "breaks there)")
+            entries.append(entry)
+            prev = entry["hash"]
+        if entries and (entries[0].get("kind") != "budget" or entries[0].get("format") != _FORMAT):
+            raise self._tampered("its first line is not a privopt ledger's budget")
+        if self._head is not None:
+            index, digest = self._head
+            if len(entries) <= index or entries[index]["hash"] != digest:
+                raise self._tampered(f"its entry {index + 1}, which this process wrote or read, is gone or changed "
+                                     "(the file was truncated or rewritten)")
+        if entries:
+            self._head = (len(entries) - 1, entries[-1]["hash"])
+        return entries
+
+    def _parse(self, line: str, number: int) -> dict:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            raise self._tampered(f"line {number} is not a JSON entry") from None
+        if not isinstance(entry, dict):
+            raise self._tampered(f"line {number} is not a JSON entry")
+        return entry
+
+    def _tampered(self, why: str) -> LedgerFileError:
+        return LedgerFileError(
+            f"The saved ledger {self.path} was edited, so it no longer accounts for its releases: {why}. privopt "
+            "refuses it (a ledger is append-only). Restore the file from a copy, or ask whoever keeps the data "
+            "set's budget.")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat()
+
+
+# ---------------------------------------------------------------------------
+# Charging a release
+# ---------------------------------------------------------------------------
+@dataclass
+class Charge:
+    """A release charged to a ledger, while it runs."""
+
+    ledger: PrivacyLedger
+    record: Release
+
+    def settle(self, epsilon: float, delta: float) -> None:
+        """Lower the charge to what the release spent (:meth:`PrivacyLedger.settle`)."""
+        self.record = self.ledger.settle(self.record, epsilon, delta)
+
+
+@contextlib.contextmanager
+def release(what: str, mechanism: str, spend: Callable[[], tuple[float, float]], *,
+            ledger: PrivacyLedger | None = None, data: tuple | None = None) -> Iterator[Charge | None]:
+    """Charge one release around its work: ``with release(...):`` reserves
+    ``spend()`` (the (epsilon, delta) computed from public arguments only) on
+    ``ledger`` (else the ledger of the current ``with ledger:`` block) before the body
+    runs, refunds it when the body raises one of :data:`REFUNDED_ERRORS`, and keeps it
+    charged on any other failure.  Inside a charged release nothing charges again.
+    ``data``, when given (a tuple of a public key, e.g. :func:`estimator_key`, and
+    the arrays), is fingerprinted in memory after the reservation, to warn when the
+    same estimator is fitted twice on the same data
+    (:class:`~privopt.exceptions.RepeatedReleaseWarning`).
+    Yields a :class:`Charge` (the release and its ledger, to :meth:`Charge.settle`),
+    or None when nothing is charged."""
+    if ledger is not None and not isinstance(ledger, PrivacyLedger):
+        raise ParameterTypeError(f"ledger must be a privopt.PrivacyLedger or None, got {type(ledger).__name__}.",
+                                 "ledger")
+    target = ledger if ledger is not None else _CURRENT.get()
+    if _INSIDE.get() or target is None:
+        yield None
+        return
+    epsilon, delta = spend()
+    record = target.reserve(what, mechanism, epsilon, delta)
+    token = _INSIDE.set(True)
+    try:
+        if data is not None:
+            _warn_if_seen(target, what, data)
+        yield Charge(target, record)
+    except REFUNDED_ERRORS:
+        target.refund(record)
+        raise
+    finally:
+        _INSIDE.reset(token)
+
+
+def _warn_if_seen(ledger: PrivacyLedger, what: str, data: tuple) -> None:
+    fingerprint = ledger.fingerprint(*data)
+    if fingerprint is not None and ledger.seen_before(fingerprint):
+        warnings.warn(
+            f"{what}: this data was already released on under this ledger (a refit, or a clone fitted again, "
+            "as in cross-validation or a grid search's refit). Each fit is charged again: the ledger holds "
+            "their sum.", RepeatedReleaseWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside privopt and contextlib (the
+    user's ``fit`` call) for a warning issued by this function's caller."""
+    privopt_root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame: types.FrameType | None = sys._getframe(2)
+    level = 2
+    while frame is not None and (frame.f_code.co_filename.startswith(privopt_root)
+                                 or frame.f_code.co_filename == contextlib.__file__):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def estimator_key(estimator) -> str:
+    """The public identity of an estimator for :class:`~privopt.exceptions.RepeatedReleaseWarning`:
+    its class and parameters (without ``ledger`` and ``random_state``), equal for an
+    estimator and its scikit-learn clones."""
+    params = dict(estimator.get_params(deep=False))
+    params.pop("ledger", None)
+    params.pop("random_state", None)
+    return type(estimator).__qualname__ + repr(sorted(params.items(), key=lambda kv: kv[0]))
+
+
+def _mechanism_spend(arguments: dict[str, Any]) -> tuple[float, float]:
+    """A mechanism's (epsilon, delta), from its ``epsilon`` and ``delta`` arguments."""
+    epsilon = check_epsilon(arguments.get("epsilon"))
+    delta = arguments.get("delta")
+    return epsilon, check_delta(0.0 if delta is None else delta, allow_zero=True)
+
+
+def _pure_spend(arguments: dict[str, Any]) -> tuple[float, float]:
+    """A pure mechanism's (epsilon, 0)."""
+    return check_epsilon(arguments.get("epsilon")), 0.0
+
+
+def charges(mechanism: str, *, pure: bool = False):
+    """Decorate a mechanism so that it takes ``ledger=`` and charges one release of
+    its ``epsilon`` (and ``delta``; 0 when ``pure``) before it runs (:func:`release`)."""
+    spend_of = _pure_spend if pure else _mechanism_spend
+
+    def decorate(func):
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, ledger=None, **kwargs):
+            if ledger is None and _CURRENT.get() is None:
+                return func(*args, **kwargs)
+
+            def spend():
+                try:
+                    arguments = signature.bind(*args, **kwargs).arguments
+                except TypeError:
+                    arguments = kwargs
+                return spend_of(arguments)
+
+            with release(func.__name__, mechanism, spend, ledger=ledger):
+                return func(*args, **kwargs)
+
+        extra = inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None)
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), extra])
+        return wrapper
+
+    return decorate
