@@ -9,6 +9,7 @@ import inspect
 from ._validation import check_delta, check_epsilon
 from .exceptions import ParameterError, ParameterTypeError
 from ._random import check_random_state
+from .ledger import release
 from .mechanisms import MECHANISMS, PURE_MECHANISMS, check_solver_ready
 
 __all__ = ["private"]
@@ -33,6 +34,10 @@ def private(mechanism: str = "opdisc", **kwargs):
     decorating, the rest when the mechanism runs (always before any solve).  An int
     ``random_state`` seeds one generator at decoration time: the sequence of
     calls is reproducible and no two calls share noise.
+
+    ``ledger=`` (a :class:`privopt.PrivacyLedger`), or an enclosing ``with
+    ledger:`` block, charges each call one release of its (epsilon, delta)
+    before the builder runs (so before the builder reads the data).
     """
     mechanisms = _mechanisms()
     if not isinstance(mechanism, str):
@@ -65,6 +70,8 @@ def private(mechanism: str = "opdisc", **kwargs):
         # same noise on different data.
 
         kwargs["random_state"] = check_random_state(kwargs["random_state"])
+    ledger = kwargs.pop("ledger", None)
+    spend = (float(kwargs["epsilon"]), 0.0 if mechanism in PURE_MECHANISMS else float(kwargs["delta"]))
 
     def decorator(builder):
         if not callable(builder):
@@ -72,8 +79,10 @@ def private(mechanism: str = "opdisc", **kwargs):
 
         @functools.wraps(builder)
         def wrapper(*args, **kw):
-            model = builder(*args, **kw)
-            return run(model, **kwargs)
+            with release(f"@private {getattr(builder, '__name__', 'builder')}", mechanism, lambda: spend,
+                         ledger=ledger):
+                model = builder(*args, **kw)
+                return run(model, **kwargs)
 
         wrapper.builder = builder
         wrapper.mechanism = mechanism

@@ -318,7 +318,7 @@ def test_estimator_risk_table_spends_the_stated_share(wide):
     X, y = wide
     est = PrivateScoringSystem(epsilon=1.0, max_points=2, max_items=3, risk_share=0.2, random_state=0).fit(X, y)
     assert est.result_.epsilon == pytest.approx(0.8)
-    assert est.epsilon_ == pytest.approx(1.0)
+    assert est.epsilon_spent_ == pytest.approx(1.0)
     scores = [r["score"] for r in est.risk_table_]
     assert scores == list(range(int(np.minimum(est.coef_, 0).sum()), int(np.maximum(est.coef_, 0).sum()) + 1))
     assert "rate" in str(est.scorecard())

@@ -69,6 +69,7 @@ from .._validation import (
 )
 from .._validation import check_bounds as _check_bounds
 from ..exceptions import AccountingError, PrivacyLeakWarning
+from ..ledger import estimator_key, release
 
 __all__ = ["PrivateLinearClassifier", "FeatureMap", "check_bool", "check_bounds", "check_release"]
 
@@ -181,7 +182,7 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     and ``_fit_private(Z, y_pm, rng, epsilon, delta, params)`` returning the
     weight vector on z; they set their privacy attributes there, after the
     last point where they can fail: ``epsilon_spent_`` and the delta spent
-    (``delta_spent_``, else ``delta_``).  ``fit`` releases only if these are
+    (``delta_spent_``; ``delta_`` is its deprecated alias).  ``fit`` releases only if these are
     within the request (:func:`check_release`); a refused fit leaves the
     estimator exactly as it was before the call.
     """
@@ -238,15 +239,42 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         else:
             names = getattr(self, "feature_names_in_", None)
             lower, upper = check_bounds(bounds, d, names)
-            warn_clipped(X, lower, upper, feature_names=names, what=f"{type(self).__name__}.fit", stacklevel=4)
+            warn_clipped(X, lower, upper, feature_names=names, what=f"{type(self).__name__}.fit", stacklevel=5)
         norm = math.sqrt(d) if data_norm is None else data_norm
         fmap = FeatureMap(lower, upper, norm, fit_intercept)
         return _Prepared(fmap, fmap.transform(X), classes, y_pm)
 
+    @property
+    def delta_(self) -> float:
+        """Deprecated alias of ``delta_spent_`` (one spelling of the spend on every estimator)."""
+        warnings.warn(f"{type(self).__name__}.delta_ is deprecated and will be removed; use delta_spent_.",
+                      DeprecationWarning, stacklevel=2)
+        try:
+            return vars(self)["delta_spent_"]
+        except KeyError:
+            raise AttributeError("delta_") from None
+
+    # -- the ledger -----------------------------------------------------
+    def _ledger_spend(self) -> tuple[float, float]:
+        """The (epsilon, delta) this fit charges a ledger, from public parameters
+        only: the requested pair, or infinite epsilon when ``bounds`` is None (the
+        feature map then reads the data, and no epsilon covers the release)."""
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta, allow_zero=self._pure_dp)
+        return (math.inf if self.bounds is None else epsilon), delta
+
     # -- sklearn API ----------------------------------------------------
     def fit(self, X, y):
         """Fit on (X, y).  Every hyperparameter is checked before the data is
-        read; ``X`` and ``y`` are copied, never modified."""
+        read; ``X`` and ``y`` are copied, never modified.  Under a
+        :class:`~privopt.PrivacyLedger` (``ledger=`` or ``with ledger:``) the fit
+        is charged its (epsilon, delta) before anything else."""
+        name = type(self).__name__
+        with release(f"{name}.fit", name, self._ledger_spend, ledger=getattr(self, "ledger", None),
+                     data=(estimator_key(self), X, y)):
+            return self._fit_checked(X, y)
+
+    def _fit_checked(self, X, y):
         common = self._check_common()
         eps, delta, bounds = common.epsilon, common.delta, common.bounds
         params = self._check_params()
@@ -259,7 +287,7 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         w = self._fit_private(Z, y_pm, common.rng, eps, delta, params)
         try:
             check_release(getattr(self, "epsilon_spent_", None),
-                          getattr(self, "delta_spent_", getattr(self, "delta_", None)),
+                          getattr(self, "delta_spent_", None),
                           eps, delta, type(self).__name__)
         except AccountingError:
             vars(self).clear()

@@ -122,7 +122,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     def __init__(self, epsilon=1.0, delta=1e-5, *, splits=150, grad_clip=1.0, obj_clip=3.0,
                  gamma=0.1, n_step_sizes=20, max_step_size=2.0, grid_update_every=10,
                  grid_growth=1.1, fit_intercept=True, bounds=None, data_norm=None,
-                 random_state=None, classes=None):
+                 random_state=None, classes=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.splits = splits
@@ -138,6 +138,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         self.data_norm = data_norm
         self.random_state = random_state
         self.classes = classes
+        self.ledger = ledger
 
     def _check_params(self):
         p = {
@@ -236,7 +237,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         self.rho_ = float(rho)
         self.rho_spent_ = float(spent)
         self.epsilon_spent_ = float(acc.dp_epsilon_from_zcdp(spent, delta))
-        self.delta_ = float(delta)
+        self.delta_spent_ = float(delta)
         self.neighbouring_ = "replace_one"
         self.n_iter_ = int(n_iter)
         self.n_gradient_measurements_ = int(n_grad)

@@ -113,14 +113,14 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     Attributes
     ----------
     noise_multiplier_ : z used; the noise std on the clipped sum is z * C.
-    epsilon_spent_ : epsilon of the run at ``delta_`` by the PLD accountant
+    epsilon_spent_ : epsilon of the run at ``delta_spent_`` by the PLD accountant
         (<= epsilon).
-    delta_ : delta.
+    delta_spent_ : delta (``delta_`` is its deprecated alias).
     n_steps_ : T.  sampling_probability_ : q (Poisson) or batch_size/n.
     batch_size_ : the batch size used (the rule's when "auto").
     dp_event_ : the ``dp_accounting`` event accounted (recompute
         ``epsilon_spent_`` with ``PLDAccountant(neighboring_relation=
-        NeighboringRelation.REPLACE_ONE).compose(dp_event_).get_epsilon(delta_)``).
+        NeighboringRelation.REPLACE_ONE).compose(dp_event_).get_epsilon(delta_spent_)``).
     neighbouring_ : "replace_one" or "add_remove".
     accountant_ : "pld".
 
@@ -139,7 +139,8 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     def __init__(self, epsilon=1.0, delta=1e-5, *, clip_norm=1.0, batch_size="auto",
                  learning_rate=4.0, epochs=60, sampling="poisson", noise_multiplier=None,
                  alpha=0.0, radius=None, averaging="uniform", neighbouring="replace_one",
-                 n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None):
+                 n_samples=None, fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None,
+                 ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.clip_norm = clip_norm
@@ -158,6 +159,18 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         self.data_norm = data_norm
         self.random_state = random_state
         self.classes = classes
+        self.ledger = ledger
+
+    def _ledger_spend(self) -> tuple[float, float]:
+        """What a ledger (whose releases are replace-one, as all of privopt's) is
+        charged: under ``neighbouring="add_remove"`` a replaced record is one removal
+        and one addition, so (epsilon, delta) under add/remove gives
+        (2 epsilon, (1 + e^epsilon) delta) under replace-one (group privacy of two
+        steps: the definition applied to D -> D minus the record -> D')."""
+        epsilon, delta = super()._ledger_spend()
+        if self.neighbouring == "add_remove":
+            return 2.0 * epsilon, min((1.0 + math.exp(epsilon)) * delta, 1.0)
+        return epsilon, delta
 
     def _check_params(self):
         p = {
@@ -280,7 +293,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
 
         self.noise_multiplier_ = float(z)
         self.epsilon_spent_ = float(spent)
-        self.delta_ = float(delta)
+        self.delta_spent_ = float(delta)
         self.n_steps_ = int(steps)
         self.batch_size_ = int(p["batch_size"])
         self.sampling_probability_ = float(q)

@@ -146,7 +146,8 @@ class NoisySGDClassifier(PrivateLinearClassifier):
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, loss="hinge", radius=10.0,
                  learning_rate=None, batch_size=None, accounting="allocation",
-                 fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None):
+                 fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None,
+                 ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -159,6 +160,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         self.data_norm = data_norm
         self.random_state = random_state
         self.classes = classes
+        self.ledger = ledger
 
     def _check_params(self):
         return {
@@ -232,7 +234,7 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         self.sampling_fraction_ = None
         self.base_epsilon_, self.base_delta_ = None, None
         self.epsilon_spent_ = acc.noisy_sgd_allocation_epsilon_spent(sigma / L, t, eps, delta)
-        self.delta_ = float(delta)
+        self.delta_spent_ = float(delta)
         return w_sum / t
 
     def _fit_amu(self, Z, y, rng, eps, delta, p):
@@ -269,5 +271,5 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         self.sampling_fraction_ = m / n
         self.base_epsilon_, self.base_delta_ = acc.deamplify_by_subsampling(eps, delta, m / n)
         self.epsilon_spent_ = float(acc.noisy_sgd_epsilon(sigma, delta, n, m, L))
-        self.delta_ = float(delta)
+        self.delta_spent_ = float(delta)
         return w_sum / max(1, fresh.sum())

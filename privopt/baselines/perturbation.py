@@ -107,7 +107,7 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
     _auto_alpha: Callable[[int, int, float], float] | None = None
 
     def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", tol=1e-8, fit_intercept=True,
-                 bounds=None, data_norm=None, random_state=None, classes=None):
+                 bounds=None, data_norm=None, random_state=None, classes=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -117,6 +117,7 @@ class _RegularizedLogisticRegression(PrivateLinearClassifier):
         self.data_norm = data_norm
         self.random_state = random_state
         self.classes = classes
+        self.ledger = ledger
 
     def _check_params(self):
         return {"alpha": check_auto_or(self.alpha, "alpha", check_positive, "a positive number"),
@@ -262,9 +263,10 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     _auto_alpha = staticmethod(_defaults.default_output_perturbation_alpha)
 
     def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", noise="auto", tol=1e-8,
-                 fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None):
+                 fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None, ledger=None):
         super().__init__(epsilon, delta, alpha=alpha, tol=tol, fit_intercept=fit_intercept,
-                         bounds=bounds, data_norm=data_norm, random_state=random_state, classes=classes)
+                         bounds=bounds, data_norm=data_norm, random_state=random_state, classes=classes,
+                         ledger=ledger)
         self.noise = noise
 
     def _check_params(self):

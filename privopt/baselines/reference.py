@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import check_int, check_positive, warn_clipped
+from ..ledger import release
 from ._base import check_bool, check_bounds
 
 __all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
@@ -41,7 +42,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
     _deterministic = True
 
     def __init__(self, epsilon=None, delta=None, *, C=1.0, fit_intercept=True, max_iter=1000,
-                 random_state=None, bounds=None):
+                 random_state=None, bounds=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.C = C
@@ -49,6 +50,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         self.max_iter = max_iter
         self.random_state = random_state
         self.bounds = bounds
+        self.ledger = ledger
 
     def _clip(self, X):
         if self._bounds is None:
@@ -57,6 +59,12 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         return np.clip(X, lower, upper)
 
     def fit(self, X, y):
+        """Fit without privacy.  Under a :class:`~privopt.PrivacyLedger` it is
+        refused before the data is read (no epsilon covers it)."""
+        with release(f"{type(self).__name__}.fit", "none", _not_private, ledger=getattr(self, "ledger", None)):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         C = check_positive(self.C, "C")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
@@ -65,7 +73,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         names = getattr(self, "feature_names_in_", None)
         self._bounds = check_bounds(self.bounds, X.shape[1], names)
         if self._bounds is not None:
-            warn_clipped(X, *self._bounds, feature_names=names, what=f"{type(self).__name__}.fit")
+            warn_clipped(X, *self._bounds, feature_names=names, what=f"{type(self).__name__}.fit", stacklevel=4)
         self._lr = LogisticRegression(C=C, fit_intercept=fit_intercept,
                                       max_iter=max_iter).fit(self._clip(X), y_pm)
         self.n_iter_ = self._lr.n_iter_.copy()
@@ -73,6 +81,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         self.coef_ = self._lr.coef_.copy()
         self.intercept_ = self._lr.intercept_.copy()
         self.epsilon_spent_ = float("inf")
+        self.delta_spent_ = 0.0
         return self
 
     def decision_function(self, X):
@@ -96,13 +105,20 @@ class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
 
     _deterministic = True
 
-    def __init__(self, epsilon=None, delta=None, *, random_state=None, bounds=None):
+    def __init__(self, epsilon=None, delta=None, *, random_state=None, bounds=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
         self.bounds = bounds
+        self.ledger = ledger
 
     def fit(self, X, y):
+        """The majority label.  Under a :class:`~privopt.PrivacyLedger` it is
+        refused before the data is read (no epsilon covers it)."""
+        with release(f"{type(self).__name__}.fit", "none", _not_private, ledger=getattr(self, "ledger", None)):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         check_bounds(self.bounds)
         X, classes, y_pm = validate_fit(self, X, y)
         check_bounds(self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
@@ -110,6 +126,7 @@ class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         self.n_features_in_ = X.shape[1]
         self.majority_ = 1 if y_pm.sum() >= 0 else -1
         self.epsilon_spent_ = float("inf")
+        self.delta_spent_ = 0.0
         return self
 
     def decision_function(self, X):
@@ -119,3 +136,8 @@ class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
 
     def predict(self, X):
         return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
+
+
+def _not_private() -> tuple[float, float]:
+    """What a non-private fit spends: every epsilon (a ledger refuses it)."""
+    return float("inf"), 0.0

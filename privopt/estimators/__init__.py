@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import numbers
 import warnings
@@ -26,6 +27,7 @@ from .._validation import (check_bool, check_bounds, check_choice, check_delta, 
 from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
+from ..ledger import estimator_key, release
 from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
 from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
@@ -320,9 +322,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         regions expanded) depends on the data and the noise and is **not**
         private: keep it only while the estimator stays with the data
         curator.
+    ledger : PrivacyLedger or None
+        The budget of the data set (:class:`privopt.PrivacyLedger`): each fit is
+        charged its (epsilon, delta) before the data is read (else the ledger of
+        an enclosing ``with ledger:`` block).
 
     Attributes
     ----------
+    epsilon_spent_, delta_spent_ : float
+        The privacy this fit spent (``result_.epsilon``, ``result_.delta``).
     coef_ : ndarray of shape (1, d)
         Private weights on the (discretized) features, shaped like
         scikit-learn's binary linear classifiers.
@@ -370,7 +378,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
                  calibration="proven", bounds=None, levels=None, fit_intercept=True, solver="auto",
                  time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto",
-                 warm_start="auto", classes=None):
+                 warm_start="auto", classes=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -388,6 +396,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.resolutions = resolutions
         self.warm_start = warm_start
         self.classes = classes
+        self.ledger = ledger
 
     # -- helpers -------------------------------------------------------------
     def _levels_value(self):
@@ -410,7 +419,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self.discretizer_.bounds is not None:     # declared bounds: say what is clipped (for the curator)
             warn_clipped(Xa, self.discretizer_.lower_, self.discretizer_.upper_, feature_names=names,
                          what=f"{type(self).__name__}.{'fit' if fitting else 'predict'}",
-                         stacklevel=4 if fitting else 5)
+                         stacklevel=5)     # fit -> _fit -> _transform, predict -> decision_function -> _transform
         return self.discretizer_.transform(Xa)
 
     def _check_time_limit(self):
@@ -710,7 +719,34 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     # -- scikit-learn API ------------------------------------------------------
     def fit(self, X, y):
-        """Fit on (X, y); all checks run before any solve."""
+        """Fit on (X, y); all checks run before any solve.  Under a
+        :class:`~privopt.PrivacyLedger` the fit is charged before any work: one
+        release of its total epsilon (and delta), whatever mechanisms it runs."""
+        name = type(self).__name__
+        with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X),
+                     ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y)) as charge:
+            self._fit(X, y)
+            if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
+                charge.settle(self.epsilon_spent_, self.delta_spent_)
+        return self
+
+    def _ledger_spend(self, X) -> tuple[float, float]:
+        """The (epsilon, delta) a ledger is charged, before any work: epsilon; delta
+        0 for a pure mechanism, else ``delta`` or 1/n^2 (n = len(X), public under
+        replace-one); infinite epsilon when ``bounds`` is None and X is not integral
+        (the feature map would read the data's ranges: no epsilon covers it)."""
+        epsilon = check_epsilon(self.epsilon)
+        if self.mechanism in ("rspm",) + _SELECTION:
+            delta = 0.0
+        else:
+            delta = 1.0 / len(X) ** 2 if self.delta is None else check_delta(self.delta)
+        try:
+            integral = _is_integral(np.asarray(X, dtype=float))
+        except (TypeError, ValueError):
+            integral = False
+        return (math.inf if self.bounds is None and not integral else epsilon), delta
+
+    def _fit(self, X, y):
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
@@ -840,6 +876,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 **result.parameters, "epsilon_requested": float(epsilon), "bounds": "from the data: no guarantee"})
         # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
         self.result_ = result if keep_report else result.without_report()
+        self.epsilon_spent_, self.delta_spent_ = float(result.epsilon), float(result.delta)
         self.neighbouring_ = result.neighbouring
         self.classes_ = np.asarray(classes)
         self._set_linear(np.asarray(result.weights, dtype=float), info)
@@ -934,7 +971,7 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
     _deterministic = True
 
     def __init__(self, epsilon=None, delta=None, grid=None, norm_bound=None, bounds=None, levels=4,
-                 fit_intercept=True, solver="auto", time_limit=120.0, random_state=None):
+                 fit_intercept=True, solver="auto", time_limit=120.0, random_state=None, ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.grid = grid
@@ -945,9 +982,16 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
         self.solver = solver
         self.time_limit = time_limit
         self.random_state = random_state
+        self.ledger = ledger
 
     def fit(self, X, y):
-        """Solve the 0/1-loss MILP on (X, y) without noise."""
+        """Solve the 0/1-loss MILP on (X, y) without noise.  Under a
+        :class:`~privopt.PrivacyLedger` it is refused before the data is read."""
+        with release(f"{type(self).__name__}.fit", "none", lambda: (math.inf, 0.0),
+                     ledger=getattr(self, "ledger", None)):
+            return self._fit_exact(X, y)
+
+    def _fit_exact(self, X, y):
         self._check_time_limit()
         check_bounds(self.bounds)
         Xa, classes, y_pm = validate_fit(self, X, y)
@@ -967,6 +1011,7 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
         self.classes_ = np.asarray(classes)
         self._set_linear(w, info)
         self.epsilon_spent_ = float("inf")
+        self.delta_spent_ = 0.0
         return self
 
     def decision_function(self, X):

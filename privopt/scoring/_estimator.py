@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._optional import require
@@ -12,10 +14,11 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from .._random import check_random_state  # noqa: E402
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict  # noqa: E402
-from .._validation import check_bool, check_choice  # noqa: E402
+from .._validation import check_bool, check_choice, check_epsilon  # noqa: E402
 from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
+from ..ledger import estimator_key, release  # noqa: E402
 from ._select import check_binary_matrix, select_scoring_system  # noqa: E402
 
 __all__ = ["PrivateScoringSystem", "ScoreCard"]
@@ -97,8 +100,9 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     result_ : PrivateResult
         The selection's account (epsilon, |W|, the utility bound ``alpha``);
         ``result_.report`` is None unless ``keep_report=True``.
-    epsilon_ : float
-        Total epsilon spent (selection + risk table).
+    epsilon_spent_, delta_spent_ : float
+        Total epsilon spent (selection + risk table), and delta (0: pure).
+        ``epsilon_`` is a deprecated alias of ``epsilon_spent_``.
     risk_table_ : list of dict or None
         Per total score: ``score``, noisy ``n``, noisy ``positives``, ``rate``.
 
@@ -112,7 +116,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
 
     def __init__(self, epsilon=1.0, max_points=5, max_items=4, signs=None, mechanism="permute_and_flip",
                  risk_share=0.0, executor=None, time_limit=None, random_state=None, progress=None,
-                 keep_report=False, classes=None):
+                 keep_report=False, classes=None, ledger=None):
         self.epsilon = epsilon
         self.max_points = max_points
         self.max_items = max_items
@@ -125,6 +129,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         self.progress = progress
         self.keep_report = keep_report
         self.classes = classes
+        self.ledger = ledger
 
     def _item_names(self, d):
         names = getattr(self, "feature_names_in_", None)
@@ -141,7 +146,25 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         return np.asarray(self.signs)
 
     def fit(self, X, y):
-        """Select the points and threshold privately; all checks run first."""
+        """Select the points and threshold privately; all checks run first.  Under
+        a :class:`~privopt.PrivacyLedger` the fit is charged its epsilon (selection and
+        risk table: one release) before any work."""
+        name = type(self).__name__
+        with release(f"{name}.fit", name, lambda: (check_epsilon(self.epsilon), 0.0),
+                     ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y)):
+            return self._fit(X, y)
+
+    @property
+    def epsilon_(self) -> float:
+        """Deprecated alias of ``epsilon_spent_``."""
+        warnings.warn("PrivateScoringSystem.epsilon_ is deprecated and will be removed; use epsilon_spent_.",
+                      DeprecationWarning, stacklevel=2)
+        try:
+            return vars(self)["epsilon_spent_"]
+        except KeyError:
+            raise AttributeError("epsilon_") from None
+
+    def _fit(self, X, y):
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         keep_report = check_bool(self.keep_report, "keep_report")
         eps_select, eps_table = split_risk_epsilon(self.epsilon, self.risk_share)
@@ -162,7 +185,8 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         self.coef_ = np.rint(w[:-1]).astype(np.int64)
         self.threshold_ = int(round(w[-1]))
         self.points_ = {n: int(c) for n, c in zip(names, self.coef_) if c != 0}
-        self.epsilon_ = eps_select + eps_table
+        self.epsilon_spent_ = eps_select + eps_table
+        self.delta_spent_ = 0.0
         self.risk_table_ = None
         if eps_table > 0:
             self.risk_table_ = self._risk_table(X01, y01, eps_table, rng)
@@ -201,7 +225,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
     def scorecard(self) -> ScoreCard:
         """The points table a person would print (see :class:`ScoreCard`)."""
         check_is_fitted(self, "result_")
-        return ScoreCard(self.points_, self.threshold_, positive=self.classes_[1], epsilon=self.epsilon_,
+        return ScoreCard(self.points_, self.threshold_, positive=self.classes_[1], epsilon=self.epsilon_spent_,
                          mechanism=self.result_.mechanism, risk_table=self.risk_table_)
 
 

@@ -28,6 +28,7 @@ from ..calibration import check_selection_method, selection_noise_scale, selecti
 from ..exceptions import ParameterError
 from .._runtime import resolve_executor
 from ..search import KeyedStreams, plan_shards, sample_top_down, search_optimum
+from ..ledger import charges
 from ..result import PrivateResult
 from ..search import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
@@ -139,6 +140,7 @@ def check_binary_matrix(X, name: str = "X") -> np.ndarray:
     return X.astype(np.uint8)
 
 
+@charges("select_scoring_system", pure=True)
 def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None,
                           method="permute_and_flip", beta=0.05, random_state=None, executor=None,
                           progress=None, time_limit=None, feature_names=None) -> PrivateResult:
