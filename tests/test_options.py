@@ -186,3 +186,26 @@ def test_signature_lists_every_keyword(name, keyword):
     assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in params.values())
     assert params["solver"].default == "highs"
     privopt.private(name, epsilon=1.0, delta=1e-3, **{keyword: None})   # accepted when decorating
+
+
+def test_the_record_goes_through_the_layers(monkeypatch):
+    """opdisc -> certified_solve -> solve: the mechanism's record reaches solve() as one record
+    (solver resolved, mip_gap 0), not re-listed as keywords."""
+    import privopt.oracle as oracle
+
+    seen = []
+    real = oracle.solve
+
+    def spy(model, solver=None, *, options=None, **kwargs):
+        seen.append((solver, options, kwargs))
+        return real(model, solver, options=options, **kwargs)
+
+    monkeypatch.setattr(oracle, "solve", spy)
+    X, y = _halfspace_data()
+    model = privopt.models.zero_one_halfspace(X, y, grid=[-1, 0, 1])
+    privopt.opdisc(model, epsilon=2.0, delta=1e-3, random_state=0,
+                   options=SolveOptions(time_limit=45, abs_gap=1e-7), solver="highs")
+    [(solver, options, kwargs)] = seen
+    assert solver is None and isinstance(options, SolveOptions)
+    assert (options.solver, options.time_limit, options.abs_gap, options.mip_gap) == ("highs", 45, 1e-7, 0.0)
+    assert set(kwargs) <= {"persistent", "vars_to_load", "_prechecked"}
