@@ -21,6 +21,8 @@ from .experiments import (
     main_adult,
 )
 from .experiments.adult import SettingMismatchError
+from .exceptions import LedgerFileError
+from .ledger import PrivacyLedger
 from .mechanisms import check_solver_ready
 from .solvers import REGISTRY, available_solvers, get_spec
 
@@ -48,6 +50,26 @@ def cmd_solvers(args) -> int:
             "" if info.available else info.install_hint,
         ])
     _print_table(rows, ["solver", "available", "version", "problems", "how to install"])
+    return 0
+
+
+def cmd_ledger(args) -> int:
+    """Show a saved privacy ledger: its budget, each release, what is spent and left."""
+    try:
+        ledger = PrivacyLedger.open(args.path)
+    except (LedgerFileError, ParameterError) as exc:
+        print(f"privopt ledger: {exc}", file=sys.stderr)
+        return 2
+    releases = ledger.releases
+    print(f"ledger {args.path}: budget {ledger.budget} ({ledger.composition} composition)")
+    rows = [[str(i + 1), r.when.strftime("%Y-%m-%d %H:%M:%S UTC"), r.what, r.mechanism, f"{r.epsilon:g}",
+             f"{r.delta:g}"] for i, r in enumerate(releases)]
+    if rows:
+        _print_table(rows, ["#", "when", "what", "mechanism", "epsilon", "delta"])
+    else:
+        print("no releases yet")
+    print(f"spent:     {ledger.spent}")
+    print(f"remaining: {ledger.remaining}")
     return 0
 
 
@@ -161,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solvers", help="list the solvers privopt knows and whether they are installed")
     p.set_defaults(func=cmd_solvers)
+
+    p = sub.add_parser("ledger", help="show a saved privacy ledger (privopt.PrivacyLedger.open): its budget, "
+                                      "releases, what is spent and what is left")
+    p.add_argument("path", help="the ledger's file")
+    p.set_defaults(func=cmd_ledger)
 
     p = sub.add_parser("demo", help="a small version of the paper's Adult experiment (a few minutes)",
                        formatter_class=DefaultsHelpFormatter)

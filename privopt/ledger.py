@@ -168,6 +168,13 @@ def optimal_epsilon(pairs: list[tuple[float, float]], delta: float) -> float:
 class PrivacyLedger:
     """The privacy budget of one data set, charged by every release made on it.
 
+    Use ``with ledger:`` to charge every release inside the block, or pass
+    ``ledger=`` to a mechanism, an estimator, a baseline, the scoring system or
+    ``@privopt.private``.  ``ledger.spent``, ``ledger.remaining`` (each with
+    ``.epsilon`` and ``.delta``) and ``ledger.releases`` give the account.  A ledger
+    is safe to share between threads; :meth:`open` keeps it in a file that several
+    processes may charge at once.
+
     Parameters
     ----------
     epsilon : float
@@ -179,13 +186,6 @@ class PrivacyLedger:
         epsilons and deltas; ``"optimal"`` takes the smaller epsilon of that and of
         the optimal composition [KOV15] at the same total delta.  Pure releases add
         exactly either way.
-
-    Use ``with ledger:`` to charge every release inside the block, or pass
-    ``ledger=`` to a mechanism, an estimator, a baseline, the scoring system or
-    ``@privopt.private``.  ``ledger.spent``, ``ledger.remaining`` (each with
-    ``.epsilon`` and ``.delta``) and ``ledger.releases`` give the account.  A ledger
-    is safe to share between threads; :meth:`open` keeps it in a file that several
-    processes may charge at once.
 
     Examples
     --------

