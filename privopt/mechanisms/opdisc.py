@@ -35,7 +35,6 @@ from ..perturbation import (
     snap_to_grid,
     weights_of,
 )
-from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
@@ -67,7 +66,6 @@ OPDISC_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_optio
                   "public_constraints")
 
 
-@charges("opdisc")
 @keyword_signature(_Keywords, OPDISC_OPTIONS, {"solver": "highs"})
 def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -114,6 +112,20 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         The decision vector; default: the model's ``ModelInfo`` or ``model.w``.
     epsilon, delta : float
         Privacy parameters, epsilon > 0 and 0 < delta < 1 (e.g. 1/n^2).
+    random_state : None, int or numpy Generator
+        ``None`` (default) draws the noise from the operating system's secure
+        source.  A seed makes the run reproducible and is **not private** if
+        the seed is known.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
+        ``solver_options``, ``abs_gap``, ``executor`` and
+        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
+        each field documented there), e.g. built once and reused; those
+        keywords, given beside it, override its fields.  Any keyword opdisc
+        does not take is a TypeError naming it.
+
+    Other Parameters
+    ----------------
     lipschitz : float, optional
         G; default: the model's info, or (loss range width)/tau when the
         info states a loss range.
@@ -140,7 +152,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         paper's own argument does not cover epsilon.
     beta : float
         Failure probability of the utility bound (Theorem 5).
-    solver, time_limit, threads, solver_options, abs_gap :
+    solver, time_limit, threads, solver_options, abs_gap : fields of SolveOptions
         Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
         Any MILP solver by name (default ``"highs"``), ``"enumerate"``
         (privopt's exact search over W_tau, for models of
@@ -148,10 +160,6 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``"auto"``: enumeration where W_tau is small
         (:func:`privopt.solvers.choose_solver`), else HiGHS.  Every choice
         returns the exact argmin; only the time differs.
-    random_state : None, int or numpy Generator
-        ``None`` (default) draws the noise from the operating system's secure
-        source.  A seed makes the run reproducible and is **not private** if
-        the seed is known.
     on_failure : {"raise", "return"}
         What to do when the solver does not certify the optimum
         (:mod:`privopt.oracle`).
@@ -177,13 +185,6 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
-    options : SolveOptions, optional
-        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
-        ``solver_options``, ``abs_gap``, ``executor`` and
-        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
-        each field documented there), e.g. built once and reused; those
-        keywords, given beside it, override its fields.  Any keyword opdisc
-        does not take is a TypeError naming it.
 
     Returns
     -------

@@ -51,7 +51,6 @@ from ..exceptions import (
 )
 from ..models import check_public_constraints, get_info
 from ..perturbation import weights_of
-from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
@@ -131,7 +130,6 @@ def _box_diameters(w_vars):
     return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
 
 
-@charges("opsamp")
 @keyword_signature(_Keywords, OPSAMP_OPTIONS, {"solver": "highs", "progress": True})
 def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -184,6 +182,19 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         The decision vector w (length d); default: the ModelInfo's or ``model.w``.
     epsilon, delta : float
         Privacy parameters, epsilon > 0, 0 < delta < 1.
+    random_state : None, int or numpy Generator
+        ``None`` (default): the operating system's secure source.  A seed
+        makes the run reproducible and is **not private** if known.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``executor``,
+        ``progress``, ``on_failure``, ``solver_options``, ``abs_gap`` and
+        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
+        each field documented there), e.g. built once and reused; those
+        keywords, given beside it, override its fields.  Any keyword opsamp
+        does not take is a TypeError naming it.
+
+    Other Parameters
+    ----------------
     lipschitz_l1 : float, optional
         G, the l1-Lipschitz constant of each per-example loss; default: the
         model's ``info.lipschitz_l1``, else its l2 constant ``info.lipschitz``
@@ -214,7 +225,7 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         certifies each call within ``abs_gap`` on L - <sigma, w>, i.e. within
         abs_gap / n per record, so lambda uses
         max(oracle_error, abs_gap / n) (reported as ``oracle_error``).
-    solver, time_limit, threads, solver_options, abs_gap :
+    solver, time_limit, threads, solver_options, abs_gap : fields of SolveOptions
         Passed to each call's solve (``time_limit`` is per call): through
         :func:`privopt.oracle.certified_solve`, and on HiGHS's warm path
         (see ``persistent``) to the HighsCostSession, which certifies by
@@ -231,9 +242,6 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         executor, dask Client or ``multiprocessing.Pool``-like pool (the
         standard library's or Ray's) is used and left running; the model is
         then sent with the calls (scattered once on dask).
-    random_state : None, int or numpy Generator
-        ``None`` (default): the operating system's secure source.  A seed
-        makes the run reproducible and is **not private** if known.
     progress : bool
         Show a tqdm bar over completed calls.
     on_failure : {"raise", "return"}
@@ -275,13 +283,6 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
-    options : SolveOptions, optional
-        The keywords ``solver``, ``time_limit``, ``threads``, ``executor``,
-        ``progress``, ``on_failure``, ``solver_options``, ``abs_gap`` and
-        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
-        each field documented there), e.g. built once and reused; those
-        keywords, given beside it, override its fields.  Any keyword opsamp
-        does not take is a TypeError naming it.
 
     Returns
     -------

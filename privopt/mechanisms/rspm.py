@@ -18,7 +18,6 @@ from ..exceptions import ModelError, ParameterTypeError
 from ..models import check_public_constraints, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
-from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_run, warn_noise_disclosed
@@ -132,7 +131,6 @@ def _indexed_scalars(model, component, what: str) -> list:
     return items
 
 
-@charges("rspm", pure=True)
 @keyword_signature(_Keywords, RSPM_OPTIONS, {"solver": "highs"})
 def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, random_state=None,
          options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -197,6 +195,19 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         result records ``delta = 0``.  Passing it warns
         (DeprecationWarning); a value outside [0, 1) is still refused, and the
         value is kept as ``parameters["requested_delta"]`` (0.0 when not given).
+    random_state : None, int or numpy Generator
+        ``None`` (default) draws the noise from the operating system's secure
+        source.  A seed makes the run reproducible and is **not private** if
+        the seed is known.
+    options : SolveOptions, optional
+        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
+        ``solver_options``, ``abs_gap`` and ``public_constraints`` as one
+        record (:class:`privopt.SolveOptions`, each field documented there),
+        e.g. built once and reused; those keywords, given beside it, override
+        its fields.  Any keyword rspm does not take is a TypeError naming it.
+
+    Other Parameters
+    ----------------
     noise : {"laplace"}
         Distribution of the separator noise.  ``"gaussian"`` raises (see above).
     separator_vars : (Var or str, Var or str), optional
@@ -205,12 +216,8 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         Delta, the most one replaced record changes L(D, w) for any w;
         default: the width of the model's ``info.loss_range`` (1 for the 0/1
         loss); required when the model has no info.
-    solver, time_limit, threads, solver_options, abs_gap :
+    solver, time_limit, threads, solver_options, abs_gap : fields of SolveOptions
         Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
-    random_state : None, int or numpy Generator
-        ``None`` (default) draws the noise from the operating system's secure
-        source.  A seed makes the run reproducible and is **not private** if
-        the seed is known.
     on_failure : {"raise", "return"}
         What to do when the solver does not certify the optimum.
     return_noise : bool
@@ -225,12 +232,6 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
-    options : SolveOptions, optional
-        The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
-        ``solver_options``, ``abs_gap`` and ``public_constraints`` as one
-        record (:class:`privopt.SolveOptions`, each field documented there),
-        e.g. built once and reused; those keywords, given beside it, override
-        its fields.  Any keyword rspm does not take is a TypeError naming it.
 
     Returns
     -------

@@ -575,6 +575,38 @@ def solve(
         ``"cplex"``, or any other name Pyomo's solver factories know (its
         options are then passed through unchanged and privopt does not
         translate ``time_limit`` etc. for it).
+    options : SolveOptions or dict, optional
+        A :class:`~privopt.solvers.SolveOptions` record (solver, time_limit,
+        mip_gap, abs_gap, threads, seed, solver_options, executor; its other
+        fields mean nothing to ``solve``), built once and reused; the keywords
+        below override its fields, and ``solver`` its solver.  A dict is the
+        solver-specific options, the same as ``solver_options`` (give one of
+        the two).
+    **kwargs
+        ``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``, ``seed``,
+        ``solver_options``, ``executor``, as documented below, validated into
+        a :class:`~privopt.solvers.SolveOptions` (each field documented
+        there); any other name is a TypeError naming it.
+    raise_on_no_solution : bool
+        Raise (default) when the solve ends without a feasible point.
+    persistent : solver object, optional
+        From :func:`persistent_solver` (same ``solver``): reuse it, so that a
+        model solved before is updated and re-solved warm.
+    vars_to_load : list of VarData, optional
+        With ``persistent``: load only these variables' values (default all).
+    _prechecked : bool
+        Private, for privopt's mechanisms: the caller already ran the setup
+        checks (:func:`privopt.mechanisms._checks.check_run`: the HiGHS
+        option names, the one active objective, the solver's availability)
+        on these arguments, so ``solve`` does not repeat them (the record's
+        own fields are validated when it is built, always).  The solver's
+        availability is still looked up (cached per process; it gives the
+        version for the report, and a worker on another machine may lack a
+        solver the parent has), as is the problem class of the transformed
+        model, which no mechanism checks.
+
+    Other Parameters
+    ----------------
     time_limit : float, optional
         Seconds; translated to the solver's own option.
     mip_gap : float
@@ -595,35 +627,6 @@ def solve(
         the same on any executor.
     solver_options : dict, optional
         Solver-specific options, passed after (and so over) the translated ones.
-    options : SolveOptions or dict, optional
-        A :class:`~privopt.solvers.SolveOptions` record (solver, time_limit,
-        mip_gap, abs_gap, threads, seed, solver_options, executor; its other
-        fields mean nothing to ``solve``), built once and reused; the keywords
-        above override its fields, and ``solver`` its solver.  A dict is the
-        solver-specific options, the same as ``solver_options`` (give one of
-        the two).
-    **kwargs
-        ``time_limit``, ``mip_gap``, ``abs_gap``, ``threads``, ``seed``,
-        ``solver_options``, ``executor``, as documented above, validated into
-        a :class:`~privopt.solvers.SolveOptions` (each field documented
-        there); any other name is a TypeError naming it.
-    raise_on_no_solution : bool
-        Raise (default) when the solve ends without a feasible point.
-    persistent : solver object, optional
-        From :func:`persistent_solver` (same ``solver``): reuse it, so that a
-        model solved before is updated and re-solved warm.
-    vars_to_load : list of VarData, optional
-        With ``persistent``: load only these variables' values (default all).
-    _prechecked : bool
-        Private, for privopt's mechanisms: the caller already ran the setup
-        checks (:func:`privopt.mechanisms._checks.check_run`: the HiGHS
-        option names, the one active objective, the solver's availability)
-        on these arguments, so ``solve`` does not repeat them (the record's
-        own fields are validated when it is built, always).  The solver's
-        availability is still looked up (cached per process; it gives the
-        version for the report, and a worker on another machine may lack a
-        solver the parent has), as is the problem class of the transformed
-        model, which no mechanism checks.
 
     Returns
     -------
