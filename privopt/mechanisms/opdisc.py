@@ -35,6 +35,7 @@ from ..perturbation import (
     snap_to_grid,
     weights_of,
 )
+from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
@@ -66,6 +67,7 @@ OPDISC_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_optio
                   "public_constraints")
 
 
+@charges("opdisc")
 @keyword_signature(_Keywords, OPDISC_OPTIONS, {"solver": "highs"})
 def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:

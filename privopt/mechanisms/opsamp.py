@@ -51,6 +51,7 @@ from ..exceptions import (
 )
 from ..models import check_public_constraints, get_info
 from ..perturbation import weights_of
+from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
@@ -130,6 +131,7 @@ def _box_diameters(w_vars):
     return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
 
 
+@charges("opsamp")
 @keyword_signature(_Keywords, OPSAMP_OPTIONS, {"solver": "highs", "progress": True})
 def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:

@@ -18,6 +18,7 @@ from ..exceptions import ModelError, ParameterTypeError
 from ..models import check_public_constraints, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
+from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_run, warn_noise_disclosed
@@ -131,6 +132,7 @@ def _indexed_scalars(model, component, what: str) -> list:
     return items
 
 
+@charges("rspm", pure=True)
 @keyword_signature(_Keywords, RSPM_OPTIONS, {"solver": "highs"})
 def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, random_state=None,
          options: SolveOptions | None = None, **kwargs) -> PrivateResult:
