@@ -473,3 +473,13 @@ def test_warnings_of_a_charged_fit_still_point_at_the_callers_line():
         with pytest.warns(ClippedFeaturesWarning) as record:
             est.fit(X, y)
         assert {w.filename for w in record if w.category is ClippedFeaturesWarning} == {__file__}
+
+
+def test_a_mechanisms_warnings_point_at_the_callers_line_through_the_ledgers_hook():
+    from privopt.exceptions import NoiseDisclosureWarning, WeakGuaranteeWarning
+
+    with pytest.warns(Warning) as record:
+        privopt.opdisc(_tiny_model(), epsilon=1.0, delta=0.5, return_noise=True, random_state=0,
+                       ledger=privopt.PrivacyLedger(epsilon=1.0, delta=0.9))
+    mine = [w for w in record if w.category in (NoiseDisclosureWarning, WeakGuaranteeWarning)]
+    assert len(mine) == 2 and {w.filename for w in mine} == {__file__}

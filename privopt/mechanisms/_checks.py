@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 
-from .._validation import check_bool, check_int, check_model_objective
+from .._validation import check_bool, check_int, check_model_objective, user_stacklevel
 from ..exceptions import (
     ModelError,
     NoiseDisclosureWarning,
@@ -43,14 +43,16 @@ def check_n_samples(n_samples, info):
     return n_samples
 
 
-def warn_if_delta_weak(delta, n_samples, stacklevel=3):
+def warn_if_delta_weak(delta, n_samples, stacklevel: int | None = None):
     """Warn when delta > 1/n: (epsilon, delta)-DP then allows publishing a
-    record outright with probability delta."""
+    record outright with probability delta (at the caller's line: the first frame
+    outside privopt, unless ``stacklevel`` is given)."""
     if n_samples is not None and delta > 1.0 / n_samples:
         warnings.warn(
             f"delta={delta:g} exceeds 1/n = {1.0 / n_samples:.3g}: a mechanism may then reveal a whole "
             f"record with probability delta and still meet (epsilon, delta)-DP. Choose delta well below "
-            f"1/n, e.g. 1/n^2 = {1.0 / n_samples ** 2:.3g}.", WeakGuaranteeWarning, stacklevel=stacklevel)
+            f"1/n, e.g. 1/n^2 = {1.0 / n_samples ** 2:.3g}.", WeakGuaranteeWarning,
+            stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
 
 
 def check_solver_ready(solver) -> str:
@@ -88,11 +90,11 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     return name, options, on_failure
 
 
-def warn_noise_disclosed(what: str = "the noise vector", stacklevel: int = 3) -> None:
-    """The warning every mechanism gives when ``return_noise=True``
-    (``stacklevel`` 3: the caller of the function that calls this one)."""
+def warn_noise_disclosed(what: str = "the noise vector", stacklevel: int | None = None) -> None:
+    """The warning every mechanism gives when ``return_noise=True`` (at the caller's
+    line: the first frame outside privopt, unless ``stacklevel`` is given)."""
     warnings.warn(f"result.noise holds {what}; publishing it voids privacy.", NoiseDisclosureWarning,
-                  stacklevel=stacklevel)
+                  stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
 
 
 def objective_scale(expr):
@@ -183,7 +185,7 @@ def _mean_factor(c, n_samples):
     return None
 
 
-def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int = 3) -> bool:
+def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int | None = None) -> bool:
     """Warn (:class:`~privopt.exceptions.LossContractWarning`) when the active
     objective is a mean of per-record losses instead of their sum, which
     cannot be a sum of n per-record terms each in the declared range: the
@@ -227,5 +229,5 @@ def warn_if_mean_objective(model, n_samples, what: str, stacklevel: int = 3) -> 
         "loss (the release is still private, but close to useless). Drop the 1/n (minimize the sum), or, if "
         "the declared range already describes the scaled terms, ignore this warning "
         "(warnings.simplefilter('ignore', privopt.exceptions.LossContractWarning)).",
-        LossContractWarning, stacklevel=stacklevel)
+        LossContractWarning, stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
     return True
