@@ -93,6 +93,8 @@ COMPOSITIONS = ("basic", "optimal")
 
 _CURRENT: contextvars.ContextVar[PrivacyLedger | None] = contextvars.ContextVar("privopt_ledger", default=None)
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privopt_inside_release", default=False)
+# the tokens of the open ``with ledger:`` blocks of this context (thread, task), innermost last
+_BLOCKS: contextvars.ContextVar[tuple] = contextvars.ContextVar("privopt_ledger_blocks", default=())
 
 _GENESIS = "0" * 64
 _FORMAT = "privopt-ledger/1"
@@ -203,7 +205,6 @@ class PrivacyLedger:
         self._releases: list[Release] = []
         self._lock = threading.RLock()
         self._file: _LedgerFile | None = None
-        self._tokens: list[contextvars.Token] = []
         self._seen: set[bytes] = set()
         self._salt = secrets.token_bytes(16)   # fingerprints are of this process and this ledger only
 
@@ -380,11 +381,13 @@ class PrivacyLedger:
 
     # -- with ledger: ------------------------------------------------------------------
     def __enter__(self) -> PrivacyLedger:
-        self._tokens.append(_CURRENT.set(self))
+        _BLOCKS.set(_BLOCKS.get() + (_CURRENT.set(self),))
         return self
 
     def __exit__(self, *exc) -> None:
-        _CURRENT.reset(self._tokens.pop())
+        blocks = _BLOCKS.get()
+        _BLOCKS.set(blocks[:-1])
+        _CURRENT.reset(blocks[-1])
 
     # A ledger is an account, not a value: scikit-learn's clone and copy.deepcopy of an
     # estimator keep the same ledger instead of forking its budget.

@@ -276,6 +276,33 @@ def test_with_ledger_is_per_context_and_thread_safe():
         t.start()
         t.join()
     assert seen == [None] and privopt.ledger.current_ledger() is None
+    # one ledger entered by two threads, blocks interleaved: the first in leaves first, each its own block
+    first_in, second_in, first_out, errors = threading.Event(), threading.Event(), threading.Event(), []
+
+    def block(me):
+        try:
+            if me == 1:
+                first_in.wait()
+            with ledger:
+                (first_in if me == 0 else second_in).set()
+                if me == 0:
+                    second_in.wait()
+                else:
+                    first_out.wait()
+                assert privopt.ledger.current_ledger() is ledger
+            if me == 0:
+                first_out.set()
+            assert privopt.ledger.current_ledger() is None
+        except Exception as exc:          # noqa: BLE001 - reported below
+            errors.append(exc)
+            first_out.set()
+
+    pair = [threading.Thread(target=block, args=(me,)) for me in (0, 1)]
+    for t in pair:
+        t.start()
+    for t in pair:
+        t.join(timeout=60)
+    assert errors == []
 
     def spend():
         for _ in range(40):
