@@ -206,6 +206,7 @@ class PrivacyLedger:
         self._lock = threading.RLock()
         self._file: _LedgerFile | None = None
         self._seen: set[bytes] = set()
+        self._serial = 0                       # the entry of the next in-memory release
         self._salt = secrets.token_bytes(16)   # fingerprints are of this process and this ledger only
 
     # -- a saved ledger ----------------------------------------------------------------
@@ -279,7 +280,7 @@ class PrivacyLedger:
         :class:`~privopt.BudgetExceededError` and change nothing.  Mechanisms and
         estimators call it (through :func:`release`); call it yourself to account for
         a release made outside privopt on the same data."""
-        epsilon, delta = float(epsilon), float(delta)
+        epsilon, delta = _check_spend(epsilon, delta)
         when = _dt.datetime.now(_dt.timezone.utc)
         with self._lock, self._locked_file():
             self._refresh()
@@ -288,7 +289,8 @@ class PrivacyLedger:
             if self._file is not None:
                 record = self._file.append_charge(record)
             else:
-                record = Release(what, mechanism, epsilon, delta, when, entry=str(len(self._releases)))
+                record = Release(what, mechanism, epsilon, delta, when, entry=str(self._serial))
+                self._serial += 1
             self._releases.append(record)
             return record
 
@@ -409,6 +411,21 @@ class PrivacyLedger:
         where = f", path={str(self._file.path)!r}" if self._file is not None else ""
         return (f"PrivacyLedger(budget: {self.budget}; spent: {self.spent}; "
                 f"releases: {len(self.releases)}{where})")
+
+
+def _check_spend(epsilon, delta) -> tuple[float, float]:
+    """A release's (epsilon, delta) as numbers: epsilon >= 0 (``inf``: not private, which
+    the ledger refuses), 0 <= delta <= 1; a negative or NaN value would lower the spend."""
+    try:
+        epsilon, delta = float(epsilon), float(delta)
+    except (TypeError, ValueError):
+        raise ParameterTypeError(f"a release's epsilon and delta must be numbers, got {epsilon!r}, {delta!r}.",
+                                 "epsilon") from None
+    if not epsilon >= 0:
+        raise ParameterError(f"epsilon: a release spends epsilon >= 0, got {epsilon!r}.", "epsilon")
+    if not 0 <= delta <= 1:
+        raise ParameterError(f"delta: a release spends 0 <= delta <= 1, got {delta!r}.", "delta")
+    return epsilon, delta
 
 
 def _reopen(path: str, composition: str) -> PrivacyLedger:

@@ -101,6 +101,21 @@ def test_pure_epsilons_add_as_the_decimals_they_print_as():
         ten.reserve("one more", "laplace", 1e-9, 0.0)
 
 
+def test_refunds_and_settlements_reach_the_right_release_and_no_spend_is_negative():
+    ledger = privopt.PrivacyLedger(epsilon=1.0)
+    first = ledger.reserve("first", "laplace", 0.25, 0.0)
+    ledger.reserve("second", "laplace", 0.5, 0.0)
+    ledger.refund(first)
+    third = ledger.reserve("third", "laplace", 0.125, 0.0)
+    assert [r.what for r in ledger.releases] == ["second", "third"] and third.entry != ledger.releases[0].entry
+    ledger.refund(third)
+    assert [r.what for r in ledger.releases] == ["second"] and ledger.spent.epsilon == 0.5
+    for eps, dlt in ((-0.5, 0.0), (math.nan, 0.0), (0.1, -1e-6), (0.1, 2.0)):
+        with pytest.raises(ParameterError):
+            ledger.reserve("bad", "laplace", eps, dlt)
+    assert ledger.spent.epsilon == 0.5
+
+
 def test_an_approximate_release_adds_its_delta_and_at_most_its_epsilon():
     ledger = privopt.PrivacyLedger(epsilon=3.0, delta=1e-4)
     X, y = _unit()
