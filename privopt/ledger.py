@@ -449,14 +449,19 @@ class _LedgerFile:
             raise LedgerFileError("A saved PrivacyLedger needs fcntl.flock (POSIX); keep an in-memory ledger.")
         self.path = path
         self._head: tuple[int, str] | None = None    # the last entry this process saw: (index, hash)
+        self._held = False       # whether this object holds the exclusive lock (always under the ledger's lock)
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self, mode: int | None = None) -> Iterator[None]:
+        """Hold an ``fcntl.flock`` on the file: exclusive (a writer: re-read, check,
+        append), or ``fcntl.LOCK_SH`` (a reader, so that it never sees half a line)."""
         with open(self.path, "a+") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if mode is None else mode)
+            self._held = mode is None
             try:
                 yield
             finally:
+                self._held = False
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def budget_or_create(self, epsilon, delta) -> tuple[float, float]:
@@ -483,7 +488,11 @@ class _LedgerFile:
 
     def read(self) -> list[Release]:
         """The releases in the file (charges not refunded), after verifying its chain."""
-        entries = self._entries()
+        if self._held:
+            entries = self._entries()
+        else:
+            with self.locked(fcntl.LOCK_SH):
+                entries = self._entries()
         if not entries:
             raise LedgerFileError(f"{self.path} is empty: the ledger it held is gone.")
         refunded = {e["refunds"] for e in entries if e["kind"] == "refund"}

@@ -470,15 +470,27 @@ def _charge_file(path, barrier, out):
     out.put(charged)
 
 
+def _read_file(path, barrier, out):
+    ledger = privopt.PrivacyLedger.open(path)
+    barrier.wait()
+    seen = [ledger.spent.epsilon for _ in range(50)]      # under a shared lock: never half a line
+    out.put(("reader", seen == sorted(seen)))
+
+
 def test_two_processes_charging_one_file_never_exceed_its_budget(tmp_path):
     path = tmp_path / "shared.jsonl"
     privopt.PrivacyLedger.open(path, epsilon=1.2)
     ctx = multiprocessing.get_context("fork")
-    barrier, out = ctx.Barrier(2), ctx.Queue()
+    barrier, out = ctx.Barrier(3), ctx.Queue()
     workers = [ctx.Process(target=_charge_file, args=(str(path), barrier, out)) for _ in range(2)]
-    for w in workers:
+    reader = ctx.Process(target=_read_file, args=(str(path), barrier, out))
+    for w in workers + [reader]:
         w.start()
-    counts = [out.get(timeout=120) for _ in workers]
+    results = [out.get(timeout=120) for _ in range(3)]
+    assert ("reader", True) in results
+    counts = [r for r in results if not isinstance(r, tuple)]
+    reader.join(timeout=120)
+    assert reader.exitcode == 0
     for w in workers:
         w.join(timeout=120)
         assert w.exitcode == 0
