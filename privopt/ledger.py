@@ -41,6 +41,7 @@ differential privacy", ICML 2015 (Theorem 3.3: the optimal composition of
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import dataclasses
@@ -150,18 +151,25 @@ def basic_composition(pairs: list[tuple[Fraction, Fraction]]) -> tuple[Fraction,
 def optimal_epsilon(pairs: list[tuple[float, float]], delta: float) -> float:
     """An upper bound on the optimal composition's epsilon at ``delta`` of releases
     that are (epsilon_i, delta_i)-DP [KOV15]: the composition of their dominating pairs'
-    privacy loss distributions (dp-accounting, pessimistic), ``inf`` when ``delta`` is
-    below what the composition needs."""
+    privacy loss distributions (dp-accounting, pessimistic; equal pairs composed at once),
+    never above the basic composition's sum at a ``delta`` that covers the deltas' sum,
+    ``inf`` when ``delta`` is below what the composition needs."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib   # slow import, on use only
     from dp_accounting.pld.common import DifferentialPrivacyParameters
 
     total = None
-    for eps, dlt in pairs:
-        one = pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(float(eps), float(dlt)))
-        total = one if total is None else total.compose(one)
+    counts = collections.Counter((float(eps), float(dlt)) for eps, dlt in pairs)   # k equal ones: one self_compose
+    for (eps, dlt), count in sorted(counts.items()):
+        one = pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(eps, dlt))
+        part = one if count == 1 else one.self_compose(count)
+        total = part if total is None else total.compose(part)
     if total is None:
         return 0.0
-    return float(total.get_epsilon_for_delta(float(delta)))
+    tight = float(total.get_epsilon_for_delta(float(delta)))
+    eps_sum, delta_sum = basic_composition([(_exact(e), _exact(d)) for e, d in pairs])
+    # never above basic composition, which holds at every delta >= the deltas' sum (the PLDs' truncated
+    # tails put a little mass at infinity, so at delta = 0 they alone would say inf)
+    return min(tight, float(eps_sum)) if delta >= delta_sum else tight
 
 
 # ---------------------------------------------------------------------------
