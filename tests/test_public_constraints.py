@@ -74,12 +74,12 @@ def test_a_data_built_constraint_declared_public_changes_w_with_one_record():
 
 
 def test_the_same_model_is_refused_naming_the_constraint_and_both_fixes(monkeypatch):
-    sel = importlib.import_module("privopt.mechanisms.selection")
+    plan = importlib.import_module("privopt.mechanisms._plan")   # where a user's W is planned and scored
 
     def boom(*a, **k):
         raise AssertionError("W was scored before the model's contract was checked")
 
-    monkeypatch.setattr(sel, "FixAndSolveEvaluator", boom)
+    monkeypatch.setattr(plan, "FixAndSolveEvaluator", boom)
     m = portfolio(_returns())
     before = _state(m)
     with pytest.raises(ModelError) as err:

@@ -11,7 +11,7 @@ import pyomo.environ as pyo
 
 from .._validation import check_epsilon, check_positive
 from ..calibration import check_selection_method, selection_noise_scale
-from ..mechanisms import PyomoBoundOracle, exponential_mechanism, prefix_space, relaxation_bound
+from ..mechanisms import BoundedSampler, exponential_mechanism, relaxation_bound
 from ..search import KeyedStreams, PrefixSpace, sample_prefix
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget, _check_pair
@@ -95,8 +95,9 @@ class BoundedSelectionTarget(AuditTarget):
 
     Runs: ``outputs_from_noise`` samples with the exact minimum over each box as the
     bound (what the LP relaxation gives on this model; fast); ``run_mechanism`` calls
-    :func:`privopt.exponential_mechanism` with ``path="bounded"`` (shipped) or the sampler
-    with the Pyomo oracle's inflated bounds (broken).  The noise of one run is the
+    :func:`privopt.exponential_mechanism` with ``path="bounded"`` (shipped) or its bounded
+    sampler (:class:`privopt.mechanisms.BoundedSampler`) with the Pyomo oracle's inflated
+    bounds (broken).  The noise of one run is the
     256-bit secret of its keyed streams, drawn as :class:`privopt.search.KeyedStreams`
     draws it, so the two paths agree run by run on the same seeds.
     """
@@ -132,7 +133,6 @@ class BoundedSelectionTarget(AuditTarget):
             return exponential_mechanism(model, weights="w", epsilon=self.epsilon, loss_range=(0, 1),
                                          n_samples=5, method=self.method, path="bounded",
                                          random_state=rng).weights
-        w = list(model.w.values())
-        space, _ = prefix_space([(0.0, 1.0)] * 2, None, [], w)
-        oracle = PyomoBoundOracle(model, w, inflate=self.inflate)
-        return sample_prefix(space, oracle, KeyedStreams(rng), self.method, self.scale)[0]
+        # the mechanism's own bounded sampler, replayed with the Pyomo oracle's bounds inflated
+        sampler = BoundedSampler(self.space, model, list(model.w.values()), inflate=self.inflate)
+        return sampler.sample(rng, self.method, self.scale).point

@@ -16,6 +16,7 @@ from ._bounded import prefix_space as prefix_space
 from ._bounded import relaxation_bound as relaxation_bound
 from ._evaluate import predict_evaluation_seconds as predict_evaluation_seconds
 from ._release import MixtureParameters as MixtureParameters
+from ._samplers import BoundedSampler as BoundedSampler
 from ._release import MixturePart as MixturePart
 from ._release import MixtureReport as MixtureReport
 from ._release import SelectionParameters as SelectionParameters

@@ -3,79 +3,102 @@ permute-and-flip [MS20], sampled exactly by report-noisy-max."""
 
 from __future__ import annotations
 
-import math
-import time
+from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
 import pyomo.environ as pyo
 
-from .._limits import LOCAL_SECONDS
-from .._progress import progress_bar
-from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from .._random import check_random_state
-from .._validation import check_bool, check_choice, check_epsilon, check_int, check_positive, check_probability
+from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
-from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
+from ..exceptions import ModelError, ParameterError
 from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
-from ..solvers import BLOCKS_ENGINE, DEFAULT_ABS_GAP, check_unchanged
+from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from ..search import enumeration_levels, halfspace_problem
 from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
-from ._noise import draw_selection_noise
+from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
 from ._release import SelectionParameters, SelectionReport, noise_distribution
-from ._bounded import PyomoBoundOracle, prefix_space
-from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, _weight_only,
-                        fix_solve_seconds, model_size)
-from ..search import KeyedStreams, enumeration_levels, halfspace_problem, sample_prefix, sample_top_down
+from ._samplers import BoundedSampler, Draw, ScoredSampler, selection_keys
 
-__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem", "SELECTION_PATHS"]
+__all__ = ["exponential_mechanism", "SelectionReport", "selection_keys", "topdown_problem", "SELECTION_PATHS",
+           "SELECTION_OPTIONS", "SelectionTask", "bounded_lower_bound"]
 
 #: The values of ``exponential_mechanism(path=...)``: ``"auto"`` (score every point of W
 #: while |W| <= max_points, else the bounded sampler), ``"score"`` (every point scored, or
 #: a refusal above max_points), ``"bounded"`` (the bounded sampler whatever |W|).
 SELECTION_PATHS = ("auto", "score", "bounded")
 
-#: Scoring predicted to take longer than this shows a progress bar (seconds).
-_PROGRESS_AFTER = 10.0
+#: The fields of :class:`~privopt.solvers.SolveOptions` exponential_mechanism takes as keywords.
+SELECTION_OPTIONS = ("solver", "time_limit", "threads", "solver_options", "abs_gap", "progress", "executor",
+                     "public_constraints")
 
 
-def selection_keys(losses, noise_scale, method, rng):
-    """Report-noisy-max keys of one block, noise drawn in the block's order
-    (:func:`privopt.mechanisms._noise.draw_selection_noise`): -L/s + G
-    (Gumbel, the exponential mechanism) or -L/s + E (Exponential(1),
-    permute-and-flip), s = 2 Delta / epsilon.  The released point is the
-    argmax over all blocks (first on ties, which have probability zero)."""
-    return draw_selection_noise(rng, method, losses.shape[0]) - losses / noise_scale
+@dataclass(frozen=True)
+class _Keywords:
+    """exponential_mechanism's own keywords (each documented there); how the model is
+    solved is the :class:`~privopt.solvers.SolveOptions` beside it."""
+
+    loss_range: Any = None
+    n_samples: int | None = None
+    method: str = "exponential"
+    norm_bound: float | None = None
+    grid: Any = None
+    beta: float = 0.05
+    max_points: int | None = None
+    public_term: Any = None
+    sense: str = "minimize"
+    path: str = "auto"
+    sensitivity: float | None = None
+
+
+@dataclass(frozen=True)
+class SelectionTask:
+    """One call of :func:`exponential_mechanism`, checked (before the data's values are
+    read): the model and its decision ``w_vars``, the privacy and utility parameters, the
+    declared public constraints and term, and ``solver`` (``"enumerate"``: privopt's
+    0/1-loss model on its own W, ``halfspace`` its data; else the ready solver's name)."""
+
+    model: Any
+    w_vars: list
+    info: Any
+    epsilon: float
+    method: str
+    beta: float
+    sensitivity: float
+    loss_range: tuple
+    n_samples: int | None
+    own: _Keywords
+    options: SolveOptions
+    term: Any
+    public_cons: list
+    solver: str
+    halfspace: Any = None
+
+    def __getattr__(self, name):       # the own keywords read as fields: task.norm_bound, task.path, ...
+        if name in _Keywords.__dataclass_fields__:
+            return getattr(self.own, name)
+        raise AttributeError(name)
+
+    @property
+    def n_public(self) -> int:
+        """n for the time predictions (privopt's models always declare it)."""
+        return int(self.n_samples) if self.n_samples is not None else 1
+
+    @property
+    def records_are_users(self) -> bool:
+        """Whether the records' terms are the user's to check (clip into loss_range where they
+        can be seen): not for a model whose ModelInfo declares its per-record rows (privopt's
+        builders, whose rows merge identical records with a weight)."""
+        return self.info is None or not self.info.record_constraints
 
 
 @charges("exponential_mechanism", pure=True)
-def exponential_mechanism(
-    model,
-    weights=None,
-    *,
-    epsilon: float,
-    loss_range=None,
-    n_samples: int | None = None,
-    method: str = "exponential",
-    solver: str = "auto",
-    norm_bound: float | None = None,
-    grid=None,
-    beta: float = 0.05,
-    time_limit: float | None = None,
-    threads: int | None = None,
-    random_state=None,
-    solver_options: dict | None = None,
-    abs_gap: float = DEFAULT_ABS_GAP,
-    max_points: int | None = None,
-    progress: bool | None = None,
-    executor=None,
-    public_constraints=None,
-    public_term=None,
-    sense: str = "minimize",
-    path: str = "auto",
-    sensitivity: float | None = None,
-) -> PrivateResult:
+@keyword_signature(_Keywords, SELECTION_OPTIONS, {"solver": "auto"})
+def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=None,
+                          options: SolveOptions | None = None, **kwargs) -> PrivateResult:
     r"""Release a point of a finite, public W by private selection: pure
     epsilon-DP, no delta.
 
@@ -147,6 +170,18 @@ def exponential_mechanism(
         The decision vector; default: the model's ``ModelInfo`` or ``model.w``.
     epsilon : float
         Privacy budget (> 0).
+    random_state : None, int or numpy Generator
+        ``None`` (default): the operating system's secure source.  A seed makes
+        the run reproducible and is **not private** when the seed is known.
+    options : privopt.SolveOptions, optional
+        How the model is solved, as one record (its ``solver``, ``time_limit``,
+        ``threads``, ``solver_options``, ``abs_gap``, ``progress``, ``executor``
+        and ``public_constraints`` are this function's keywords below; a keyword
+        given beside it overrides its field).  Any other keyword is a TypeError
+        naming it.
+
+    Other Parameters
+    ----------------
     loss_range : float or (a, b), optional
         Range of each per-record loss term (a width c means (0, c)).  Default:
         the model's info (privopt's 0/1-loss models: (0, 1)).  Required for
@@ -180,11 +215,12 @@ def exponential_mechanism(
         raises :class:`~privopt.exceptions.NotCertifiedError` naming
         time_limit with nothing released.  On the bounded path the clock
         starts before the model is read into the solver.
-    threads, solver_options, abs_gap :
-        For the solver of the fix-and-solve path.
-    random_state : None, int or numpy Generator
-        ``None`` (default): the operating system's secure source.  A seed makes
-        the run reproducible and is **not private** when the seed is known.
+    threads : int, optional
+        Threads of the solver of the fix-and-solve and bounded paths.
+    solver_options : dict, optional
+        Solver-specific options of that solver.
+    abs_gap : float
+        The absolute gap within which a solve counts as certified optimal.
     max_points : int, optional
         The largest |W| accepted where every point is scored (default
         50,000,000 for the enumeration, 10,000 for fix-and-solve, where each
@@ -290,21 +326,29 @@ def exponential_mechanism(
     exponential noise. arXiv:2105.07260.
     [MTM14] Maddison, Tarlow, Minka. A* sampling. NeurIPS 2014.
     """
-    # --- validation, all before the data's values are read ----------------
-    epsilon = check_epsilon(epsilon)
-    method = check_selection_method(method)
-    beta = check_probability(beta, "beta")
-    if time_limit is not None:
-        time_limit = check_positive(time_limit, "time_limit")
-    max_points = check_int(max_points, "max_points", minimum=1, allow_none=True)
-    if progress is not None:
-        progress = check_bool(progress, "progress")
-    if norm_bound is not None:
-        norm_bound = check_positive(norm_bound, "norm_bound")
-    if not isinstance(solver, str):
-        raise ParameterTypeError(f"solver must be a solver name, got {type(solver).__name__}.", "solver")
-    sense = _check_sense(sense)
-    path = check_choice(path, "path", SELECTION_PATHS)
+    opts, own = parse_keywords("exponential_mechanism", options, kwargs, _Keywords, SELECTION_OPTIONS)
+    task = _check_call(model, weights, epsilon, opts, own)     # every refusal before the data's values are read
+    plan = _plan(task)
+    check_time_limit(plan.seconds, opts.time_limit, plan.work, plan.remedy)
+    draw = plan.sampler.sample(check_random_state(random_state), task.method,
+                               selection_noise_scale(task.epsilon, task.sensitivity),
+                               progress=plan.progress if opts.progress is None else opts.progress)
+    return _release(task, plan, draw)
+
+
+def _check_own(own: _Keywords) -> _Keywords:
+    """The own keywords, each checked (naming it)."""
+    return _Keywords(
+        loss_range=own.loss_range, n_samples=own.n_samples, method=check_selection_method(own.method),
+        norm_bound=None if own.norm_bound is None else check_positive(own.norm_bound, "norm_bound"),
+        grid=own.grid, beta=check_probability(own.beta, "beta"),
+        max_points=check_int(own.max_points, "max_points", minimum=1, allow_none=True), public_term=own.public_term,
+        sense=_check_sense(own.sense), path=check_choice(own.path, "path", SELECTION_PATHS),
+        sensitivity=own.sensitivity)
+
+
+def _check_objective(model, sense: str) -> None:
+    """The model's one active objective, in the declared ``sense``; not objective-perturbed."""
     objective = check_model_objective(model, minimize=False)
     if sense == "minimize" and objective.sense != pyo.minimize:
         raise ModelError(
@@ -317,168 +361,129 @@ def exponential_mechanism(
             "sense: 'maximize' was given but the model's objective is minimized; pass sense='minimize' "
             "(the default) for a loss, or declare the utility's objective with sense=pyomo.maximize.",
             "sense")
-
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model.", "model")
+
+
+def _check_call(model, weights, epsilon, opts: SolveOptions, own: _Keywords) -> SelectionTask:
+    """Every check of a call, before the data's values are read: the arguments, the
+    objective, the loss contract, the decision and its declared public constraints, and
+    which engine scores it (:func:`_check_solver`)."""
+    epsilon = check_epsilon(epsilon)
+    own = _check_own(own)
+    _check_objective(model, own.sense)
     info = get_info(model)
+    loss_range = own.loss_range
     if loss_range is None and info is not None and info.loss_range is not None:
         loss_range = info.loss_range
     lo, hi = check_loss_range(loss_range)
-    declared_sensitivity = sensitivity
-    sensitivity = _check_sensitivity(sensitivity, hi - lo)
-    n_samples = check_n_samples(n_samples, info)
-
+    sensitivity = _check_sensitivity(own.sensitivity, hi - lo)
+    n_samples = check_n_samples(own.n_samples, info)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     # the decision constraints: every one declared public, or a refusal, before any work
-    term = check_public_term(model, public_term, w_vars)
-    public_cons = check_public_constraints(model, w_vars, public_constraints, info, "Private selection",
-                                           bounds_give_w=grid is None and (info is None or info.grid is None),
+    term = check_public_term(model, own.public_term, w_vars)
+    public_cons = check_public_constraints(model, w_vars, opts.public_constraints, info, "Private selection",
+                                           bounds_give_w=own.grid is None and (info is None or info.grid is None),
                                            public_term=term, n_samples=n_samples,
-                                           coupled_declared=declared_sensitivity is not None)
+                                           coupled_declared=own.sensitivity is not None)
+    solver, halfspace = _check_solver(model, w_vars, opts.solver_or("auto"), own)
+    return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi), n_samples, own,
+                         opts, term, public_cons, solver, halfspace)
+
+
+def _check_solver(model, w_vars, solver: str, own: _Keywords):
+    """``(solver, halfspace)``: ``("enumerate", data)`` for privopt's 0/1-loss model on its
+    own weights and grid (its exact engines), else the ready solver's name and None."""
     halfspace = getattr(model, ENUMERATION_ATTR, None)
     solver_key = solver.strip().lower()
     is_model_w = halfspace is not None and [v.name for v in w_vars] == [
-        v.name for v in model.w.values()] and grid is None
-    if path == "bounded" and solver_key == "enumerate":
+        v.name for v in model.w.values()] and own.grid is None
+    if own.path == "bounded" and solver_key == "enumerate":
         raise ParameterError("path='bounded' bounds regions of W with an LP solver; pass solver='auto' or a "
                              "solver name (HiGHS, GLPK, CBC, ...), not 'enumerate'.", "path")
     if solver_key == "enumerate" and not is_model_w:
         raise ParameterError(
             "solver='enumerate' scores the 0/1-loss models of privopt.models.zero_one_halfspace on "
             "their own weights and grid; use solver='auto' or a solver name for this model.", "solver")
-    if solver_key in ("auto", "enumerate") and is_model_w and path != "bounded":
+    if solver_key in ("auto", "enumerate") and is_model_w and own.path != "bounded":
         check_unchanged(model, halfspace, None)     # privopt's 0/1-loss models are minimized (checked above)
-        problem = topdown_problem(halfspace, norm_bound)
-        if problem is not None:
-            return _select_topdown(problem, halfspace, w_vars, epsilon=epsilon, method=method, beta=beta,
-                                   sensitivity=sensitivity, loss_range=(lo, hi), n_samples=n_samples,
-                                   time_limit=time_limit, random_state=random_state, progress=progress,
-                                   executor=executor)
-        scorer: HalfspaceEvaluator | FixAndSolveEvaluator = HalfspaceEvaluator(
-            model, halfspace, norm_bound=norm_bound, max_points=max_points)
-        solver_name = "enumerate"
-    else:
-        solver_name = check_solver_ready("highs" if solver_key == "auto" else solver)
-        # a user's model: the objective's structure (a mean?) against n, before any solve
-        warn_if_mean_objective(model, n_samples, "Private selection")
-        grids = resolve_grids(w_vars, grid, info.grid if info else None)
-        bounded = _bounded_plan(path, grids, norm_bound, public_cons, w_vars, max_points)
-        if bounded is not None:
-            return _select_bounded(model, w_vars, bounded, epsilon=epsilon, method=method, beta=beta,
-                                   sensitivity=sensitivity, loss_range=(lo, hi), n_samples=n_samples,
-                                   time_limit=time_limit, random_state=random_state, solver=solver_name,
-                                   threads=threads, abs_gap=abs_gap, solver_options=solver_options,
-                                   public_cons=public_cons, term=term, sense=sense, norm_bound=norm_bound)
-        scorer = FixAndSolveEvaluator(model, w_vars, grids, norm_bound=norm_bound, solver=solver_name,
-                                      time_limit=time_limit, threads=threads, abs_gap=abs_gap,
-                                      solver_options=solver_options, max_points=max_points,
-                                      public_constraints=public_cons, public_term=term,
-                                      record_range=(lo, hi) if _records_are_users(info) else None,
-                                      n_records=n_samples)
-        scorer.use_executor(executor)   # the model serialized for the workers, before any solve
-    n_points = scorer.n_points
-    _check_w_size(n_points)
-    n_public = n_samples if n_samples is not None else 1   # privopt's models always declare n
-    predicted = scorer.predicted_seconds(int(n_public))
-    if time_limit is not None and math.isfinite(predicted) and predicted > time_limit:
-        if isinstance(scorer, FixAndSolveEvaluator):   # a user's model: its own words, no features
-            source = f"|W| and the model's {model_size(model):,} rows and columns, one solve per point"
-            smaller = "a coarser grid, tighter bounds or declared constraints on the decision"
-        else:
-            source = f"|W|, n = {n_public:,} and d = {scorer.d}"
-            smaller = "norm_bound, a coarser grid, fewer features"
-        raise ParameterError(
-            f"time_limit: scoring all {n_points:,} points of W is predicted to take about "
-            f"{predicted:,.0f} s (from {source}), more than time_limit={time_limit:g} s. Raise time_limit, "
-            f"make W smaller ({smaller}), or use OPDisc (privopt.opdisc), whose MILP does not score W.",
-            "time_limit")
+        return "enumerate", halfspace
+    return check_solver_ready("highs" if solver_key == "auto" else solver), None
 
-    noise_scale = selection_noise_scale(epsilon, sensitivity)
-    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
-    rng = check_random_state(random_state)
 
-    # --- score W and sample: one pass, noise drawn block by block ----------
-    if progress is None:
-        progress = (predicted > _PROGRESS_AFTER) if math.isfinite(predicted) else n_points > 200
-    start = time.perf_counter()
-    best_key, best_w, done = -math.inf, None, 0
-    tol = 1e-6 * max(1.0, abs(n_samples * hi) if n_samples else 1.0)
-    with progress_bar(n_points, desc=f"privopt {method}", unit="pt", disable=not progress) as bar:
-        for pts, losses in scorer.blocks():
-            if n_samples is not None and isinstance(scorer, FixAndSolveEvaluator):
-                records = losses - scorer.term_values(pts)   # the public term is not the records'
-                if records.min() < n_samples * lo - tol or records.max() > n_samples * hi + tol:
-                    raise ModelError(
-                        f"model: its loss{' less public_term' if term is not None else ''} at some w is "
-                        f"outside [n a, n b] = [{n_samples * lo:g}, {n_samples * hi:g}] for n = {n_samples} "
-                        f"and loss_range = ({lo:g}, {hi:g}): it is not a sum of n terms in loss_range, so "
-                        "the guarantee would not hold; nothing is released. Fix loss_range or the model "
-                        "(a cost that depends on the decision alone and is public can be declared with "
-                        "public_term=).", "model")
-            # a utility (sense="maximize", checked above against the objective) is selected as the loss -U
-            keys = selection_keys(losses if sense == "minimize" else -losses, noise_scale, method, rng)
-            k = int(np.argmax(keys))
-            if keys[k] > best_key:
-                best_key, best_w = float(keys[k]), np.array(pts[k], dtype=float)
-            done += pts.shape[0]
-            bar.update(pts.shape[0])
-            if time_limit is not None and time.perf_counter() - start > time_limit and done < n_points:
-                raise NotCertifiedError(
-                    f"time_limit: {time_limit:g} s ran out after scoring {done:,} of {n_points:,} "
-                    "points (the prediction was too optimistic for this machine); nothing is "
-                    "released. Raise time_limit or make W smaller.", None)
-    wall = time.perf_counter() - start
-    assert best_w is not None   # W has at least two points, so the loop ran
-    released = np.asarray(best_w, dtype=float) + 0.0   # no -0.0
+def _plan(task: SelectionTask) -> SelectionPlan:
+    """The plan of the call's W (from public quantities only): privopt's 0/1-loss model top
+    down or by its exact enumeration, a user's model bounded or scored by fix-and-solve."""
+    if task.halfspace is not None:
+        return plan_halfspace(task.halfspace, topdown_problem(task.halfspace, task.norm_bound),
+                              n_public=task.n_public, executor=task.options.executor, max_points=task.max_points,
+                              model=task.model, norm_bound=task.norm_bound, desc=f"privopt {task.method}",
+                              keys=selection_keys)
+    # a user's model: the objective's structure (a mean?) against n, before any solve
+    warn_if_mean_objective(task.model, task.n_samples, "Private selection")
+    grids = resolve_grids(task.w_vars, task.grid, task.info.grid if task.info else None)
+    return plan_user_model(task, grids, keys=selection_keys)
 
+
+def _release(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> PrivateResult:
+    """The release step: the point drawn, with its typed parameters and report, built once."""
+    assert draw.point is not None        # no floor: every sampler gives a point
+    return PrivateResult(labels=weight_labels(task.w_vars), weights=draw.point, mechanism=task.method,
+                         epsilon=task.epsilon, delta=0.0, parameters=_parameters(task, plan),
+                         report=_report(task, plan, draw), certified=True)
+
+
+def _parameters(task: SelectionTask, plan: SelectionPlan) -> SelectionParameters:
+    """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
+    alpha = selection_utility_bound(task.epsilon, task.sensitivity, plan.n_points, task.beta)
+    sampler = plan.sampler
     record_terms = None
-    if isinstance(scorer, FixAndSolveEvaluator) and scorer.record_range is not None:
-        record_terms = "clipped" if scorer.records_seen else "assumed"
-    parameters = _parameters(method, sensitivity, (lo, hi), noise_scale, n_points, alpha, beta, n_samples,
-                             len(w_vars), getattr(scorer, "norm_bound", None), scorer.path, sense=sense,
-                             record_terms=record_terms)
-    return PrivateResult(
-        labels=weight_labels(w_vars),
-        weights=released,
-        mechanism=method,
-        epsilon=epsilon,
-        delta=0.0,
-        parameters=parameters,
-        report=_evaluation_report(scorer, solver_name, n_points, wall, predicted),
-        certified=True,
-    )
+    if (plan.path == "fix_and_solve" and isinstance(sampler, ScoredSampler)
+            and sampler.evaluator.record_range is not None):
+        record_terms = "clipped" if sampler.evaluator.records_seen else "assumed"
+    return SelectionParameters(
+        method=task.method, sensitivity=task.sensitivity, loss_range=task.loss_range,
+        noise_scale=selection_noise_scale(task.epsilon, task.sensitivity), n_points=plan.n_points, alpha=alpha,
+        alpha_per_record=None if not task.n_samples else alpha / task.n_samples, beta=task.beta,
+        n_samples=task.n_samples, dim=len(task.w_vars), norm_bound=plan.norm_bound, path=plan.path,
+        noise_distribution=noise_distribution(task.method), sense=None if plan.path == "topdown" else task.sense,
+        record_terms=record_terms)
 
 
-def _evaluation_report(scorer, solver_name, n_points, wall, predicted) -> SelectionReport:
-    """The report of a run that scored every point of W: which path, engine
-    and listing ran, and why."""
-    if not isinstance(scorer, FixAndSolveEvaluator):
-        return SelectionReport(scorer.path, solver_name, n_points, wall, predicted, engine="enumerate",
-                               points_scored=n_points,
-                               reason=("privopt's 0/1-loss model whose W cannot be split by support: every "
-                                       "point scored by the exact enumeration"))
+def _report(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> SelectionReport:
+    """The run's report (not private): which path, engine and listing ran, and why."""
+    def report(**fields) -> SelectionReport:
+        return SelectionReport(plan.path, task.solver, plan.n_points, draw.wall_time, plan.predicted_time, **fields)
+
+    sampler = plan.sampler
+    if isinstance(sampler, BoundedSampler) and sampler.oracle is not None:
+        oracle = sampler.oracle
+        return report(engine=oracle.engine, listing="prefixes", reason=plan.reason,
+                      regions_solved=draw.regions_solved, regions_expanded=draw.regions_expanded,
+                      points_scored=draw.points_scored, solves=oracle.regions_solved + oracle.points_scored)
+    if plan.path == "fix_and_solve" and isinstance(sampler, ScoredSampler):
+        return report(**_fix_and_solve_fields(sampler.evaluator, task.solver))
+    if plan.path == "topdown":
+        return report(engine="topdown", reason=plan.reason, regions_expanded=draw.regions_expanded,
+                      points_scored=draw.points_scored, n_regions=plan.n_regions)
+    return report(engine="enumerate", points_scored=plan.n_points, reason=plan.reason)
+
+
+def _fix_and_solve_fields(evaluator, solver: str) -> dict:
+    """The report's fields for a user's model scored by fix-and-solve, from its evaluator after the run."""
     reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
-              f"with {solver_name} (each solve certified); {scorer.listing_reason}")
-    if scorer.engine == BLOCKS_ENGINE:
-        reason = (f"a user's model: with the decision fixed it falls apart into {scorer.blocks_reason} "
+              f"with {solver} (each solve certified); {evaluator.listing_reason}")
+    if evaluator.engine == BLOCKS_ENGINE:
+        reason = (f"a user's model: with the decision fixed it falls apart into {evaluator.blocks_reason} "
                   "(verified from the model's rows read into HiGHS), so every point of W was scored "
-                  f"exactly by their closed form, no solve; {scorer.listing_reason}")
-    if scorer._executor is not None:
-        reason += (f"; scored on the caller's executor, W cut into {scorer.workers} worker shard(s), "
+                  f"exactly by their closed form, no solve; {evaluator.listing_reason}")
+    if evaluator._executor is not None:
+        reason += (f"; scored on the caller's executor, W cut into {evaluator.workers} worker shard(s), "
                    "each worker reading its own copy of the model, the noise drawn here in W's order")
-    seen = scorer.records_reason is not None
-    return SelectionReport(scorer.path, solver_name, n_points, wall, predicted, reason=reason,
-                           listing=scorer.listing, engine=scorer.engine, solves=scorer.solves,
-                           points_scored=scorer.points_scored,
-                           record_terms=scorer.records_reason if seen else None,
-                           terms_clipped=scorer.terms_clipped if seen else 0)
-
-
-def _records_are_users(info) -> bool:
-    """Whether the records' terms are the user's to check (clip into loss_range where they
-    can be seen): not for a model whose ModelInfo declares its per-record rows (privopt's
-    builders, whose rows merge identical records with a weight)."""
-    return info is None or not info.record_constraints
+    seen = evaluator.records_reason is not None
+    return dict(reason=reason, listing=evaluator.listing, engine=evaluator.engine, solves=evaluator.solves,
+                points_scored=evaluator.points_scored, record_terms=evaluator.records_reason if seen else None,
+                terms_clipped=evaluator.terms_clipped if seen else 0)
 
 
 def _check_sensitivity(sensitivity, width: float) -> float:
@@ -503,39 +508,6 @@ def _check_sense(sense) -> str:
     return sense.strip().lower()
 
 
-def _check_w_size(n_points: int, widen: str = "the weights' bounds or the ball") -> None:
-    """Refuse an empty W and a W of one point (the release would not depend on the
-    data), from |W| alone; ``widen`` names what to widen."""
-    if n_points == 0:
-        raise ModelError("weights: W is empty (no value of the weights meets their bounds, the ball and "
-                         "the constraints on the weights); there is nothing to select.", "weights")
-    if n_points == 1:
-        raise ModelError("weights: W has a single point, so the release would not depend on the data; "
-                         f"widen {widen}.", "weights")
-
-
-def _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples, dim, norm_bound,
-                path, **extra) -> SelectionParameters:
-    """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
-    return SelectionParameters(
-        method=method, sensitivity=sensitivity, loss_range=loss_range, noise_scale=noise_scale,
-        n_points=n_points, alpha=alpha, alpha_per_record=None if not n_samples else alpha / n_samples, beta=beta,
-        n_samples=n_samples, dim=dim, norm_bound=norm_bound, path=path,
-        noise_distribution=noise_distribution(method), **extra)
-
-
-def _workers_for(executor, predicted: float) -> int:
-    """How many workers the top-down run will have (for its time prediction):
-    1 in this process, the usable CPUs for the default pool (chosen when the
-    pass is predicted to take more than a few seconds), else the executor's."""
-    if executor is None:
-        return usable_cpus() if predicted >= LOCAL_SECONDS else 1
-    if is_local(executor):
-        return 1
-    ex = check_executor(executor)
-    return 1 if ex == RAY else max(1, worker_count(ex))
-
-
 def topdown_problem(data, norm_bound=None):
     """The support-split W of a zero_one_halfspace model's enumeration data
     (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
@@ -546,123 +518,3 @@ def topdown_problem(data, norm_bound=None):
     if problem is not None:
         problem.norm_bound = D
     return problem
-
-
-def _select_topdown(problem, data, w_vars, *, epsilon, method, beta, sensitivity, loss_range, n_samples,
-                    time_limit, random_state, progress, executor):
-    """Private selection over a halfspace W split by support: exact
-    report-noisy-max drawn top down (:mod:`privopt.search._topdown`)."""
-    n_points = problem.n_points
-    _check_w_size(n_points, widen="the grid or the ball")
-    n_public = n_samples if n_samples is not None else 1
-    predicted = problem.predicted_seconds(n_public)
-    workers = _workers_for(executor, predicted)
-    if time_limit is not None and predicted / workers > time_limit:
-        raise ParameterError(
-            f"time_limit: bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records is "
-            f"predicted to take about {predicted / workers:,.0f} s on {workers} worker(s), more than "
-            f"time_limit={time_limit:g} s. "
-            "Raise time_limit, shard on more workers (executor=...), or make W smaller (norm_bound, fewer "
-            "features).", "time_limit")
-    noise_scale = selection_noise_scale(epsilon, sensitivity)
-    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
-    streams = KeyedStreams(check_random_state(random_state))
-    if progress is None:
-        progress = predicted > _PROGRESS_AFTER
-    best, expanded, wall = sample_top_down(problem, streams, method, noise_scale, executor=executor,
-                                           predicted=predicted, progress=progress, desc=f"privopt {method}")
-    released = problem.decode(best[1], best[2]) + 0.0
-    parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
-                             len(w_vars), problem.norm_bound, "topdown")
-    report = SelectionReport("topdown", "enumerate", n_points, wall, predicted, engine="topdown",
-                             reason=("privopt's 0/1-loss model on one integer grid with 0: W split by support "
-                                     "and report-noisy-max drawn top down, supports that cannot win never "
-                                     "scored"),
-                             regions_expanded=expanded[0], points_scored=expanded[1],
-                             n_regions=problem.n_regions)
-    return PrivateResult(labels=weight_labels(w_vars), weights=released, mechanism=method, epsilon=epsilon,
-                         delta=0.0, parameters=parameters, report=report, certified=True)
-
-
-def _bounded_plan(path, grids, norm_bound, public_cons, w_vars, max_points):
-    """``(space, reason, weight_cons)`` when the bounded sampler runs, else None
-    (every point scored).  Decided from public quantities only: ``path``, |W| counted
-    through the declared constraints, and ``max_points``."""
-    if path == "score":
-        return None
-    weight_cons = _weight_only(list(public_cons), {id(v) for v in w_vars})
-    space, why = prefix_space(grids, norm_bound, weight_cons, w_vars)
-    if space is None:
-        if path == "bounded":
-            raise ParameterError(f"path: the bounded sampler needs the size of every region of W, but {why}. "
-                                 "Write the constraints on the weights as linear ones, or use path='score'.",
-                                 "path")
-        return None
-    n_points = int(space.size(()))
-    limit = DEFAULT_MAX_EVALUATIONS if max_points is None else max_points
-    if path == "bounded":
-        return space, f"path='bounded' was asked; {why}: {n_points:,} points", weight_cons
-    if n_points <= limit:
-        return None
-    return space, (f"|W| = {n_points:,} ({why}) is above max_points={limit:,}, too many to solve once per "
-                   "point"), weight_cons
-
-
-def _select_bounded(model, w_vars, plan, *, epsilon, method, beta, sensitivity, loss_range, n_samples,
-                    time_limit, random_state, solver, threads, abs_gap, solver_options, public_cons, term, sense,
-                    norm_bound):
-    """Private selection by A* sampling over prefixes of the decision, each region
-    bounded by the certified LP relaxation of the model (:func:`privopt.search.sample_prefix`
-    with :class:`privopt.mechanisms._bounded.PyomoBoundOracle`)."""
-    space, why, weight_cons = plan
-    n_points = int(space.size(()))
-    _check_w_size(n_points)
-    predicted, min_solves = bounded_lower_bound(space, model, solver)
-    if time_limit is not None and predicted > time_limit:
-        raise ParameterError(
-            f"time_limit: the bounded sampler needs at least {min_solves} certified LP solve(s) (the regions "
-            f"above any point of W, at most one per coordinate of the decision, counted from the grids and the "
-            f"declared constraints) and one exact solve, at least about {predicted:.3g} s for a model of "
-            f"{model_size(model):,} rows and columns (a lower bound: the true work depends on how tight the "
-            f"bounds are), more than time_limit={time_limit:g} s. Raise time_limit, or make the model or "
-            "the decision smaller.", "time_limit")
-    noise_scale = selection_noise_scale(epsilon, sensitivity)
-    alpha = selection_utility_bound(epsilon, sensitivity, n_points, beta)
-    streams = KeyedStreams(check_random_state(random_state))
-    # the clock starts before the model is read into the solver: time_limit bounds the whole release
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
-    oracle = PyomoBoundOracle(model, w_vars, solver=solver, weight_cons=weight_cons, sense=sense,
-                              threads=threads, abs_gap=abs_gap, solver_options=solver_options, public_term=term,
-                              n_samples=n_samples, loss_range=loss_range, time_limit=time_limit, deadline=deadline)
-    point, _, stats = sample_prefix(space, oracle, streams, method, noise_scale, deadline=deadline)
-    parameters = _parameters(method, sensitivity, loss_range, noise_scale, n_points, alpha, beta, n_samples,
-                             len(w_vars), norm_bound, "bounded", sense=sense)
-    report = SelectionReport(
-        "bounded", solver, n_points, time.perf_counter() - start, predicted, engine=oracle.engine,
-        listing="prefixes",
-        reason=(f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of the "
-                f"decision, each region bounded by the LP relaxation solved by {solver} (certified)"),
-        regions_solved=stats.regions_solved, regions_expanded=stats.regions_expanded,
-        points_scored=stats.points_scored, solves=oracle.regions_solved + oracle.points_scored)
-    return PrivateResult(labels=weight_labels(w_vars), weights=point + 0.0, mechanism=method, epsilon=epsilon,
-                         delta=0.0, parameters=parameters, report=report, certified=True)
-
-
-def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
-    """``(seconds, region_solves)``: a lower bound, from public quantities only, on the work of
-    the bounded sampler.  Every run bounds each ancestor of the released point that holds
-    several points (:meth:`privopt.search.PrefixSpace.min_region_solves`, at most one per
-    coordinate of the decision, counted from the grids and the declared constraints) and
-    solves that point exactly; each solve is timed by the fix-and-solve evaluator's per-solve
-    prediction from the model's rows and columns (:func:`privopt.mechanisms._evaluate.fix_solve_seconds`)
-    at the measured rates, without the evaluator's safety margin, plus reading the model into
-    the solver (two HiGHS sessions; one Pyomo clone otherwise).  How many regions A*
-    sampling opens beyond these depends on how tight the bounds are, which depends on the
-    data, so the true work cannot be predicted without reading it: this is a lower bound,
-    which is what ``time_limit`` is refused against up front."""
-    solves = space.min_region_solves()
-    highs = str(solver).lower() in ("highs", "appsi_highs")
-    seconds = fix_solve_seconds(model_size(model), "highs_fixed" if highs else "pyomo", solves + 1,
-                                setups=2.0 if highs else 1.0, margin=False)
-    return seconds, solves

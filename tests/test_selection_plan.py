@@ -1,0 +1,101 @@
+"""Private selection as plan -> sampler -> release: the plan chosen in one place
+(privopt.mechanisms._plan), one sampler interface (privopt.mechanisms._samplers) that the
+mechanisms and the audit run alike, and the options as one record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+import privopt
+from privopt.audit import BoundedSelectionTarget
+from privopt.calibration import selection_noise_scale
+from privopt.exceptions import ParameterError
+from privopt.mechanisms import BoundedSampler, MixturePart
+from privopt.mechanisms import _plan
+from privopt.models import zero_one_halfspace
+from privopt.search import PrefixSpace
+from privopt.solvers import SolveOptions
+
+
+def _halfspace(grid=1, norm_bound=1.0):
+    x = np.array([0, 0, 1, 1, 2, 2, 2, 0, 1, 2], dtype=float)[:, None]
+    y = np.array([-1, -1, 1, 1, 1, 1, -1, 1, -1, 1])
+    return zero_one_halfspace(x, y, grid=grid, norm_bound=norm_bound)
+
+
+def _quadratic():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.obj = pyo.Objective(expr=sum((m.x - a) ** 2 for a in (0, 1, 3, 3, 2)) / 9)
+    return m
+
+
+def test_the_time_limit_rule_is_one_rule():
+    _plan.check_time_limit(5.0, None, "w", "r")          # no limit
+    _plan.check_time_limit(5.0, 5.0, "w", "r")           # at the limit: accepted
+    _plan.check_time_limit(float("nan"), 1.0, "w", "r")  # no prediction: accepted
+    with pytest.raises(ParameterError) as err:
+        _plan.check_time_limit(5.5, 5.0, "scoring W takes about 6 s", "Raise time_limit.")
+    assert str(err.value) == "time_limit: scoring W takes about 6 s, more than time_limit=5 s. Raise time_limit."
+    assert err.value.parameter == "time_limit"
+
+
+def test_every_path_is_planned_once_and_sampled_once(monkeypatch):
+    """exponential_mechanism runs the plan's sampler exactly once, on every path."""
+    calls = []
+    for cls in (_plan.TopDownSampler, _plan.ScoredSampler, _plan.BoundedSampler):
+        original = cls.sample
+
+        def spy(self, *args, _original=original, **kwargs):
+            calls.append(type(self).__name__)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "sample", spy)
+    privopt.exponential_mechanism(_halfspace(), epsilon=1.0, random_state=0)
+    kw = dict(weights="x", epsilon=1.0, loss_range=1, n_samples=5, public_constraints="x", random_state=0)
+    privopt.exponential_mechanism(_quadratic(), **kw)
+    privopt.exponential_mechanism(_quadratic(), path="bounded", **kw)
+    assert calls == ["TopDownSampler", "ScoredSampler", "BoundedSampler"]
+
+
+def test_the_mixture_plans_each_w_as_the_mechanism_plans_one():
+    models = [_halfspace(), _halfspace(grid=2, norm_bound=2.0)]
+    res = privopt.mixture_selection(models, epsilon=1.0, random_state=5)
+    for part, model in zip(res.report.parts, models):
+        single = privopt.exponential_mechanism(model, epsilon=1.0, random_state=5)
+        assert isinstance(part, MixturePart)
+        assert part.path == single.report.path and part.n_points == single.report.n_points
+        assert part.predicted_time == pytest.approx(single.report.predicted_time)
+        if part.path == "topdown":      # the run's counts, as numbers (not a pair in one field)
+            assert isinstance(part.regions_expanded, int) and isinstance(part.points_scored, int)
+
+
+def test_the_audit_replays_the_mechanisms_bounded_sampler_seed_for_seed():
+    """The bounded sampler, run as the audit runs it (the Pyomo oracle's bounds, not
+    inflated), releases what exponential_mechanism(path='bounded') releases for each seed."""
+    target = BoundedSelectionTarget(epsilon=1.0)
+    model = target.models[0]
+    scale = selection_noise_scale(1.0, 1.0)
+    for seed in range(8):
+        sampler = BoundedSampler(PrefixSpace([(0.0, 1.0)] * 2), model, list(model.w.values()))
+        replay = sampler.sample(np.random.default_rng(seed), "exponential", scale).point
+        released = target.run_mechanism(0, np.random.default_rng(seed))
+        np.testing.assert_array_equal(replay, released)
+
+
+def test_options_as_one_record_or_as_keywords_release_the_same_point():
+    kw = dict(weights="x", epsilon=1.0, loss_range=1, n_samples=5, random_state=3)
+    a = privopt.exponential_mechanism(_quadratic(), public_constraints="x", time_limit=60.0, **kw)
+    b = privopt.exponential_mechanism(_quadratic(), options=SolveOptions(public_constraints=("x",),
+                                                                         time_limit=60.0), **kw)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert a.parameters == b.parameters
+
+
+def test_an_unknown_keyword_is_refused_naming_it_and_the_closest():
+    with pytest.raises(TypeError, match="time_limt.*Did you mean 'time_limit'"):
+        privopt.exponential_mechanism(_halfspace(), epsilon=1.0, time_limt=5)
+    with pytest.raises(TypeError, match="threads"):
+        privopt.mixture_selection([_halfspace(), _halfspace()], epsilon=1.0, threads=2)
