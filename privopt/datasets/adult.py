@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import math
 import numbers
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -581,13 +582,13 @@ def load_adult(
     feature_names, feature_blocks = _feature_layout(attributes)
     assert len(feature_names) == d
 
-    description = _describe(
-        set_name=set_name, attributes=attributes, d=d, n_read=n_read, n_pos_read=n_pos_read,
+    description = _describe(_Provenance(
+        set_name=set_name, attributes=tuple(attributes), d=d, n_read=n_read, n_pos_read=n_pos_read,
         n_total=int(y.size), balance=balance, holdout=holdout, test_size=test_size,
         n_train=int(y_train.size), n_test=int(y_test.size),
         pos_train=int(np.sum(y_train == 1)), pos_test=int(np.sum(y_test == 1)),
         scale_kind=scale_kind, bounds=bounds, random_state=random_state, folder=paths["adult.data"].parent,
-    )
+    ))
     return Bunch(
         X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
         feature_names=feature_names, feature_blocks=feature_blocks,
@@ -601,27 +602,48 @@ def load_adult(
     )
 
 
-def _describe(*, set_name, attributes, d, n_read, n_pos_read, n_total, balance, holdout,
-              test_size, n_train, n_test, pos_train, pos_test, scale_kind, bounds,
-              random_state, folder) -> str:
-    seed = "secure (not reproducible)" if random_state is None else repr(random_state)
+@dataclass(frozen=True)
+class _Provenance:
+    """What was read and how it was prepared: the facts :func:`_describe` words."""
+
+    set_name: str
+    attributes: tuple
+    d: int
+    n_read: int
+    n_pos_read: int
+    n_total: int
+    balance: bool
+    holdout: str
+    test_size: float | None
+    n_train: int
+    n_test: int
+    pos_train: int
+    pos_test: int
+    scale_kind: str
+    bounds: dict
+    random_state: object
+    folder: object
+
+
+def _describe(p: _Provenance) -> str:
+    seed = "secure (not reproducible)" if p.random_state is None else repr(p.random_state)
     lines = [
         "UCI Adult (Census Income), Becker & Kohavi 1996, https://doi.org/10.24432/C5XW20, "
-        "CC BY 4.0; files verified by SHA-256 in " + str(folder) + ".",
+        "CC BY 4.0; files verified by SHA-256 in " + str(p.folder) + ".",
         f"Preprocessed as in Section 5 of Neel, Roth, Vietri, Wu (ICML 2020); feature set "
-        f"{set_name!r}, d = {d}.",
-        f"adult.data: {n_read} records without '?' in the attributes used, {n_pos_read} of them "
+        f"{p.set_name!r}, d = {p.d}.",
+        f"adult.data: {p.n_read} records without '?' in the attributes used, {p.n_pos_read} of them "
         f">50K.",
     ]
-    if balance:
+    if p.balance:
         lines.append(
-            f"Balanced: all {n_pos_read} >50K records plus {n_pos_read} <=50K records drawn at "
-            f"random: n = {n_total}, in random order (random_state={seed})."
+            f"Balanced: all {p.n_pos_read} >50K records plus {p.n_pos_read} <=50K records drawn at "
+            f"random: n = {p.n_total}, in random order (random_state={seed})."
         )
     else:
-        lines.append(f"Not balanced: all n = {n_total} records, in random order (random_state={seed}).")
-    cats = [a for a in attributes if a in ADULT_CATEGORIES]
-    nums = [a for a in attributes if a not in ADULT_CATEGORIES]
+        lines.append(f"Not balanced: all n = {p.n_total} records, in random order (random_state={seed}).")
+    cats = [a for a in p.attributes if a in ADULT_CATEGORIES]
+    nums = [a for a in p.attributes if a not in ADULT_CATEGORIES]
     if cats:
         lines.append(
             "One-hot (categories of adult.names sorted, every category a column): "
@@ -634,22 +656,22 @@ def _describe(*, set_name, attributes, d, n_read, n_pos_read, n_total, balance, 
                     "e.g. scale='public')",
             "public": "divided by a public bound and clipped to [0, 1]",
             "given": "divided by the bound given and clipped to [0, 1]",
-        }[scale_kind]
+        }[p.scale_kind]
         lines.append(
             "Numeric, " + how + ": "
-            + ", ".join(f"{a} / {bounds[a]:g}" for a in nums) + "."
+            + ", ".join(f"{a} / {p.bounds[a]:g}" for a in nums) + "."
         )
     lines.append("Labels: +1 for >50K, -1 for <=50K.")
-    if holdout == "split":
+    if p.holdout == "split":
         lines.append(
-            f"Held-out: stratified split of the n records, test_size={test_size}: "
-            f"train {n_train} ({pos_train} positive), test {n_test} ({pos_test} positive)."
+            f"Held-out: stratified split of the n records, test_size={p.test_size}: "
+            f"train {p.n_train} ({p.pos_train} positive), test {p.n_test} ({p.pos_test} positive)."
         )
-    elif holdout == "adult.test":
+    elif p.holdout == "adult.test":
         lines.append(
-            f"Train: all {n_train} records ({pos_train} positive). Held-out: adult.test, "
-            f"{'balanced, ' if balance else ''}{n_test} records ({pos_test} positive)."
+            f"Train: all {p.n_train} records ({p.pos_train} positive). Held-out: adult.test, "
+            f"{'balanced, ' if p.balance else ''}{p.n_test} records ({p.pos_test} positive)."
         )
     else:
-        lines.append(f"Train: all {n_train} records ({pos_train} positive); no held-out set.")
+        lines.append(f"Train: all {p.n_train} records ({p.pos_train} positive); no held-out set.")
     return "\n".join(lines)
