@@ -251,8 +251,50 @@ def _exact_score_bounds(Xu, grid_t, units, n_units):
 _RECORD_CONSTRAINTS = ("fit", "band", "chain", "swap")
 
 
-def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, neg_vars, pos_vars,
-                         chain_cuts, swap_cuts=False, exact_bounds=None, big_m_factor=1.0):
+@dataclasses.dataclass(frozen=True, eq=False)
+class _RowsSpec:
+    """What :func:`_build_zero_one_rows` needs: the merged rows (``Xu`` with
+    ``pos``/``neg`` label counts), W's box ``lo``..``hi`` and ``ball`` (None: no
+    ball), the threshold ``t_hi``, the margin ``mu`` and whether it is exact, the
+    binaries saying w_j < 0 and w_j > 0 (``neg_vars``, ``pos_vars``, per j), the
+    cuts to add, the exact score bounds (or None) and the big-M factor."""
+
+    Xu: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    ball: float | None
+    t_hi: float
+    mu: float
+    exact: bool
+    neg_vars: list
+    pos_vars: list
+    chain_cuts: bool
+    swap_cuts: bool = False
+    exact_bounds: tuple | None = None
+    big_m_factor: float = 1.0
+
+
+def _row_score_bounds(spec: _RowsSpec) -> tuple[np.ndarray, np.ndarray]:
+    """(s_max, s_min) of each row's score over W: the box (per-coordinate grid
+    extremes) intersected with the ball, and with the exact extremes over the
+    grid points of the ball where given (never looser than the two)."""
+    Xu, lo, hi = spec.Xu, spec.lo, spec.hi
+    s_max = np.maximum(Xu * hi, Xu * lo).sum(axis=1)
+    s_min = np.minimum(Xu * hi, Xu * lo).sum(axis=1)
+    if spec.ball is not None:
+        b = spec.ball * np.sqrt((Xu * Xu).sum(axis=1)) * (1 + 1e-12)
+        s_max = np.minimum(s_max, b)
+        s_min = np.maximum(s_min, -b)
+    if spec.exact_bounds is not None:
+        hi_b, lo_b = spec.exact_bounds
+        s_max = np.minimum(s_max, hi_b + 1e-9 * (1 + np.abs(hi_b)))
+        s_min = np.maximum(s_min, lo_b - 1e-9 * (1 + np.abs(lo_b)))
+    return s_max, s_min
+
+
+def _build_zero_one_rows(model, spec: _RowsSpec):
     """Add ``e``, the big-M rows ``fit``, the chain cuts and the objective to
     ``model`` (which already holds ``w``).  Returns the build statistics.
 
@@ -265,6 +307,8 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
     and c = N_k) and nothing is constant.  A term whose side holds for every w
     in W is dropped; one whose side holds for none becomes constant.
     """
+    Xu, pos, neg, t_hi, mu, exact = spec.Xu, spec.pos, spec.neg, spec.t_hi, spec.mu, spec.exact
+    neg_vars, pos_vars, chain_cuts, swap_cuts = spec.neg_vars, spec.pos_vars, spec.chain_cuts, spec.swap_cuts
     w = [model.w[j] for j in range(Xu.shape[1])]
     m_rows = Xu.shape[0]
     rows_idx = np.arange(m_rows)
@@ -282,17 +326,7 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
         constant = 0
         n_ties = 0
 
-    # score bounds over W: box (per-coordinate grid extremes) intersected with the ball
-    s_max = np.maximum(Xu * hi, Xu * lo).sum(axis=1)
-    s_min = np.minimum(Xu * hi, Xu * lo).sum(axis=1)
-    if ball is not None:
-        b = ball * np.sqrt((Xu * Xu).sum(axis=1)) * (1 + 1e-12)
-        s_max = np.minimum(s_max, b)
-        s_min = np.maximum(s_min, -b)
-    if exact_bounds is not None:
-        # the exact extremes over the grid points of the ball (never looser than the two above)
-        s_max = np.minimum(s_max, exact_bounds[0] + 1e-9 * (1 + np.abs(exact_bounds[0])))
-        s_min = np.maximum(s_min, exact_bounds[1] - 1e-9 * (1 + np.abs(exact_bounds[1])))
+    s_max, s_min = _row_score_bounds(spec)
     if exact:
         s_max = np.floor(s_max / mu + SNAP_TOL) * mu
         s_min = np.ceil(s_min / mu - SNAP_TOL) * mu
@@ -308,7 +342,7 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
     never = np.where(plus, s_max + slack < t_hi, s_min - slack > t_hi - mu)
     constant += int(t_weight[never].sum())
     keep = ~always & ~never
-    big_m = np.where(plus, m_plus, m_minus)[keep] * big_m_factor
+    big_m = np.where(plus, m_plus, m_minus)[keep] * spec.big_m_factor
     k_row, k_side, k_weight = t_row[keep], t_side[keep], t_weight[keep]
     m = k_row.size
     if m and mu <= 2 * INT_TOL * (1.0 + float(big_m.max())):
@@ -321,7 +355,7 @@ def _build_zero_one_rows(model, Xu, pos, neg, *, lo, hi, ball, t_hi, mu, exact, 
     model.e = pyo.Var(range(m), domain=pyo.Binary)
     e = [model.e[k] for k in range(m)]
     rows = linear_rows(Xu, w)
-    fit = []
+    fit: list[tuple] = []
     for k, (r, sd, M) in enumerate(zip(k_row.tolist(), k_side.tolist(), big_m.tolist())):
         coefs, vs = rows[r]
         if sd > 0:
@@ -595,9 +629,9 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         data-dependent sizes.
     """
     start = time.perf_counter()
-    setup = _zero_one_setup(X, y, grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts,
-                            swap_cuts=swap_cuts, fit_intercept=fit_intercept, threshold=threshold, margin=margin,
-                            name=name, classes=classes)
+    setup = _zero_one_setup(X, y, _ZeroOneArgs(
+        grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
+        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes))
     model = _zero_one_milp(setup, big_m_factor=_big_m_factor, exact_big_m=_exact_big_m)
     getattr(model, _STATS_ATTR)["build_time"] = time.perf_counter() - start
     return model
@@ -628,11 +662,30 @@ class _ZeroOneSetup:
     info: ModelInfo
 
 
-def _zero_one_setup(X, y, *, grid, norm_bound, merge_rows, chain_cuts, swap_cuts, fit_intercept, threshold,
-                    margin, name, classes) -> _ZeroOneSetup:
+@dataclasses.dataclass(frozen=True)
+class _ZeroOneArgs:
+    """The keywords of :func:`zero_one_halfspace` and :func:`zero_one_loss` as given (checked by
+    :func:`_zero_one_setup`)."""
+
+    grid: object = None
+    norm_bound: object = None
+    merge_rows: object = True
+    chain_cuts: object = True
+    swap_cuts: object = "auto"
+    fit_intercept: object = False
+    threshold: object = 0.0
+    margin: object = None
+    name: str = "zero_one_halfspace"
+    classes: object = None
+
+
+def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
+    grid, norm_bound, swap_cuts = args.grid, args.norm_bound, args.swap_cuts
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
-        X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes)
+        X, y, args.fit_intercept, args.threshold, args.margin, args.merge_rows, args.chain_cuts, args.name,
+        args.classes)
+    name = args.name
     if not (isinstance(swap_cuts, str) and swap_cuts == "auto"):
         swap_cuts = check_bool(swap_cuts, "swap_cuts")
     n, d = Xa.shape
@@ -718,12 +771,12 @@ def _zero_one_milp(setup: _ZeroOneSetup, *, big_m_factor=1.0, exact_big_m=True):
     neg_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v < 0] for j in range(d)]
     pos_vars = [[r[j, k] for k, v in enumerate(grid_t[j]) if v > 0] for j in range(d)]
     ball = math.sqrt(float(n_units * setup.unit * setup.unit))
-    stats = _build_zero_one_rows(
-        model, setup.Xu, setup.pos, setup.neg, lo=lo, hi=hi, ball=ball, t_hi=setup.t_hi, mu=setup.mu,
+    stats = _build_zero_one_rows(model, _RowsSpec(
+        setup.Xu, setup.pos, setup.neg, lo=lo, hi=hi, ball=ball, t_hi=setup.t_hi, mu=setup.mu,
         exact=setup.exact, neg_vars=neg_vars, pos_vars=pos_vars, chain_cuts=setup.chain_cuts,
         swap_cuts=setup.swap_cuts,
         exact_bounds=_exact_score_bounds(setup.Xu, grid_t, units, n_units) if exact_big_m else None,
-        big_m_factor=big_m_factor)
+        big_m_factor=big_m_factor))
     attach_info(model, setup.info)
     setattr(model, ENUMERATION_ATTR, dataclasses.replace(
         setup.data, components=tuple(c.local_name for c in model.component_objects(descend_into=False))))
@@ -774,9 +827,9 @@ def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cu
     :class:`ZeroOneLoss` of :func:`zero_one_halfspace`'s arguments (the same
     checks, rows, W and :class:`ModelInfo`), with no Pyomo model built;
     ``.milp()`` builds it when a MILP solver needs it."""
-    setup = _zero_one_setup(X, y, grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts,
-                            swap_cuts=swap_cuts, fit_intercept=fit_intercept, threshold=threshold, margin=margin,
-                            name=name, classes=classes)
+    setup = _zero_one_setup(X, y, _ZeroOneArgs(
+        grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
+        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes))
     return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 # ----------------------------------------------------------------------------
@@ -818,10 +871,10 @@ def rspm_halfspace(X, y, *, merge_rows=True, chain_cuts=True, fit_intercept=Fals
     model.w_link = pyo.Constraint(range(d), rule=lambda m, j: (
         0, linexpr([1, -1, 1], [m.w[j], m.p[j], m.n[j]]), 0))
     Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
-    stats = _build_zero_one_rows(
-        model, Xu, pos, neg, lo=-np.ones(d), hi=np.ones(d), ball=None, t_hi=t_hi, mu=mu, exact=exact,
+    stats = _build_zero_one_rows(model, _RowsSpec(
+        Xu, pos, neg, lo=-np.ones(d), hi=np.ones(d), ball=None, t_hi=t_hi, mu=mu, exact=exact,
         neg_vars=[[model.n[j]] for j in range(d)], pos_vars=[[model.p[j]] for j in range(d)],
-        chain_cuts=chain_cuts and merge_rows)
+        chain_cuts=chain_cuts and merge_rows))
     info = ModelInfo(
         weights="w",
         grid=((-1, 0, 1),) * d,
