@@ -10,7 +10,8 @@ import os
 
 from .exceptions import ParameterError
 
-__all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "MAX_REGION_POINTS",
+__all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS", "KEPT_WORKSPACE_PATTERNS",
+           "MAX_REGION_POINTS",
            "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
            "AUTO_MAX_BOUND_WORK", "MILP_BYTES_PER_GRID_VALUE", "MODEL_BYTES_PER_GRID_VALUE", "FIT_BYTES_PER_VALUE",
            "halfspace_fit_bytes"]
@@ -59,6 +60,11 @@ SPARSE_MAX_PATTERNS = 1 << 20
 #: Largest number of row patterns per support (base^k) the exact search
 #: engine's split by support tabulates (:func:`privopt.space.split_support_count`).
 MAX_REGION_PATTERNS = 1 << 22
+
+#: Largest histogram (patterns of one support size, 16 bytes each) whose scratch
+#: arrays the pattern kernels keep from call to call (privopt.search._patterns);
+#: a larger one is made for each call and freed after it.
+KEPT_WORKSPACE_PATTERNS = 1 << 20
 
 #: Largest number of points of the regions of one support of each size, summed
 #: over the sizes, for the split by support (they are listed once, and every

@@ -259,9 +259,7 @@ def test_region_minima_against_every_point_scored(kind, budget, prune):
     for k in range(problem.k + 1):
         S = problem.supports(k)
         obj = problem._objective(k)
-        val, exact, arg = region_minima(problem.digits_t, problem.base, problem.values, problem.pos, problem.neg,
-                                        S, problem.vectors[k], problem.theta, budget=budget, prune=prune,
-                                        **obj)
+        val, exact, arg = region_minima(problem.records, S, problem.points(k), budget=budget, prune=prune)
         V = problem.vectors[k]
         running = math.inf
         for r in range(len(S)):
@@ -298,10 +296,8 @@ def test_support_values_numba_and_numpy_agree():
     _, _, problem = _perturbed(X, y, rng.normal(0.0, 3.0, size=9))
     for k in range(problem.k + 1):
         for S in problem.supports(k)[:12]:
-            args = (problem.digits_t, problem.base, problem.values, problem.pos, problem.neg, S,
-                    problem.vectors[k], problem.theta)
-            a = support_values(*args, **problem._objective(k))
-            b = support_values(*args, **problem._objective(k), use_numba=False)
+            a = support_values(problem.records, S, problem.points(k))
+            b = support_values(problem.records, S, problem.points(k), use_numba=False)
             np.testing.assert_array_equal(a[0], b[0])
             np.testing.assert_allclose(a[1], b[1], rtol=0, atol=1e-9)
 

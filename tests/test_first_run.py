@@ -70,8 +70,10 @@ _CHILD = textwrap.dedent("""
     noise = np.zeros(4)
     extra = np.zeros(2)
     _patterns.pattern_lower_bounds(digits_t, 2, pos, neg, supports)
-    _patterns.region_minima(digits_t, 2, [0.0, 1.0], pos, neg, supports, V, 0.5, noise, extra)
-    _patterns.support_values(digits_t, 2, [0.0, 1.0], pos, neg, supports[0], V, 0.5, noise, extra)
+    records = _patterns.records_of(digits_t, 2, [0.0, 1.0], pos, neg)
+    points = _patterns.points_of(V, 0.5, noise, extra)
+    _patterns.region_minima(records, supports, points)
+    _patterns.support_values(records, supports[0], points)
     bounds = _patterns._numba_kernel()
     minima, one = _patterns._minima_kernels()
     print(json.dumps({k.py_func.__name__: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]

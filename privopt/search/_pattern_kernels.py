@@ -9,6 +9,12 @@ another (closures over dispatchers) therefore never hit the cache, and every
 new process recompiled them (about 2 to 25 s on a first fit).  Here they
 call each other as module globals, which the cache key does not include, so
 the second process loads them from the cache (see :mod:`privopt._numba`).
+
+Their arguments travel as three typed records of :mod:`._patterns`
+(NamedTuples of arrays, which numba takes as they are): ``Records`` (the
+distinct rows and their labels), ``Points`` (a region's points and the
+objective) and ``Workspace`` (the histogram's scratch arrays, reusable from
+call to call: every kernel leaves it cleared).
 """
 
 from __future__ import annotations
@@ -18,77 +24,70 @@ import numpy as np
 
 __all__ = ["bounds", "minima", "one_support"]
 
+
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
 # supports (lexicographic order) share a prefix, whose partial pattern codes
-# are kept: about one pass over the rows per support.
+# are kept: about one pass over the rows per support.  A pattern's two counts
+# sit side by side (one memory access per row); the negative count is kept
+# plus one once the pattern occurs, which marks it as seen.
 
 
 @numba.njit(cache=True)
-def histogram(r, supports, prev, codes, mult, digits_t, pos, neg, last, hp, hn, seen,
-              occ):   # pragma: no cover - compiled
-    """Histogram of support r's patterns (pos, neg counts in hp, hn; the
-    codes that occur in occ): returns (the bound (1), patterns that occur).
-    Only the patterns that occur are visited: O(rows) per support, whatever
-    base^|S| is."""
-    j = supports.shape[1]
+def histogram(support, records, ws):   # pragma: no cover - compiled
+    """Histogram of the support's patterns (ws.counts[c] = (pos, neg + 1) of
+    each pattern c that occurs, listed in ws.occ in order of first row):
+    returns (the bound (1), patterns that occur).  Only the patterns that
+    occur are visited: O(rows) per support, whatever base^|S| is."""
+    j = support.shape[0]
+    digits_t, pos, neg = records.digits_t, records.pos, records.neg
+    codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
     m = digits_t.shape[1]
     l0 = 0
-    while l0 < j - 1 and supports[r, l0] == prev[l0]:
+    while l0 < j - 1 and support[l0] == ws.prev[l0]:
         l0 += 1
     for lev in range(l0, j - 1):
-        f = supports[r, lev]
+        f = support[lev]
         for i in range(m):
             codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
     for lev in range(j):
-        prev[lev] = supports[r, lev]
-    f = supports[r, j - 1]
-    for i in range(m):
-        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * mult[j - 1]
-        last[i] = c
-        hp[c] += pos[i]
-        hn[c] += neg[i]
-    s = 0
+        ws.prev[lev] = support[lev]
+    f = support[j - 1]
+    last = mult[j - 1]
     n_occ = 0
     for i in range(m):
-        c = last[i]
-        if not seen[c]:
-            seen[c] = True
-            s += min(hp[c], hn[c])
+        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
+        if counts[c, 1] == 0:
+            counts[c, 1] = 1
             occ[n_occ] = c
             n_occ += 1
+        counts[c, 0] += pos[i]
+        counts[c, 1] += neg[i]
+    s = 0
+    for q in range(n_occ):
+        c = occ[q]
+        s += min(counts[c, 0], counts[c, 1] - 1)
     return s, n_occ
 
 
 @numba.njit(cache=True)
-def clear(occ, n_occ, hp, hn, seen):   # pragma: no cover - compiled
+def clear(ws, n_occ):   # pragma: no cover - compiled
     for q in range(n_occ):
-        c = occ[q]
-        hp[c] = 0
-        hn[c] = 0
-        seen[c] = False
+        c = ws.occ[q]
+        ws.counts[c, 0] = 0
+        ws.counts[c, 1] = 0
 
 
 @numba.njit(cache=True)
-def workspace(supports, base, m):   # pragma: no cover - compiled
-    """(codes, mult, prev, hp, hn, seen, last, occ) for supports of one size."""
-    j = supports.shape[1]
-    npat = base ** j
-    mult = np.ones(j, np.int64)
-    for lev in range(1, j):
-        mult[lev] = mult[lev - 1] * base
-    return (np.zeros((j, m), np.int64), mult, np.full(j, -1, np.int64), np.zeros(npat, np.int64),
-            np.zeros(npat, np.int64), np.zeros(npat, np.bool_), np.zeros(m, np.int64), np.zeros(m, np.int64))
-
-
-@numba.njit(cache=True)
-def bounds(digits_t, base, pos, neg, supports):   # pragma: no cover - compiled
-    """(1) for every support."""
-    R = supports.shape[0]
-    codes, mult, prev, hp, hn, seen, last, occ = workspace(supports, base, digits_t.shape[1])
+def bounds(records, supports, ws):   # pragma: no cover - compiled
+    """(1) for every support, with the workspace ``ws`` of their size (left
+    cleared, its prefix forgotten first)."""
+    R, j = supports.shape
+    for lev in range(j):
+        ws.prev[lev] = -1
     out = np.empty(R, np.int64)
     for r in range(R):
-        s, n_occ = histogram(r, supports, prev, codes, mult, digits_t, pos, neg, last, hp, hn, seen, occ)
-        clear(occ, n_occ, hp, hn, seen)
+        s, n_occ = histogram(supports[r], records, ws)
+        clear(ws, n_occ)
         out[r] = s
     return out
 
@@ -97,32 +96,41 @@ def bounds(digits_t, base, pos, neg, supports):   # pragma: no cover - compiled
 # bound (1) where (2) would cost more than ``budget``) and one support
 # (``one_support``: every point's loss and objective).  Both evaluate J with
 # the same operations, so the values they give for one point are equal to the
-# last bit.
+# last bit.  A point's score on a pattern is the sum over the levels, in
+# order, of value * V[p, level] (the same additions in the same order as
+# scoring a row); the loop runs over the points innermost, which the compiler
+# vectorizes.
 
 
 @numba.njit(cache=True)
-def losses_from_patterns(occ, n_occ, hp, hn, base, values, V, theta, xs, loss):   # pragma: no cover
-    P, j = V.shape
+def losses_from_patterns(records, points, ws, n_occ):   # pragma: no cover - compiled
+    """The loss of every point from the histogram (ws.loss[:P])."""
+    Vt, theta, base, values = points.Vt, points.theta, records.base, records.values
+    j, P = Vt.shape
+    xs, sc, loss = ws.xs, ws.sc, ws.loss
     for p in range(P):
         loss[p] = 0
     for q in range(n_occ):
-        c = occ[q]
+        c = ws.occ[q]
         cc = c
         for lev in range(j):
             xs[lev] = values[cc % base]
             cc //= base
         for p in range(P):
-            sc = 0.0
-            for lev in range(j):
-                sc += xs[lev] * V[p, lev]
-            if sc >= theta:
-                loss[p] += hn[c]
-            else:
-                loss[p] += hp[c]
+            sc[p] = 0.0
+        for lev in range(j):
+            x = xs[lev]
+            for p in range(P):
+                sc[p] += x * Vt[lev, p]
+        wrong_if_positive = ws.counts[c, 1] - 1
+        wrong_if_negative = ws.counts[c, 0]
+        for p in range(P):
+            loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
 
 
 @numba.njit(cache=True)
-def perturbation(support, noise, V, extra, den, pert):   # pragma: no cover - compiled
+def perturbation(support, points, pert):   # pragma: no cover - compiled
+    V, noise, extra, den = points.V, points.noise, points.extra, points.den
     P, j = V.shape
     for p in range(P):
         t = 0.0
@@ -132,26 +140,27 @@ def perturbation(support, noise, V, extra, den, pert):   # pragma: no cover - co
 
 
 @numba.njit(cache=True)
-def minima(digits_t, base, values, pos, neg, supports, V, theta, noise, extra, scale, den,
-           budget, ceiling, prune):   # pragma: no cover - compiled
+def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: no cover - compiled
+    """(val, exact, arg) of every support, with the workspace ``ws`` of their
+    size (left cleared, its prefix forgotten first: it may come from other data)."""
     R, j = supports.shape
-    P = V.shape[0]
-    codes, mult, prev, hp, hn, seen, last, occ = workspace(supports, base, digits_t.shape[1])
-    xs = np.zeros(j, np.float64)
-    loss = np.zeros(P, np.int64)
-    pert = np.zeros(P, np.float64)
+    P = points.V.shape[0]
+    scale = points.scale
+    for lev in range(j):
+        ws.prev[lev] = -1
+    loss, pert = ws.loss, ws.pert
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     arg = np.full(R, -1, np.int64)
     for r in range(R):
-        s, n_occ = histogram(r, supports, prev, codes, mult, digits_t, pos, neg, last, hp, hn, seen, occ)
-        perturbation(supports[r], noise, V, extra, den, pert)
+        s, n_occ = histogram(supports[r], records, ws)
+        perturbation(supports[r], points, pert)
         mx = -np.inf
         for p in range(P):
             mx = max(mx, pert[p])
         lb = s - scale * mx
         if n_occ * P <= budget and lb <= ceiling:
-            losses_from_patterns(occ, n_occ, hp, hn, base, values, V, theta, xs, loss)
+            losses_from_patterns(records, points, ws, n_occ)
             best = np.inf
             bp = -1
             for p in range(P):
@@ -166,24 +175,24 @@ def minima(digits_t, base, values, pos, neg, supports, V, theta, noise, extra, s
                 ceiling = min(ceiling, best)
         else:
             val[r] = lb
-        clear(occ, n_occ, hp, hn, seen)
+        clear(ws, n_occ)
     return val, exact, arg
 
 
 @numba.njit(cache=True)
-def one_support(digits_t, base, values, pos, neg, support, V, theta, noise, extra, scale,
-                den):   # pragma: no cover - compiled
+def one_support(records, support, points, ws):   # pragma: no cover - compiled
+    """(loss, J) of every point of one support, with the workspace ``ws`` of
+    its size (left cleared, its prefix reset)."""
     j = support.shape[0]
-    P = V.shape[0]
-    supports = support.reshape(1, j)
-    codes, mult, prev, hp, hn, seen, last, occ = workspace(supports, base, digits_t.shape[1])
-    _, n_occ = histogram(0, supports, prev, codes, mult, digits_t, pos, neg, last, hp, hn, seen, occ)
-    xs = np.zeros(j, np.float64)
-    loss = np.zeros(P, np.int64)
-    pert = np.zeros(P, np.float64)
-    losses_from_patterns(occ, n_occ, hp, hn, base, values, V, theta, xs, loss)
-    perturbation(support, noise, V, extra, den, pert)
+    P = points.V.shape[0]
+    for lev in range(j):
+        ws.prev[lev] = -1
+    _, n_occ = histogram(support, records, ws)
+    losses_from_patterns(records, points, ws, n_occ)
+    clear(ws, n_occ)
+    perturbation(support, points, ws.pert)
+    loss = ws.loss[:P].copy()
     J = np.empty(P, np.float64)
     for p in range(P):
-        J[p] = loss[p] - scale * pert[p]
+        J[p] = loss[p] - points.scale * ws.pert[p]
     return loss, J

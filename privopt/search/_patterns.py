@@ -15,11 +15,16 @@ the exact optima; it never decides which point is released.
 
 from __future__ import annotations
 
+import threading
+from typing import NamedTuple
+
 import numpy as np
 
+from .._limits import KEPT_WORKSPACE_PATTERNS
 from .._numba import lazy_kernel
 
-__all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values"]
+__all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values",
+           "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
 
 
 def _kernel_module():
@@ -67,8 +72,8 @@ def pattern_lower_bounds(digits_t, base, pos, neg, supports: np.ndarray, use_num
         return np.full(R, min(int(pos.sum()), int(neg.sum())), dtype=np.int64)
     kernel = _numba_kernel() if use_numba else None
     if kernel is not None:
-        return kernel(digits_t, int(base), np.asarray(pos, np.int64), np.asarray(neg, np.int64),
-                      np.ascontiguousarray(supports, dtype=np.int64))
+        records = records_of(digits_t, base, np.zeros(1), pos, neg)
+        return kernel(records, np.ascontiguousarray(supports, dtype=np.int64), _workspace(j, records, 0))
     out = np.empty(R, dtype=np.int64)
     for r in range(R):
         p, n = pattern_counts(digits_t, base, pos, neg, supports[r])
@@ -112,67 +117,145 @@ EXACT_BUDGET_PER_ROW = 4.0
 EXACT_BUDGET_MIN = 4096
 
 
-def _empty_support(pos, neg, V, theta, noise, extra, scale, den):
+class Records(NamedTuple):
+    """The distinct rows, as digits, with their label counts (what the kernels read of the data)."""
+
+    digits_t: np.ndarray     #: (d, rows) int64: the index in ``values`` of each entry
+    values: np.ndarray       #: float64: the distinct entries
+    pos: np.ndarray          #: int64: positive records of each row
+    neg: np.ndarray          #: int64: negative records of each row
+    base: int                #: len(values) (at least 1)
+
+
+def records_of(digits_t, base, values, pos, neg) -> Records:
+    """A :class:`Records` with the dtypes and layout the kernels read."""
+    return Records(np.ascontiguousarray(digits_t, dtype=np.int64), np.asarray(values, dtype=np.float64),
+                   np.asarray(pos, dtype=np.int64), np.asarray(neg, dtype=np.int64), int(base))
+
+
+class Points(NamedTuple):
+    """The points of the regions of one support size (values on the support)
+    and the objective J(v) = L(v) - scale * (<noise_S, v> + extra_v) / den
+    (scale = 0: the loss itself)."""
+
+    V: np.ndarray            #: (P, j) float64
+    Vt: np.ndarray           #: (j, P) float64, contiguous
+    theta: float             #: positive iff <w, x> >= theta
+    noise: np.ndarray        #: float64 per coordinate of w
+    extra: np.ndarray        #: float64 per point
+    scale: float
+    den: float
+
+
+def points_of(V, theta, noise, extra, scale=0.0, den=1.0) -> Points:
+    """A :class:`Points` with the dtypes and layout the kernels read."""
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    return Points(V, np.ascontiguousarray(V.T), float(theta), np.asarray(noise, dtype=np.float64),
+                  np.asarray(extra, dtype=np.float64), float(scale), float(den))
+
+
+class Workspace(NamedTuple):
+    """Scratch arrays of the histogram of one support size (cleared after each use)."""
+
+    codes: np.ndarray        #: (j, rows) partial pattern codes of the current support's prefixes
+    mult: np.ndarray         #: base ** level
+    prev: np.ndarray         #: the previous support (its prefix is reused)
+    counts: np.ndarray       #: (base ** j, 2): positive count, negative count + 1 of each pattern (0, 0: absent)
+    occ: np.ndarray          #: the codes that occur
+    xs: np.ndarray           #: a pattern's values (j)
+    sc: np.ndarray           #: the scores of the points on one pattern (P)
+    loss: np.ndarray         #: the points' losses (P)
+    pert: np.ndarray         #: the points' perturbation terms (P)
+
+
+#: Per thread: the workspaces of :func:`region_minima` and :func:`support_values` by shape
+#: (a few, most recent last).
+_WORKSPACES = threading.local()
+_KEPT_WORKSPACES = 4
+
+
+def new_workspace(j: int, base: int, rows: int, n_points: int) -> Workspace:
+    """A cleared :class:`Workspace` for supports of size j (made here, not in a
+    kernel: one compiled function fewer to load in a fresh process)."""
+    mult = np.ones(j, np.int64)
+    for lev in range(1, j):
+        mult[lev] = mult[lev - 1] * base
+    return Workspace(np.zeros((j, rows), np.int64), mult, np.full(j, -1, np.int64),
+                     np.zeros((int(base) ** j, 2), np.int64), np.zeros(rows, np.int64), np.zeros(j, np.float64),
+                     np.zeros(n_points, np.float64), np.zeros(n_points, np.int64), np.zeros(n_points, np.float64))
+
+
+def _workspace(j: int, records: Records, n_points: int) -> Workspace:
+    """A cleared workspace of this shape for this thread, made once and reused
+    (the kernels leave it cleared; it holds no data between calls)."""
+    kept = getattr(_WORKSPACES, "by_shape", None)
+    if kept is None:
+        kept = _WORKSPACES.by_shape = {}
+    key = (j, records.base, records.digits_t.shape[1], n_points)
+    ws = kept.pop(key, None)
+    if ws is None:
+        ws = new_workspace(*key)
+        if records.base ** j > KEPT_WORKSPACE_PATTERNS:
+            return ws                         # a large one is not held once its call is done
+        while len(kept) >= _KEPT_WORKSPACES:
+            kept.pop(next(iter(kept)))
+    kept[key] = ws
+    return ws
+
+
+def _empty_support(records: Records, points: Points):
     """(loss, J) of the single point of the empty support (w = 0: score 0)."""
-    loss = np.array([int(np.sum(neg)) if 0.0 >= theta else int(np.sum(pos))] * V.shape[0], dtype=np.int64)
-    pert = np.asarray(extra, dtype=np.float64) / den
-    return loss, loss - scale * pert
+    wrong = int(np.sum(records.neg)) if 0.0 >= points.theta else int(np.sum(records.pos))
+    loss = np.full(points.V.shape[0], wrong, dtype=np.int64)
+    return loss, loss - points.scale * (points.extra / points.den)
 
 
-def region_minima(digits_t, base, values, pos, neg, supports, V, theta, noise, extra, scale=0.0, den=1.0,
-                  budget=None, ceiling=np.inf, prune=False, use_numba=True):
+def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
+                  use_numba=True):
     """For each support (rows of ``supports``, all of one size, sorted
-    lexicographically) and the points ``V`` (values on the support): ``(val,
-    exact, arg)``.  Where ``exact``, ``val`` is the minimum of J over the
-    region and ``arg`` its first minimizing point, from (2); elsewhere ``val``
-    is the bound (1) minus ``scale`` times the largest perturbation term and
-    ``arg`` is -1.  (2) is used where (patterns that occur) x (points) <=
-    ``budget`` (default: :data:`EXACT_BUDGET_PER_ROW` times the distinct
-    rows, at least :data:`EXACT_BUDGET_MIN`) and the bound is at most
-    ``ceiling`` (a value already attained; with ``prune`` the smallest exact
-    value of the supports before it in the same call joins it), so a support
-    that cannot reach the ceiling is left with its bound, which is then all a
-    branch and bound needs of it.  Without numba every entry is a bound."""
+    lexicographically) and the points of ``points``: ``(val, exact, arg)``.
+    Where ``exact``, ``val`` is the minimum of J over the region and ``arg``
+    its first minimizing point, from (2); elsewhere ``val`` is the bound (1)
+    minus ``scale`` times the largest perturbation term and ``arg`` is -1.
+    (2) is used where (patterns that occur) x (points) <= ``budget``
+    (default: :data:`EXACT_BUDGET_PER_ROW` times the distinct rows, at least
+    :data:`EXACT_BUDGET_MIN`) and the bound is at most ``ceiling`` (a value
+    already attained; with ``prune`` the smallest exact value of the supports
+    before it in the same call joins it), so a support that cannot reach the
+    ceiling is left with its bound, which is then all a branch and bound
+    needs of it.  Without numba every entry is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
-    V = np.asarray(V, dtype=np.float64)
-    extra = np.asarray(extra, dtype=np.float64)
     if R == 0:
         return np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
     if j == 0:
-        _, J = _empty_support(pos, neg, V, theta, noise, extra, scale, den)
+        _, J = _empty_support(records, points)
         p = int(np.argmin(J))
         return np.full(R, J[p]), np.ones(R, dtype=bool), np.full(R, p, dtype=np.int64)
     kernels = _minima_kernels() if use_numba else None
     if kernels is None:
-        lb = pattern_lower_bounds(digits_t, base, pos, neg, supports, use_numba=use_numba)
-        pert = (np.asarray(noise, dtype=np.float64)[supports] @ V.T + extra[None, :]) / den
-        return lb - scale * pert.max(axis=1), np.zeros(R, dtype=bool), np.full(R, -1, dtype=np.int64)
+        lb = pattern_lower_bounds(records.digits_t, records.base, records.pos, records.neg, supports,
+                                  use_numba=use_numba)
+        pert = (points.noise[supports] @ points.V.T + points.extra[None, :]) / points.den
+        return lb - points.scale * pert.max(axis=1), np.zeros(R, dtype=bool), np.full(R, -1, dtype=np.int64)
     if budget is None:
-        budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * digits_t.shape[1]))
-    budget = int(budget)
-    return kernels[0](digits_t, int(base), np.asarray(values, np.float64), np.asarray(pos, np.int64),
-                      np.asarray(neg, np.int64), np.ascontiguousarray(supports), np.ascontiguousarray(V),
-                      float(theta), np.asarray(noise, np.float64), extra, float(scale), float(den), budget,
-                      float(ceiling), bool(prune))
+        budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
+    ws = _workspace(j, records, points.V.shape[0])
+    return kernels[0](records, np.ascontiguousarray(supports), points, int(budget), float(ceiling), bool(prune), ws)
 
 
-def support_values(digits_t, base, values, pos, neg, support, V, theta, noise, extra, scale=0.0, den=1.0,
-                   use_numba=True) -> tuple[np.ndarray, np.ndarray]:
+def support_values(records: Records, support, points: Points, use_numba=True) -> tuple[np.ndarray, np.ndarray]:
     """``(loss, J)`` of every point of one support's region, by (2) (numba)
     or by scoring every row (numpy)."""
-    support = np.asarray(support, dtype=np.int64)
-    V = np.asarray(V, dtype=np.float64)
-    extra = np.asarray(extra, dtype=np.float64)
+    support = np.ascontiguousarray(support, dtype=np.int64)
     if support.shape[0] == 0:
-        return _empty_support(pos, neg, V, theta, noise, extra, scale, den)
+        return _empty_support(records, points)
     kernels = _minima_kernels() if use_numba else None
     if kernels is not None:
-        return kernels[1](digits_t, int(base), np.asarray(values, np.float64), np.asarray(pos, np.int64),
-                          np.asarray(neg, np.int64), np.ascontiguousarray(support), np.ascontiguousarray(V),
-                          float(theta), np.asarray(noise, np.float64), extra, float(scale), float(den))
-    X = np.asarray(values, dtype=np.float64)[digits_t[support].T]          # (rows, |S|)
-    positive = X @ V.T >= theta
-    loss = (np.asarray(pos) @ ~positive + np.asarray(neg) @ positive).astype(np.int64)
-    pert = (np.asarray(noise, dtype=np.float64)[support] @ V.T + extra) / den
-    return loss, loss - scale * pert
+        ws = _workspace(support.shape[0], records, points.V.shape[0])
+        return kernels[1](records, support, points, ws)
+    X = records.values[records.digits_t[support].T]          # (rows, |S|)
+    positive = X @ points.V.T >= points.theta
+    loss = (records.pos @ ~positive + records.neg @ positive).astype(np.int64)
+    pert = (points.noise[support] @ points.V.T + points.extra) / points.den
+    return loss, loss - points.scale * pert

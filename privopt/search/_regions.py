@@ -23,22 +23,26 @@ rows (public: d, k and n bound it), plus the regions that are actually scored
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
-from ._patterns import region_minima, support_values
+from ._patterns import Points, points_of, records_of, region_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
-           "split_supports", "bound_search_work", "enumeration_levels", "BOUND_ROWS_PER_SECOND", "MAX_PATTERNS",
-           "MAX_REGION_POINTS"]
+           "split_supports", "bound_search_work", "enumeration_levels", "EnumerationLevels", "BOUND_ROWS_PER_SECOND",
+           "MAX_PATTERNS", "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
+
+#: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
+_NO_BUDGET = 2 ** 62
 
 #: Largest number of row patterns per support (base^k) the bound tabulates
 #: (defined with the other limits in :mod:`privopt._limits`).
@@ -86,18 +90,28 @@ def bound_search_work(data) -> int | None:
     return None if supports is None else supports * max(int(data.X.shape[0]), 1)
 
 
-def enumeration_levels(data, norm_bound=None):
-    """(coef, bound, unit, D) of the squared norm in integer units on the
-    enumeration data of a zero_one_halfspace model (its ball intersected with
-    ``norm_bound``'s); raises :class:`privopt.exceptions.ModelError` where the
-    grid has no exact levels."""
+class EnumerationLevels(NamedTuple):
+    """The squared norm of W_tau in integer units (it unpacks as
+    ``coef, bound, unit, D``)."""
+
+    coef: tuple            #: per coordinate, the squared norm of each grid value, in units
+    bound: int             #: the ball's squared radius, in units
+    unit: float            #: the unit
+    D: float               #: the ball's radius
+
+
+def enumeration_levels(data, norm_bound=None) -> EnumerationLevels:
+    """The :class:`EnumerationLevels` of the squared norm in integer units on
+    the enumeration data of a zero_one_halfspace model (its ball intersected
+    with ``norm_bound``'s); raises :class:`privopt.exceptions.ModelError`
+    where the grid has no exact levels."""
     lv = norm_levels(data.grid, data.norm_bound if norm_bound is None else norm_bound)
     if not lv.exact:
         raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")
     # the builder's ball and the transformation's (the same D unless the caller
     # gave another): the feasible set is their intersection, as in the MILP
     bound = min(int(lv.bound), int(math.floor(data.norm_sq_bound / lv.unit + 1e-9)))
-    return lv.coef, bound, lv.unit, lv.norm_bound
+    return EnumerationLevels(lv.coef, bound, lv.unit, lv.norm_bound)
 
 
 def perturbed_problem(data, levels, noise, scale, normalize):
@@ -138,6 +152,8 @@ class HalfspaceProblem(RegionProblem):
         self.base = max(1, len(U))
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
+        self.records = records_of(self.digits_t, self.base, self.values, self.pos, self.neg)
+        self._points: dict[int, Points] = {}
 
         self.vectors = [np.zeros((1, 0))]
         self.units = [np.zeros(1, dtype=np.int64)]        # squared norm of each vector, in grid units
@@ -171,15 +187,26 @@ class HalfspaceProblem(RegionProblem):
         for supports of size k: none (the loss itself)."""
         return {"noise": np.zeros(self.d), "extra": np.zeros(self.vectors[k].shape[0]), "scale": 0.0, "den": 1.0}
 
+    def points(self, k: int) -> Points:
+        """The points of the regions of size k with their objective (made once)."""
+        if k not in self._points:
+            self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k))
+        return self._points[k]
+
     def region_minima(self, supports, ceiling=math.inf, prune=True):
         """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
         ``prune``), else a lower bound."""
-        k = supports.shape[1]
-        return region_minima(self.digits_t, self.base, self.values, self.pos, self.neg, supports,
-                             self.vectors[k], self.theta, ceiling=ceiling, prune=prune, **self._objective(k))
+        return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune)
+
+    def exact_minima(self, supports):
+        """The exact minimum of the objective over each region (rows of
+        ``supports``, all of one size, in any order), whatever the cost of
+        the histogram: what the sampler asks of a region before drawing its
+        groups' noise (:func:`privopt.search._topdown.sample_shard`)."""
+        return region_minima(self.records, supports, self.points(supports.shape[1]), budget=_NO_BUDGET)[0]
 
     def lower_bounds(self, supports):
         """A lower bound on the loss over each region: its exact minimum where
@@ -190,9 +217,7 @@ class HalfspaceProblem(RegionProblem):
     def _values(self, support):
         """``(loss, J)`` of every point of the region of ``support``."""
         support = np.asarray(support, dtype=np.int64)
-        k = len(support)
-        return support_values(self.digits_t, self.base, self.values, self.pos, self.neg, support,
-                              self.vectors[k], self.theta, **self._objective(k))
+        return support_values(self.records, support, self.points(len(support)))
 
     def losses(self, support) -> np.ndarray:
         """The 0/1 loss of every point of the region of ``support``."""

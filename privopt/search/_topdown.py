@@ -320,13 +320,62 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start
-    for r in np.argsort(-bound, kind="stable"):
+    minima = _ExactMinima(problem, supports)
+    order = np.argsort(-bound, kind="stable")
+    for i, r in enumerate(order):
         if best is not None and bound[r] < best[0]:
             break
+        if best is not None and minima.available:
+            # the region's exact minimum (computed for the next regions in this order at once) may show
+            # that no key in it reaches the best: it is scored, and no noise of its groups is drawn
+            low = minima.of(int(r), order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]])
+            if _cannot_win(float(M[r]) - low / scale, best[0]):
+                expanded[0] += 1
+                continue
         best = expand_region(problem, streams, method, scale, supports[r], first + int(r), M[r], best, expanded)
     if best is floor:
         best = None
     return best, expanded
+
+
+#: Regions whose exact minima :class:`_ExactMinima` asks the problem for in one call.
+_CHUNK = 64
+
+#: Relative slack of :func:`_cannot_win` (far above the rounding of the noise's inversion, a few ulps).
+_SLACK = 1e-9
+
+
+def _cannot_win(upper: float, best_key: float) -> bool:
+    """Whether a region whose keys are at most ``upper`` (its noise maximum minus its exact
+    smallest loss over the scale) cannot hold a key at or above ``best_key``.  The keys
+    :func:`expand_region` draws lie below the region maximum up to rounding, so the test
+    leaves a relative slack: a region it skips would have had no group at or above the best
+    key, and the released candidate and the counts of groups are those of expanding it."""
+    return upper < best_key - _SLACK * (1.0 + abs(upper) + abs(best_key))
+
+
+class _ExactMinima:
+    """The exact smallest loss of the regions of one shard, asked of the problem
+    (``exact_minima(supports)``, optional: :class:`RegionProblem` implementations
+    without it expand every region as before) for several regions at once, each once."""
+
+    def __init__(self, problem, supports):
+        self._ask = getattr(problem, "exact_minima", None)
+        self._supports = supports
+        self._known: dict[int, float] = {}
+
+    @property
+    def available(self) -> bool:
+        return self._ask is not None
+
+    def of(self, r: int, batch) -> float:
+        """Region r's exact minimum; when unknown, computed with those of ``batch``
+        (row indices into the shard's supports, r first)."""
+        if r not in self._known:
+            batch = [int(q) for q in batch if int(q) not in self._known] or [r]
+            values = self._ask(self._supports[batch])
+            self._known.update(zip(batch, (float(v) for v in values)))
+        return self._known[r]
 
 
 def _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc, floor=None):

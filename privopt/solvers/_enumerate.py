@@ -33,6 +33,7 @@ import math
 import os
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyomo.environ as pyo
@@ -302,15 +303,62 @@ class IntegerLattice:
         return out
 
 
+class _Lattice(NamedTuple):
+    """The integer scorer's data, as the branch and bound's kernel reads it."""
+
+    xt: np.ndarray           #: (d, rows) int64 feature values
+    diff: np.ndarray         #: pos - neg of each row
+    total_pos: int
+    thr: int                 #: ceil(theta)
+
+
+class _Tree(NamedTuple):
+    """W_tau's enumeration tree: grid values, their norm units, the points below each budget."""
+
+    gint: np.ndarray         #: (d, width) int64 grid values
+    nk: np.ndarray           #: grid size of each coordinate
+    coef: np.ndarray         #: (d, width) squared-norm units of each grid value
+    counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
+    fmin: np.ndarray         #: (d + 1, rows) smallest partial score of coordinates < j
+    fmax: np.ndarray         #: (d + 1, rows) largest partial score of coordinates < j
+    bound: int
+    min_bound: int           #: fewest points of a subtree whose bound is computed
+
+
+class _Noise(NamedTuple):
+    """The noise of every point, its block maxima, the scale and the floor."""
+
+    noise: np.ndarray
+    table: np.ndarray        #: :func:`_block_maxima` of ``noise``
+    block: int
+    scale: float
+    floor: float
+    has_floor: bool
+
+
+class _Found(NamedTuple):
+    """What the kernel returns: the best key, its position in the enumeration (-1: none), points scored,
+    nodes bounded."""
+
+    key: float
+    position: int
+    scored: int
+    bounded: int
+
+
 def _build_argmax_kernel(numba):
     """The compiled branch and bound of :class:`BoundedArgmax` (None without numba)."""
 
     @numba.njit(cache=True)
-    def kernel(xt, diff, total_pos, thr, gint, nk, coef, counts, fmin, fmax, noise, table, block,
-               scale, floor, has_floor, bound, min_bound, best_k):   # pragma: no cover - compiled
+    def kernel(lattice, tree, noisy, best_k):   # pragma: no cover - compiled
         # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
         # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
         # the points [first[j], first[j] + counts[j, budget[j]]) of that order
+        xt, diff, total_pos, thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
+        gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
+        fmin, fmax, bound, min_bound = tree.fmin, tree.fmax, tree.bound, tree.min_bound
+        noise, table, block = noisy.noise, noisy.table, noisy.block
+        scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
         d, rows = xt.shape
         level = np.zeros((d + 1, rows), dtype=np.int64)
         budget = np.zeros(d + 1, dtype=np.int64)
@@ -402,7 +450,7 @@ def _build_argmax_kernel(numba):
                 level[c_j, r] = level[j, r] + xt[c_j, r] * wk
             j = c_j
             entering = True
-        return best, best_p, scored, bounded
+        return _Found(best, best_p, scored, bounded)
 
     return kernel
 
@@ -474,6 +522,9 @@ class BoundedArgmax:
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
+        self._lattice = _Lattice(self.xt, self.diff, int(self.total_pos), int(self.thr))
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, self.fmin, self.fmax, self.bound,
+                           self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -495,11 +546,9 @@ class BoundedArgmax:
         if noise.shape != (self.n_points,):
             raise ValueError(f"noise: expected {self.n_points} numbers, one per point of W")
         best_k = np.zeros(len(self.grid), dtype=np.int64)
-        key, index, scored, bounded = self.kernel(
-            self.xt, self.diff, self.total_pos, self.thr, self.gint, self.nk, self.coef, self.counts,
-            self.fmin,
-            self.fmax, noise, _block_maxima(noise, _NOISE_BLOCK), _NOISE_BLOCK, float(scale),
-            0.0 if floor is None else float(floor), floor is not None, self.bound, self.min_bound, best_k)
+        noisy = _Noise(noise, _block_maxima(noise, _NOISE_BLOCK), _NOISE_BLOCK, float(scale),
+                       0.0 if floor is None else float(floor), floor is not None)
+        key, index, scored, bounded = self.kernel(self._lattice, self._tree, noisy, best_k)
         if index < 0 or (floor is not None and key <= floor):
             return NoisyArgmax(-math.inf, -1, None, int(scored), int(bounded))
         point = np.array([g[k] for g, k in zip(self.grid, best_k)], dtype=np.float64)

@@ -1,0 +1,97 @@
+"""The pattern kernels' typed records and reused workspaces, and the top-down
+sampler's test of a region by its exact minimum (privopt/search/_patterns.py,
+_pattern_kernels.py, _topdown.py): the same released candidate and the same
+counts as expanding every region, and no data carried from one call to the next."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+
+import numpy as np
+import pytest
+
+from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
+from privopt.search import KeyedStreams, enumeration_levels, halfspace_problem, sample_top_down
+from privopt.search._patterns import region_minima, support_values
+
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="numba (the 'fast' extra) is not installed")
+
+
+def _problem(seed: int, n: int = 300, d: int = 6, levels: int = 4):
+    rng = np.random.default_rng(seed)
+    codes = rng.choice(levels ** d, size=n, replace=False)        # n distinct rows
+    X = (codes[:, None] // levels ** np.arange(d) % levels).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1, -1)
+    data = getattr(zero_one_halfspace(X, y, grid=2, norm_bound=2.0), ENUMERATION_ATTR)
+    coef, bound, _, _ = enumeration_levels(data)
+    problem = halfspace_problem(data, coef, bound)
+    assert problem is not None
+    return problem
+
+
+class _Counting:
+    """Wraps a problem's exact_minima, counting the regions asked for."""
+
+    def __init__(self, problem):
+        self.asked = 0
+        self._inner = problem.exact_minima
+
+    def __call__(self, supports):
+        self.asked += len(supports)
+        return self._inner(supports)
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
+def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(method):
+    """With and without the problem's exact minima (the old path expands every
+    region whose bound reaches the best key): the same best candidate and the
+    same numbers of regions and groups, over seeds, scales and floors; and the
+    exact minima are actually used."""
+    problem = _problem(0)
+    plain = copy.copy(problem)
+    plain.exact_minima = None                     # type: ignore[method-assign]
+    asked = 0
+    for seed in range(12):
+        for scale in (0.5, 2.0, 8.0):
+            for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
+                counted = copy.copy(problem)
+                counted.exact_minima = _Counting(problem)     # type: ignore[method-assign]
+                a = sample_top_down(counted, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                    floor=floor)
+                b = sample_top_down(plain, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                    floor=floor)
+                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+                asked += counted.exact_minima.asked
+    assert asked > 0
+
+
+@needs_numba
+def test_reused_workspaces_carry_nothing_between_problems():
+    """Two problems with workspaces of the same shape, called in turn: every
+    region's values equal those of the numpy path (no count or prefix left over)."""
+    first, second = _problem(1), _problem(2)
+    assert first.records.digits_t.shape == second.records.digits_t.shape
+    for _ in range(2):
+        for problem in (first, second):
+            for k in range(1, problem.k + 1):
+                S = problem.supports(k)
+                pts = problem.points(k)
+                val, exact, _ = region_minima(problem.records, S, pts, budget=2 ** 62)
+                assert exact.all()
+                for r in range(0, len(S), max(1, len(S) // 7)):
+                    loss, J = support_values(problem.records, S[r], pts)
+                    ref_loss, ref_J = support_values(problem.records, S[r], pts, use_numba=False)
+                    np.testing.assert_array_equal(loss, ref_loss)
+                    np.testing.assert_allclose(J, ref_J, rtol=0, atol=1e-9)
+                    assert val[r] == J.min()
+
+
+def test_enumeration_levels_is_a_typed_record_that_unpacks_as_before():
+    problem_data = getattr(zero_one_halfspace(np.eye(3), [1, -1, 1], grid=2, norm_bound=2.0), ENUMERATION_ATTR)
+    levels = enumeration_levels(problem_data)
+    coef, bound, unit, D = levels
+    assert (levels.coef, levels.bound, levels.unit, levels.D) == (coef, bound, unit, D)
+    assert isinstance(levels.bound, int) and levels.bound >= 1
