@@ -48,7 +48,7 @@ import pyomo.environ as pyo
 
 import _common
 import privopt
-from privopt.mechanisms import _evaluate
+from privopt.mechanisms import _decision, _evaluate
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, closed_form_blocks
 
@@ -74,13 +74,13 @@ class OldPath:
     """The path before: product then filter, Pyomo's fix and persistent solve."""
 
     def __enter__(self):
-        self.saved = (_evaluate.count_constrained_points, HighsFixedSession.__dict__["build"])
-        _evaluate.count_constrained_points = lambda *a, **k: None
+        self.saved = (_decision.count_constrained_points, HighsFixedSession.__dict__["build"])
+        _decision.count_constrained_points = lambda *a, **k: None      # W's one count, in its decision set
         HighsFixedSession.build = classmethod(lambda cls, *a, **k: None)
         return self
 
     def __exit__(self, *exc):
-        _evaluate.count_constrained_points, HighsFixedSession.build = self.saved
+        _decision.count_constrained_points, HighsFixedSession.build = self.saved
 
 
 class NoBlocks:

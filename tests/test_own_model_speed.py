@@ -21,7 +21,7 @@ import pytest
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
-from privopt.mechanisms import _evaluate
+from privopt.mechanisms import _decision, _evaluate
 from privopt.mechanisms._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, solver_availability
@@ -144,7 +144,7 @@ def test_choose_k_beyond_the_product_limit_is_listed():
 def _scores(m, w, *, old, monkeypatch, **kw):
     with monkeypatch.context() as mp:
         if old:   # product then filter, and Pyomo's Var.fix and persistent solve
-            mp.setattr(_evaluate, "count_constrained_points", lambda *a, **k: None)
+            mp.setattr(_decision, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
             mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
         else:     # the HiGHS session's solves, not the closed form of the blocks (tests/test_blocks.py)
             mp.setattr(_evaluate, "closed_form_blocks", lambda *a, **k: (None, "off"))
@@ -172,7 +172,7 @@ def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_l
                       random_state=seed, public_constraints=["p"])
             a = privopt.exponential_mechanism(m, **kw).weights
             with monkeypatch.context() as mp:
-                mp.setattr(_evaluate, "count_constrained_points", lambda *a, **k: None)
+                mp.setattr(_decision, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
                 mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
                 b = privopt.exponential_mechanism(m, **kw)
             assert b.report.listing == "product" and np.array_equal(a, b.weights)

@@ -99,3 +99,37 @@ def test_an_unknown_keyword_is_refused_naming_it_and_the_closest():
         privopt.exponential_mechanism(_halfspace(), epsilon=1.0, time_limt=5)
     with pytest.raises(TypeError, match="threads"):
         privopt.mixture_selection([_halfspace(), _halfspace()], epsilon=1.0, threads=2)
+
+
+def _budget_model():
+    """Four binary decisions, at most two chosen (a declared public budget); five records,
+    record i's term (c_i . x) / 2 in [0, 1] under the budget."""
+    c = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.budget = pyo.Constraint(expr=sum(m.x[j] for j in range(4)) <= 2)
+    m.obj = pyo.Objective(expr=sum(float(c[i, j]) * m.x[j] for i in range(5) for j in range(4)) / 2)
+    return m
+
+
+@pytest.mark.parametrize("path", ["auto", "score", "bounded"])
+def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
+    """The decision set (the declared constraints as rows, |W| counted through them) is
+    built once per release, and the plan, the evaluator and the bounded sampler read it."""
+    from privopt.mechanisms import _decision
+
+    calls = {"rows": 0, "count": 0}
+
+    def spy(name, original):
+        def wrapped(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(_decision, "_separable_constraints", spy("rows", _decision._separable_constraints))
+    monkeypatch.setattr(_decision, "count_constrained_points", spy("count", _decision.count_constrained_points))
+    res = privopt.exponential_mechanism(_budget_model(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
+                                        public_constraints="budget", path=path, random_state=0)
+    assert res.parameters.n_points == 11         # 1 + 4 + 6 subsets of at most two of four
+    assert calls == {"rows": 1, "count": 1}
+    assert res.report.listing == ("prefixes" if path == "bounded" else "constraints")

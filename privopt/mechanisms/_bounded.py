@@ -32,11 +32,10 @@ import pyomo.environ as pyo
 
 from ..exceptions import ModelError, NotCertifiedError, SolverError
 from ..oracle import SMALLER_USER_MODEL, certified_solve, not_certified_message
-from ..search import BoundOracle, PrefixSpace
-from ..space import SeparableConstraints, norm_levels
+from ..search import BoundOracle
 from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
 from ..models import quiet_clone
-from ._evaluate import _separable_constraints
+from ._decision import decision_set
 
 __all__ = ["PyomoBoundOracle", "prefix_space", "relaxation_bound", "BOUND_SLACK"]
 
@@ -57,36 +56,10 @@ def prefix_space(grids, norm_bound, weight_cons, w_vars):
     """``(space, reason)``: W as a :class:`privopt.search.PrefixSpace` through the
     declared linear constraints on the weights alone (and the ball), or ``(None,
     reason)`` where it cannot be (a constraint on the weights that is not linear, or
-    numbers too irregular to count)."""
-    cons = list(weight_cons)
-    if cons or norm_bound is not None:
-        if not cons:   # the ball alone (_separable_constraints adds it only next to a linear row)
-            sep, others = _ball_only(grids, norm_bound), []
-        else:
-            sep, others = _separable_constraints(grids, norm_bound, cons, w_vars)
-        if others:
-            return None, ("a declared constraint on the weights is not linear, so the regions' sizes "
-                          "cannot be counted")
-        if sep is None:
-            return None, "no linear constraint to count W through"
-        space = PrefixSpace(grids, sep)
-    else:
-        space = PrefixSpace(grids, None)
-    if space.size(()) is None:
-        return None, "the constraints' numbers are too irregular to count W exactly"
-    return space, "W counted through the declared linear constraints" if space.cons is not None else (
-        "W is the product of the weights' grids")
-
-
-def _ball_only(grids, norm_bound):
-    """The ball ||w|| <= norm_bound as one separable row (its exact integer units where
-    :func:`privopt.space.norm_levels` has them), tested as the fix-and-solve evaluator tests it."""
-    lv = norm_levels(grids, norm_bound)
-    if lv.exact:
-        ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
-    else:
-        ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
-    return SeparableConstraints([b[None, :] for b in ball], [-np.inf], [top], [0.0], [0.0])
+    numbers too irregular to count): the ``space`` and ``why`` of
+    :func:`privopt.mechanisms._decision.decision_set`."""
+    decision = decision_set(w_vars, grids, norm_bound, weight_cons)
+    return decision.space, decision.why
 
 
 class PyomoBoundOracle(BoundOracle):

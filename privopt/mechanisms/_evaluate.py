@@ -35,9 +35,10 @@ from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor
                         worker_count)
 from ..exceptions import ModelError, NotCertifiedError, ParameterError
 from ..models import quiet_clone
-from ..space import (SeparableConstraints, constrained_points, count_constrained_points, count_grid_points,
-                     grid_points, linear_tables, norm_levels)
+from ..space import (constrained_points, count_grid_points,
+                     grid_points, norm_levels)
 from ..search import enumeration_levels
+from ._decision import _linear_row, decision_set
 from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
                         iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
 
@@ -167,65 +168,6 @@ def _product_points(grids, norm_bound, cap):
     return n, pts
 
 
-def _separable_constraints(grids, norm_bound, cons, w_vars):
-    """``(constraints, others)``: the linear constraints of ``cons`` (on the
-    weights alone) as rows of :class:`privopt.space.SeparableConstraints` on
-    ``grids``, with the ball ||w|| <= norm_bound as one more row when given
-    (its exact integer units where :func:`privopt.space.norm_levels` has them),
-    and the constraints of ``cons`` that are not linear (left to the filter).
-    ``constraints`` is None when no constraint is linear: the product grid
-    (inside the ball) is then listed as before."""
-
-    index = {id(v): j for j, v in enumerate(w_vars)}
-    rows, lower, upper, offset, others = [], [], [], [], []
-    for con in cons:
-        linear = _linear_row(con, index, len(w_vars))
-        if linear is None:
-            others.append(con)
-            continue
-        rows.append(linear[0])
-        lower.append(float(pyo.value(con.lower)) if con.has_lb() else -np.inf)
-        upper.append(float(pyo.value(con.upper)) if con.has_ub() else np.inf)
-        offset.append(linear[1])
-    if not rows:
-        return None, others
-    tables = linear_tables(grids, np.array(rows))
-    rtol = [1e-9] * len(rows)
-    if norm_bound is not None:   # the ball, tested as _product_points tests it
-        lv = norm_levels(grids, norm_bound)
-        if lv.exact:
-            ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
-        else:
-            ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
-        tables = [np.vstack([t, b[None, :]]) for t, b in zip(tables, ball)]
-        lower, upper, offset, rtol = lower + [-np.inf], upper + [top], offset + [0.0], rtol + [0.0]
-    return SeparableConstraints(tables, lower, upper, offset, rtol), others
-
-
-def _weight_only(cons, weight_ids):
-    """The constraints of ``cons`` whose variables are all weights (they are
-    applied to the listed points; the others stay in the model)."""
-    from pyomo.core.expr.visitor import identify_variables
-
-    return [con for con in cons
-            if all(id(v) in weight_ids for v in identify_variables(con.body, include_fixed=False))]
-
-
-def _linear_row(con, index, d):
-    """``(a, c)`` with body(w) = a . w + c (a of length d) for a constraint on the weights
-    alone whose body is linear (``index``: id of each weight's VarData -> its coordinate),
-    else None."""
-    from pyomo.repn import generate_standard_repn
-
-    repn = generate_standard_repn(con.body, compute_values=True)
-    if not repn.is_linear():
-        return None
-    a = np.zeros(d)
-    for v, c in zip(repn.linear_vars, repn.linear_coefs):
-        a[index[id(v)]] += c
-    return a, float(repn.constant)
-
-
 def _filter_by_constraints(points, cons, w_vars):
     """Keep the rows of ``points`` that satisfy every constraint in ``cons``
     (linear ones vectorized, others point by point)."""
@@ -284,7 +226,7 @@ class FixAndSolveEvaluator:
 
     def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
                  threads=None, abs_gap=None, solver_options=None, max_points=None, public_constraints=(),
-                 public_term=None, record_range=None, n_records=None):
+                 public_term=None, record_range=None, n_records=None, decision=None):
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
         self.solver = solver
         self.threads = threads
@@ -298,9 +240,11 @@ class FixAndSolveEvaluator:
         self._clone = None
         self._term_name = None if public_term is None else public_term.name
         ids = {id(v) for v in self.user_w}
-        self.weight_cons = _weight_only(list(public_constraints), ids)
+        if decision is None:    # W read from the model here (the mechanism passes the one it built)
+            decision = decision_set(self.user_w, grids, norm_bound, public_constraints)
+        self.weight_cons = list(decision.constraints)
         cap = max(self.max_points * 100, 1_000_000)
-        points = self._list_w(grids, norm_bound, self.weight_cons, cap)
+        points = self._list_w(grids, norm_bound, decision, cap)
         self.points = points
         self.n_points = int(points.shape[0])
         if self.n_points > self.max_points:
@@ -338,7 +282,7 @@ class FixAndSolveEvaluator:
         self.records_reason = ("the records' terms are not seen on this path: each is assumed in loss_range"
                                if record_range is not None else None)
 
-    def _list_w(self, grids, norm_bound, cons, cap):
+    def _list_w(self, grids, norm_bound, decision, cap):
         """The points of W, in the product grid's order, and how they were
         listed (``self.listing``, ``self.listing_reason``).
 
@@ -349,8 +293,10 @@ class FixAndSolveEvaluator:
         constraints on the weights that are not linear filter the listed
         points.  Otherwise (or when the count gives up on irregular numbers)
         the product grid inside the ball is listed and filtered, as before."""
-        sep, others = _separable_constraints(grids, norm_bound, cons, self.user_w) if cons else (None, cons)
-        n_listed = None if sep is None else count_constrained_points(sep)
+        cons = list(decision.constraints)
+        # the decision set's rows and its one count (a ball alone is tested on the product grid)
+        sep, others = (decision.separable, list(decision.others)) if cons else (None, cons)
+        n_listed = None if sep is None else decision.count
         if sep is not None and n_listed is not None:
             limit = cap if others else self.max_points
             if n_listed > limit:

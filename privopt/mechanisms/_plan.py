@@ -18,9 +18,8 @@ from .._limits import LOCAL_SECONDS
 from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from ..exceptions import ModelError, ParameterError
 from ..solvers import BoundedArgmax
-from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, _weight_only,
-                        fix_solve_seconds, model_size)
-from ._bounded import prefix_space
+from ._decision import decision_set
+from ._evaluate import DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_seconds, model_size
 from ._samplers import BoundedSampler, RangeCheck, Sampler, ScoredSampler, TopDownSampler, selection_keys
 
 __all__ = ["SelectionPlan", "check_time_limit", "check_w_size", "plan_halfspace", "plan_user_model", "workers_for",
@@ -140,15 +139,17 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     :class:`privopt.mechanisms.selection.SelectionTask`; ``grids``: the decision's
     grids): the bounded sampler where ``path`` asks for it, or "auto" finds |W| above
     ``max_points``; else every point scored by fix-and-solve."""
-    bounded = _bounded_space(task, grids)
-    if bounded is not None:
-        return _plan_bounded(task, *bounded)
+    decision = decision_set(task.w_vars, grids, task.norm_bound, task.public_cons)   # W, read and counted once
+    reason = _bounded_reason(task, decision)
+    if reason is not None:
+        return _plan_bounded(task, decision, reason)
     opts = task.options
     evaluator = FixAndSolveEvaluator(
         task.model, task.w_vars, grids, norm_bound=task.norm_bound, solver=task.solver,
         time_limit=opts.time_limit, threads=opts.threads, abs_gap=opts.abs_gap, solver_options=opts.solver_options,
         max_points=task.max_points, public_constraints=task.public_cons, public_term=task.term,
-        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples)
+        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples,
+        decision=decision)
     evaluator.use_executor(opts.executor)   # the model serialized for the workers, before any solve
     n_points = int(evaluator.n_points)
     check_w_size(n_points)
@@ -167,14 +168,13 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
         progress=_progress_default(predicted, n_points), norm_bound=task.norm_bound)
 
 
-def _bounded_space(task, grids):
-    """``(space, reason, weight_cons)`` when the bounded sampler runs, else None
-    (every point scored).  Decided from public quantities only: ``path``, |W| counted
-    through the declared constraints, and ``max_points``."""
+def _bounded_reason(task, decision) -> str | None:
+    """Why the bounded sampler runs, or None (every point scored).  Decided from public
+    quantities only: ``path``, |W| counted through the declared constraints (the
+    :class:`~privopt.mechanisms._decision.DecisionSet`'s count), and ``max_points``."""
     if task.path == "score":
         return None
-    weight_cons = _weight_only(list(task.public_cons), {id(v) for v in task.w_vars})
-    space, why = prefix_space(grids, task.norm_bound, weight_cons, task.w_vars)
+    space, why = decision.space, decision.why
     if space is None:
         if task.path == "bounded":
             raise ParameterError(f"path: the bounded sampler needs the size of every region of W, but {why}. "
@@ -184,23 +184,23 @@ def _bounded_space(task, grids):
     n_points = int(space.size(()))
     limit = DEFAULT_MAX_EVALUATIONS if task.max_points is None else task.max_points
     if task.path == "bounded":
-        return space, f"path='bounded' was asked; {why}: {n_points:,} points", weight_cons
+        return f"path='bounded' was asked; {why}: {n_points:,} points"
     if n_points <= limit:
         return None
-    return space, (f"|W| = {n_points:,} ({why}) is above max_points={limit:,}, too many to solve once per "
-                   "point"), weight_cons
+    return f"|W| = {n_points:,} ({why}) is above max_points={limit:,}, too many to solve once per point"
 
 
-def _plan_bounded(task, space, why, weight_cons) -> SelectionPlan:
+def _plan_bounded(task, decision, why) -> SelectionPlan:
     """The bounded sampler's plan: its predicted time is a lower bound (:func:`bounded_lower_bound`)."""
+    space = decision.space
     n_points = int(space.size(()))
     check_w_size(n_points)
     predicted, min_solves = bounded_lower_bound(space, task.model, task.solver)
     opts = task.options
     sampler = BoundedSampler(space, task.model, task.w_vars, time_limit=opts.time_limit, solver=task.solver,
-                             weight_cons=weight_cons, sense=task.sense, threads=opts.threads, abs_gap=opts.abs_gap,
-                             solver_options=opts.solver_options, public_term=task.term, n_samples=task.n_samples,
-                             loss_range=task.loss_range)
+                             weight_cons=decision.constraints, sense=task.sense, threads=opts.threads,
+                             abs_gap=opts.abs_gap, solver_options=opts.solver_options, public_term=task.term,
+                             n_samples=task.n_samples, loss_range=task.loss_range)
     return SelectionPlan(
         "bounded", n_points, predicted, predicted,
         work=(f"the bounded sampler needs at least {min_solves} certified LP solve(s) (the regions above any point "

@@ -73,9 +73,10 @@ class BoundOracle:
 class PrefixSpace:
     """W = prod_j grids[j] (intersected with ``constraints``, a
     :class:`privopt.space.SeparableConstraints` on the same grids, when given) as a
-    tree of prefixes: public quantities only."""
+    tree of prefixes: public quantities only.  ``size``: |W| where the caller has
+    counted it already through the same constraints (it is then not counted again)."""
 
-    def __init__(self, grids, constraints: SeparableConstraints | None = None):
+    def __init__(self, grids, constraints: SeparableConstraints | None = None, size: int | None = None):
         self.grids = [np.asarray(g, dtype=np.float64) for g in grids]
         self.d = len(self.grids)
         self.cons = constraints
@@ -83,7 +84,7 @@ class PrefixSpace:
             raise ValueError("the constraints need one table per coordinate")
         self.lo = np.array([g.min() for g in self.grids])
         self.hi = np.array([g.max() for g in self.grids])
-        self._sizes: dict = {}
+        self._sizes: dict = {} if size is None else {(): int(size)}
 
     def _sub(self, prefix) -> SeparableConstraints:
         c = self.cons
