@@ -344,8 +344,7 @@ class PrivacyLedger:
             raise BudgetExceededError(
                 f"{record.what}: an approximate release (delta={record.delta:g}) under a ledger with delta=0, "
                 "which admits pure releases only. Open the ledger with a delta budget, or use a pure mechanism "
-                "(an estimator's mechanism='auto' may choose OPDisc, so it reserves OPDisc's delta: pass "
-                "mechanism='permute_and_flip').",
+                "(private selection, e.g. mechanism='permute_and_flip', or RSPM).",
                 self.spent, self.remaining, Spend(record.epsilon, record.delta))
         eps, dlt = self._compose(self._releases + [record])
         if eps > self._epsilon or dlt > self._delta:

@@ -269,10 +269,23 @@ def test_nested_mechanism_calls_and_the_decorator_charge_once():
     assert built == ["data"]                      # refused before the builder read the data
 
 
+def test_auto_under_a_ledger_without_delta_chooses_a_pure_mechanism():
+    X, y = _binary(n=30)
+    pure = privopt.PrivacyLedger(2.0)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0, ledger=pure).fit(X, y)
+    assert clf.mechanism_ in ("permute_and_flip", "exponential")
+    assert (pure.spent.epsilon, pure.spent.delta) == (1.0, 0.0)
+    # where auto's public rule picks OPDisc (a time limit selection cannot meet), the ledger holds it to selection
+    rule = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), time_limit=1e-9)
+    assert rule._pure_only(pure) and not rule._pure_only(privopt.PrivacyLedger(2.0, delta=1e-3))
+    assert not privopt.PrivateHalfspaceClassifier(epsilon=1.0, calibration="paper")._pure_only(pure)
+    with pytest.raises(BudgetExceededError):      # OPDisc asked for by name still needs a delta
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), mechanism="opdisc", ledger=pure).fit(X, y)
+    assert len(pure.releases) == 1
+
+
 def test_auto_reserves_opdisc_delta_and_settles_to_the_pure_release():
     X, y = _binary(n=30)
-    with pytest.raises(BudgetExceededError, match="mechanism='permute_and_flip'"):   # auto may choose OPDisc
-        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), ledger=privopt.PrivacyLedger(2.0)).fit(X, y)
     ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-2)
     clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
     assert clf.mechanism_ in ("permute_and_flip", "exponential")

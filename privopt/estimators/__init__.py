@@ -27,7 +27,7 @@ from .._validation import (check_bool, check_bounds, check_choice, check_delta, 
 from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
-from ..ledger import estimator_key, release
+from ..ledger import current_ledger, estimator_key, release
 from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
 from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
@@ -723,20 +723,36 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         :class:`~privopt.PrivacyLedger` the fit is charged before any work: one
         release of its total epsilon (and delta), whatever mechanisms it runs."""
         name = type(self).__name__
-        with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X),
-                     ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y)) as charge:
-            self._fit(X, y)
+        ledger = getattr(self, "ledger", None)
+        pure_only = self._pure_only(ledger)
+        with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
+                     ledger=ledger, data=(estimator_key(self), X, y)) as charge:
+            self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
         return self
 
-    def _ledger_spend(self, X) -> tuple[float, float]:
+    def _pure_only(self, ledger) -> bool:
+        """Whether ``mechanism="auto"`` must choose a pure mechanism: the ledger in
+        force (``ledger=``, else the enclosing ``with ledger:`` block's) has no delta
+        left, and nothing else asks for OPDisc (``calibration="paper"``, a MILP
+        solver).  The ledger's state is public (what was released before), so the
+        choice it makes reads nothing of the data."""
+        ledger = ledger if ledger is not None else current_ledger()
+        if ledger is None or self.mechanism != "auto" or self.calibration != "proven":
+            return False
+        if not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate")):
+            return False
+        return ledger.remaining.delta == 0.0
+
+    def _ledger_spend(self, X, pure_only: bool = False) -> tuple[float, float]:
         """The (epsilon, delta) a ledger is charged, before any work: epsilon; delta
-        0 for a pure mechanism, else ``delta`` or 1/n^2 (n = len(X), public under
+        0 for a pure mechanism (or ``mechanism="auto"`` held to one, ``pure_only``),
+        else ``delta`` or 1/n^2 (n = len(X), public under
         replace-one); infinite epsilon when ``bounds`` is None and X is not integral
         (the feature map would read the data's ranges: no epsilon covers it)."""
         epsilon = check_epsilon(self.epsilon)
-        if self.mechanism in ("rspm",) + _SELECTION:
+        if pure_only or self.mechanism in ("rspm",) + _SELECTION:
             delta = 0.0
         else:
             delta = 1.0 / len(X) ** 2 if self.delta is None else check_delta(self.delta)
@@ -746,7 +762,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             integral = False
         return (math.inf if self.bounds is None and not integral else epsilon), delta
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, *, pure_only: bool = False):
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
@@ -796,6 +812,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     n_points, n, Xd.shape[1] + int(bool(self.fit_intercept)), self.time_limit,
                     None if regions is not None else self._public_sparse_work(Xd, n, n_points),
                     topdown_regions=regions)
+                if pure_only and mechanism not in _SELECTION:
+                    mechanism, self.mechanism_reason_ = "permute_and_flip", (
+                        "the privacy ledger in force has no delta left: a pure mechanism (auto would have "
+                        f"chosen OPDisc: {self.mechanism_reason_})")
         self.mechanism_ = mechanism
         ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
         if self._uses_ladder(mechanism, milp_solver):
