@@ -613,7 +613,7 @@ class _Provenance:
     n_pos_read: int
     n_total: int
     balance: bool
-    holdout: str
+    holdout: str | None
     test_size: float | None
     n_train: int
     n_test: int

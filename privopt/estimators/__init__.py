@@ -820,11 +820,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
         if self._uses_ladder(mechanism, milp_solver):
             candidates = self._ladder(Xa, Xd, n)
-            ladder, sizes = self._capped(*candidates, epsilon, n)
+            ladder, sizes = self._capped(candidates[0], candidates[1], epsilon, n)
             shares = split_warm_start_epsilon(epsilon)
             if self._warm_start_wanted(warm_start, sizes, shares[1], n):
                 eps_warm, eps_select = shares
-                ladder, sizes = self._capped(*candidates, eps_select, n)
+                ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)
                 rng = check_random_state(self.random_state)
                 warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng)
                 ladder, sizes = ladder + [rung], sizes + [size]
@@ -869,7 +869,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state)
             grid, D = self._ball(Xd.shape[1])
-            self.resolution_ = (Resolution(int(self._levels_value()), grid, D)
+            self.resolution_ = (Resolution(int(self._levels_value()), int(grid), D)
                                 if isinstance(grid, (int, np.integer)) and np.ndim(self._levels_value()) == 0
                                 else None)
             self.resolutions_ = (self.resolution_,) if self.resolution_ is not None else ()
