@@ -15,7 +15,7 @@ help:
 	@echo "make test        create/update $(VENV) with the test extras and run pytest (without the slow tests;"
 	@echo "                 make test PYTEST_MARKS= runs every test, as CI does)"
 	@echo "make lint        ruff, mypy (configured in pyproject.toml) and the layer check of docs/architecture.md"
-	@echo "                 (tests/test_architecture.py), as CI runs them before the tests"
+	@echo "                 (tests/project/test_architecture.py), as CI runs them before the tests"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
 	@echo "make notebooks   re-execute the teaching notebooks in place (refresh their outputs)"
 	@echo "make lab         install JupyterLab into $(VENV) and open the notebooks in it"
@@ -59,7 +59,7 @@ test: system-deps $(VENV)/.test-installed
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check privopt tests benchmarks
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_architecture.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/project/test_architecture.py
 
 benchmarks: system-deps $(VENV)/.test-installed
 	$(PY) benchmarks/run_all.py

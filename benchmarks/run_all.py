@@ -100,7 +100,7 @@ GROUPS: tuple[Group, ...] = (
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     b.script: (list(b.full), list(b.quick)) for g in GROUPS for b in g.benches}
 
-#: script -> why run_all.py does not run it (tests/test_benchmarks_listed.py checks that
+#: script -> why run_all.py does not run it (tests/project/test_benchmarks_listed.py checks that
 #: every bench_*.py and study_*.py of this folder is in a group or here)
 SKIPPED: dict[str, str] = {}
 

@@ -14,7 +14,7 @@ neighbouring data sets, and can produce runs in two ways:
   :func:`privopt.mechanisms.rspm`) on the real Pyomo model, with a solver.
 
 Given the same per-run generators both paths give the same outputs (tested in
-``tests/test_audit.py``), so auditing the enumeration path audits the shipped
+``tests/audit/test_audit.py``), so auditing the enumeration path audits the shipped
 mechanism.
 
 Deliberately broken variants, for checking that the audit finds violations:

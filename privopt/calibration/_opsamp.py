@@ -208,7 +208,7 @@ def opsamp_parameters(
     2 D_inf gamma.  (Counterexample: W the probability simplex in R^100,
     constant losses, exact oracle, m = 1000: each call returns the vertex of
     the largest sigma_k coordinate, and the l1 deviation exceeds 2 gamma with
-    probability about 0.998; ``tests/test_opsamp.py`` reproduces it.)
+    probability about 0.998; ``tests/mechanisms/test_opsamp.py`` reproduces it.)
     privopt uses the following argument instead.  Couple the two neighbouring
     data sets D, D' through the same noise Sigma = (sigma_1..sigma_m) and let
     Y_k = ||O(D, sigma_k) - O(D', sigma_k)||_1.  The Y_k are independent (each

@@ -7,7 +7,7 @@ r"""Noise scale of RSPM (Report Separator-Perturbed Noisy Max / Min) [NRW18].
 Provenance of the constant -- read this first
 ---------------------------------------------
 The scale below is **privopt's own derivation**, written out in full in
-:func:`rspm_noise_scale` and checked numerically in ``tests/test_rspm.py``.
+:func:`rspm_noise_scale` and checked numerically in ``tests/mechanisms/test_rspm.py``.
 When this module was written the text of [NRW18]'s RSPM theorem (its noise
 scale, the neighbouring relation it is stated for, and whether it is stated
 for the error count or the error rate) could not be obtained, so no theorem

@@ -209,7 +209,7 @@ def oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: 
     minimizer over w is unique with probability one; a certified solve
     returns the exact optimum, and a unique exact optimum does not depend on
     the point the solver started from.  The warm path therefore returns what
-    the cold path returns (tests/test_opsamp.py checks it call by call).
+    the cold path returns (tests/mechanisms/test_opsamp.py checks it call by call).
     """
     if payload is None:
         payload = _PAYLOADS[key]

@@ -151,7 +151,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
        b = 2 Delta m / epsilon = 4 d / epsilon for the 0/1 error count
        (:func:`privopt.calibration.rspm_noise_scale`: privopt's derivation
        under replace-one neighbours for an exact oracle, checked against an
-       exact enumeration of the output distribution in ``tests/test_rspm.py``
+       exact enumeration of the output distribution in ``tests/mechanisms/test_rspm.py``
        and by the audit; if [NRW18] state theirs under add/remove neighbours
        it may be up to 2x larger than theirs);
     3. w_hat = argmin_{w in {-1,0,1}^d} err(w, D) + sum_u xi_u h_w(u).  With

@@ -1,0 +1,139 @@
+"""Report-noisy-max over W by branch and bound (privopt.solvers.BoundedArgmax)
+releases exactly what scoring every point releases, seed for seed.
+
+The reference is the path it replaces: every point's loss from
+``iter_losses`` in the enumeration's order, the noise drawn block by block,
+the first largest key ``noise - L / s`` taken (and None at or below a floor).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import privopt
+import privopt.mechanisms.mixture as mix
+from privopt.mechanisms import draw_selection_noise
+from privopt.models import zero_one_loss
+from privopt.search import enumeration_levels
+from privopt.solvers import BoundedArgmax, iter_losses
+
+from tests._law import pooled_chi_square_pvalue
+from tests.mechanisms.test_mixture import _exact_law, _instance
+
+METHODS = ("exponential", "permute_and_flip")
+SEEDS = range(50)
+
+
+def _problems():
+    """Three small 0/1 problems on integer features: (name, data)."""
+    rng = np.random.default_rng(7)
+    X4 = rng.integers(-2, 3, size=(150, 4)).astype(float)
+    y4 = np.where(X4[:, 0] - X4[:, 1] + 0.5 * X4[:, 2] + rng.normal(size=150) > 0, 1, -1)
+    X3 = rng.integers(0, 3, size=(80, 3)).astype(float)
+    y3 = np.where(X3[:, 0] + X3[:, 1] + rng.normal(size=80) > 2, 1, -1)
+    X1 = np.array([0, 0, 1, 1, 1, 2, 2, 2, 2, 0, 1, 2, 0, 1], dtype=float)[:, None] - 1.0
+    y1 = np.array([-1, -1, -1, 1, 1, 1, 1, 1, -1, 1, -1, 1, -1, 1])
+    return [("4 features, grid 3, D 3", zero_one_loss(X4, y4, grid=3, norm_bound=3.0).data),
+            ("3 features, grid 2, D 2", zero_one_loss(X3, y3, grid=2, norm_bound=2.0).data),
+            ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data)]
+
+
+def _scored_every_point(data, coef, bound, noise, scale):
+    """(keys, points) of every point of W, the losses from iter_losses."""
+    points, losses = [], []
+    for vals, _units, block in iter_losses(data, coef, bound):
+        points.append(vals)
+        losses.append(np.asarray(block, dtype=float))
+    return noise - np.concatenate(losses) / scale, np.vstack(points)
+
+
+def test_one_noise_call_is_the_block_by_block_stream():
+    # the branch and bound draws a W's noise in one call where scoring drew it block by block
+    for method in METHODS:
+        for seed in range(5):
+            whole = draw_selection_noise(np.random.default_rng(seed), method, 100_003)
+            rng = np.random.default_rng(seed)
+            parts = [draw_selection_noise(rng, method, n) for n in (1, 7, 5_000, 33_333, 61_662)]
+            np.testing.assert_array_equal(whole, np.concatenate(parts))
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
+@pytest.mark.parametrize("index", range(3))
+def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale):
+    name, data = _problems()[index]
+    coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
+    argmax = BoundedArgmax.of(data, coef, bound)
+    assert argmax is not None, name
+    pruned = False
+    for seed in SEEDS:
+        noise = np.random.default_rng(seed).standard_exponential(argmax.n_points)
+        keys, points = _scored_every_point(data, coef, bound, noise, scale)
+        k = int(np.argmax(keys))
+        top = keys[k]
+        second = np.max(np.delete(keys, k)) if len(keys) > 1 else top - 1.0
+        for floor in (None, top - 5.0, (top + second) / 2, second, top, np.nextafter(top, -np.inf), top + 1.0):
+            found = argmax.best(noise, scale, floor)
+            if floor is not None and top <= floor:
+                assert found.point is None and found.index == -1, (name, seed, floor)
+                continue
+            assert (found.index, found.key) == (k, top), (name, seed, floor)
+            np.testing.assert_array_equal(found.point, points[k])
+            pruned |= found.points_scored < argmax.n_points
+    assert pruned or argmax.n_points < 10, name    # the bound does leave points out
+
+
+def test_ties_go_to_the_first_point():
+    # equal keys (a constant loss and equal noise): the first point in the enumeration's order
+    _, data = _problems()[1]
+    coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
+    argmax = BoundedArgmax.of(data, coef, bound)
+    keys, _ = _scored_every_point(data, coef, bound, np.zeros(argmax.n_points), 2.0)
+    best = np.flatnonzero(keys == keys.max())
+    noise = np.zeros(argmax.n_points)
+    assert argmax.best(noise, 2.0).index == best[0]
+
+
+def _resolutions():
+    """Three W's of one table (public choices): one grid and ball after another."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(-2, 3, size=(120, 3)).astype(float)
+    y = np.where(X[:, 0] - X[:, 2] + rng.normal(size=120) > 0, 1, -1)
+    return [zero_one_loss(X, y, grid=1, norm_bound=1.0), zero_one_loss(X, y, grid=2, norm_bound=2.0),
+            zero_one_loss(X, y, grid=3, norm_bound=3.0)]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_mixture_releases_what_scoring_every_point_releases(method, monkeypatch):
+    """Every W_r scored by branch and bound (the later ones against the floor of the
+    best total so far) against every point scored, block by block: the same release
+    for every seed, with fewer points scored."""
+    models = _resolutions()
+    monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
+    new = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s) for s in SEEDS]
+    monkeypatch.setattr(mix.BoundedArgmax, "of", staticmethod(lambda *args: None))
+    old = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s) for s in SEEDS]
+    for a, b in zip(new, old):
+        np.testing.assert_array_equal(a.weights, b.weights)
+        assert a.parameters == b.parameters
+    scored = [p["points_scored"] for r in new for p in r.report.parts]
+    sizes = [p["n_points"] for r in new for p in r.report.parts]
+    assert all(s is not None for s in scored)
+    assert sum(scored) < sum(sizes)
+    assert all(p["points_scored"] is None for r in old for p in r.report.parts)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_secure_generator_keeps_the_law(method, monkeypatch):
+    # random_state=None: W's noise in one call of the secure generator; the release's law is the exact one
+    models, _, losses = _instance()
+    monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
+    prior = (0.3, 0.7)
+    exact = _exact_law(losses, prior, 1.0, method)
+    cells = [(0, -1.0), (0, 0.0), (0, 1.0), (1, -2.0), (1, -1.0), (1, 0.0), (1, 1.0), (1, 2.0)]
+    counts = np.zeros(len(cells))
+    for _ in range(3000):
+        res = privopt.mixture_selection(models, epsilon=1.0, prior=prior, method=method, random_state=None)
+        counts[cells.index((res.parameters["resolution"], float(res.weights[0])))] += 1
+        assert res.report.parts[0]["points_scored"] is not None
+    assert pooled_chi_square_pvalue(counts, exact) > 1e-3
