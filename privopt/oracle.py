@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import warnings
 
-from ._validation import check_choice
+from ._validation import check_choice, user_stacklevel
 from .exceptions import NotCertifiedError, UncertifiedReleaseWarning
 from .solvers import ON_FAILURE, SolveOptions, solve, solve_options
 
@@ -141,6 +141,6 @@ def apply_failure_policy(report, on_failure: str, *, what: str = "the perturbed 
     warnings.warn(
         message.replace("nothing is released", "the answer is returned WITHOUT a privacy guarantee"),
         UncertifiedReleaseWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
     return report

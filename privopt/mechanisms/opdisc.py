@@ -16,6 +16,7 @@ from .._validation import (
     check_epsilon,
     check_positive,
     check_probability,
+    user_stacklevel,
 )
 from ..calibration import (
     OPDISC_CALIBRATIONS,
@@ -235,7 +236,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
             f"calibration='paper' at epsilon={epsilon:g}, delta={delta:g}: even the paper's own "
             "tail argument does not cover this epsilon; the delta privopt can prove for this "
             f"sigma is {provable_delta:.3g} (parameters['provable_delta']). Use "
-            "calibration='proven' for a guarantee.", UnprovenGuaranteeWarning, stacklevel=2)
+            "calibration='proven' for a guarantee.", UnprovenGuaranteeWarning, stacklevel=user_stacklevel())
     alpha = None if n_samples is None else opdisc_utility_bound(sigma, n_samples, d, beta)
     rng = check_random_state(random_state)
     eta = draw_opdisc_noise(rng, sigma, d)

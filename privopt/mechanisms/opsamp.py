@@ -38,6 +38,7 @@ from .._validation import (
     check_probability,
     check_real,
     renamed_argument,
+    user_stacklevel,
 )
 from ..calibration import OPSampParameters, opsamp_parameters
 from ..exceptions import (
@@ -416,7 +417,7 @@ def _plan(run: _Run, keywords: _Keywords, lipschitz, lipschitz_name="lipschitz_l
     n_samples = check_n_samples(keywords.n_samples, run.info)
     if n_samples is None:
         raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
-    warn_if_delta_weak(run.delta, n_samples, stacklevel=4)
+    warn_if_delta_weak(run.delta, n_samples)
     # the oracle is certified within abs_gap on the sum, i.e. abs_gap / n per record
     effective_error = max(run.oracle_error, run.solve.abs_gap / n_samples)
     params = opsamp_parameters(run.epsilon, run.delta, lipschitz, linf_diameter, l2_diameter, n_samples, run.d,
@@ -489,7 +490,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         warnings.warn(
             f"{len(uncertified)} of {m} OPSamp oracle calls were not certified optimal (first: call "
             f"{uncertified[0] + 1}); the answer is returned WITHOUT a privacy guarantee.",
-            UncertifiedReleaseWarning, stacklevel=3)
+            UncertifiedReleaseWarning, stacklevel=user_stacklevel())
 
     w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
     output = release_on_grid(w_bar, params.output_grid, mu)
@@ -502,7 +503,8 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         warnings.warn(
             f"OPSamp's Laplace scale lambda/epsilon = {params.laplace_scale:.4g} exceeds the width of W "
             f"(D_inf = {params.linf_diameter:.4g}): the answer is mostly noise. More records, a larger "
-            "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning, stacklevel=3)
+            "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning,
+            stacklevel=user_stacklevel())
 
     parameters = params.as_dict()
     for name in ("epsilon", "delta"):
@@ -522,7 +524,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         "solver": run.solve.solver,
     })
     if run.return_noise:
-        warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)", stacklevel=4)
+        warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
     return PrivateResult(
         labels=weight_labels(run.w_vars),
         weights=output,

@@ -12,7 +12,7 @@ import pyomo.environ as pyo
 from pyomo.common.modeling import unique_component_name
 
 from .._random import check_random_state
-from .._validation import check_delta, check_epsilon, check_positive
+from .._validation import check_delta, check_epsilon, check_positive, user_stacklevel
 from ..calibration import check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
 from ..models import check_public_constraints, get_info, quiet_clone
@@ -251,7 +251,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     if delta is not None:
         warnings.warn(
             "rspm(delta=...) is deprecated and ignored: RSPM is pure epsilon-DP (the result has delta = 0); "
-            "leave delta out.", DeprecationWarning, stacklevel=2)
+            "leave delta out.", DeprecationWarning, stacklevel=user_stacklevel())
     noise = check_rspm_noise(kw.noise)
     solver, solver_options, on_failure = check_run(
         model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,

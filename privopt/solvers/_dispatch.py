@@ -20,7 +20,7 @@ from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.opt import SolverFactory as LegacyFactory, SolverStatus, TerminationCondition as LegacyTC
 
-from .._validation import check_model_objective
+from .._validation import check_model_objective, user_stacklevel
 from ..exceptions import (
     InfeasibleModelError,
     NoSolutionError,
@@ -470,7 +470,7 @@ def check_option_names(solver_name: str, options: dict, parameter: str = "option
             f"{parameter}: privopt does not know the options of solver {solver_name!r}; "
             f"{', '.join(repr(k) for k in options)} go to it unchanged and unchecked (a misspelt option may "
             "be ignored): check them against the solver's documentation.", UncheckedOptionsWarning,
-            stacklevel=4)
+            stacklevel=user_stacklevel())
         return
     if not options or solver_name not in ("highs", "appsi_highs"):
         return

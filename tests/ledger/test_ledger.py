@@ -550,3 +550,18 @@ def test_a_mechanisms_warnings_point_at_the_callers_line_through_the_ledgers_hoo
                        ledger=privopt.PrivacyLedger(epsilon=1.0, delta=0.9))
     mine = [w for w in record if w.category in (NoiseDisclosureWarning, WeakGuaranteeWarning)]
     assert len(mine) == 2 and {w.filename for w in mine} == {__file__}
+
+
+def test_a_mechanism_warns_at_the_callers_line_through_the_ledger_decorator():
+    from privopt.datasets import make_planted_halfspace
+    from privopt.models import hinge_halfspace, rspm_halfspace
+
+    d = make_planted_halfspace(60, 2, n_test=5, feature_values=(-1, 1), noise=0.1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        privopt.rspm(rspm_halfspace(d.X_train, d.y_train), epsilon=1.0, delta=0.1, random_state=0)
+        privopt.opsamp(hinge_halfspace(d.X_train, d.y_train, x_bound=1.0), epsilon=1.0, delta=1e-4,
+                       n_oracle_calls=3, random_state=0, progress=False)
+    kinds = {w.category.__name__: w.filename for w in seen}
+    assert {"DeprecationWarning", "NoiseDominatesWarning"} <= set(kinds)
+    assert all(f == __file__ for f in kinds.values()), kinds
