@@ -42,11 +42,13 @@ $(VENV)/bin/python:
 
 $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q -e ".[experiment]"
+	$(PY) -m privopt compile
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q -e ".[test,scip,gurobi]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(PY) -m privopt compile
 	touch $@ $(VENV)/.demo-installed
 
 demo: system-deps $(VENV)/.demo-installed

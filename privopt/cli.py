@@ -39,6 +39,41 @@ def _print_table(rows: list[list[str]], header: list[str], file=None) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)), file=file)
 
 
+#: The tables ``privopt compile`` fits (n, d): between them, the default fit's paths (the split by
+#: support with few and with many row patterns, and W's scored by branch and bound).
+COMPILE_TABLES = ((2000, 6), (4000, 14))
+
+
+def cmd_compile(args) -> int:
+    """Compile the kernels of the default fit into numba's on-disk cache: default fits of
+    :class:`~privopt.estimators.PrivateHalfspaceClassifier` on synthetic tables
+    (:data:`COMPILE_TABLES`, seeded, nothing of anyone's data), so that the first fit of every
+    later process loads the kernels instead of compiling them (numba keys the cache by the
+    kernel's source, its argument types, numba's version and the CPU)."""
+    import importlib.util
+    import time
+    import warnings
+
+    import numpy as np
+
+    from .estimators import PrivateHalfspaceClassifier
+
+    if importlib.util.find_spec("numba") is None:
+        print("numba is not installed, so privopt has no kernels to compile (it uses numpy instead); "
+              "pip install privopt[fast] for the compiled kernels.")
+        return 0
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    for n, d in COMPILE_TABLES:
+        X = rng.uniform(0.0, 1.0, size=(n, d))
+        y = (X @ rng.normal(size=d) + rng.normal(0.0, 0.3, size=n) > 0).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0.0, 1.0), random_state=0).fit(X, y)
+    print(f"privopt's kernels compiled and cached in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
 def cmd_solvers(args) -> int:
     rows = []
     for info in available_solvers():
@@ -183,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solvers", help="list the solvers privopt knows and whether they are installed")
     p.set_defaults(func=cmd_solvers)
+
+    p = sub.add_parser("compile", help="compile privopt's numba kernels into numba's on-disk cache once, so that "
+                                       "the first fit of a new process does not (a setup step)")
+    p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("ledger", help="show a saved privacy ledger (privopt.PrivacyLedger.open): its budget, "
                                       "releases, what is spent and what is left")

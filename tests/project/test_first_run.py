@@ -246,3 +246,34 @@ def test_demo_reports_the_warm_up_apart(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(demo, "DEMO_METHODS", ("nonprivate_lr",))
     demo.run_demo(out=str(tmp_path / "b"), **kw)
     assert "warm-up" not in capsys.readouterr().out
+
+
+@needs_numba
+def test_privopt_compile_leaves_nothing_for_a_default_fit_to_compile(tmp_path):
+    """``privopt compile`` fills an empty NUMBA_CACHE_DIR; a later process's default fit
+    (another size than the command's tables) then adds no kernel to it."""
+    cache = tmp_path / "numba"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-m", "privopt", "compile"], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0 and "compiled and cached" in out.stdout, out.stderr
+    compiled = sorted(p.name for p in cache.rglob("*.nbc"))
+    assert compiled
+    fit = textwrap.dedent("""
+        import numpy as np, privopt
+        rng = np.random.default_rng(1)
+        X = rng.uniform(size=(3000, 9)); y = (X @ rng.normal(size=9) > 0).astype(int)
+        privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), random_state=1).fit(X, y)
+    """)
+    out = subprocess.run([sys.executable, "-c", fit], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in cache.rglob("*.nbc")) == compiled
+
+
+def test_privopt_compile_without_numba_says_so(monkeypatch, capsys):
+    from privopt import cli
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else object())
+    assert cli.main(["compile"]) == 0
+    assert "numba is not installed" in capsys.readouterr().out
