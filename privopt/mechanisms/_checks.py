@@ -14,11 +14,10 @@ from ..exceptions import (
     LossContractWarning,
     WeakGuaranteeWarning,
 )
-from ..oracle import check_on_failure
 from ..perturbation import is_transformed
 from ..solvers import (
+    SolveOptions,
     check_option_names,
-    check_solve_limits,
     check_solver_options,
     choose_solver,
     get_spec,
@@ -65,21 +64,22 @@ def check_solver_ready(solver) -> str:
     return spec.name
 
 
-def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, return_noise, on_failure):
+def check_run(model, solve: SolveOptions, return_noise, *, default_solver: str = "highs") -> SolveOptions:
     """The checks every mechanism runs before it draws noise or clones the model.
 
-    Returns ``(solver_name, solver_options, on_failure)``; raises a privopt
-    error naming the parameter otherwise.  These are the setup checks of
-    :func:`privopt.solvers.solve` (limits, options and their names for HiGHS,
-    availability, one active objective) plus the mechanisms' own; a mechanism
-    that ran them passes ``_prechecked=True`` to
+    ``solve`` was validated when it was built (limits, options, failure policy:
+    :class:`~privopt.solvers.SolveOptions`); here ``return_noise``, the model (one
+    active objective, not already perturbed) and the solver (``default_solver`` when
+    ``solve.solver`` is None; ``"auto"`` chosen from the model; installed; HiGHS's
+    option names).  Returns ``solve`` with its solver resolved to a name and its
+    options checked against it; raises a privopt error naming the parameter
+    otherwise.  A mechanism that ran them passes ``_prechecked=True`` to
     :func:`privopt.oracle.certified_solve`, and ``solve`` does not repeat them.
     """
-    on_failure = check_on_failure(on_failure)
     check_bool(return_noise, "return_noise")
-    check_solve_limits(time_limit, 0.0, abs_gap, threads, None)
-    options = check_solver_options(solver_options)
+    options = check_solver_options(solve.solver_options)
     check_model_objective(model)
+    solver = solve.solver_or(default_solver)
     if isinstance(solver, str) and solver.strip().lower() == "auto":
         solver = choose_solver(model, perturbed=True)     # the oracle solves the perturbed model
     name = check_solver_ready(solver)
@@ -87,7 +87,7 @@ def check_run(model, *, solver, time_limit, threads, abs_gap, solver_options, re
     if is_transformed(model):
         raise ModelError("model: it is already objective-perturbed; pass the original loss model "
                          "(privopt.perturbation.revert(model) undoes it).", "model")
-    return name, options, on_failure
+    return solve.replace(solver=name, solver_options=options)
 
 
 def warn_noise_disclosed(what: str = "the noise vector", stacklevel: int | None = None) -> None:

@@ -289,13 +289,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
 def _check_solve(model, solve: SolveOptions, return_noise) -> SolveOptions:
     """The run's checks (:func:`~privopt.mechanisms._checks.check_run`) on
     ``solve``, returned with its solver resolved (``"auto"``: from W's size)."""
-    solver, solver_options, on_failure = check_run(
-        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
-        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=return_noise,
-        on_failure=solve.on_failure)
+    solve = check_run(model, solve, return_noise)
     if not (solve.executor is None or is_local(solve.executor)):
         check_executor(solve.executor)
-    return solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure)
+    return solve
 
 
 def _separation(separation, info, grid_tau: float) -> float:

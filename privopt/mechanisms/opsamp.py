@@ -329,12 +329,8 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
         raise ParameterError(f"oracle_error must be >= 0, got {oracle_error!r}.", "oracle_error")
     project = check_bool(keywords.project, "project")
     persistent = check_bool(keywords.persistent, "persistent")
-    solver, solver_options, on_failure = check_run(
-        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
-        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=keywords.return_noise,
-        on_failure=solve.on_failure)
-    solve = solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure,
-                          executor=check_executor(solve.executor),
+    solve = check_run(model, solve, keywords.return_noise)
+    solve = solve.replace(executor=check_executor(solve.executor),
                           progress=True if solve.progress is None else solve.progress)
     rng = check_random_state(random_state)
     n_oracle_calls = keywords.n_oracle_calls

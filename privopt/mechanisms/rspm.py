@@ -253,11 +253,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
             "rspm(delta=...) is deprecated and ignored: RSPM is pure epsilon-DP (the result has delta = 0); "
             "leave delta out.", DeprecationWarning, stacklevel=user_stacklevel())
     noise = check_rspm_noise(kw.noise)
-    solver, solver_options, on_failure = check_run(
-        model, solver=solve.solver_or("highs"), time_limit=solve.time_limit, threads=solve.threads,
-        abs_gap=solve.abs_gap, solver_options=solve.solver_options, return_noise=kw.return_noise,
-        on_failure=solve.on_failure)
-    solve = solve.replace(solver=solver, solver_options=solver_options, on_failure=on_failure)
+    solve = check_run(model, solve, kw.return_noise)
     separator_vars, sensitivity, return_noise = kw.separator_vars, kw.sensitivity, kw.return_noise
     info = get_info(model)
 
