@@ -77,10 +77,35 @@ class SelectionTask:
     solver: str
     halfspace: Any = None
 
-    def __getattr__(self, name):       # the own keywords read as fields: task.norm_bound, task.path, ...
-        if name in _Keywords.__dataclass_fields__:
-            return getattr(self.own, name)
-        raise AttributeError(name)
+    @property
+    def norm_bound(self) -> float | None:
+        """D of the ball intersected with W (the keyword as given)."""
+        return self.own.norm_bound
+
+    @property
+    def grid(self) -> Any:
+        """The weights' values (the keyword as given)."""
+        return self.own.grid
+
+    @property
+    def max_points(self) -> int | None:
+        """The largest |W| scored point by point (the keyword as given)."""
+        return self.own.max_points
+
+    @property
+    def public_term(self) -> Any:
+        """The declared public summand of the objective (the keyword as given)."""
+        return self.own.public_term
+
+    @property
+    def sense(self) -> str:
+        """``"minimize"`` or ``"maximize"`` (the keyword as given)."""
+        return self.own.sense
+
+    @property
+    def path(self) -> str:
+        """How a user's model is sampled (the keyword as given)."""
+        return self.own.path
 
     @property
     def n_public(self) -> int:
