@@ -762,6 +762,25 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             integral = False
         return (math.inf if self.bounds is None and not integral else epsilon), delta
 
+    def _auto_choice(self, Xd, milp_solver: bool, pure_only: bool) -> tuple[str, str]:
+        """``mechanism="auto"``: (the mechanism, why), from public quantities only (the
+        calibration, the solver, |W|, n, d and the time limit: :func:`auto_mechanism`), held to
+        a pure mechanism under a ledger with no delta left (``pure_only``)."""
+        if self.calibration != "proven":
+            return "opdisc", "calibration='paper' is OPDisc's"
+        if milp_solver:
+            return "opdisc", f"solver={self.solver!r} is a MILP solver: OPDisc"
+        n = Xd.shape[0]
+        n_points = self._public_size(Xd.shape[1])
+        regions = self._public_topdown_regions(Xd)
+        mechanism, why = auto_mechanism(
+            n_points, n, Xd.shape[1] + int(bool(self.fit_intercept)), self.time_limit,
+            None if regions is not None else self._public_sparse_work(Xd, n, n_points), topdown_regions=regions)
+        if pure_only and mechanism not in _SELECTION:
+            return "permute_and_flip", ("the privacy ledger in force has no delta left: a pure mechanism (auto "
+                                        f"would have chosen OPDisc: {why})")
+        return mechanism, why
+
     def _fit(self, X, y, *, pure_only: bool = False):
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
@@ -799,23 +818,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
         self._check_time_limit()
 
-        self.mechanism_reason_ = "chosen by the caller"
-        if mechanism == "auto":
-            if self.calibration != "proven":
-                mechanism, self.mechanism_reason_ = "opdisc", "calibration='paper' is OPDisc's"
-            elif milp_solver:
-                mechanism, self.mechanism_reason_ = "opdisc", f"solver={self.solver!r} is a MILP solver: OPDisc"
-            else:
-                n_points = self._public_size(Xd.shape[1])
-                regions = self._public_topdown_regions(Xd)
-                mechanism, self.mechanism_reason_ = auto_mechanism(
-                    n_points, n, Xd.shape[1] + int(bool(self.fit_intercept)), self.time_limit,
-                    None if regions is not None else self._public_sparse_work(Xd, n, n_points),
-                    topdown_regions=regions)
-                if pure_only and mechanism not in _SELECTION:
-                    mechanism, self.mechanism_reason_ = "permute_and_flip", (
-                        "the privacy ledger in force has no delta left: a pure mechanism (auto would have "
-                        f"chosen OPDisc: {self.mechanism_reason_})")
+        mechanism, self.mechanism_reason_ = (self._auto_choice(Xd, milp_solver, pure_only) if mechanism == "auto"
+                                             else (mechanism, "chosen by the caller"))
         self.mechanism_ = mechanism
         ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
         if self._uses_ladder(mechanism, milp_solver):
