@@ -732,6 +732,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
         return self
 
+    def _milp_solver(self) -> bool:
+        """Whether ``solver`` names a MILP solver (not ``"auto"`` or ``"enumerate"``): OPDisc's oracle then."""
+        return not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
+
     def _pure_only(self, ledger) -> bool:
         """Whether ``mechanism="auto"`` must choose a pure mechanism: the ledger in
         force (``ledger=``, else the enclosing ``with ledger:`` block's) has no delta
@@ -741,7 +745,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ledger = ledger if ledger is not None else current_ledger()
         if ledger is None or self.mechanism != "auto" or self.calibration != "proven":
             return False
-        if not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate")):
+        if self._milp_solver():
             return False
         return ledger.remaining.delta == 0.0
 
@@ -800,7 +804,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                  "clips to them); pass bounds=(lower, upper), or leave warm_start='auto'.",
                                  "warm_start")
         check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
-        milp_solver = not (isinstance(self.solver, str) and self.solver.strip().lower() in ("auto", "enumerate"))
+        milp_solver = self._milp_solver()
         if milp_solver:
             check_solver_ready(self.solver)     # an unknown or missing solver, before any work
             if mechanism in _SELECTION:
