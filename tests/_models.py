@@ -22,3 +22,20 @@ def pmedian(n_sites, n_customers, k=2, seed=0, *, binary_assign=False):
     m.only_open = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.assign[i, j] <= m.open[j])
     m.cost = pyo.Objective(expr=sum(float(dist[i, j]) * m.assign[i, j] for i in m.I for j in m.J))
     return m, dist
+
+
+def tiny_halfspace(grid=1, norm_bound=1.0):
+    """privopt's 0/1-loss model on ten one-feature records (W: the grid in the ball)."""
+    from privopt.models import zero_one_halfspace
+
+    x = np.array([0, 0, 1, 1, 2, 2, 2, 0, 1, 2], dtype=float)[:, None]
+    y = np.array([-1, -1, 1, 1, 1, 1, -1, 1, -1, 1])
+    return zero_one_halfspace(x, y, grid=grid, norm_bound=norm_bound)
+
+
+def tiny_quadratic():
+    """A user's model: one integer decision in 0..3, a sum of five squared distances / 9."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.obj = pyo.Objective(expr=sum((m.x - a) ** 2 for a in (0, 1, 3, 3, 2)) / 9)
+    return m

@@ -14,22 +14,10 @@ from privopt.calibration import selection_noise_scale
 from privopt.exceptions import ParameterError
 from privopt.mechanisms import BoundedSampler, MixturePart
 from privopt.mechanisms import _plan
-from privopt.models import zero_one_halfspace
 from privopt.search import PrefixSpace
 from privopt.solvers import SolveOptions
-
-
-def _halfspace(grid=1, norm_bound=1.0):
-    x = np.array([0, 0, 1, 1, 2, 2, 2, 0, 1, 2], dtype=float)[:, None]
-    y = np.array([-1, -1, 1, 1, 1, 1, -1, 1, -1, 1])
-    return zero_one_halfspace(x, y, grid=grid, norm_bound=norm_bound)
-
-
-def _quadratic():
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
-    m.obj = pyo.Objective(expr=sum((m.x - a) ** 2 for a in (0, 1, 3, 3, 2)) / 9)
-    return m
+from tests._models import tiny_halfspace as _halfspace
+from tests._models import tiny_quadratic as _quadratic
 
 
 def test_the_time_limit_rule_is_one_rule():

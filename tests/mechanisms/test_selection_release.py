@@ -7,12 +7,12 @@ import dataclasses
 import pickle
 
 import numpy as np
-import pyomo.environ as pyo
 import pytest
 
 import privopt
 from privopt.mechanisms import MixtureParameters, MixtureReport, SelectionParameters, SelectionReport
-from privopt.models import zero_one_halfspace
+from tests._models import tiny_halfspace as _halfspace
+from tests._models import tiny_quadratic as _quadratic
 
 #: The keys of ``parameters`` as documented in exponential_mechanism, per path.
 _SELECTION_KEYS = ("method", "sensitivity", "loss_range", "noise_scale", "n_points", "alpha", "alpha_per_record",
@@ -20,19 +20,6 @@ _SELECTION_KEYS = ("method", "sensitivity", "loss_range", "noise_scale", "n_poin
 _MIXTURE_KEYS = ("method", "resolution", "prior", "log_base_measure", "sensitivity", "loss_range", "noise_scale",
                  "n_points", "alpha", "alpha_per_record", "alpha_by_resolution", "beta", "n_samples", "dim",
                  "norm_bound", "path", "noise_distribution")
-
-
-def _halfspace(grid=1, norm_bound=1.0):
-    x = np.array([0, 0, 1, 1, 2, 2, 2, 0, 1, 2], dtype=float)[:, None]
-    y = np.array([-1, -1, 1, 1, 1, 1, -1, 1, -1, 1])
-    return zero_one_halfspace(x, y, grid=grid, norm_bound=norm_bound)
-
-
-def _quadratic():
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
-    m.obj = pyo.Objective(expr=sum((m.x - a) ** 2 for a in (0, 1, 3, 3, 2)) / 9)
-    return m
 
 
 def _runs():
