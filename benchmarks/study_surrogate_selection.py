@@ -24,8 +24,8 @@ listed (W's above 6e6 points are skipped).
 from __future__ import annotations
 
 import argparse
-import itertools
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,29 +42,70 @@ OUT = _common.HERE + "/results/study_surrogate_selection"
 
 
 def grid_points(d: int, B: int, D: float) -> np.ndarray:
-    pts = np.array(list(itertools.product(range(-B, B + 1), repeat=d)), dtype=np.float64)
-    return pts[(pts ** 2).sum(1) <= D * D + 1e-9]
+    """W: the points of {-B..B}^d with ||w||_2 <= D, in lexicographic order (the last
+    coordinate, the intercept, fastest), built coordinate by coordinate inside the ball so
+    that only the ball's points are ever listed."""
+    values = np.arange(-B, B + 1)
+    pts = np.zeros((1, 0), dtype=np.int8)
+    used = np.zeros(1)
+    for _ in range(d):
+        extended = used[:, None] + values[None, :] ** 2
+        prefix, value = np.nonzero(extended <= D * D + 1e-9)      # row-major: prefixes stay in order
+        pts = np.hstack([pts[prefix], values[value, None].astype(np.int8)])
+        used = extended[prefix, value]
+    return pts.astype(np.float64)
 
 
-def losses_and_accuracy(W, A, ypm, At, ytpm):
-    """Per point of W: the 0/1 loss, the ramp loss per margin (training), held-out accuracy."""
-    L = {"01": np.empty(len(W)), **{f"ramp{m:g}": np.empty(len(W)) for m in MARGINS}}
+@dataclass(frozen=True)
+class Design:
+    """One split's records as the W's scores see them: the discretized features with a
+    column of ones (the intercept, last), labels in {-1, +1}; training and held-out."""
+
+    A: np.ndarray
+    ypm: np.ndarray
+    At: np.ndarray
+    ytpm: np.ndarray
+
+
+def design(X, y, bounds, levels: int, seed: int) -> Design:
+    """The stratified 70/30 split ``seed`` of (X, y), features mapped by
+    ``FeatureDiscretizer(bounds, levels, center=True)`` fitted on the training part."""
+    Xtr, Xte, ytr, yte = split(X, y, seed)
+    disc = FeatureDiscretizer(bounds=bounds, levels=levels, center=True).fit(Xtr)
+    return Design(np.hstack([disc.transform(Xtr), np.ones((len(Xtr), 1))]), np.where(ytr == 1, 1.0, -1.0),
+                  np.hstack([disc.transform(Xte), np.ones((len(Xte), 1))]), np.where(yte == 1, 1.0, -1.0))
+
+
+def losses_and_accuracy(W, A, ypm, At, ytpm, margins=MARGINS):
+    """Per point of W: the 0/1 loss, the ramp loss per margin (training), held-out accuracy.
+    W is scored in blocks of about 4e6 (record, point) pairs, whatever n."""
+    L = {"01": np.empty(len(W)), **{f"ramp{m:g}": np.empty(len(W)) for m in margins}}
     acc = np.empty(len(W))
-    for s in range(0, len(W), 20000):
-        Wb = W[s:s + 20000].T
+    block = max(1000, int(4e6 // len(A)))
+    for s in range(0, len(W), block):
+        Wb = W[s:s + block].T
         S = A @ Wb
-        L["01"][s:s + 20000] = ((S >= 0) != (ypm[:, None] > 0)).sum(0)
+        L["01"][s:s + block] = ((S >= 0) != (ypm[:, None] > 0)).sum(0)
         Z = S * ypm[:, None]
-        for m in MARGINS:
-            L[f"ramp{m:g}"][s:s + 20000] = np.clip(1 - Z / m, 0, 1).sum(0)
-        acc[s:s + 20000] = (((At @ Wb) >= 0) == (ytpm[:, None] > 0)).mean(0)
+        for m in margins:
+            L[f"ramp{m:g}"][s:s + block] = np.clip(1 - Z / m, 0, 1).sum(0)
+        acc[s:s + block] = (((At @ Wb) >= 0) == (ytpm[:, None] > 0)).mean(0)
     return L, acc
 
 
-def expected_accuracy(loss, acc, eps):
+def exact_law(loss, eps, log_prior=None):
+    """The exponential mechanism's law over W, exactly: p(w) proportional to
+    mu(w) exp(-eps loss(w) / 2), with log mu = ``log_prior`` (uniform when None)."""
     logit = -eps * (loss - loss.min()) / 2
-    p = np.exp(logit)
-    return float((p / p.sum()) @ acc)
+    if log_prior is not None:
+        logit = logit + log_prior
+    p = np.exp(logit - logit.max())
+    return p / p.sum()
+
+
+def expected_accuracy(loss, acc, eps, log_prior=None):
+    """sum_w p(w) acc(w) under :func:`exact_law`."""
+    return float(exact_law(loss, eps, log_prior) @ acc)
 
 
 def run(seeds, only):
@@ -78,14 +119,11 @@ def run(seeds, only):
                 continue
             W = grid_points(d + 1, B, D)
             for seed in range(seeds):
-                Xtr, Xte, ytr, yte = split(X, y, seed)
-                disc = FeatureDiscretizer(bounds=bounds, levels=levels, center=True).fit(Xtr)
-                A = np.hstack([disc.transform(Xtr), np.ones((len(Xtr), 1))])
-                At = np.hstack([disc.transform(Xte), np.ones((len(Xte), 1))])
-                L, acc = losses_and_accuracy(W, A, np.where(ytr == 1, 1.0, -1.0), At, np.where(yte == 1, 1.0, -1.0))
+                sp = design(X, y, bounds, levels, seed)
+                L, acc = losses_and_accuracy(W, sp.A, sp.ypm, sp.At, sp.ytpm)
                 for eps in EPSILONS:
                     for loss, values in L.items():
-                        rows.append({"set": name, "role": role, "d": d, "n_train": len(Xtr), "W": wname,
+                        rows.append({"set": name, "role": role, "d": d, "n_train": len(sp.A), "W": wname,
                                      "n_points": len(W), "eps": eps, "seed": seed, "loss": loss,
                                      "expected_accuracy": expected_accuracy(values, acc, eps)})
         print(name, flush=True)
