@@ -23,6 +23,7 @@ import os
 import pickle
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -38,14 +39,14 @@ from .._runtime import (   # re-exported: the executors used to live here
     usable_cpus,
     worker_count,
 )
-from ..exceptions import SolverError, NotCertifiedError
+from ..exceptions import NotCertifiedError, ParameterError, SolverError
 from ..oracle import certified_solve
 from ..perturbation import set_noise
-from ..solvers import HighsCostSession, get_spec, persistent_solver, solve_lock
+from ..solvers import DEFAULT_ABS_GAP, HighsCostSession, SolveOptions, get_spec, persistent_solver, solve_lock
 
 __all__ = ["check_executor", "default_executor", "usable_cpus", "worker_count", "dumps_model", "share",
-           "run_ordered", "PoolExecutor", "ray_executor", "OracleAnswer", "oracle_call", "oracle_chunk",
-           "install_payload"]
+           "run_ordered", "PoolExecutor", "ray_executor", "OracleAnswer", "OracleSolve", "oracle_call",
+           "oracle_chunk", "install_payload"]
 
 # ----------------------------------------------------------------------------
 # The worker side of OPSamp's oracle calls
@@ -59,6 +60,42 @@ class OracleAnswer:
     values: tuple | None
     report: object
     certified: bool
+
+
+@dataclass(frozen=True)
+class OracleSolve:
+    """How a worker solves each oracle call: the part of the run's
+    :class:`~privopt.solvers.SolveOptions` a worker needs, and nothing else.
+
+    Built once in the parent (:meth:`of`) and sent with every task, so it must
+    pickle for any executor (a process pool, dask, Ray): the run's executor,
+    progress bar and declared constraints stay in the parent, and the
+    solver-specific options are a tuple of ``(name, value)`` pairs (in the
+    order given), so the record is frozen all the way down and every call of
+    a run is solved alike.  The failure policy is not here either: a worker
+    always reports an uncertified call (``certified=False``) and the parent
+    applies ``on_failure``.
+    """
+
+    solver: str
+    time_limit: float | None = None
+    threads: int | None = None
+    abs_gap: float = DEFAULT_ABS_GAP
+    solver_options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, options: SolveOptions) -> OracleSolve:
+        """The worker's record of a run's validated ``options`` (its solver resolved)."""
+        if options.solver is None:
+            raise ParameterError("solver: OPSamp's oracle calls need a solver name; the run's solver was not "
+                                 "resolved (solver=None).", "solver")
+        return cls(options.solver, options.time_limit, options.threads, options.abs_gap,
+                   tuple(options.options.items()))
+
+    def solve_options(self) -> SolveOptions:
+        """The record :func:`privopt.oracle.certified_solve` takes, rebuilt in the worker."""
+        return SolveOptions(solver=self.solver, time_limit=self.time_limit, threads=self.threads,
+                            abs_gap=self.abs_gap, solver_options=dict(self.solver_options))
 
 
 #: Per worker process: the models kept for persistent oracle calls (key of the
@@ -102,13 +139,14 @@ def _solve_lock():
     return solve_lock()
 
 
-def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswer:
+def _read_answer(model, w, how: OracleSolve, persistent=None) -> OracleAnswer:
+    """Solve ``model`` as ``how`` says (warm on ``persistent`` when given) and read w."""
     try:
         with _solve_lock():
             extra = {} if persistent is None else {"persistent": persistent, "vars_to_load": w}
             # the parent ran check_run on these arguments (mechanisms/_checks.py)
-            report = certified_solve(model, solver, on_failure="raise", what="an OPSamp oracle call",
-                                     _prechecked=True, **extra, **solve_kwargs)
+            report = certified_solve(model, options=how.solve_options(), what="an OPSamp oracle call",
+                                     _prechecked=True, **extra)
         certified = True
     except NotCertifiedError as exc:
         report, certified = exc.report, False
@@ -116,7 +154,7 @@ def _read_answer(model, w, solver, solve_kwargs, persistent=None) -> OracleAnswe
     if report is not None and report.has_solution:
         raw = [v.value for v in w]
         if any(x is None for x in raw):
-            raise SolverError(f"{solver} returned a solution without values for the weights.", report)
+            raise SolverError(f"{how.solver} returned a solution without values for the weights.", report)
         values = tuple(float(x) for x in raw)
     return OracleAnswer(values, report, certified)
 
@@ -151,7 +189,7 @@ def _persistent_state(key, payload, weight_names, sigma, solver):
     return state
 
 
-def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
+def _warm_call(state, sigma, how: OracleSolve) -> OracleAnswer:
     """One call on the kept model: through the HighsCostSession once the first
     solve has built the HiGHS model, else set sigma and re-solve through
     :func:`privopt.oracle.certified_solve` (and try to attach the session)."""
@@ -161,29 +199,30 @@ def _warm_call(state, sigma, solver, solve_kwargs) -> OracleAnswer:
             with _solve_lock():
                 values, report = state.fast.solve(state.base_costs - sigma)
             if values is None:
-                raise SolverError(f"{solver} ended an OPSamp oracle call without a solution "
+                raise SolverError(f"{how.solver} ended an OPSamp oracle call without a solution "
                                   f"({report.termination.name}).", report)
             return OracleAnswer(tuple(float(x) for x in values), report, report.certified_optimal)
         set_noise(state.model, sigma)
-        answer = _read_answer(state.model, state.weights, solver, solve_kwargs, state.solver_object)
+        answer = _read_answer(state.model, state.weights, how, state.solver_object)
         if not state.fast_tried:
             state.fast_tried = True
-            if get_spec(solver).name == "highs":
+            if get_spec(how.solver).name == "highs":
                 state.fast = HighsCostSession.attach(
-                    state.solver_object, state.weights, solver=solver,
-                    time_limit=solve_kwargs.get("time_limit"), abs_gap=solve_kwargs.get("abs_gap"),
-                    options=solve_kwargs.get("options"))
+                    state.solver_object, state.weights, solver=how.solver, time_limit=how.time_limit,
+                    abs_gap=how.abs_gap, options=dict(how.solver_options))
                 if state.fast is not None:
                     state.base_costs = state.fast.costs() + sigma
         return answer
 
 
-def oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: dict,
+def oracle_call(payload, weight_names: tuple, sigma, how: OracleSolve,
                 key: str | None = None, keep: bool = False) -> OracleAnswer:
     """One OPSamp oracle call, run in a worker (top level, so picklable).
 
     ``payload`` is the serialized model, or None when the pool's initializer
-    installed it under ``key``.  Two paths give the same answer:
+    installed it under ``key``; ``how`` is the run's :class:`OracleSolve`
+    (solver, time limit, threads, abs_gap, solver options).  Two paths give
+    the same answer:
 
     * warm (``keep`` with a solver that has a persistent path,
       :func:`privopt.solvers.persistent_solver`; the default for HiGHS): the
@@ -214,20 +253,20 @@ def oracle_call(payload, weight_names: tuple, sigma, solver: str, solve_kwargs: 
     if payload is None:
         payload = _PAYLOADS[key]
     if keep and key is not None:
-        state = _persistent_state(key, payload, weight_names, sigma, solver)
+        state = _persistent_state(key, payload, weight_names, sigma, how.solver)
         if state is not None:
-            return _warm_call(state, sigma, solver, solve_kwargs)
+            return _warm_call(state, sigma, how)
     model, w = _transformed_copy(payload, weight_names, sigma)
-    return _read_answer(model, w, solver, solve_kwargs)
+    return _read_answer(model, w, how)
 
 
-def oracle_chunk(payload, weight_names, sigmas, solver, solve_kwargs, key=None, keep=False, stop=False):
+def oracle_chunk(payload, weight_names, sigmas, how: OracleSolve, key=None, keep=False, stop=False):
     """Several oracle calls in one task (:func:`oracle_call` for each row of
     ``sigmas``, in order); with ``stop`` the task ends at its first
     uncertified call (the parent then releases nothing)."""
     out = []
     for sigma in sigmas:
-        answer = oracle_call(payload, weight_names, sigma, solver, solve_kwargs, key, keep)
+        answer = oracle_call(payload, weight_names, sigma, how, key, keep)
         out.append(answer)
         if stop and not answer.certified:
             break

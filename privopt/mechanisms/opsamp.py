@@ -59,7 +59,7 @@ from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_
 from ._noise import draw_opsamp_noise, release_on_grid
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
-from ._parallel import OracleAnswer, install_payload, oracle_chunk
+from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
 
 __all__ = ["opsamp"]
 
@@ -432,8 +432,7 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
     payload = dumps_model(run.model)
     weight_names = tuple(pyo.ComponentUID(v) for v in run.w_vars)
     solve = run.solve
-    solve_kwargs = {"time_limit": solve.time_limit, "threads": solve.threads, "options": solve.options,
-                    "abs_gap": solve.abs_gap}
+    how = OracleSolve.of(solve)   # what each worker needs of the options: frozen, picklable
     owned = solve.executor is None or solve.executor == RAY
     key = uuid.uuid4().hex   # names this run's model in the workers
     pool: Executor
@@ -450,7 +449,7 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
         size = max(1, min(64, m // (4 * worker_count(pool))))
         chunks = [sigmas[k:k + size].copy() for k in range(0, m, size)]
         stop = solve.on_failure == "raise"
-        calls = [(shared, weight_names, chunk, solve.solver, solve_kwargs, key, run.persistent, stop)
+        calls = [(shared, weight_names, chunk, how, key, run.persistent, stop)
                  for chunk in chunks]
         results, fatal_chunk = run_ordered(
             pool, oracle_chunk, calls, progress=solve.progress, desc="OPSamp oracle calls",

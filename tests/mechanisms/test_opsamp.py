@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 import sys
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -320,15 +321,15 @@ def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
     model, C = abs_model(X, y)
     payload = privopt.mechanisms._parallel.dumps_model(model)
     names = tuple(pyo.ComponentUID(model.w[j]) for j in range(2))
-    kw = dict(time_limit=None, threads=None, options={}, abs_gap=1e-6)
+    how = parallel_mod.OracleSolve("highs", abs_gap=1e-6)
     rng = np.random.default_rng(3)
     key = "test-persistent"
     parallel_mod._KEPT.pop(key, None)
     kept = None
     for _ in range(6):
         sigma = rng.exponential(0.5, size=2)
-        warm = parallel_mod.oracle_call(payload, names, sigma, "highs", kw, key, True)
-        cold = parallel_mod.oracle_call(payload, names, sigma, "highs", kw)
+        warm = parallel_mod.oracle_call(payload, names, sigma, how, key, True)
+        cold = parallel_mod.oracle_call(payload, names, sigma, how)
         assert warm.certified and cold.certified
         np.testing.assert_allclose(warm.values, cold.values, atol=1e-7)
         np.testing.assert_allclose(warm.values, linprog_abs(X, y, C, 1.0, sigma), atol=1e-6)
@@ -337,8 +338,41 @@ def test_persistent_oracle_keeps_one_model_and_gives_the_cold_answers():
         kept = state.model
     # a solver without a persistent path (GLPK) takes the cold path
     if solver_available("glpk"):
-        answer = parallel_mod.oracle_call(payload, names, sigma, "glpk", kw, "test-glpk", True)
+        glpk = dataclasses.replace(how, solver="glpk")
+        answer = parallel_mod.oracle_call(payload, names, sigma, glpk, "test-glpk", True)
         assert answer.certified and "test-glpk" not in parallel_mod._KEPT
+
+
+class _PicklingThreads(ThreadPoolExecutor):
+    """A thread pool that pickles every task's arguments, as a process pool, dask or
+    Ray must, and keeps them."""
+
+    def __init__(self):
+        super().__init__(2)
+        self.tasks = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.tasks.append(pickle.loads(pickle.dumps(args)))
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_workers_get_the_solve_options_as_one_frozen_picklable_record():
+    """Each oracle task carries an OracleSolve: the run's solver, time limit, threads,
+    abs_gap and solver options, frozen, and not the executor (which cannot pickle)."""
+    X, y = _data()
+    model, _ = abs_model(X, y)
+    with _PicklingThreads() as pool:
+        res = opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=4, random_state=0, executor=pool,
+                     time_limit=30.0, abs_gap=1e-5, solver_options={"presolve": "off"}, progress=False)
+    assert res.certified and pool.tasks
+    expected = parallel_mod.OracleSolve("highs", 30.0, None, 1e-5, (("presolve", "off"),))
+    for args in pool.tasks:                # (payload, names, sigmas, how, key, keep, stop)
+        assert args[3] == expected
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        expected.time_limit = 1.0          # type: ignore[misc]
+    options = expected.solve_options()     # what certified_solve gets in the worker
+    assert (options.solver, options.time_limit, options.abs_gap, options.options) == (
+        "highs", 30.0, 1e-5, {"presolve": "off"})
 
 
 def test_persistent_path_applies_the_failure_policy(monkeypatch):
@@ -392,10 +426,10 @@ def test_each_oracle_answer_is_the_exact_argmin():
     payload = privopt.mechanisms._parallel.dumps_model(model)
     names = tuple(pyo.ComponentUID(model.w[j]) for j in range(2))
     rng = np.random.default_rng(1)
-    kw = dict(time_limit=None, threads=None, options={}, abs_gap=1e-6)
+    how = parallel_mod.OracleSolve("highs", abs_gap=1e-6)
     for scale in (0.05, 0.3, 2.0):
         sigma = rng.exponential(scale, size=2)
-        answer = parallel_mod.oracle_call(payload, names, sigma, "highs", kw)
+        answer = parallel_mod.oracle_call(payload, names, sigma, how)
         assert answer.certified and answer.report.certified_optimal
         np.testing.assert_allclose(answer.values, linprog_abs(X, y, C, 1.0, sigma), atol=1e-6)
 
@@ -752,8 +786,8 @@ def test_first_uncertified_call_stops_the_rest(monkeypatch):
     real = parallel_mod.certified_solve
     seen = []
 
-    def flaky(m, solver, **kw):
-        report = real(m, solver, **kw)
+    def flaky(m, *args, **kw):
+        report = real(m, *args, **kw)
         seen.append(report)
         if len(seen) == 3:
             raise NotCertifiedError("stopped", dataclasses.replace(

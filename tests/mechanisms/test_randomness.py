@@ -185,9 +185,9 @@ def test_opsamp_noise_is_one_stream_drawn_in_order():
     received = []
     original = parallel_mod.oracle_call
 
-    def spy(payload, names, sigma, solver, solve_kwargs, *rest):
+    def spy(payload, names, sigma, how, *rest):
         received.append(np.array(sigma, dtype=float))
-        return original(payload, names, sigma, solver, solve_kwargs, *rest)
+        return original(payload, names, sigma, how, *rest)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(parallel_mod, "oracle_call", spy)
