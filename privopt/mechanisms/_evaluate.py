@@ -38,7 +38,7 @@ from ..models import quiet_clone
 from ..space import (constrained_points, count_grid_points,
                      grid_points, norm_levels)
 from ..search import enumeration_levels
-from ._decision import _linear_row, decision_set
+from ._decision import DecisionSet, _linear_row, decision_set
 from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
                         iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
 
@@ -202,6 +202,23 @@ def _filter_by_constraints(points, cons, w_vars):
     return points[keep]
 
 
+def _weights_alone(model, weight_ids, dropped) -> bool:
+    """Whether no active objective or constraint of ``model`` (but those whose id is in
+    ``dropped``) has a variable other than the weights (ids ``weight_ids``): the
+    objective, which usually has one, is looked at first."""
+    from pyomo.core.expr.visitor import identify_variables
+
+    for comp in itertools.chain(
+            model.component_data_objects(pyo.Objective, active=True, descend_into=True),
+            model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
+        if id(comp) in dropped:
+            continue
+        expr = comp.expr if comp.ctype is pyo.Objective else comp.body
+        if any(id(v) not in weight_ids for v in identify_variables(expr, include_fixed=False)):
+            return False
+    return True
+
+
 class FixAndSolveEvaluator:
     """L(w) for every w of a finite W of a user's Pyomo model.
 
@@ -220,13 +237,38 @@ class FixAndSolveEvaluator:
     initializers silenced: see :func:`privopt.models.quiet_clone`).  Every such
     solve must be certified optimal (:func:`privopt.solvers.is_certified`);
     otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
+
+    W is a :class:`~privopt.mechanisms._decision.DecisionSet` (:attr:`decision`), built
+    once per evaluator: the plan builds it and hands it over (:meth:`from_decision`); a
+    direct call ``FixAndSolveEvaluator(model, w_vars, grids, ...)`` builds it through the
+    same :func:`~privopt.mechanisms._decision.decision_set`.
     """
 
     path = "fix_and_solve"
 
-    def __init__(self, model, w_vars, grids, *, norm_bound=None, solver="highs", time_limit=None,
-                 threads=None, abs_gap=None, solver_options=None, max_points=None, public_constraints=(),
-                 public_term=None, record_range=None, n_records=None, decision=None):
+    def __init__(self, model, w_vars, grids, *, norm_bound=None, public_constraints=(), **options):
+        """The evaluator of a user's ``model`` for direct callers: W (the decision
+        ``w_vars`` on ``grids``, in the ball ``norm_bound`` and the declared
+        ``public_constraints``) built once, by :func:`~privopt.mechanisms._decision.decision_set`;
+        ``options``: the keywords of :meth:`from_decision`."""
+        self._build(model, decision_set(w_vars, grids, norm_bound, public_constraints), **options)
+
+    @classmethod
+    def from_decision(cls, model, decision: DecisionSet, **options) -> FixAndSolveEvaluator:
+        """The evaluator of W already built (:class:`~privopt.mechanisms._decision.DecisionSet`,
+        the plan's): it reads the decision, its grids, ball and declared constraints from
+        ``decision`` and never builds W again.  ``options``: ``solver``, ``time_limit``,
+        ``threads``, ``abs_gap``, ``solver_options``, ``max_points``, ``public_term``,
+        ``record_range``, ``n_records`` (as the class docstring says)."""
+        self = cls.__new__(cls)
+        self._build(model, decision, **options)
+        return self
+
+    def _build(self, model, decision: DecisionSet, *, solver="highs", time_limit=None, threads=None,
+               abs_gap=None, solver_options=None, max_points=None, public_term=None, record_range=None,
+               n_records=None) -> None:
+        """Set the evaluator up on ``decision`` (both constructors end here)."""
+        self.decision = decision            # W, built once: read here, never built again
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
         self.solver = solver
         self.threads = threads
@@ -234,17 +276,15 @@ class FixAndSolveEvaluator:
         self.solver_options = solver_options
         self.time_limit = time_limit
         self.model = model
-        self.user_w = list(w_vars)          # the user's own variables: read, never set
+        self.user_w = list(decision.variables)          # the user's own variables: read, never set
         self.d = len(self.user_w)
-        self.norm_bound = norm_bound
+        self.norm_bound = decision.norm_bound
         self._clone = None
         self._term_name = None if public_term is None else public_term.name
         ids = {id(v) for v in self.user_w}
-        if decision is None:    # W read from the model here (the mechanism passes the one it built)
-            decision = decision_set(self.user_w, grids, norm_bound, public_constraints)
         self.weight_cons = list(decision.constraints)
         cap = max(self.max_points * 100, 1_000_000)
-        points = self._list_w(grids, norm_bound, decision, cap)
+        points = self._list_w(list(decision.grids), decision.norm_bound, decision, cap)
         self.points = points
         self.n_points = int(points.shape[0])
         if self.n_points > self.max_points:
@@ -253,20 +293,8 @@ class FixAndSolveEvaluator:
                 f"limit is max_points={self.max_points:,}. Raise max_points if you can wait, make W "
                 "smaller (tighter bounds, norm_bound, constraints on the weights), or use OPDisc "
                 "(privopt.opdisc), which solves one MILP whatever |W|.", "max_points")
-        from pyomo.core.expr.visitor import identify_variables
-
-        # direct: no variable but the weights anywhere (the objective first: it usually has one)
-        self.direct = True
-        dropped = {id(c) for c in self.weight_cons}
-        for comp in itertools.chain(
-                model.component_data_objects(pyo.Objective, active=True, descend_into=True),
-                model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
-            if id(comp) in dropped:
-                continue
-            expr = comp.expr if comp.ctype is pyo.Objective else comp.body
-            if any(id(v) not in ids for v in identify_variables(expr, include_fixed=False)):
-                self.direct = False
-                break
+        # direct: no variable but the weights anywhere
+        self.direct = _weights_alone(model, ids, {id(c) for c in self.weight_cons})
         #: whether blocks() may use the HiGHS session (False: Pyomo's path, as before the session)
         self.fast = True
         self.engine, self.solves, self.points_scored = None, 0, 0

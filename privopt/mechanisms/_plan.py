@@ -144,12 +144,10 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     if reason is not None:
         return _plan_bounded(task, decision, reason)
     opts = task.options
-    evaluator = FixAndSolveEvaluator(
-        task.model, task.w_vars, grids, norm_bound=task.norm_bound, solver=task.solver,
-        time_limit=opts.time_limit, threads=opts.threads, abs_gap=opts.abs_gap, solver_options=opts.solver_options,
-        max_points=task.max_points, public_constraints=task.public_cons, public_term=task.term,
-        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples,
-        decision=decision)
+    evaluator = FixAndSolveEvaluator.from_decision(
+        task.model, decision, solver=task.solver, time_limit=opts.time_limit, threads=opts.threads,
+        abs_gap=opts.abs_gap, solver_options=opts.solver_options, max_points=task.max_points, public_term=task.term,
+        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples)
     evaluator.use_executor(opts.executor)   # the model serialized for the workers, before any solve
     n_points = int(evaluator.n_points)
     check_w_size(n_points)

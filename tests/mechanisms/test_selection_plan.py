@@ -121,3 +121,57 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
     assert res.parameters.n_points == 11         # 1 + 4 + 6 subsets of at most two of four
     assert calls == {"rows": 1, "count": 1}
     assert res.report.listing == ("prefixes" if path == "bounded" else "constraints")
+
+
+def _count_decision_sets(monkeypatch) -> list:
+    """Every DecisionSet built from now on (whoever calls decision_set), in a list."""
+    from privopt.mechanisms import _decision
+
+    built = []
+
+    class Counted(_decision.DecisionSet):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(_decision, "DecisionSet", Counted)
+    return built
+
+
+@pytest.mark.parametrize("w_given", [dict(public_constraints="x"), dict(grid=[0, 1, 2, 3])])
+def test_on_the_fix_and_solve_path_w_is_built_once_and_the_evaluator_reads_the_plans(w_given, monkeypatch):
+    """One exponential_mechanism run scoring every point of a user's W builds one
+    DecisionSet (W from declared bounds, or from a grid given, where no constraint's rows
+    are read nor W counted through them), and the evaluator that scores W holds that one."""
+    built = _count_decision_sets(monkeypatch)
+    evaluators = []
+    original = _plan.ScoredSampler.sample
+
+    def spy(self, *args, **kwargs):
+        evaluators.append(self.evaluator)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_plan.ScoredSampler, "sample", spy)
+    res = privopt.exponential_mechanism(_quadratic(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
+                                        path="score", random_state=0, **w_given)
+    assert res.report.path == "fix_and_solve" and res.parameters.n_points == 4
+    assert len(built) == 1 and len(evaluators) == 1
+    assert evaluators[0].decision is built[0]
+
+
+def test_an_evaluator_built_directly_builds_w_once_as_the_plan_does():
+    """A direct FixAndSolveEvaluator(model, w, grids, ...) and one from the plan's
+    DecisionSet list the same W; the direct one builds its DecisionSet once."""
+    from privopt.mechanisms._decision import decision_set
+    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+
+    m = _budget_model()
+    w, grids = list(m.x.values()), [(0.0, 1.0)] * 4
+    with pytest.MonkeyPatch.context() as mp:
+        built = _count_decision_sets(mp)
+        direct = FixAndSolveEvaluator(m, w, grids, public_constraints=[m.budget])
+    assert built == [direct.decision] and direct.n_points == 11
+    planned = decision_set(w, grids, None, [m.budget])
+    from_plan = FixAndSolveEvaluator.from_decision(m, planned)
+    assert from_plan.decision is planned
+    np.testing.assert_array_equal(from_plan.points, direct.points)
