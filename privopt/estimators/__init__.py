@@ -8,6 +8,9 @@ import functools
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from .._optional import require
@@ -18,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import pyomo.environ as pyo
 
+from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
 from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from .._runtime import usable_cpus
@@ -34,6 +38,7 @@ from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM
 from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
+from ..result import PrivateResult
 from ..search import BOUND_ROWS_PER_SECOND
 from ..solvers import choose_solver, scoring_costs, solve
 from ..space import count_grid_points, norm_levels, parse_grid, split_support_count
@@ -130,6 +135,42 @@ def _say_bounds_leak() -> None:
                   "of each column): the fit is not differentially private, and its result_.epsilon is inf. "
                   "Pass bounds=(lower, upper) from public knowledge of the features.",
                   PrivacyLeakWarning, stacklevel=user_stacklevel())
+
+
+#: The note a fit on bounds read from the data carries in its parameters (key ``"bounds"``).
+DATA_BOUNDS_NOTE = "from the data: no guarantee"
+
+
+@dataclass(frozen=True, eq=False)
+class DataBoundsParameters(FrozenRecord):
+    """The ``parameters`` of a fit whose feature bounds were read from the data (its
+    ``result_.epsilon`` is inf): the release's own parameters, kept as the mechanism
+    gave them (``release``, e.g. a :class:`~privopt.mechanisms.SelectionParameters`),
+    the epsilon asked for (``epsilon_requested``) and the note that no guarantee holds
+    (``bounds``).  Frozen, as every release's parameters; read as one mapping, the
+    release's keys then ``"epsilon_requested"`` and ``"bounds"``
+    (``result_.parameters["epsilon_requested"]``, ``dict(result_.parameters)``)."""
+
+    release: Mapping[str, Any]
+    epsilon_requested: float
+    bounds: str = DATA_BOUNDS_NOTE
+
+    def _keys(self) -> tuple:
+        own = ("epsilon_requested", "bounds")
+        return (*(k for k in self.release if k not in own), *own)
+
+    def __getitem__(self, key):
+        if key in ("epsilon_requested", "bounds"):
+            return getattr(self, key)
+        return self.release[key]
+
+
+def _without_guarantee(result: PrivateResult, epsilon: float) -> PrivateResult:
+    """``result`` as released from bounds read from the data: a new result (``result``
+    is not changed) whose epsilon is inf and whose parameters are
+    :class:`DataBoundsParameters` around the release's own."""
+    return dataclasses.replace(result, epsilon=math.inf,
+                               parameters=DataBoundsParameters(result.parameters, float(epsilon)))
 
 
 @contextlib.contextmanager
@@ -900,8 +941,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.model_info_ = info
         if self.discretizer_ is not None and getattr(self.discretizer_, "bounds", True) is None:
             # feature ranges read from the data: the release is not epsilon-DP, whatever was asked
-            result = dataclasses.replace(result, epsilon=math.inf, parameters={
-                **result.parameters, "epsilon_requested": float(epsilon), "bounds": "from the data: no guarantee"})
+            result = _without_guarantee(result, epsilon)
         # the solve's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
         self.result_ = result if keep_report else result.without_report()
         self.epsilon_spent_, self.delta_spent_ = float(result.epsilon), float(result.delta)

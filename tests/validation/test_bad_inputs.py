@@ -965,3 +965,29 @@ def test_a_fit_on_bounds_from_the_data_claims_no_epsilon_and_warns_once_at_the_u
         assert not leaks and est.result_.epsilon == 1.0
     base, leaks = _leak_warnings(lambda: DPSGDLogisticRegression(epsilon=1.0, bounds=(0, 5), random_state=0).fit(X, y))
     assert not leaks and base.epsilon_spent_ <= 1.0
+
+
+def test_a_fit_on_bounds_from_the_data_keeps_typed_frozen_parameters():
+    """Its parameters are one frozen typed record around the release's own (kept typed,
+    unchanged), with the epsilon asked for and the note, and still read as a mapping."""
+    import dataclasses
+    import pickle
+
+    from privopt._frozen import FrozenRecord
+    from privopt.estimators import DataBoundsParameters
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 5, (150, 3))
+    y = (X[:, 0] > 2.5).astype(int)
+    est, _ = _leak_warnings(lambda: PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(X, y))
+    p = est.result_.parameters
+    assert isinstance(p, DataBoundsParameters) and isinstance(p.release, FrozenRecord)
+    assert (p.epsilon_requested, p.bounds) == (1.0, "from the data: no guarantee")
+    assert "epsilon_requested" not in p.release and p.release["noise_scale"] == p["noise_scale"]
+    assert dict(p) == {**dict(p.release), "epsilon_requested": 1.0, "bounds": "from the data: no guarantee"}
+    assert list(p)[-2:] == ["epsilon_requested", "bounds"] and p.get("release") is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.epsilon_requested = 0.5      # type: ignore[misc]
+    with pytest.raises(TypeError):
+        p["bounds"] = "declared"       # type: ignore[index]
+    assert pickle.loads(pickle.dumps(est.result_)).parameters == p
