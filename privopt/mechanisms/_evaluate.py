@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import pickle
 import time
+from typing import cast
 
 import numpy as np
 import pyomo.environ as pyo
@@ -301,9 +302,12 @@ class FixAndSolveEvaluator:
         #: why the closed form of the blocks did or did not apply (set by blocks() on HiGHS)
         self.blocks_reason: str | None = None
         #: where blocks() scores (:meth:`use_executor`): None in this process, and on how many workers
-        self._executor, self._blob, self.workers = None, None, 1
+        self._executor: object = None
+        self._blob: bytes | None = None
+        self.workers = 1
         #: each record's term clipped into ``record_range`` where the records can be seen (:meth:`blocks`)
-        self.record_range = None if record_range is None else (float(record_range[0]), float(record_range[1]))
+        self.record_range: tuple[float, float] | None = (
+            None if record_range is None else (float(record_range[0]), float(record_range[1])))
         self.n_records = n_records
         #: whether the records' terms were seen (and clipped), why, and how many terms lay outside
         self.records_seen, self.terms_clipped = False, 0
@@ -530,7 +534,7 @@ class FixAndSolveEvaluator:
         """``(losses, infeasible)`` with every block's optimum (one record's term) clipped into
         ``record_range``: L(w) = sum_i clip(l_i(w), a, b) + the rest (the decision's own costs,
         declared public, and the constant, the same at every w); counts the terms outside."""
-        a, b = self.record_range
+        a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
         values, rest, infeasible = closed.block_values(pts)
         tol = 1e-9 * (1.0 + abs(a) + abs(b))
         ok = ~infeasible
@@ -568,7 +572,7 @@ class FixAndSolveEvaluator:
         fixed the blocks are independent, so each is at its own optimum) clipped into
         ``record_range``; counts the terms outside.  The blocks' parts must add up to the
         solve's ``objective`` (else nothing is released)."""
-        a, b = self.record_range
+        a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
         values, rest = reader.values(session.column_values()), reader.rest(point)
         total = rest + float(values.sum())
         if not abs(total - objective) <= 1e-7 * (1.0 + abs(objective) + float(np.abs(values).sum())):
