@@ -319,8 +319,9 @@ class _Tree(NamedTuple):
     nk: np.ndarray           #: grid size of each coordinate
     coef: np.ndarray         #: (d, width) squared-norm units of each grid value
     counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
-    fmin: np.ndarray         #: (d + 1, rows) smallest partial score of coordinates < j
-    fmax: np.ndarray         #: (d + 1, rows) largest partial score of coordinates < j
+    bucket: np.ndarray       #: budget -> its column of fmin and fmax (:func:`_partial_score_bounds`)
+    fmin: np.ndarray         #: (d + 1, columns, rows) smallest partial score of coordinates < j within a budget
+    fmax: np.ndarray         #: (d + 1, columns, rows) largest partial score of coordinates < j within a budget
     bound: int
     min_bound: int           #: fewest points of a subtree whose bound is computed
 
@@ -356,7 +357,7 @@ def _build_argmax_kernel(numba):
         # the points [first[j], first[j] + counts[j, budget[j]]) of that order
         xt, diff, total_pos, thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
-        fmin, fmax, bound, min_bound = tree.fmin, tree.fmax, tree.bound, tree.min_bound
+        bucket, fmin, fmax, bound, min_bound = tree.bucket, tree.fmin, tree.fmax, tree.bound, tree.min_bound
         noise, table, block = noisy.noise, noisy.table, noisy.block
         scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
         d, rows = xt.shape
@@ -376,14 +377,15 @@ def _build_argmax_kernel(numba):
                 lo, hi = first[j], first[j] + counts[j, budget[j]]
                 if j == d or hi - lo >= min_bound:
                     # lower bound on the loss of every point below: rows predicted +1 (or -1)
-                    # whatever the free coordinates 0..j-1 take (their grid's range, ball ignored)
+                    # whatever the free coordinates 0..j-1 take (each within the node's budget)
                     bounded += 1
                     acc = np.int64(0)
+                    b = bucket[budget[j]]
                     for r in range(rows):
                         s = level[j, r]
-                        if s + fmin[j, r] >= thr:
+                        if s + fmin[j, b, r] >= thr:
                             acc += diff[r]
-                        elif s + fmax[j, r] >= thr and diff[r] > 0:
+                        elif s + fmax[j, b, r] >= thr and diff[r] > 0:
                             acc += diff[r]
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
@@ -511,19 +513,14 @@ class BoundedArgmax:
         self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
                                dtype=np.int64)
         self.n_points = int(self.counts[d, int(bound)])
-        lo_part = np.minimum(self.xt * self.gint.min(axis=1, where=self._valid(), initial=cap)[:, None],
-                             self.xt * self.gint.max(axis=1, where=self._valid(), initial=-cap)[:, None])
-        hi_part = np.maximum(self.xt * self.gint.min(axis=1, where=self._valid(), initial=cap)[:, None],
-                             self.xt * self.gint.max(axis=1, where=self._valid(), initial=-cap)[:, None])
-        zeros = np.zeros((1, self.xt.shape[1]), dtype=np.int64)
-        self.fmin = np.vstack([zeros, np.cumsum(lo_part, axis=0)])
-        self.fmax = np.vstack([zeros, np.cumsum(hi_part, axis=0)])
+        self.bucket, self.fmin, self.fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(),
+                                                                  int(bound))
         self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
         self._lattice = _Lattice(self.xt, self.diff, int(self.total_pos), int(self.thr))
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, self.fmin, self.fmax, self.bound,
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, self.bucket, self.fmin, self.fmax, self.bound,
                            self.min_bound)
 
     def _valid(self):
@@ -553,6 +550,29 @@ class BoundedArgmax:
             return NoisyArgmax(-math.inf, -1, None, int(scored), int(bounded))
         point = np.array([g[k] for g, k in zip(self.grid, best_k)], dtype=np.float64)
         return NoisyArgmax(float(key), int(index), point, int(scored), int(bounded))
+
+
+def _partial_score_bounds(xt, gint, coef, valid, bound):
+    """``(bucket, fmin, fmax)``: the smallest and largest score that coordinates 0..j-1
+    can add to each row when each of them alone stays within a squared-norm budget b
+    (the ball relaxed to a box), for every j and every budget b <= ``bound``, in integer
+    units.  A coordinate's range changes only where b reaches one of its ``coef``
+    values, so budgets share columns: ``bucket[b]`` is b's column, that of the largest
+    such value <= b (``fmin[j, bucket[b], r]``)."""
+    cap = 2 ** 62
+    steps = np.unique(np.concatenate([[0], coef[valid]]))
+    steps = steps[steps <= bound]
+    bucket = (np.searchsorted(steps, np.arange(bound + 1), side="right") - 1).astype(np.int64)
+    allowed = valid[:, None, :] & (coef[:, None, :] <= steps[None, :, None])      # (d, columns, width)
+    lo_val = np.where(allowed, gint[:, None, :], cap).min(axis=2)
+    hi_val = np.where(allowed, gint[:, None, :], -cap).max(axis=2)
+    empty = ~allowed.any(axis=2)      # no value within the budget: no point below, any bound holds
+    lo_val[empty], hi_val[empty] = 0, 0
+    a, b = xt[:, None, :] * lo_val[:, :, None], xt[:, None, :] * hi_val[:, :, None]
+    zeros = np.zeros((1,) + a.shape[1:], dtype=np.int64)
+    fmin = np.concatenate([zeros, np.cumsum(np.minimum(a, b), axis=0)])
+    fmax = np.concatenate([zeros, np.cumsum(np.maximum(a, b), axis=0)])
+    return bucket, np.ascontiguousarray(fmin), np.ascontiguousarray(fmax)
 
 
 def _block_maxima(values, block):

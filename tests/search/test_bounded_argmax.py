@@ -137,3 +137,32 @@ def test_the_secure_generator_keeps_the_law(method, monkeypatch):
         counts[cells.index((res.parameters["resolution"], float(res.weights[0])))] += 1
         assert res.report.parts[0]["points_scored"] is not None
     assert pooled_chi_square_pvalue(counts, exact) > 1e-3
+
+
+def test_partial_score_bounds_are_the_range_within_each_budget():
+    """fmin / fmax of coordinates 0..j-1 within a squared-norm budget b: every
+    assignment with each coordinate's units <= b lies inside, and for one free
+    coordinate the range is exactly that of its values within b (a box over the
+    whole grid, as before, would be wider at small budgets)."""
+    from privopt.solvers._enumerate import _partial_score_bounds
+
+    rng = np.random.default_rng(3)
+    d, rows = 3, 40
+    xt = rng.integers(-3, 4, size=(d, rows)).astype(np.int64)
+    grid = np.array([-2, -1, 0, 1, 2], dtype=np.int64)
+    gint = np.tile(grid, (d, 1))
+    coef = gint ** 2
+    valid = np.ones_like(gint, dtype=bool)
+    bound = 6
+    bucket, fmin, fmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+    for b in range(bound + 1):
+        allowed = grid[grid ** 2 <= b]
+        for j in range(1, d + 1):
+            lo, hi = fmin[j, bucket[b]], fmax[j, bucket[b]]
+            for combo in np.array(np.meshgrid(*[allowed] * j)).reshape(j, -1).T:
+                score = xt[:j].T @ combo
+                assert np.all(lo <= score) and np.all(score <= hi)
+        single = np.outer(xt[0], allowed)
+        np.testing.assert_array_equal(fmin[1, bucket[b]], single.min(axis=1))
+        np.testing.assert_array_equal(fmax[1, bucket[b]], single.max(axis=1))
+    assert np.all(fmin[:, :, :] <= 0) and np.all(fmax >= 0)     # 0 is in every grid: w = 0 scores 0
