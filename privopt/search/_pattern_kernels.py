@@ -59,6 +59,7 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
         if counts[c, 1] == 0:
             counts[c, 1] = 1
             occ[n_occ] = c
+            ws.first_row[n_occ] = i
             n_occ += 1
         counts[c, 0] += pos[i]
         counts[c, 1] += neg[i]
@@ -103,19 +104,19 @@ def bounds(records, supports, ws):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def losses_from_patterns(records, points, ws, n_occ):   # pragma: no cover - compiled
-    """The loss of every point from the histogram (ws.loss[:P])."""
-    Vt, theta, base, values = points.Vt, points.theta, records.base, records.values
+def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
+    """The loss of every point from the histogram (ws.loss[:P]); a pattern's values are
+    read off the first row that has it (no division of its code)."""
+    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
     j, P = Vt.shape
     xs, sc, loss = ws.xs, ws.sc, ws.loss
     for p in range(P):
         loss[p] = 0
     for q in range(n_occ):
         c = ws.occ[q]
-        cc = c
+        i = ws.first_row[q]
         for lev in range(j):
-            xs[lev] = values[cc % base]
-            cc //= base
+            xs[lev] = values[digits_t[support[lev], i]]
         for p in range(P):
             sc[p] = 0.0
         for lev in range(j):
@@ -160,7 +161,7 @@ def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: n
             mx = max(mx, pert[p])
         lb = s - scale * mx
         if n_occ * P <= budget and lb <= ceiling:
-            losses_from_patterns(records, points, ws, n_occ)
+            losses_from_patterns(records, supports[r], points, ws, n_occ)
             best = np.inf
             bp = -1
             for p in range(P):
@@ -188,7 +189,7 @@ def one_support(records, support, points, ws):   # pragma: no cover - compiled
     for lev in range(j):
         ws.prev[lev] = -1
     _, n_occ = histogram(support, records, ws)
-    losses_from_patterns(records, points, ws, n_occ)
+    losses_from_patterns(records, support, points, ws, n_occ)
     clear(ws, n_occ)
     perturbation(support, points, ws.pert)
     loss = ws.loss[:P].copy()

@@ -139,7 +139,7 @@ class Points(NamedTuple):
     (scale = 0: the loss itself)."""
 
     V: np.ndarray            #: (P, j) float64
-    Vt: np.ndarray           #: (j, P) float64, contiguous
+    Vt: np.ndarray           #: (j, P) contiguous: float32 where every score is exact in it, else float64
     theta: float             #: positive iff <w, x> >= theta
     noise: np.ndarray        #: float64 per coordinate of w
     extra: np.ndarray        #: float64 per point
@@ -147,11 +147,42 @@ class Points(NamedTuple):
     den: float
 
 
-def points_of(V, theta, noise, extra, scale=0.0, den=1.0) -> Points:
-    """A :class:`Points` with the dtypes and layout the kernels read."""
+def points_of(V, theta, noise, extra, scale=0.0, den=1.0, values=None) -> Points:
+    """A :class:`Points` with the dtypes and layout the kernels read; with the records'
+    ``values``, the scores are computed in float32 where :func:`float32_exact` says every
+    one of them is exact there (twice the numbers per vector instruction, the same
+    scores, so the same losses), else in float64."""
     V = np.ascontiguousarray(V, dtype=np.float64)
-    return Points(V, np.ascontiguousarray(V.T), float(theta), np.asarray(noise, dtype=np.float64),
+    dtype = np.float32 if values is not None and float32_exact(values, V) else np.float64
+    return Points(V, np.ascontiguousarray(V.T, dtype=dtype), float(theta), np.asarray(noise, dtype=np.float64),
                   np.asarray(extra, dtype=np.float64), float(scale), float(den))
+
+
+#: Scores up to this size (in units of the values' and points' common power-of-two step) are exact in float32.
+_FLOAT32_EXACT = 2 ** 24
+
+
+def _dyadic_exponent(x, most: int = 8) -> int | None:
+    """The smallest a <= ``most`` with every entry of ``x`` times 2**a an integer, or None."""
+    for a in range(most + 1):
+        y = np.asarray(x, dtype=np.float64) * 2.0 ** a
+        if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            return a
+    return None
+
+
+def float32_exact(values, V) -> bool:
+    """Whether every partial sum of every score <x, v> (x with entries in ``values``, v a
+    row of ``V``) is exact in float32: both are multiples of powers of two (2**-a, 2**-b)
+    and the largest sum in units of 2**-(a + b) is below 2**24, so each product and each
+    sum in the kernels' order is an integer multiple of that unit that float32 holds
+    exactly."""
+    V = np.asarray(V, dtype=np.float64)
+    a, b = _dyadic_exponent(values), _dyadic_exponent(V)
+    if a is None or b is None or V.size == 0:
+        return False
+    largest = float(np.max(np.abs(values), initial=0.0)) * float(np.abs(V).sum(axis=1).max())
+    return largest * 2.0 ** (a + b) < _FLOAT32_EXACT
 
 
 class Workspace(NamedTuple):
@@ -162,8 +193,9 @@ class Workspace(NamedTuple):
     prev: np.ndarray         #: the previous support (its prefix is reused)
     counts: np.ndarray       #: (base ** j, 2): positive count, negative count + 1 of each pattern (0, 0: absent)
     occ: np.ndarray          #: the codes that occur
-    xs: np.ndarray           #: a pattern's values (j)
-    sc: np.ndarray           #: the scores of the points on one pattern (P)
+    first_row: np.ndarray    #: the first row of each code that occurs (in the order of occ)
+    xs: np.ndarray           #: a pattern's values (j), in the dtype of Points.Vt
+    sc: np.ndarray           #: the scores of the points on one pattern (P), in the dtype of Points.Vt
     loss: np.ndarray         #: the points' losses (P)
     pert: np.ndarray         #: the points' perturbation terms (P)
 
@@ -174,24 +206,26 @@ _WORKSPACES = threading.local()
 _KEPT_WORKSPACES = 4
 
 
-def new_workspace(j: int, base: int, rows: int, n_points: int) -> Workspace:
-    """A cleared :class:`Workspace` for supports of size j (made here, not in a
-    kernel: one compiled function fewer to load in a fresh process)."""
+def new_workspace(j: int, base: int, rows: int, n_points: int, dtype=np.float64) -> Workspace:
+    """A cleared :class:`Workspace` for supports of size j, its scores in ``dtype`` (that
+    of :attr:`Points.Vt`; made here, not in a kernel: one compiled function fewer to load
+    in a fresh process)."""
     mult = np.ones(j, np.int64)
     for lev in range(1, j):
         mult[lev] = mult[lev - 1] * base
     return Workspace(np.zeros((j, rows), np.int64), mult, np.full(j, -1, np.int64),
-                     np.zeros((int(base) ** j, 2), np.int64), np.zeros(rows, np.int64), np.zeros(j, np.float64),
-                     np.zeros(n_points, np.float64), np.zeros(n_points, np.int64), np.zeros(n_points, np.float64))
+                     np.zeros((int(base) ** j, 2), np.int64), np.zeros(rows, np.int64), np.zeros(rows, np.int64),
+                     np.zeros(j, dtype), np.zeros(n_points, dtype), np.zeros(n_points, np.int64),
+                     np.zeros(n_points, np.float64))
 
 
-def _workspace(j: int, records: Records, n_points: int) -> Workspace:
-    """A cleared workspace of this shape for this thread, made once and reused
-    (the kernels leave it cleared; it holds no data between calls)."""
+def _workspace(j: int, records: Records, n_points: int, dtype=np.float64) -> Workspace:
+    """A cleared workspace of this shape and score dtype for this thread, made once and
+    reused (the kernels leave it cleared; it holds no data between calls)."""
     kept = getattr(_WORKSPACES, "by_shape", None)
     if kept is None:
         kept = _WORKSPACES.by_shape = {}
-    key = (j, records.base, records.digits_t.shape[1], n_points)
+    key = (j, records.base, records.digits_t.shape[1], n_points, np.dtype(dtype))
     ws = kept.pop(key, None)
     if ws is None:
         ws = new_workspace(*key)
@@ -240,7 +274,7 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
         return lb - points.scale * pert.max(axis=1), np.zeros(R, dtype=bool), np.full(R, -1, dtype=np.int64)
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
-    ws = _workspace(j, records, points.V.shape[0])
+    ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
     return kernels[0](records, np.ascontiguousarray(supports), points, int(budget), float(ceiling), bool(prune), ws)
 
 
@@ -252,7 +286,7 @@ def support_values(records: Records, support, points: Points, use_numba=True) ->
         return _empty_support(records, points)
     kernels = _minima_kernels() if use_numba else None
     if kernels is not None:
-        ws = _workspace(support.shape[0], records, points.V.shape[0])
+        ws = _workspace(support.shape[0], records, points.V.shape[0], points.Vt.dtype)
         return kernels[1](records, support, points, ws)
     X = records.values[records.digits_t[support].T]          # (rows, |S|)
     positive = X @ points.V.T >= points.theta

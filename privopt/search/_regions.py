@@ -190,7 +190,7 @@ class HalfspaceProblem(RegionProblem):
     def points(self, k: int) -> Points:
         """The points of the regions of size k with their objective (made once)."""
         if k not in self._points:
-            self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k))
+            self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
         return self._points[k]
 
     def region_minima(self, supports, ceiling=math.inf, prune=True):

@@ -95,3 +95,41 @@ def test_enumeration_levels_is_a_typed_record_that_unpacks_as_before():
     coef, bound, unit, D = levels
     assert (levels.coef, levels.bound, levels.unit, levels.D) == (coef, bound, unit, D)
     assert isinstance(levels.bound, int) and levels.bound >= 1
+
+
+@pytest.mark.parametrize("values, V, expected", [
+    ([0.0, 1.0, 2.0], [[1.0, -1.0], [2.0, 0.0]], True),          # integers: 2 * 2 = 4 < 2**24
+    ([-0.5, 0.5, 1.5], [[1.0, -2.0]], True),                      # half-integers: 1.5 * 3 * 2 = 9 units
+    ([0.0, 0.1], [[1.0]], False),                                 # 0.1 is not a multiple of a power of two
+    ([0.0, 4096.0], [[4096.0, 0.0]], False),                      # 4096 * 4096 = 2**24: not below
+    ([0.0, 4095.0], [[4096.0, 0.0]], True),                       # 4095 * 4096 < 2**24
+    ([0.0, 1.0], np.zeros((0, 2)), False),                        # no points
+])
+def test_float32_scores_only_where_every_score_is_exact(values, V, expected):
+    """Worked by hand: the largest |<x, v>| in units of the common power-of-two step
+    must be below 2**24 (float32's 24-bit significand)."""
+    from privopt.search._patterns import float32_exact
+
+    assert float32_exact(np.asarray(values), np.asarray(V, dtype=float)) is expected
+
+
+@needs_numba
+def test_float32_scores_give_the_float64_minima_bit_for_bit():
+    """On integer data the problem's points score in float32, and every region's
+    minimum, exactness and minimizer equal those of the same points scored in float64."""
+    from privopt.search._patterns import points_of
+
+    problem = _problem(3, n=400)
+    for k in range(1, problem.k + 1):
+        S, pts32 = problem.supports(k), problem.points(k)
+        assert pts32.Vt.dtype == np.float32
+        pts64 = points_of(pts32.V, pts32.theta, pts32.noise, pts32.extra, pts32.scale, pts32.den)
+        assert pts64.Vt.dtype == np.float64
+        for budget in (None, 2 ** 62):
+            got = region_minima(problem.records, S, pts32, budget=budget)
+            ref = region_minima(problem.records, S, pts64, budget=budget)
+            for a, b in zip(got, ref):
+                np.testing.assert_array_equal(a, b)
+        for r in range(0, len(S), max(1, len(S) // 5)):
+            for a, b in zip(support_values(problem.records, S[r], pts32), support_values(problem.records, S[r], pts64)):
+                np.testing.assert_array_equal(a, b)
