@@ -92,6 +92,8 @@ GROUPS: tuple[Group, ...] = (
         Bench("bench_opsamp_m_sweep.py", (), ("--ms", "10", "--seeds", "1"), needs=_ADULT),
         Bench("study_surrogate_selection.py", (),
               ("--seeds", "1", "--only", "twoclass_2", "--out", "benchmarks/results/study_surrogate_selection_quick")),
+        Bench("study_prior_selection.py", (),
+              ("--seeds", "1", "--only", "twoclass_2", "--out", "benchmarks/results/study_prior_selection_quick")),
     )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
         Bench("bench_audit.py"),
