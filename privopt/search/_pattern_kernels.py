@@ -14,7 +14,7 @@ Their arguments travel as three typed records of :mod:`._patterns`
 (NamedTuples of arrays, which numba takes as they are): ``Records`` (the
 distinct rows and their labels), ``Points`` (a region's points and the
 objective) and ``Workspace`` (the histogram's scratch arrays, reusable from
-call to call: every kernel leaves it cleared).
+call to call: a histogram's stamp makes every older entry count as empty).
 """
 
 from __future__ import annotations
@@ -27,17 +27,20 @@ __all__ = ["bounds", "minima", "one_support"]
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
 # supports (lexicographic order) share a prefix, whose partial pattern codes
-# are kept: about one pass over the rows per support.  A pattern's two counts
-# sit side by side (one memory access per row); the negative count is kept
-# plus one once the pattern occurs, which marks it as seen.
+# are kept: about one pass over the rows per support.  A pattern's entry holds
+# the stamp of the histogram that last counted it and its two counts, side by
+# side (one memory access per row); an entry with an older stamp counts as
+# empty, so nothing is cleared between supports, and the bound (1) is summed
+# as the rows are counted.
 
 
 @numba.njit(cache=True)
 def histogram(support, records, ws):   # pragma: no cover - compiled
-    """Histogram of the support's patterns (ws.counts[c] = (pos, neg + 1) of
-    each pattern c that occurs, listed in ws.occ in order of first row):
-    returns (the bound (1), patterns that occur).  Only the patterns that
-    occur are visited: O(rows) per support, whatever base^|S| is."""
+    """Histogram of the support's patterns (ws.counts[c] = (stamp, pos, neg) of
+    each pattern c that occurs, listed in ws.occ in order of first row, with
+    that row in ws.first_row): returns (the bound (1), patterns that occur).
+    Only the patterns that occur are visited: O(rows) per support, whatever
+    base^|S| is."""
     j = support.shape[0]
     digits_t, pos, neg = records.digits_t, records.pos, records.neg
     codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
@@ -51,44 +54,40 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
             codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
     for lev in range(j):
         ws.prev[lev] = support[lev]
+    ws.stamp[0] += 1
+    stamp = ws.stamp[0]
     f = support[j - 1]
     last = mult[j - 1]
     n_occ = 0
+    s = 0
     for i in range(m):
         c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
-        if counts[c, 1] == 0:
-            counts[c, 1] = 1
+        p, q = pos[i], neg[i]
+        if counts[c, 0] != stamp:
+            counts[c, 0] = stamp
             occ[n_occ] = c
             ws.first_row[n_occ] = i
             n_occ += 1
-        counts[c, 0] += pos[i]
-        counts[c, 1] += neg[i]
-    s = 0
-    for q in range(n_occ):
-        c = occ[q]
-        s += min(counts[c, 0], counts[c, 1] - 1)
+        else:
+            s -= min(counts[c, 1], counts[c, 2])
+            p += counts[c, 1]
+            q += counts[c, 2]
+        counts[c, 1] = p
+        counts[c, 2] = q
+        s += min(p, q)
     return s, n_occ
 
 
 @numba.njit(cache=True)
-def clear(ws, n_occ):   # pragma: no cover - compiled
-    for q in range(n_occ):
-        c = ws.occ[q]
-        ws.counts[c, 0] = 0
-        ws.counts[c, 1] = 0
-
-
-@numba.njit(cache=True)
 def bounds(records, supports, ws):   # pragma: no cover - compiled
-    """(1) for every support, with the workspace ``ws`` of their size (left
-    cleared, its prefix forgotten first)."""
+    """(1) for every support, with the workspace ``ws`` of their size (its
+    prefix forgotten first)."""
     R, j = supports.shape
     for lev in range(j):
         ws.prev[lev] = -1
     out = np.empty(R, np.int64)
     for r in range(R):
         s, n_occ = histogram(supports[r], records, ws)
-        clear(ws, n_occ)
         out[r] = s
     return out
 
@@ -123,8 +122,8 @@ def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no co
             x = xs[lev]
             for p in range(P):
                 sc[p] += x * Vt[lev, p]
-        wrong_if_positive = ws.counts[c, 1] - 1
-        wrong_if_negative = ws.counts[c, 0]
+        wrong_if_positive = ws.counts[c, 2]
+        wrong_if_negative = ws.counts[c, 1]
         for p in range(P):
             loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
 
@@ -143,7 +142,7 @@ def perturbation(support, points, pert):   # pragma: no cover - compiled
 @numba.njit(cache=True)
 def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: no cover - compiled
     """(val, exact, arg) of every support, with the workspace ``ws`` of their
-    size (left cleared, its prefix forgotten first: it may come from other data)."""
+    size (its prefix forgotten first: it may come from other data)."""
     R, j = supports.shape
     P = points.V.shape[0]
     scale = points.scale
@@ -176,21 +175,19 @@ def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: n
                 ceiling = min(ceiling, best)
         else:
             val[r] = lb
-        clear(ws, n_occ)
     return val, exact, arg
 
 
 @numba.njit(cache=True)
 def one_support(records, support, points, ws):   # pragma: no cover - compiled
     """(loss, J) of every point of one support, with the workspace ``ws`` of
-    its size (left cleared, its prefix reset)."""
+    its size (its prefix reset)."""
     j = support.shape[0]
     P = points.V.shape[0]
     for lev in range(j):
         ws.prev[lev] = -1
     _, n_occ = histogram(support, records, ws)
     losses_from_patterns(records, support, points, ws, n_occ)
-    clear(ws, n_occ)
     perturbation(support, points, ws.pert)
     loss = ws.loss[:P].copy()
     J = np.empty(P, np.float64)

@@ -186,12 +186,14 @@ def float32_exact(values, V) -> bool:
 
 
 class Workspace(NamedTuple):
-    """Scratch arrays of the histogram of one support size (cleared after each use)."""
+    """Scratch arrays of the histogram of one support size (a pattern's entry counts only
+    under the stamp of the histogram that wrote it, so nothing is cleared after a use)."""
 
     codes: np.ndarray        #: (j, rows) partial pattern codes of the current support's prefixes
     mult: np.ndarray         #: base ** level
     prev: np.ndarray         #: the previous support (its prefix is reused)
-    counts: np.ndarray       #: (base ** j, 2): positive count, negative count + 1 of each pattern (0, 0: absent)
+    counts: np.ndarray       #: (base ** j, 3): stamp of the histogram that last counted a pattern, pos, neg
+    stamp: np.ndarray        #: (1,) the stamp of the last histogram (entries with an older one count as empty)
     occ: np.ndarray          #: the codes that occur
     first_row: np.ndarray    #: the first row of each code that occurs (in the order of occ)
     xs: np.ndarray           #: a pattern's values (j), in the dtype of Points.Vt
@@ -214,14 +216,15 @@ def new_workspace(j: int, base: int, rows: int, n_points: int, dtype=np.float64)
     for lev in range(1, j):
         mult[lev] = mult[lev - 1] * base
     return Workspace(np.zeros((j, rows), np.int64), mult, np.full(j, -1, np.int64),
-                     np.zeros((int(base) ** j, 2), np.int64), np.zeros(rows, np.int64), np.zeros(rows, np.int64),
+                     np.zeros((int(base) ** j, 3), np.int64), np.zeros(1, np.int64), np.zeros(rows, np.int64),
+                     np.zeros(rows, np.int64),
                      np.zeros(j, dtype), np.zeros(n_points, dtype), np.zeros(n_points, np.int64),
                      np.zeros(n_points, np.float64))
 
 
 def _workspace(j: int, records: Records, n_points: int, dtype=np.float64) -> Workspace:
-    """A cleared workspace of this shape and score dtype for this thread, made once and
-    reused (the kernels leave it cleared; it holds no data between calls)."""
+    """A workspace of this shape and score dtype for this thread, made once and reused
+    (each histogram counts under a new stamp, so no call reads what an earlier one left)."""
     kept = getattr(_WORKSPACES, "by_shape", None)
     if kept is None:
         kept = _WORKSPACES.by_shape = {}
