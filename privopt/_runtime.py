@@ -32,6 +32,7 @@ It sits below every layer that runs parallel work and imports none of them.
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import multiprocessing.pool
 import os
 import pickle
@@ -46,7 +47,8 @@ from ._progress import progress_bar
 from .exceptions import ModelError, ParameterTypeError, WorkerLostError
 
 __all__ = ["RAY", "LOCAL", "is_local", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus",
-           "default_executor", "worker_count", "share", "dumps_model", "run_ordered", "resolve_executor"]
+           "kernel_threads", "default_executor", "worker_count", "share", "dumps_model", "run_ordered",
+           "resolve_executor", "THREAD_LIMIT_VARIABLES"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
 RAY = "ray"
@@ -260,6 +262,24 @@ def usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+#: Environment variables that cap the threads of a compiled kernel, as for numba's own
+#: parallel loops and OpenMP (joblib's workers set them to share the CPUs out).
+THREAD_LIMIT_VARIABLES = ("PRIVOPT_NUM_THREADS", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def kernel_threads() -> int:
+    """Threads a compiled kernel of this process may run at once: the usable CPUs, capped
+    by the first of :data:`THREAD_LIMIT_VARIABLES` that is set to a positive integer; 1 in
+    a child process (a worker of a pool is already one of several)."""
+    if multiprocessing.parent_process() is not None:
+        return 1
+    for name in THREAD_LIMIT_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return min(usable_cpus(), int(value))
+    return usable_cpus()
 
 
 def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:

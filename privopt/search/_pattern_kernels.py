@@ -139,7 +139,7 @@ def perturbation(support, points, pert):   # pragma: no cover - compiled
         pert[p] = (t + extra[p]) / den
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: no cover - compiled
     """(val, exact, arg) of every support, with the workspace ``ws`` of their
     size (its prefix forgotten first: it may come from other data)."""

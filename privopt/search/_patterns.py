@@ -15,13 +15,15 @@ the exact optima; it never decides which point is released.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import NamedTuple
 
 import numpy as np
 
-from .._limits import KEPT_WORKSPACE_PATTERNS
+from .._limits import KEPT_WORKSPACE_PATTERNS, memory_budget
 from .._numba import lazy_kernel
+from .._runtime import kernel_threads
 
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
@@ -277,8 +279,54 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
         return lb - points.scale * pert.max(axis=1), np.zeros(R, dtype=bool), np.full(R, -1, dtype=np.int64)
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
-    ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
-    return kernels[0](records, np.ascontiguousarray(supports), points, int(budget), float(ceiling), bool(prune), ws)
+    supports = np.ascontiguousarray(supports)
+    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune))
+    parts = _thread_parts(R, j, records, prune)
+    if len(parts) == 1:
+        return run(supports)
+    results = list(_kernel_pool(len(parts)).map(run, [supports[a:b] for a, b in parts]))
+    return tuple(np.concatenate(col) for col in zip(*results))
+
+
+def _minima_part(kernel, records, points, budget, ceiling, prune, supports):
+    """The minima kernel on some supports, with this thread's workspace."""
+    ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
+    return kernel(records, supports, points, budget, ceiling, prune, ws)
+
+
+#: Supports x rows below which :func:`region_minima` runs in the calling thread alone
+#: (a thread's hand-off costs about what a few hundred thousand row visits do).
+THREAD_MIN_WORK = 200_000
+
+_POOL_LOCK = threading.Lock()
+_POOL: list = []      # [(workers, the pool)] once made
+
+
+def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> list[tuple[int, int]]:
+    """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
+    each thread with a workspace of its own (at most an eighth of
+    :func:`privopt._limits.memory_budget` for all of them): one run where ``prune`` chains
+    the supports (each one's minimum lowers the next one's ceiling) or the work is small.
+    Each support's values depend on it alone, so the split changes nothing but the time."""
+    rows = records.digits_t.shape[1]
+    workspace = 24 * float(records.base) ** j + 8 * (j + 2) * rows
+    threads = 1 if prune else min(kernel_threads(), max(1, n_supports * rows // THREAD_MIN_WORK), n_supports,
+                                  max(1, int(memory_budget() / 8 // workspace)))
+    edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _kernel_pool(threads: int):
+    """A thread pool of at least ``threads`` workers, made once for the process (the
+    kernels release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0][0] < threads:
+            if _POOL:
+                _POOL.pop()[1].shutdown(wait=False)
+            _POOL.append((threads, ThreadPoolExecutor(max_workers=threads, thread_name_prefix="privopt-kernel")))
+        return _POOL[0][1]
 
 
 def support_values(records: Records, support, points: Points, use_numba=True) -> tuple[np.ndarray, np.ndarray]:

@@ -133,3 +133,58 @@ def test_float32_scores_give_the_float64_minima_bit_for_bit():
         for r in range(0, len(S), max(1, len(S) // 5)):
             for a, b in zip(support_values(problem.records, S[r], pts32), support_values(problem.records, S[r], pts64)):
                 np.testing.assert_array_equal(a, b)
+
+
+def _child_kernel_threads(queue):
+    from privopt._runtime import kernel_threads
+
+    queue.put(kernel_threads())
+
+
+def test_kernel_threads_follow_the_cpus_the_limits_and_the_process(monkeypatch):
+    """Worked by hand: the usable CPUs, capped by the first positive limit among
+    PRIVOPT_NUM_THREADS, NUMBA_NUM_THREADS and OMP_NUM_THREADS; 1 in a child process."""
+    import multiprocessing
+
+    from privopt import _runtime
+
+    monkeypatch.setattr(_runtime, "usable_cpus", lambda: 6)
+    for name in _runtime.THREAD_LIMIT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert _runtime.kernel_threads() == 6
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert _runtime.kernel_threads() == 2
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "4")          # before OMP_NUM_THREADS
+    assert _runtime.kernel_threads() == 4
+    monkeypatch.setenv("PRIVOPT_NUM_THREADS", "16")       # first, and capped by the CPUs
+    assert _runtime.kernel_threads() == 6
+    for bad in ("0", "two", "-1", ""):
+        monkeypatch.setenv("PRIVOPT_NUM_THREADS", bad)    # not a positive integer: the next limit
+        assert _runtime.kernel_threads() == 4
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_kernel_threads, args=(queue,))
+    child.start()
+    assert queue.get(timeout=120) == 1
+    child.join()
+
+
+@needs_numba
+def test_region_minima_in_threads_are_those_of_one_thread(monkeypatch):
+    """The supports split into runs over several threads (each with its own workspace)
+    give every region the values of one thread, bit for bit; a pruned call stays whole."""
+    from privopt.search import _patterns
+
+    problem = _problem(4, n=500)
+    monkeypatch.setattr(_patterns, "THREAD_MIN_WORK", 1)
+    for k in range(1, problem.k + 1):
+        S, pts = problem.supports(k), problem.points(k)
+        for budget in (None, 2 ** 62):
+            monkeypatch.setattr(_patterns, "kernel_threads", lambda: 1)
+            one = region_minima(problem.records, S, pts, budget=budget)
+            monkeypatch.setattr(_patterns, "kernel_threads", lambda: 3)
+            assert len(_patterns._thread_parts(len(S), k, problem.records, False)) == min(3, len(S))
+            many = region_minima(problem.records, S, pts, budget=budget)
+            for a, b in zip(one, many):
+                np.testing.assert_array_equal(a, b)
+        assert _patterns._thread_parts(len(S), k, problem.records, True) == [(0, len(S))]
