@@ -19,6 +19,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 # SNAP_TOL: relative tolerance used to snap a squared norm bound or a lattice coordinate onto
 # the exact integer it represents (sqrt(23)**2 is 22.999999999999996; it means 23).
 from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor  # noqa: F401  (re-exported)
+from .._lattice import unique_values
 from .. import space
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
@@ -204,7 +205,7 @@ def column_codes(X: np.ndarray) -> np.ndarray:
     order preserved)."""
     C = np.empty(X.shape, dtype=np.int64)
     for j in range(X.shape[1]):
-        C[:, j] = np.asarray(np.unique(X[:, j], return_inverse=True)[1]).reshape(-1)
+        C[:, j] = unique_values(X[:, j])[1]
     return C
 
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._lattice import unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
@@ -60,7 +61,7 @@ def _split_applies(data, coef, bound):
     if grid is None or not data.exact:
         return None
     X = np.asarray(data.X, dtype=np.float64)
-    uniq = np.unique(X, return_inverse=True)
+    uniq = unique_values(X)
     if split_support_count(X.shape[1], coef[0], int(bound), len(uniq[0])) is None:
         return None
     return grid, uniq
@@ -148,7 +149,7 @@ class HalfspaceProblem(RegionProblem):
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)
         u = np.array([units[i] for i in nz], dtype=np.int64)
-        U, inv = np.unique(X, return_inverse=True) if uniq is None else uniq
+        U, inv = unique_values(X) if uniq is None else uniq
         self.base = max(1, len(U))
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))

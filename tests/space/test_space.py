@@ -178,3 +178,32 @@ def test_the_search_engine_uses_the_one_rule():
     assert expected is not None
     assert split_supports(data, lv.coef, lv.bound) == expected
     assert halfspace_problem(data, lv.coef, lv.bound).n_regions == expected
+
+
+@pytest.mark.parametrize("x, values, inverse", [
+    ([2.0, -1.0, 2.0, 0.0], [-1.0, 0.0, 2.0], [2, 0, 2, 1]),               # counted in a table
+    ([[3.0, 3.0], [-2.0, 5.0]], [-2.0, 3.0, 5.0], [1, 1, 0, 2]),           # any shape, inverse flattened
+    ([0.5, -0.25, 0.5], [-0.25, 0.5], [1, 0, 1]),                           # not integers: sorted
+    ([0.0, 70000.0, 0.0], [0.0, 70000.0], [0, 1, 0]),                       # span above 65,536: sorted
+    ([], [], []),
+])
+def test_unique_values_worked_by_hand(x, values, inverse):
+    from privopt._lattice import unique_values
+
+    v, inv = unique_values(np.asarray(x, dtype=float))
+    np.testing.assert_array_equal(v, values)
+    np.testing.assert_array_equal(inv, inverse)
+
+
+def test_unique_values_is_numpys_unique_on_feature_codes():
+    """The table path gives np.unique's arrays on discretized features (and -0.0 as 0.0)."""
+    from privopt._lattice import unique_values
+
+    rng = np.random.default_rng(5)
+    for x in (rng.integers(-7, 9, size=(500, 6)).astype(float), np.array([0.0, -0.0, 3.0, -0.0]),
+              rng.integers(0, 2, size=1000).astype(float)):
+        v, inv = unique_values(x)
+        ref_v, ref_inv = np.unique(x, return_inverse=True)
+        np.testing.assert_array_equal(v, ref_v)
+        np.testing.assert_array_equal(inv, np.asarray(ref_inv).reshape(-1))
+        np.testing.assert_array_equal(v[inv], x.reshape(-1))
