@@ -317,16 +317,17 @@ def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> lis
 
 
 def _kernel_pool(threads: int):
-    """A thread pool of at least ``threads`` workers, made once for the process (the
-    kernels release the GIL)."""
+    """A thread pool of at least ``threads`` workers (the kernels release the GIL), made
+    once for the process with :func:`privopt._runtime.kernel_threads` workers; a larger
+    one replaces it only if the limit was raised since, and the old one is not shut down
+    (another thread may be mapping on it; its idle workers end when it is collected)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with _POOL_LOCK:
-        if not _POOL or _POOL[0][0] < threads:
-            if _POOL:
-                _POOL.pop()[1].shutdown(wait=False)
-            _POOL.append((threads, ThreadPoolExecutor(max_workers=threads, thread_name_prefix="privopt-kernel")))
-        return _POOL[0][1]
+        if not _POOL or _POOL[-1][0] < threads:
+            size = max(threads, kernel_threads())
+            _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
+        return _POOL[-1][1]
 
 
 def support_values(records: Records, support, points: Points, use_numba=True) -> tuple[np.ndarray, np.ndarray]:
