@@ -23,7 +23,7 @@ import pyomo.environ as pyo
 
 from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
-from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
+from .._limits import LOCAL_SECONDS, SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from .._runtime import usable_cpus
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
@@ -99,7 +99,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     where its oracle is one MILP."""
     budget = AUTO_SELECTION_SECONDS if time_limit is None else float(time_limit)
     if topdown_regions is not None:
-        predicted = topdown_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND / usable_cpus()
+        predicted = _bound_pass_seconds(topdown_regions, n_records) / usable_cpus()
         what = f"bounding the {topdown_regions:,} supports of W"
         ok = predicted <= budget
     else:
@@ -110,6 +110,24 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
         return "permute_and_flip", f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s <= {budget:g} s"
     return "opdisc", (f"|W| = {n_points:,}: {what} predicted to take {predicted:.3g} s > {budget:g} s "
                       "(or |W| above the enumeration limit); OPDisc solves one MILP instead")
+
+
+def _bound_pass_seconds(regions: int, n_records: int) -> float:
+    """The top-down sampler's lower-bound pass on one core: supports x n rows at
+    :data:`privopt.search.BOUND_ROWS_PER_SECOND` (public: the number of supports and n)."""
+    return regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
+
+
+def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None,
+                         topdown_regions: int | None = None) -> float:
+    """The public prediction of sampling one W_r inside ``mixture_selection``, as its plan
+    compares it with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`): the
+    bound pass in this process where it is short (below ``LOCAL_SECONDS``), else on the
+    usable CPUs; every point scored where the split by support does not apply."""
+    if topdown_regions is None:
+        return float(predict_evaluation_seconds(n_points, n_records, d, sparse_work))
+    one_core = _bound_pass_seconds(topdown_regions, n_records)
+    return one_core if one_core < LOCAL_SECONDS else one_core / usable_cpus()
 
 
 def _grid_values(grid) -> int:
@@ -662,7 +680,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         most ``LADDER_SECONDS`` (public: |W_r|, n, d, levels), with at most
         ``LADDER_ENUMERATE_POINTS`` points where every point is scored, while
         the sizes of those beyond the first sum to at most ``LADDER_TOTAL_POINTS``
-        (none of this depends on epsilon); :meth:`_capped` then keeps those
+        and their predicted sampling times (:func:`mixture_part_seconds`) to at most
+        ``time_limit``, the sum ``mixture_selection`` holds against it (none of this
+        depends on epsilon); :meth:`_capped` then keeps those
         the public budget rule :func:`privopt.estimators.ladder_cap` allows.
         Returns the triples and the |W_r|."""
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
@@ -670,7 +690,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
             rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
-        out, seen, total = [], set(), 0
+        out, seen, total, seconds = [], set(), 0, 0.0
         for i, res in enumerate(rungs):
             key: tuple
             if self.discretizer_ is None:            # integer features as they are: levels do not apply
@@ -686,18 +706,27 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 continue
             size = self._public_size(Xr.shape[1], res)
             regions = self._public_topdown_regions(Xr, res)
+            work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
             if i > 0:
-                work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
                 too_many = size >= 10 ** 18 or (regions is None and size > LADDER_ENUMERATE_POINTS)
                 if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
                         != "permute_and_flip":
                     continue
-                if total + size > LADDER_TOTAL_POINTS:      # the ladder's total size: it stops here
-                    break
+                part = mixture_part_seconds(size, n, d_model, work, topdown_regions=regions)
+                if total + size > LADDER_TOTAL_POINTS or self._over_time_limit(seconds + part):
+                    break       # the ladder's total size, or the mixture's time_limit on the sum: it stops here
                 total += size
+                seconds += part
+            else:
+                seconds += mixture_part_seconds(size, n, d_model, work, topdown_regions=regions)
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]
+
+    def _over_time_limit(self, seconds: float) -> bool:
+        """Whether ``mixture_selection`` would refuse W's whose predicted sampling times sum to
+        ``seconds`` (its one rule: the sum against ``time_limit``)."""
+        return self.time_limit is not None and math.isfinite(seconds) and seconds > float(self.time_limit)
 
     @staticmethod
     def _capped(ladder, sizes, epsilon: float, n: int):

@@ -1,0 +1,49 @@
+"""The default estimator's ladder and mixture_selection's time_limit are one rule: the
+ladder stops before the W's predicted sampling times sum past time_limit, so a fit is
+never refused by the mixture for a ladder the estimator itself chose (before, the ladder
+checked each W alone and time_limit=3 refused a 2,000-row fit that time_limit=1 and 120
+ran)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import privopt
+
+
+@pytest.fixture(scope="module")
+def table():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=2000, n_features=6, n_informative=3, n_redundant=0, random_state=0)
+    return X, y, (X.min(0), X.max(0))
+
+
+@pytest.mark.parametrize("time_limit", [0.5, 1.5, 3.0, 4.0, 5.0, 7.0, 120.0])
+def test_no_time_limit_refuses_the_ladder_it_chose(table, time_limit):
+    X, y, bounds = table
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, random_state=0, time_limit=time_limit,
+                                             keep_report=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    report = clf.result_.report
+    assert report.predicted_time <= time_limit
+    assert len(clf.resolutions_) == len(report.parts)
+
+
+def test_a_longer_time_limit_offers_at_least_the_same_ws(table):
+    X, y, bounds = table
+    offered = []
+    for time_limit in (1.0, 3.0, 7.0, 120.0):
+        clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, random_state=0, time_limit=time_limit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X, y)
+        offered.append(clf.resolutions_)
+    for shorter, longer in zip(offered, offered[1:]):
+        assert longer[:len(shorter) - 1] == shorter[:len(shorter) - 1]     # the warm start's W comes last
+        assert len(longer) >= len(shorter)
+    assert len(offered[-1]) > len(offered[0])
