@@ -552,17 +552,27 @@ class BoundedArgmax:
         return NoisyArgmax(float(key), int(index), point, int(scored), int(bounded))
 
 
+#: The most entries of each of :func:`_partial_score_bounds`' tables (8 bytes each).
+_SCORE_BOUND_ENTRIES = 1 << 22
+
+
 def _partial_score_bounds(xt, gint, coef, valid, bound):
     """``(bucket, fmin, fmax)``: the smallest and largest score that coordinates 0..j-1
     can add to each row when each of them alone stays within a squared-norm budget b
     (the ball relaxed to a box), for every j and every budget b <= ``bound``, in integer
     units.  A coordinate's range changes only where b reaches one of its ``coef``
-    values, so budgets share columns: ``bucket[b]`` is b's column, that of the largest
-    such value <= b (``fmin[j, bucket[b], r]``)."""
+    values, so budgets share columns: ``bucket[b]`` is b's column (``fmin[j, bucket[b], r]``),
+    that of the largest such value <= b; where the tables would pass
+    :data:`_SCORE_BOUND_ENTRIES`, of a larger kept value (a wider range: still a bound)."""
     cap = 2 ** 62
     steps = np.unique(np.concatenate([[0], coef[valid]]))
     steps = steps[steps <= bound]
-    bucket = (np.searchsorted(steps, np.arange(bound + 1), side="right") - 1).astype(np.int64)
+    column = np.searchsorted(steps, np.arange(bound + 1), side="right") - 1
+    most = max(1, _SCORE_BOUND_ENTRIES // (xt.shape[0] + 1) // max(1, xt.shape[1]))
+    if len(steps) > most:       # keep `most` steps, the largest among them; each budget takes the next kept one
+        kept = np.unique(np.linspace(len(steps) - 1, 0, most).round().astype(np.int64))   # the last among them
+        column, steps = np.searchsorted(kept, column, side="left"), steps[kept]
+    bucket = column.astype(np.int64)
     allowed = valid[:, None, :] & (coef[:, None, :] <= steps[None, :, None])      # (d, columns, width)
     lo_val = np.where(allowed, gint[:, None, :], cap).min(axis=2)
     hi_val = np.where(allowed, gint[:, None, :], -cap).max(axis=2)

@@ -58,9 +58,14 @@ def test_one_noise_call_is_the_block_by_block_stream():
             np.testing.assert_array_equal(whole, np.concatenate(parts))
 
 
+@pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
 @pytest.mark.parametrize("index", range(3))
-def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale):
+def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, monkeypatch):
+    if tables == "coarsened":       # the score-bound tables capped: budgets share wider columns
+        import privopt.solvers._enumerate as enum
+
+        monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", 1)
     name, data = _problems()[index]
     coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
     argmax = BoundedArgmax.of(data, coef, bound)
@@ -155,6 +160,7 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
     valid = np.ones_like(gint, dtype=bool)
     bound = 6
     bucket, fmin, fmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+    assert fmin.shape[1] == 3          # the budget steps 0, 1, 4
     for b in range(bound + 1):
         allowed = grid[grid ** 2 <= b]
         for j in range(1, d + 1):
@@ -166,3 +172,22 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
         np.testing.assert_array_equal(fmin[1, bucket[b]], single.min(axis=1))
         np.testing.assert_array_equal(fmax[1, bucket[b]], single.max(axis=1))
     assert np.all(fmin[:, :, :] <= 0) and np.all(fmax >= 0)     # 0 is in every grid: w = 0 scores 0
+
+
+def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
+    """Past the tables' size cap, budgets share the column of a larger kept step: fewer
+    columns, each range at least as wide as the budget's own (still a bound)."""
+    import privopt.solvers._enumerate as enum
+
+    rng = np.random.default_rng(4)
+    d, rows, bound = 2, 30, 13
+    xt = rng.integers(-3, 4, size=(d, rows)).astype(np.int64)
+    gint = np.tile(np.arange(-3, 4, dtype=np.int64), (d, 1))
+    coef, valid = gint ** 2, np.ones_like(gint, dtype=bool)
+    bucket, fmin, fmax = enum._partial_score_bounds(xt, gint, coef, valid, bound)
+    monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", 2 * (d + 1) * rows)
+    cbucket, cmin, cmax = enum._partial_score_bounds(xt, gint, coef, valid, bound)
+    assert fmin.shape[1] == 4 and cmin.shape[1] == 2
+    for b in range(bound + 1):
+        assert np.all(cmin[:, cbucket[b]] <= fmin[:, bucket[b]])
+        assert np.all(cmax[:, cbucket[b]] >= fmax[:, bucket[b]])
