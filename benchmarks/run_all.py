@@ -94,6 +94,9 @@ GROUPS: tuple[Group, ...] = (
               ("--seeds", "1", "--only", "twoclass_2", "--out", "benchmarks/results/study_surrogate_selection_quick")),
         Bench("study_prior_selection.py", (),
               ("--seeds", "1", "--only", "twoclass_2", "--out", "benchmarks/results/study_prior_selection_quick")),
+        Bench("study_finer_rung.py", ("--seeds", "10", "--enumerate-points", "10000000", "--total-points", "20000000"),
+              ("--seeds", "1", "--epsilons", "2", "--only", "twoclass_2", "--out",
+               "benchmarks/results/study_finer_rung_quick")),
     )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
         Bench("bench_audit.py"),
