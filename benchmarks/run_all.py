@@ -97,6 +97,8 @@ GROUPS: tuple[Group, ...] = (
         Bench("study_finer_rung.py", ("--seeds", "10", "--enumerate-points", "10000000", "--total-points", "20000000"),
               ("--seeds", "1", "--epsilons", "2", "--only", "twoclass_2", "--out",
                "benchmarks/results/study_finer_rung_quick")),
+        Bench("study_ladder_prior.py", (),
+              ("--seeds", "1", "--only", "mroz_7", "--out", "benchmarks/results/study_ladder_prior_quick")),
     )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
         Bench("bench_audit.py"),
