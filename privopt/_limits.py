@@ -61,7 +61,7 @@ SPARSE_MAX_PATTERNS = 1 << 20
 #: engine's split by support tabulates (:func:`privopt.space.split_support_count`).
 MAX_REGION_PATTERNS = 1 << 22
 
-#: Largest histogram (patterns of one support size, 16 bytes each) whose scratch
+#: Largest histogram (patterns of one support size, 24 bytes each) whose scratch
 #: arrays the pattern kernels keep from call to call (privopt.search._patterns);
 #: a larger one is made for each call and freed after it.
 KEPT_WORKSPACE_PATTERNS = 1 << 20

@@ -23,7 +23,7 @@ import pyomo.environ as pyo
 
 from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
-from .._limits import LOCAL_SECONDS, SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
+from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from .._runtime import usable_cpus
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
@@ -32,7 +32,7 @@ from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
 from ..ledger import current_ledger, estimator_key, release
-from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds
+from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds, workers_for
 from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
 from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
@@ -122,12 +122,13 @@ def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None
                          topdown_regions: int | None = None) -> float:
     """The public prediction of sampling one W_r inside ``mixture_selection``, as its plan
     compares it with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`): the
-    bound pass in this process where it is short (below ``LOCAL_SECONDS``), else on the
-    usable CPUs; every point scored where the split by support does not apply."""
+    bound pass on the workers the plan's own rule gives it (``workers_for``: this process
+    where it is short, else the usable CPUs); every point scored where the split by support
+    does not apply."""
     if topdown_regions is None:
         return float(predict_evaluation_seconds(n_points, n_records, d, sparse_work))
     one_core = _bound_pass_seconds(topdown_regions, n_records)
-    return one_core if one_core < LOCAL_SECONDS else one_core / usable_cpus()
+    return one_core / workers_for(None, one_core)
 
 
 def _grid_values(grid) -> int:

@@ -15,6 +15,7 @@ from ._bounded import PyomoBoundOracle as PyomoBoundOracle
 from ._bounded import prefix_space as prefix_space
 from ._bounded import relaxation_bound as relaxation_bound
 from ._evaluate import predict_evaluation_seconds as predict_evaluation_seconds
+from ._plan import workers_for as workers_for
 from ._release import MixtureParameters as MixtureParameters
 from ._samplers import BoundedSampler as BoundedSampler
 from ._release import MixturePart as MixturePart
