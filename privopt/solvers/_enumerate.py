@@ -304,24 +304,27 @@ class IntegerLattice:
 
 
 class _Lattice(NamedTuple):
-    """The integer scorer's data, as the branch and bound's kernel reads it."""
+    """The integer scorer's data, as the branch and bound's kernel reads it (every array in
+    the narrowest integer type that holds it: :func:`_score_dtype`)."""
 
-    xt: np.ndarray           #: (d, rows) int64 feature values
+    xt: np.ndarray           #: (d, rows) feature values
     diff: np.ndarray         #: pos - neg of each row
     total_pos: int
     thr: int                 #: ceil(theta)
 
 
 class _Tree(NamedTuple):
-    """W_tau's enumeration tree: grid values, their norm units, the points below each budget."""
+    """W_tau's enumeration tree: grid values, their norm units, the points below each budget,
+    and the thresholds a row's partial score is compared with."""
 
     gint: np.ndarray         #: (d, width) int64 grid values
     nk: np.ndarray           #: grid size of each coordinate
     coef: np.ndarray         #: (d, width) squared-norm units of each grid value
     counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
-    bucket: np.ndarray       #: budget -> its column of fmin and fmax (:func:`_partial_score_bounds`)
-    fmin: np.ndarray         #: (d + 1, columns, rows) smallest partial score of coordinates < j within a budget
-    fmax: np.ndarray         #: (d + 1, columns, rows) largest partial score of coordinates < j within a budget
+    bucket: np.ndarray       #: budget -> its column of tmin and tmax (:func:`_partial_score_bounds`)
+    tmin: np.ndarray         #: (d + 1, columns, rows) thr - the smallest partial score of coordinates < j
+    tmax: np.ndarray         #: (d + 1, columns, rows) thr - the largest partial score of coordinates < j
+    leaf: np.ndarray         #: (width, rows) thr - x[r, 0] * (k-th grid value of coordinate 0)
     bound: int
     min_bound: int           #: fewest points of a subtree whose bound is computed
 
@@ -355,13 +358,14 @@ def _build_argmax_kernel(numba):
         # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
         # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
         # the points [first[j], first[j] + counts[j, budget[j]]) of that order
-        xt, diff, total_pos, thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
+        xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
-        bucket, fmin, fmax, bound, min_bound = tree.bucket, tree.fmin, tree.fmax, tree.bound, tree.min_bound
+        bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
+        min_bound = tree.min_bound
         noise, table, block = noisy.noise, noisy.table, noisy.block
         scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
         d, rows = xt.shape
-        level = np.zeros((d + 1, rows), dtype=np.int64)
+        level = np.zeros((d + 1, rows), dtype=xt.dtype)
         budget = np.zeros(d + 1, dtype=np.int64)
         first = np.zeros(d + 1, dtype=np.int64)
         nxt_k = np.zeros(d + 1, dtype=np.int64)
@@ -381,12 +385,9 @@ def _build_argmax_kernel(numba):
                     bounded += 1
                     acc = np.int64(0)
                     b = bucket[budget[j]]
-                    for r in range(rows):
-                        s = level[j, r]
-                        if s + fmin[j, b, r] >= thr:
-                            acc += diff[r]
-                        elif s + fmax[j, b, r] >= thr and diff[r] > 0:
-                            acc += diff[r]
+                    for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
+                        s, dr = level[j, r], diff[r]
+                        acc += dr * ((s >= tmin[j, b, r]) | ((s >= tmax[j, b, r]) & (dr > 0)))
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
                     drops[j] = drops[j + 1]
@@ -417,10 +418,9 @@ def _build_argmax_kernel(numba):
                         if coef[0, k] > budget[1]:
                             continue
                         if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
-                            w0 = gint[0, k]
                             a = np.int64(0)
                             for r in range(rows):
-                                a += diff[r] * np.int64(level[1, r] + xt[0, r] * w0 >= thr)
+                                a += diff[r] * (level[1, r] >= leaf[k, r])
                             scored += 1
                             key = noise[p] - np.float64(total_pos - a) / scale
                             if key > best:
@@ -513,15 +513,17 @@ class BoundedArgmax:
         self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
                                dtype=np.int64)
         self.n_points = int(self.counts[d, int(bound)])
-        self.bucket, self.fmin, self.fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(),
-                                                                  int(bound))
+        bucket, fmin, fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound))
         self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
-        self._lattice = _Lattice(self.xt, self.diff, int(self.total_pos), int(self.thr))
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, self.bucket, self.fmin, self.fmax, self.bound,
-                           self.min_bound)
+        score = _score_dtype(self.xt, self.gint, self.thr)
+        leaf = self.thr - self.gint[0][:, None] * self.xt[0][None, :]
+        self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
+                                 int(self.total_pos), int(self.thr))
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, (self.thr - fmin).astype(score),
+                           (self.thr - fmax).astype(score), leaf.astype(score), self.bound, self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -554,6 +556,22 @@ class BoundedArgmax:
 
 #: The most entries of each of :func:`_partial_score_bounds`' tables (8 bytes each).
 _SCORE_BOUND_ENTRIES = 1 << 22
+
+
+def _score_dtype(xt, gint=None, thr: int = 0) -> type:
+    """The narrowest of int16, int32 and int64 that holds every value of ``xt`` and, with
+    ``gint``, every partial score ``sum_j x[r, j] w_j`` over any coordinates and any grid
+    values and ``thr`` minus any of them: the kernel of :class:`BoundedArgmax` compares these
+    in that type (more numbers per vector instruction), exactly, since none of them is out
+    of its range."""
+    largest = int(np.abs(xt).max(initial=0))
+    if gint is not None:
+        spans = np.abs(xt).max(axis=1, initial=0) * np.abs(gint).max(axis=1, initial=0)
+        largest = max(largest, abs(int(thr)) + int(spans.sum()))
+    for kind in (np.int16, np.int32):
+        if largest <= np.iinfo(kind).max:
+            return kind
+    return np.int64
 
 
 def _partial_score_bounds(xt, gint, coef, valid, bound):

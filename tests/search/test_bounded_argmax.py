@@ -36,7 +36,9 @@ def _problems():
     y1 = np.array([-1, -1, -1, 1, 1, 1, 1, 1, -1, 1, -1, 1, -1, 1])
     return [("4 features, grid 3, D 3", zero_one_loss(X4, y4, grid=3, norm_bound=3.0).data),
             ("3 features, grid 2, D 2", zero_one_loss(X3, y3, grid=2, norm_bound=2.0).data),
-            ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data)]
+            ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data),
+            # scores up to 20,000 * 2 * 3 * 5 (int32 in the kernel, not int16)
+            ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data)]
 
 
 def _scored_every_point(data, coef, bound, noise, scale):
@@ -58,14 +60,31 @@ def test_one_noise_call_is_the_block_by_block_stream():
             np.testing.assert_array_equal(whole, np.concatenate(parts))
 
 
+def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
+    from privopt.solvers._enumerate import _score_dtype
+
+    xt, gint = np.array([[1, -2], [3, 0]]), np.array([[1, -1], [2, 0]])
+    assert _score_dtype(xt, gint, 5) is np.int16            # 5 + 2 * 1 + 3 * 2 = 13
+    assert _score_dtype(np.array([[32_767]]), np.array([[1]]), 0) is np.int16
+    assert _score_dtype(np.array([[32_767]]), np.array([[1]]), -1) is np.int32    # |thr| counts: 32,768
+    assert _score_dtype(np.array([[16_384], [16_384]]), np.array([[-1], [1]])) is np.int32
+    assert _score_dtype(np.array([[40_000]]), np.array([[0]])) is np.int32       # the values themselves
+    assert _score_dtype(np.array([[2 ** 31 - 1]]), np.array([[1]])) is np.int32
+    assert _score_dtype(np.array([[2 ** 30]]), np.array([[2]])) is np.int64
+    assert _score_dtype(np.array([[-9, 13]])) is np.int16 and _score_dtype(np.array([[-40_000, 3]])) is np.int32
+
+
+@pytest.mark.parametrize("score_type", ["narrowest", "int64"])
 @pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
-@pytest.mark.parametrize("index", range(3))
-def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, monkeypatch):
-    if tables == "coarsened":       # the score-bound tables capped: budgets share wider columns
-        import privopt.solvers._enumerate as enum
+@pytest.mark.parametrize("index", range(4))
+def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, monkeypatch):
+    import privopt.solvers._enumerate as enum
 
+    if tables == "coarsened":       # the score-bound tables capped: budgets share wider columns
         monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", 1)
+    if score_type == "int64":       # the kernel's comparisons in int64 whatever the scores' range
+        monkeypatch.setattr(enum, "_score_dtype", lambda *args: np.int64)
     name, data = _problems()[index]
     coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
     argmax = BoundedArgmax.of(data, coef, bound)
