@@ -282,6 +282,24 @@ def kernel_threads() -> int:
     return usable_cpus()
 
 
+_POOL_LOCK = threading.Lock()
+_POOL: list = []      # [(workers, the pool)] once made
+
+
+def kernel_pool(threads: int):
+    """A thread pool of at least ``threads`` workers (the kernels release the GIL), made
+    once for the process with :func:`kernel_threads` workers; a larger
+    one replaces it only if the limit was raised since, and the old one is not shut down
+    (another thread may be mapping on it; its idle workers end when it is collected)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOL_LOCK:
+        if not _POOL or _POOL[-1][0] < threads:
+            size = max(threads, kernel_threads())
+            _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
+        return _POOL[-1][1]
+
+
 def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:
     """A local process pool with min(usable CPUs, n_tasks) workers (each
     running ``initializer(*initargs)`` once when it starts).

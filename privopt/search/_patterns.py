@@ -23,7 +23,7 @@ import numpy as np
 
 from .._limits import KEPT_WORKSPACE_PATTERNS, memory_budget
 from .._numba import lazy_kernel
-from .._runtime import kernel_threads
+from .._runtime import kernel_pool, kernel_threads
 
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
@@ -284,7 +284,7 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
         return run(supports)
-    results = list(_kernel_pool(len(parts)).map(run, [supports[a:b] for a, b in parts]))
+    results = list(kernel_pool(len(parts)).map(run, [supports[a:b] for a, b in parts]))
     return tuple(np.concatenate(col) for col in zip(*results))
 
 
@@ -298,10 +298,6 @@ def _minima_part(kernel, records, points, budget, ceiling, prune, supports):
 #: (a thread's hand-off costs about what a few hundred thousand row visits do).
 THREAD_MIN_WORK = 200_000
 
-_POOL_LOCK = threading.Lock()
-_POOL: list = []      # [(workers, the pool)] once made
-
-
 def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> list[tuple[int, int]]:
     """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
     each thread with a workspace of its own (at most an eighth of
@@ -314,20 +310,6 @@ def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> lis
                                   max(1, int(memory_budget() / 8 // workspace)))
     edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
-
-
-def _kernel_pool(threads: int):
-    """A thread pool of at least ``threads`` workers (the kernels release the GIL), made
-    once for the process with :func:`privopt._runtime.kernel_threads` workers; a larger
-    one replaces it only if the limit was raised since, and the old one is not shut down
-    (another thread may be mapping on it; its idle workers end when it is collected)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with _POOL_LOCK:
-        if not _POOL or _POOL[-1][0] < threads:
-            size = max(threads, kernel_threads())
-            _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
-        return _POOL[-1][1]
 
 
 def support_values(records: Records, support, points: Points, use_numba=True) -> tuple[np.ndarray, np.ndarray]:

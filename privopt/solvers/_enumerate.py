@@ -28,6 +28,7 @@ detected: edit a model, then solve it with a MILP solver.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -53,7 +54,7 @@ from ..search import (
     search_optimum,
 )
 from ..space import count_grid_points, iter_grid_blocks, prefix_counts, uniform_grid
-from .._runtime import resolve_executor, usable_cpus, worker_count
+from .._runtime import kernel_pool, kernel_threads, resolve_executor, usable_cpus, worker_count
 from ..perturbation import find_perturbation_block, get_noise, perturbation_info
 from ._report import RunOutcome
 
@@ -353,11 +354,12 @@ class _Found(NamedTuple):
 def _build_argmax_kernel(numba):
     """The compiled branch and bound of :class:`BoundedArgmax` (None without numba)."""
 
-    @numba.njit(cache=True)
-    def kernel(lattice, tree, noisy, best_k):   # pragma: no cover - compiled
+    @numba.njit(cache=True, nogil=True)
+    def kernel(lattice, tree, noisy, best_k, part, parts, split):   # pragma: no cover - compiled
         # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
         # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
-        # the points [first[j], first[j] + counts[j, budget[j]]) of that order
+        # the points [first[j], first[j] + counts[j, budget[j]]) of that order; with parts > 1, only
+        # the subtrees at level `split` whose rank is part modulo parts (one thread's share)
         xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
         bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
@@ -374,6 +376,7 @@ def _build_argmax_kernel(numba):
         k0 = nk[0]
         cur = np.zeros(d, dtype=np.int64)
         best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
+        rank = np.zeros(d + 1, dtype=np.int64)
         budget[d] = bound
         j, entering = d, True
         while j <= d:
@@ -447,6 +450,12 @@ def _build_argmax_kernel(numba):
             budget[c_j] = budget[j] - coef[c_j, k]
             first[c_j] = nxt_p[j]
             nxt_p[j] += counts[c_j, budget[c_j]]
+            # another thread's subtree (ranked by its values' indices, not by visit: this thread's
+            # pruning must not move it to another thread): node j's next child
+            rank[c_j] = rank[j] * nk[c_j] + k
+            if parts > 1 and c_j == split and rank[c_j] % parts != part:
+                entering = False
+                continue
             wk = gint[c_j, k]
             for r in range(rows):
                 level[c_j, r] = level[j, r] + xt[c_j, r] * wk
@@ -544,14 +553,39 @@ class BoundedArgmax:
         noise = np.ascontiguousarray(noise, dtype=np.float64)
         if noise.shape != (self.n_points,):
             raise ValueError(f"noise: expected {self.n_points} numbers, one per point of W")
-        best_k = np.zeros(len(self.grid), dtype=np.int64)
         noisy = _Noise(noise, _block_maxima(noise, _NOISE_BLOCK), _NOISE_BLOCK, float(scale),
                        0.0 if floor is None else float(floor), floor is not None)
-        key, index, scored, bounded = self.kernel(self._lattice, self._tree, noisy, best_k)
+        parts = self.threads()
+        run = functools.partial(self._search, noisy, parts=parts)
+        found = [run(0)] if parts == 1 else list(kernel_pool(parts).map(run, range(parts)))
+        # the largest key; of equal keys, the first in the enumeration's order (each part's is its first)
+        (key, index, _, _), best_k = max(found, key=lambda f: (f[0].key, -f[0].position))
+        scored, bounded = sum(f[0].scored for f in found), sum(f[0].bounded for f in found)
         if index < 0 or (floor is not None and key <= floor):
             return NoisyArgmax(-math.inf, -1, None, int(scored), int(bounded))
         point = np.array([g[k] for g, k in zip(self.grid, best_k)], dtype=np.float64)
         return NoisyArgmax(float(key), int(index), point, int(scored), int(bounded))
+
+    def threads(self) -> int:
+        """Threads :meth:`best` searches with: one per :data:`_THREAD_MIN_POINT_ROWS` of
+        points x rows, at most :func:`privopt._runtime.kernel_threads`; one where W has one
+        coordinate (the threads take turns over the subtrees below the last two)."""
+        if len(self.grid) < 2:
+            return 1
+        work = self.n_points * self.xt.shape[1]
+        return int(max(1, min(kernel_threads(), work // _THREAD_MIN_POINT_ROWS)))
+
+    def _search(self, noisy, part: int, parts: int) -> tuple[_Found, np.ndarray]:
+        """The kernel over one thread's share of the subtrees: (what it found, the grid index
+        of each coordinate of its best point)."""
+        best_k = np.zeros(len(self.grid), dtype=np.int64)
+        split = max(1, len(self.grid) - 2)      # the subtrees below coordinates d-1 and d-2 (d-1 alone if d = 2)
+        return self.kernel(self._lattice, self._tree, noisy, best_k, part, parts, split), best_k
+
+
+#: Points x rows of a W per thread of :meth:`BoundedArgmax.best` (a thread's hand-off costs
+#: about what scoring a few thousand rows does; 10M point-rows take about half a millisecond).
+_THREAD_MIN_POINT_ROWS = 10_000_000
 
 
 #: The most entries of each of :func:`_partial_score_bounds`' tables (8 bytes each).

@@ -26,7 +26,7 @@ SEEDS = range(50)
 
 
 def _problems():
-    """Three small 0/1 problems on integer features: (name, data)."""
+    """Five small 0/1 problems on integer features: (name, data)."""
     rng = np.random.default_rng(7)
     X4 = rng.integers(-2, 3, size=(150, 4)).astype(float)
     y4 = np.where(X4[:, 0] - X4[:, 1] + 0.5 * X4[:, 2] + rng.normal(size=150) > 0, 1, -1)
@@ -37,6 +37,7 @@ def _problems():
     return [("4 features, grid 3, D 3", zero_one_loss(X4, y4, grid=3, norm_bound=3.0).data),
             ("3 features, grid 2, D 2", zero_one_loss(X3, y3, grid=2, norm_bound=2.0).data),
             ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data),
+            ("2 features, grid 3, D 3", zero_one_loss(X4[:, :2], y4, grid=3, norm_bound=3.0).data),
             # scores up to 20,000 * 2 * 3 * 5 (int32 in the kernel, not int16)
             ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data)]
 
@@ -74,13 +75,18 @@ def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
     assert _score_dtype(np.array([[-9, 13]])) is np.int16 and _score_dtype(np.array([[-40_000, 3]])) is np.int32
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("score_type", ["narrowest", "int64"])
 @pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
-@pytest.mark.parametrize("index", range(4))
-def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, monkeypatch):
+@pytest.mark.parametrize("index", range(5))
+def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, threads,
+                                                              monkeypatch):
     import privopt.solvers._enumerate as enum
 
+    # threads: the subtrees at coordinate d-2 dealt to 3 threads, however small W is
+    monkeypatch.setattr(enum, "kernel_threads", lambda: threads)
+    monkeypatch.setattr(enum, "_THREAD_MIN_POINT_ROWS", 1)
     if tables == "coarsened":       # the score-bound tables capped: budgets share wider columns
         monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", 1)
     if score_type == "int64":       # the kernel's comparisons in int64 whatever the scores' range
@@ -89,6 +95,7 @@ def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tabl
     coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
     argmax = BoundedArgmax.of(data, coef, bound)
     assert argmax is not None, name
+    assert argmax.threads() == (threads if len(data.grid) >= 2 else 1)
     pruned = False
     for seed in SEEDS:
         noise = np.random.default_rng(seed).standard_exponential(argmax.n_points)
