@@ -22,6 +22,7 @@ rows (public: d, k and n bound it), plus the regions that are actually scored
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -136,6 +137,17 @@ def halfspace_problem(data, coef, bound):
     return HalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1])
 
 
+@functools.lru_cache(maxsize=64)
+def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k-tuples of nonzero grid values within the bound and their squared norms in
+    units (:func:`privopt.space.grid_points`), read-only, listed once per process for each
+    (values, units, k, bound): every W of a ladder on the same grid asks for the same ones."""
+    V, used = grid_points([values] * k, [units] * k, bound)
+    used = np.asarray(used, dtype=np.int64)
+    V.flags.writeable = used.flags.writeable = False
+    return V, used
+
+
 class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
@@ -160,9 +172,9 @@ class HalfspaceProblem(RegionProblem):
         self.units = [np.zeros(1, dtype=np.int64)]        # squared norm of each vector, in grid units
         for k in range(1, min(self.d, int(bound // u.min())) + 1):
             # k-tuples of nonzero values within the bound, listed with pruning
-            V, used = grid_points([tuple(values)] * k, [tuple(int(x) for x in u)] * k, int(bound))
+            V, used = _support_points(tuple(values.tolist()), tuple(u.tolist()), k, int(bound))
             self.vectors.append(V)
-            self.units.append(np.asarray(used, dtype=np.int64))
+            self.units.append(used)
         self.k = len(self.vectors) - 1
         self.n_points = sum(math.comb(self.d, j) * self.vectors[j].shape[0] for j in range(self.k + 1))
 

@@ -6,6 +6,8 @@ the split by support and the mechanisms that list W."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["count_grid_points", "grid_points", "prefix_counts", "iter_grid_blocks", "uniform_grid"]
@@ -44,7 +46,14 @@ def grid_points(grid, coef, bound):
 
 def prefix_counts(coef, bound):
     """``counts[j][u]``: number of value tuples of coordinates 0..j-1 whose
-    squared-norm units sum to at most u (u = 0..bound); Python integers."""
+    squared-norm units sum to at most u (u = 0..bound); Python integers, in read-only
+    arrays computed once per (coef, bound) in a process (a fit asks for the same
+    ones many times)."""
+    return _prefix_counts(tuple(tuple(int(x) for x in c) for c in coef), int(bound))
+
+
+@functools.lru_cache(maxsize=512)
+def _prefix_counts(coef: tuple, bound: int) -> tuple:
     exact = np.zeros(bound + 1, dtype=object)   # exactly u units
     exact[0] = 1
     out = [np.cumsum(exact)]
@@ -55,7 +64,9 @@ def prefix_counts(coef, bound):
                 new[x:] += exact[: bound + 1 - x]
         exact = new
         out.append(np.cumsum(exact))
-    return out
+    for counts in out:
+        counts.flags.writeable = False
+    return tuple(out)
 
 
 def iter_grid_blocks(grid, coef, bound, block_points: int):
