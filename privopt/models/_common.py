@@ -7,6 +7,7 @@ and :mod:`privopt.models.convex` use it.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -182,8 +183,14 @@ def grid_unit(grid: tuple, name: str = "grid") -> Fraction:
 
 
 def grid_units(grid: tuple, unit: Fraction) -> list[list[int]]:
-    """Grid values as exact integers in units of ``unit``."""
-    return [[int(round(Fraction(v).limit_denominator(10**9) / unit)) for v in g] for g in grid]
+    """Grid values as exact integers in units of ``unit`` (worked out once per grid and unit
+    in a process: the W's of a ladder share their grids)."""
+    return [list(g) for g in _grid_units(tuple(tuple(float(v) for v in g) for g in grid), Fraction(unit))]
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_units(grid: tuple, unit: Fraction) -> tuple:
+    return tuple(tuple(int(round(Fraction(v).limit_denominator(10**9) / unit)) for v in g) for g in grid)
 
 
 def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None = None) -> int:
