@@ -99,6 +99,9 @@ GROUPS: tuple[Group, ...] = (
                "benchmarks/results/study_finer_rung_quick")),
         Bench("study_ladder_prior.py", (),
               ("--seeds", "1", "--only", "mroz_7", "--out", "benchmarks/results/study_ladder_prior_quick")),
+        Bench("study_tempered_prior.py", (),
+              ("--seeds", "1", "--only", "twoclass_2", "cowles_3", "--out",
+               "benchmarks/results/study_tempered_prior_quick")),
     )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
         Bench("bench_audit.py"),
