@@ -207,3 +207,34 @@ def test_unique_values_is_numpys_unique_on_feature_codes():
         np.testing.assert_array_equal(v, ref_v)
         np.testing.assert_array_equal(inv, np.asarray(ref_inv).reshape(-1))
         np.testing.assert_array_equal(v[inv], x.reshape(-1))
+
+
+@pytest.mark.parametrize("shape, levels", [((400, 6), 3), ((300, 45), 3), ((50, 0), 2), ((0, 4), 2)])
+def test_unique_rows_is_numpys_unique_rows(shape, levels):
+    """One mixed-radix key per row where the radices fit in 2^62 (6 columns of 3 codes), a key
+    per column where they do not (3^45 > 2^62): both np.unique's rows, in its order, and its
+    inverse."""
+    from privopt.models._common import _row_keys, column_codes, unique_rows
+
+    rng = np.random.default_rng(11)
+    X = rng.integers(-1, levels - 1, size=shape).astype(float) * 0.5
+    X[: shape[0] // 2] = X[shape[0] // 2: 2 * (shape[0] // 2)]        # half the rows repeated
+    assert (_row_keys(column_codes(X)) is None) == (levels ** shape[1] >= 2 ** 62)
+    Xu, inv = unique_rows(X)
+    ref, ref_inv = np.unique(X, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(Xu, ref)
+    np.testing.assert_array_equal(inv, np.asarray(ref_inv).reshape(-1))
+
+
+def test_prefix_counts_are_shared_and_read_only():
+    """Counted once per (units, bound) in a process: the same arrays again, which no caller
+    may change (a change would corrupt every later count of that W)."""
+    from privopt.space import count_grid_points, prefix_counts
+
+    coef = [[4, 1, 0, 1, 4]] * 3
+    first = prefix_counts(coef, 5)
+    assert prefix_counts([tuple(c) for c in coef], 5) is first
+    assert [int(v) for v in first[1]] == [1, 3, 3, 3, 5, 5]       # one coordinate: 0; +-1; +-2 from 4 units
+    with pytest.raises(ValueError):
+        first[1][0] = 7
+    assert count_grid_points(coef, 5) == int(first[3][5])
