@@ -219,8 +219,9 @@ def column_codes(X: np.ndarray) -> np.ndarray:
 def unique_rows(X: np.ndarray):
     """Distinct rows of X in lexicographic order, and the inverse map (X ==
     Xu[inv]).  Same result as ``np.unique(X, axis=0, return_inverse=True)``
-    but much faster: rows are sorted by per-column integer codes with one
-    ``np.lexsort`` instead of an argsort of byte strings."""
+    but much faster: rows are sorted by their per-column integer codes, read
+    as one mixed-radix integer per row (one sort), or with ``np.lexsort`` where
+    that integer would not fit in int64, instead of an argsort of byte strings."""
     n = X.shape[0]
     C = column_codes(X)
     key = _row_keys(C)

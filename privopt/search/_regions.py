@@ -137,11 +137,13 @@ def halfspace_problem(data, coef, bound):
     return HalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1])
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=32)
 def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """The k-tuples of nonzero grid values within the bound and their squared norms in
     units (:func:`privopt.space.grid_points`), read-only, listed once per process for each
-    (values, units, k, bound): every W of a ladder on the same grid asks for the same ones."""
+    (values, units, k, bound): every W of a ladder on the same grid asks for the same ones
+    (a default fit's ladder about 20 of them, each of at most
+    :data:`privopt._limits.MAX_REGION_POINTS` points)."""
     V, used = grid_points([values] * k, [units] * k, bound)
     used = np.asarray(used, dtype=np.int64)
     V.flags.writeable = used.flags.writeable = False

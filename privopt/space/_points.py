@@ -52,7 +52,7 @@ def prefix_counts(coef, bound):
     return _prefix_counts(tuple(tuple(int(x) for x in c) for c in coef), int(bound))
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=128)     # a default fit's ladder asks for about 30
 def _prefix_counts(coef: tuple, bound: int) -> tuple:
     exact = np.zeros(bound + 1, dtype=object)   # exactly u units
     exact[0] = 1
