@@ -47,7 +47,7 @@ from ._progress import progress_bar
 from .exceptions import ModelError, ParameterTypeError, WorkerLostError
 
 __all__ = ["RAY", "LOCAL", "is_local", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus",
-           "kernel_threads", "default_executor", "worker_count", "share", "dumps_model", "run_ordered",
+           "kernel_threads", "kernel_pool", "default_executor", "worker_count", "share", "dumps_model", "run_ordered",
            "resolve_executor", "THREAD_LIMIT_VARIABLES"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).

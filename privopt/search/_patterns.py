@@ -298,6 +298,7 @@ def _minima_part(kernel, records, points, budget, ceiling, prune, supports):
 #: (a thread's hand-off costs about what a few hundred thousand row visits do).
 THREAD_MIN_WORK = 200_000
 
+
 def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> list[tuple[int, int]]:
     """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
     each thread with a workspace of its own (at most an eighth of
