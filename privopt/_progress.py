@@ -1,7 +1,15 @@
 """Progress bars: tqdm's notebook bar where ipywidgets is installed, its
-plain text bar elsewhere (tqdm.auto warns in Jupyter without ipywidgets)."""
+plain text bar elsewhere (tqdm.auto warns in Jupyter without ipywidgets).
+
+The bars refresh on every update (``miniters=1``) and start no monitor thread
+(``monitor_interval = 0``): tqdm's monitor only lowers a bar's dynamic
+``miniters`` when updates slow down, and a thread left alive makes every later
+fork of the process unsafe (Python 3.12 and later warn of it).  privopt's bars
+count W's, shards and oracle calls, a few hundred updates at most."""
 
 from __future__ import annotations
+
+import functools
 
 __all__ = ["progress_bar"]
 
@@ -17,4 +25,10 @@ def progress_bar(total: int, *, desc: str, unit: str = "it", disable: bool = Fal
             from tqdm.std import tqdm
     else:
         from tqdm.std import tqdm
-    return tqdm(total=total, desc=desc, unit=unit, disable=disable)
+    return _without_monitor(tqdm)(total=total, desc=desc, unit=unit, disable=disable, miniters=1)
+
+
+@functools.cache
+def _without_monitor(bar: type) -> type:
+    """``bar`` (a tqdm class) that starts no monitor thread."""
+    return type(bar.__name__, (bar,), {"monitor_interval": 0})

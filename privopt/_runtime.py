@@ -47,8 +47,8 @@ from ._progress import progress_bar
 from .exceptions import ModelError, ParameterTypeError, WorkerLostError
 
 __all__ = ["RAY", "LOCAL", "is_local", "PoolExecutor", "check_executor", "ray_executor", "usable_cpus",
-           "kernel_threads", "kernel_pool", "default_executor", "worker_count", "share", "dumps_model", "run_ordered",
-           "resolve_executor", "THREAD_LIMIT_VARIABLES"]
+           "kernel_threads", "map_on_kernel_threads", "default_executor", "worker_count", "share", "dumps_model",
+           "run_ordered", "resolve_executor", "THREAD_LIMIT_VARIABLES"]
 
 #: ``executor="ray"``: a Ray pool created for the run (see :func:`ray_executor`).
 RAY = "ray"
@@ -283,21 +283,51 @@ def kernel_threads() -> int:
 
 
 _POOL_LOCK = threading.Lock()
-_POOL: list = []      # [(workers, the pool)] once made
+_POOL: list = []      # [(workers, the pool)] once made; emptied at every fork
 
 
-def kernel_pool(threads: int):
-    """A thread pool of at least ``threads`` workers (the kernels release the GIL), made
-    once for the process with :func:`kernel_threads` workers; a larger
-    one replaces it only if the limit was raised since, and the old one is not shut down
-    (another thread may be mapping on it; its idle workers end when it is collected)."""
+def map_on_kernel_threads(fn, items) -> list:
+    """``[fn(x) for x in items]``, the calls run at once on the kernel threads (the
+    compiled kernels release the GIL): one thread pool for the process, made when first
+    needed with at least :func:`kernel_threads` workers, larger if ``items`` asks.
+
+    The pool does not outlive a fork (an ``os.register_at_fork`` hook): its idle threads are
+    ended before the fork, after the kernels running on them finish, and the next call of
+    either process makes a new pool.  A child forked with a pool inherited the pool's queue
+    but none of its threads, so its first call would wait forever; and Python 3.12 and
+    later warn when a process forks with threads alive."""
+    items = list(items)
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with _POOL_LOCK:       # submitted at once: a fork's hook sees every call whole, or none of it
+        futures = [_kernel_pool(len(items)).submit(fn, x) for x in items]
+    return [f.result() for f in futures]
+
+
+def _kernel_pool(threads: int):
+    """The process's kernel thread pool, at least ``threads`` workers (``_POOL_LOCK`` held);
+    a larger one replaces a smaller, which ends once its queued calls are done."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with _POOL_LOCK:
-        if not _POOL or _POOL[-1][0] < threads:
-            size = max(threads, kernel_threads())
-            _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
-        return _POOL[-1][1]
+    if not _POOL or _POOL[-1][0] < threads:
+        for _, old in _POOL:
+            old.shutdown(wait=False)
+        size = max(threads, kernel_threads())
+        _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
+    return _POOL[-1][1]
+
+
+def _end_pool_before_fork() -> None:
+    """At-fork hook (before): hold the pool's lock through the fork and end the pool's threads."""
+    _POOL_LOCK.acquire()
+    for _, pool in _POOL:
+        pool.shutdown(wait=True)
+    _POOL.clear()
+
+
+if hasattr(os, "register_at_fork"):   # POSIX; Windows does not fork
+    os.register_at_fork(before=_end_pool_before_fork, after_in_parent=_POOL_LOCK.release,
+                        after_in_child=_POOL_LOCK.release)
 
 
 def default_executor(n_tasks: int, initializer=None, initargs=()) -> ProcessPoolExecutor:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._limits import KEPT_WORKSPACE_PATTERNS, memory_budget
 from .._numba import lazy_kernel
-from .._runtime import kernel_pool, kernel_threads
+from .._runtime import kernel_threads, map_on_kernel_threads
 
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
@@ -284,7 +284,7 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
         return run(supports)
-    results = list(kernel_pool(len(parts)).map(run, [supports[a:b] for a, b in parts]))
+    results = map_on_kernel_threads(run, [supports[a:b] for a, b in parts])
     return tuple(np.concatenate(col) for col in zip(*results))
 
 

@@ -54,7 +54,7 @@ from ..search import (
     search_optimum,
 )
 from ..space import count_grid_points, iter_grid_blocks, prefix_counts, uniform_grid
-from .._runtime import kernel_pool, kernel_threads, resolve_executor, usable_cpus, worker_count
+from .._runtime import kernel_threads, map_on_kernel_threads, resolve_executor, usable_cpus, worker_count
 from ..perturbation import find_perturbation_block, get_noise, perturbation_info
 from ._report import RunOutcome
 
@@ -557,7 +557,7 @@ class BoundedArgmax:
                        0.0 if floor is None else float(floor), floor is not None)
         parts = self.threads()
         run = functools.partial(self._search, noisy, parts=parts)
-        found = [run(0)] if parts == 1 else list(kernel_pool(parts).map(run, range(parts)))
+        found = map_on_kernel_threads(run, range(parts))
         # the largest key; of equal keys, the first in the enumeration's order (each part's is its first)
         (key, index, _, _), best_k = max(found, key=lambda f: (f[0].key, -f[0].position))
         scored, bounded = sum(f[0].scored for f in found), sum(f[0].bounded for f in found)

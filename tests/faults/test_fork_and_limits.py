@@ -1,10 +1,15 @@
-"""Solver state across fork, and limits checked before the work.
+"""Solver and thread state across fork, and limits checked before the work.
 
 * A process forked after HiGHS ran a MILP in its parent inherits HiGHS's task
   scheduler without its worker threads; privopt resets it in the child
   (``privopt.solvers._dispatch._reset_highs_scheduler``).  Each fork test runs
   in a subprocess of its own session with a timeout, so that a regression
   fails (and its spinning children are killed) instead of hanging the suite.
+* The kernels' thread pool ends its threads before a fork
+  (``privopt._runtime.map_on_kernel_threads``), and the progress bars start no
+  monitor thread: a child forked with them would inherit a pool without threads
+  (its first kernel call waits forever), and Python 3.12 and later warn of a fork
+  with threads alive.
 * Sizes that follow from a user's parameter (a grid, D, max_points,
   n_oracle_calls) are refused from public quantities before any grid, table or
   noise is built, naming the parameter.
@@ -123,6 +128,42 @@ def test_the_child_reset_is_registered_and_harmless_without_a_scheduler():
     lock = _dispatch.solve_lock()
     _dispatch._after_fork_in_child()
     assert _dispatch.solve_lock() is not lock
+
+
+def test_no_thread_outlives_a_fork_and_a_forked_child_maps_and_fits():
+    out = _run_script("""
+import os, signal, threading
+import numpy as np
+import privopt
+from privopt._progress import progress_bar
+from privopt._runtime import map_on_kernel_threads
+
+def names():
+    return sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+
+rng = np.random.default_rng(0)
+X = rng.uniform(0, 1, (2000, 6))
+y = (X @ rng.normal(size=6) > 0).astype(int)
+fit = lambda: privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y).coef_
+with progress_bar(2, desc="bar") as bar:
+    bar.update(2)
+coef = fit()
+assert map_on_kernel_threads(abs, [-1, -2, -3]) == [1, 2, 3]
+alive = names()                       # the pool's idle threads, waiting for work
+pid = os.fork()
+if pid == 0:
+    signal.alarm(60)                  # a child that waits on an inherited pool is killed, not left hanging
+    ok = map_on_kernel_threads(abs, [-4, -5]) == [4, 5] and np.array_equal(fit(), coef)
+    os._exit(0 if ok else 3)
+after = names()
+_, status = os.waitpid(pid, 0)
+print(alive, after, os.WIFEXITED(status) and os.WEXITSTATUS(status))
+print(map_on_kernel_threads(abs, [-6, -7]))
+""")
+    first, second = out.strip().splitlines()
+    assert "privopt-kernel" in first and "tqdm" not in first      # the pool was alive, no monitor ever
+    assert first.endswith("] [] 0")                                # no thread at the fork; the child exited 0
+    assert second == "[6, 7]"                                      # the parent makes a new pool
 
 
 # --- 2. limits before the work -------------------------------------------------------
