@@ -209,8 +209,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     grid, return_noise = kw.grid, kw.return_noise
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    n_samples = check_n_samples(kw.n_samples, info)
     check_public_constraints(model, w_vars, solve.public_constraints, info, "OPDisc",
-                             bounds_give_w=grid is None and (info is None or info.grid is None))
+                             bounds_give_w=grid is None and (info is None or info.grid is None),
+                             n_samples=n_samples, declare=None)
     d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None)
     grid_tau = grid_separation(grids)
@@ -220,7 +222,6 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     D = levels.norm_bound
     lipschitz = _lipschitz(kw.lipschitz, info, separation)
 
-    n_samples = check_n_samples(kw.n_samples, info)
     warn_if_delta_weak(delta, n_samples)
     warn_if_mean_objective(model, n_samples, "OPDisc")   # the objective's structure against n, before any solve
     if levels.exact and count_grid_points(levels.coef, int(levels.bound)) == 1:

@@ -341,7 +341,8 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp")
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp",
+                             n_samples=check_n_samples(keywords.n_samples, info), declare=None)
     if info is not None and info.loss_range is not None:
         lo, hi = info.loss_range
         if hi - lo > 1.0 + 1e-12:

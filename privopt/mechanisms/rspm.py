@@ -285,7 +285,9 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
             "sensitivity: give Delta, the most one replaced record changes the loss of any w "
             "(1 for a 0/1 error count).", "sensitivity")
     sensitivity = check_positive(sensitivity, "sensitivity")
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "RSPM")
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "RSPM",
+                             n_samples=info.n_samples if info is not None else None,
+                             coupled_declared=kw.sensitivity is not None)
 
     m = 2 * d
     b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)

@@ -341,9 +341,20 @@ def coupling_rows(sides: ModelSides, n_samples: int) -> list:
     return [sides.rows[k][0] for k in record_rows if not sides.rows[k][1].isdisjoint(members)]
 
 
-def _refuse_coupling(sides, n_samples, what) -> None:
+#: How a user declares the bound a coupling implies, per mechanism keyword (:func:`_refuse_coupling`).
+_COUPLING_DECLARATIONS = {
+    "sensitivity": ("; or, if you can prove a bound Delta on how much one replaced record moves L(w) at every w "
+                    "with the shared rows, declare it with sensitivity=Delta (at least the width of "
+                    "loss_range), which the noise is then calibrated to."),
+    None: (". Its guarantee is for a sum of per-record terms and has no bound to declare for a coupled "
+           "loss."),
+}
+
+
+def _refuse_coupling(sides, n_samples, what, declare: str | None = "sensitivity") -> None:
     """Refuse a model whose records' terms are joined by a row (module doc of
-    :func:`check_public_constraints`), naming the rows."""
+    :func:`check_public_constraints`), naming the rows; ``declare``: the keyword by which
+    the caller may declare the bound the coupling implies (None: there is none)."""
     blocks = loss_blocks(sides)
     if not sides.objective or blocks >= n_samples:
         return
@@ -356,17 +367,16 @@ def _refuse_coupling(sides, n_samples, what) -> None:
     raise ModelError(
         f"model: with the decision fixed, its records' side falls into {blocks:,} independent block(s) for "
         f"n = {n_samples:,} records, so some block holds several records' terms: they are joined by "
-        f"{_summary(listed)}. One record can then move L(w) through the others' terms, by more than the width "
-        f"of loss_range, and {what} calibrated to that width would not be private. Fix: write the model so that "
-        "each record's term has its own variables and rows (a capacity shared by the records is a constraint "
-        "of the decision, or a per-record penalty); or, if you can prove a bound Delta on how much one replaced "
-        "record moves L(w) at every w with the shared rows, declare it with sensitivity=Delta (at least the "
-        "width of loss_range), which the noise is then calibrated to.", "sensitivity")
+        f"{_summary(listed)}. One record can then move L(w) through the others' terms, by more than one "
+        f"record's term may, and {what} calibrated to one record's term would not be private. Fix: write the "
+        "model so that each record's term has its own variables and rows (a capacity shared by the records is "
+        "a constraint of the decision, or a per-record penalty)" + _COUPLING_DECLARATIONS[declare],
+        declare or "model")
 
 
 def check_public_constraints(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
                              bounds_give_w: bool = False, public_term=None, n_samples=None,
-                             coupled_declared: bool = False) -> list:
+                             coupled_declared: bool = False, declare: str | None = "sensitivity") -> list:
     """Refuse a model whose decision constraints, Param bounds or (with
     ``bounds_give_w``) weights' own bounds are not all declared public; return
     the declared decision constraints (which then shape W).
@@ -387,12 +397,14 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     :func:`check_public_term` returned), or named Expressions listed in
     ``public_constraints``; ``"all"`` does not declare them.
 
-    With ``n_samples`` (private selection), the records must not be coupled: with the
-    decision fixed, the record-side variables linked by the record-side rows must fall
-    into at least n blocks that hold a variable of the objective (:func:`loss_blocks`),
-    else the rows that join several records are named (:func:`coupling_rows`) and the
-    call refused, unless ``coupled_declared`` (the caller declared the sensitivity the
-    coupling implies).  Skipped for a model whose ModelInfo declares its per-record rows
+    With ``n_samples`` (every mechanism, where n is known), the records must not be
+    coupled: with the decision fixed, the record-side variables linked by the record-side
+    rows must fall into at least n blocks that hold a variable of the objective
+    (:func:`loss_blocks`), else the rows that join several records are named
+    (:func:`coupling_rows`) and the call refused, unless ``coupled_declared`` (the caller
+    declared, by the keyword ``declare``, the bound the coupling implies; ``declare``
+    None: the mechanism has no such keyword, as OPDisc and OPSamp, whose guarantees are
+    for sums of per-record terms).  Skipped for a model whose ModelInfo declares its per-record rows
     (``record_constraints``: privopt's builders, which merge identical records into one
     weighted row), and for an objective with no record-side variable.  Runs before any
     noise is drawn and any solve starts; reads the model's structure only.
@@ -459,7 +471,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     _refuse_decision_terms(model, sides, names, public_term, what)
     builder_records = info is not None and bool(info.record_constraints)
     if n_samples is not None and not coupled_declared and not builder_records:
-        _refuse_coupling(sides, n_samples, what)
+        _refuse_coupling(sides, n_samples, what, declare)
     return [c for c in cons if _declared(c, names)]
 
 

@@ -236,6 +236,47 @@ def test_a_declared_sensitivity_calibrates_the_noise_to_the_coupling(monkeypatch
         privopt.exponential_mechanism(_min_load_model(*_min_load_neighbours()[0]), sensitivity=0.5, **_LOAD_KW)
 
 
+def _min_load_for(mechanism, declared=False, coupled=True):
+    """The min-load model through OPDisc, OPSamp or RSPM (n = 7 known): their guarantees are
+    for sums of per-record terms, as private selection's is."""
+    from privopt.models import ModelInfo, attach_info
+
+    m = _min_load_model(*_min_load_neighbours()[0])
+    if not coupled:
+        m.min_load.deactivate()
+    kw = dict(weights="open", epsilon=1.0, public_constraints="some", random_state=0)
+    if mechanism == "opdisc":
+        return lambda: privopt.opdisc(m, delta=1e-3, lipschitz=1.0, norm_bound=1.5, n_samples=7, **kw)
+    if mechanism == "opsamp":
+        return lambda: privopt.opsamp(m, delta=1e-3, lipschitz_l1=1.0, n_samples=7, n_oracle_calls=2,
+                                      progress=False, **kw)
+    m.p, m.n = pyo.Var(m.J, domain=pyo.Binary), pyo.Var(m.J, domain=pyo.Binary)
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), n_samples=7))
+    extra = dict(sensitivity=6.0) if declared else {}
+    return lambda: privopt.rspm(m, separator_vars=("p", "n"), **kw, **extra)
+
+
+@pytest.mark.parametrize("mechanism, parameter", [("opdisc", "model"), ("opsamp", "model"),
+                                                  ("rspm", "sensitivity")])
+def test_opdisc_opsamp_and_rspm_refuse_a_row_coupling_the_records(mechanism, parameter):
+    with pytest.raises(ModelError) as err:
+        _min_load_for(mechanism)()
+    msg = str(err.value)
+    assert err.value.parameter == parameter
+    assert "joined by min_load." in msg and "1 independent block(s) for n = 7" in msg
+    assert ("sensitivity=" in msg) == (mechanism == "rspm")     # only RSPM's noise takes a declared bound
+
+
+@pytest.mark.parametrize("mechanism, declared, coupled", [("opdisc", False, False), ("rspm", False, False),
+                                                          ("rspm", True, True)])
+def test_the_same_model_runs_uncoupled_or_with_rspm_s_declared_sensitivity(mechanism, declared, coupled):
+    require_solver("highs")
+    result = _min_load_for(mechanism, declared, coupled)()
+    assert set(np.asarray(result.weights).tolist()) <= {0.0, 1.0}
+    if declared:
+        assert result.parameters["sensitivity"] == 6.0
+
+
 def test_a_p_median_falls_into_one_block_per_customer():
     from tests._models import pmedian
 
