@@ -346,8 +346,9 @@ _COUPLING_DECLARATIONS = {
     "sensitivity": ("; or, if you can prove a bound Delta on how much one replaced record moves L(w) at every w "
                     "with the shared rows, declare it with sensitivity=Delta (at least the width of "
                     "loss_range), which the noise is then calibrated to."),
-    None: (". Its guarantee is for a sum of per-record terms and has no bound to declare for a coupled "
-           "loss."),
+    None: (". Its guarantee is for a sum of per-record terms and has no bound to declare for a coupled loss; "
+           "a model that merges identical records into one weighted term each declares its per-record rows "
+           "instead, ModelInfo(record_constraints=[...]), as privopt's own models do."),
 }
 
 

@@ -50,7 +50,8 @@ def _arm_oracle_exit():
 
 
 def _small_lp():
-    """min |w0 - 0.3| + |w1 + 0.2| over the box [-1, 1]^2, an LP any solver takes."""
+    """min |w0 - 0.3| + |w1 + 0.2| over the box [-1, 1]^2, an LP any solver takes: two records,
+    one term each."""
     m = pyo.ConcreteModel()
     m.w = pyo.Var(range(2), bounds=(-1, 1))
     m.t = pyo.Var(range(2), domain=pyo.NonNegativeReals)
@@ -59,7 +60,7 @@ def _small_lp():
         m.c.add(m.t[j] >= m.w[j] - c)
         m.c.add(m.t[j] >= c - m.w[j])
     m.loss = pyo.Objective(expr=(m.t[0] + m.t[1]) / 4.0)
-    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=10))
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=2))
     return m
 
 
