@@ -32,7 +32,8 @@ REVISIONS = {
     "nonprivate_01_default": "2026-11-25",
     # PrivateHalfspaceClassifier with its defaults (mechanism "auto", the ladder of
     # resolutions, the warm start): any change of the estimator's defaults bumps it
-    "default": "2026-11-27",
+    # .2: the warm start's score cut into 33 steps, not 32 (v's own boundary a cut of its W)
+    "default": "2026-11-27.2",
     # privopt.baselines (feature map, defaults, accounting)
     "dpsgd": "2026-11-24",
     "dpsgd_tuned": "2026-11-24",

@@ -49,7 +49,7 @@ class WarmStartTarget(AuditTarget):
     epsilon_1 = epsilon / 2 releases v, then one private selection with
     epsilon_2 = epsilon / 2 over the caller's W (features rounded to {0, 1},
     weights {-1, 0, 1}, ||w|| <= 1: 5 points) and the warm start's W (the
-    halfspaces on v's score in 32 centred steps: 4225 points), with the
+    halfspaces on v's score in 33 centred steps: 4,489 points), with the
     estimator's prior (:func:`privopt.estimators.warm_start_prior`).  An output is (v's feature weight in buckets of
     ``WARM_BUCKET``, the W released, the released classifier's labels at
     x = 0 and x = 1): v is released too (``warm_start_``), so the audit

@@ -998,7 +998,10 @@ class WarmStartFeature:
     logistic regression v (its ``decision_function`` on the raw features,
     through its public feature map), clipped to [-F, F] with
     F = ||v||_2 / sqrt(dim v) and cut into ``levels`` centred steps
-    {-L, -L+2, ..., L}.  The map gives ||z(x)|| <= 1, so |<v, z(x)>| <= ||v||_2,
+    {-L, -L+2, ..., L}.  With L odd (the default's 33) the score 0 lies on the
+    boundary between the steps -1 and +1, so the point (weight 1, intercept 0)
+    of W is v's own rule (a score of exactly 0 goes to the step below); with L
+    even 0 is the middle of a step, and W cannot cut there.  The map gives ||z(x)|| <= 1, so |<v, z(x)>| <= ||v||_2,
     but scores spread over about ||v||_2 / sqrt(dim v) (z's entries are of
     size 1 / sqrt(dim v)): cutting [-||v||, ||v||] would leave most records in
     a few steps around v's boundary, where the threshold matters; records

@@ -50,8 +50,11 @@ RULE_BETA = 1.0 / 20.0
 #: measured (5% of the records as the price of the largest W), not tuned.
 WARM_START_FRACTION = 0.05
 #: Steps of the warm start's one score feature (centred: {-L, -L+2, ..., L}); its W is the
-#: grid -L..L on (weight, intercept) with the ball that holds all of it.
-WARM_START_LEVELS = 32
+#: grid -L..L on (weight, intercept) with the ball that holds all of it.  Odd, so that the
+#: score 0, v's own decision boundary, falls between two steps and v's own classifier is a
+#: point of W.  (It was 32: 0 was the middle of a step, and on a table where 30% of the
+#: records score within that step of 0 the W could not release v's own split.)
+WARM_START_LEVELS = 33
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,10 @@ def ladder_prior(sizes, epsilon: float, n: int, kind: str = "occam"):
 def warm_start_resolution(levels: int = WARM_START_LEVELS) -> Resolution:
     """The W of a private warm start: one feature, the score <v, z(x)> of a
     privately released linear model v, cut into ``levels`` centred steps
-    (0 is v's own decision boundary); weight and intercept on -levels..levels,
-    ball sqrt(2) levels (every point of the grid): (2 levels + 1)^2 points, the
-    halfspaces that cut the score anywhere on its steps."""
+    (odd ``levels``: the score 0, v's own decision boundary, is a boundary
+    between two steps); weight and intercept on -levels..levels, ball
+    sqrt(2) levels (every point of the grid): (2 levels + 1)^2 points, the
+    halfspaces that cut the score anywhere between its steps."""
     return Resolution(levels, levels, math.sqrt(2.0 * levels * levels), centered=True, warm_start=True)
 
 

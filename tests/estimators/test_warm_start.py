@@ -55,10 +55,37 @@ def test_warm_start_prior_by_hand():
 
 def test_warm_start_resolution():
     res = warm_start_resolution()
-    assert (res.levels, res.grid, res.centered, res.warm_start, res.wide_intercept) == (32, 32, True, True, False)
-    assert res.norm_bound ** 2 == pytest.approx(2 * 32 ** 2)
-    # the ball holds the whole grid: (2 * 32 + 1)^2 points
-    assert count_grid_points([[k * k for k in range(-32, 33)]] * 2, 2 * 32 ** 2) == 65 ** 2
+    assert (res.levels, res.grid, res.centered, res.warm_start, res.wide_intercept) == (33, 33, True, True, False)
+    assert res.norm_bound ** 2 == pytest.approx(2 * 33 ** 2)
+    # the ball holds the whole grid: (2 * 33 + 1)^2 points
+    assert count_grid_points([[k * k for k in range(-33, 34)]] * 2, 2 * 33 ** 2) == 67 ** 2
+
+
+class _Scores:
+    """A stand-in for the warm start's release: ``decision_function`` returns X's first column."""
+
+    def __init__(self, v):
+        self.weights_ = np.asarray(v, dtype=float)
+
+    def decision_function(self, X):
+        return np.asarray(X, dtype=float)[:, 0]
+
+
+@pytest.mark.parametrize("levels", [33, 7])
+def test_the_warm_start_feature_cuts_at_v_s_own_boundary(levels):
+    """Scores just below and just above 0 fall in different steps, so the point (1, 0) of W
+    predicts as v does; with an even number of steps (32, before) both fall in the step 0."""
+    from privopt.estimators import WarmStartFeature
+    from privopt.models import FeatureDiscretizer
+
+    raw = FeatureDiscretizer(bounds=(-50.0, 50.0), levels=1).fit(np.zeros((1, 1)))
+    feature = WarmStartFeature(_Scores([3.0, 4.0]), levels, raw)        # F = 5 / sqrt(2)
+    s = np.array([-3.0, -0.4, -1e-9, 1e-9, 0.4, 3.0, 40.0])
+    z = feature.transform(s.reshape(-1, 1))[:, 0]
+    assert set(z) <= set(range(-levels, levels + 1, 2))
+    np.testing.assert_array_equal(z >= 0, s > 0)                     # v's own rule, from W's point (1, 0)
+    even = WarmStartFeature(_Scores([3.0, 4.0]), levels + 1, raw).transform(s.reshape(-1, 1))[:, 0]
+    assert even[2] == even[3] == 0                                   # what the even count could not split
 
 
 def _data(n=600, seed=0):
@@ -139,11 +166,11 @@ def _exact_law(X, y, eps_select, n, occam=False):
     # rung 0: z = round(2 x) in {0, 1, 2}, w in {-1, 0, 1}^2 with ||w|| <= 1, +1 iff w . (z, 1) >= -1/2
     z0 = np.rint(np.clip(X[:, 0], 0, 1) * 2.0)
     pts0 = [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if a * a + b * b <= 1]
-    # rung 1: the score clipped to F = ||v|| / sqrt(2), cut into 32 centred steps
+    # rung 1: the score clipped to F = ||v|| / sqrt(2), cut into 33 centred steps
     F = np.linalg.norm(_FixedWarmStart.weights_) / math.sqrt(2.0)
     s = np.clip(X[:, 0] * 2.0 - 1.2, -F, F)
-    z1 = 2.0 * np.rint((s + F) / (2 * F) * 32) - 32
-    pts1 = [(a, b) for a in range(-32, 33) for b in range(-32, 33)]
+    z1 = 2.0 * np.rint((s + F) / (2 * F) * 33) - 33
+    pts1 = [(a, b) for a in range(-33, 34) for b in range(-33, 34)]
     keys, logw, losses = [], [], []
     prior = ladder_prior([len(pts0), len(pts1)], eps_select, n, "occam") if occam else None
     for r, (z, pts) in enumerate(((z0, pts0), (z1, pts1))):
@@ -166,7 +193,7 @@ def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
     y = (X[:, 0] + rng.normal(0, 0.2, size=n) > 0.55).astype(int)
     eps = 1.0
     keys, probs, losses = _exact_law(X, y, eps / 2, n)
-    # cells: (W, training errors) -- every point of a cell has the same probability, and 4,230
+    # cells: (W, training errors) -- every point of a cell has the same probability, and 4,494
     # points are too many cells for 1,500 draws
     cells = sorted(set(zip((k[0] for k in keys), losses)))
     cell_of = {k: cells.index((k[0], lo)) for k, lo in zip(keys, losses)}
