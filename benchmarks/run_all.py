@@ -102,6 +102,9 @@ GROUPS: tuple[Group, ...] = (
         Bench("study_tempered_prior.py", (),
               ("--seeds", "1", "--only", "twoclass_2", "cowles_3", "--out",
                "benchmarks/results/study_tempered_prior_quick")),
+        Bench("study_large_epsilon.py", (),
+              ("--seeds", "1", "--only", "breast_cancer_5", "crabs_5", "--out",
+               "benchmarks/results/study_large_epsilon_quick")),
     )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
         Bench("bench_audit.py"),
