@@ -1001,8 +1001,9 @@ class WarmStartFeature:
     {-L, -L+2, ..., L}.  With L odd (the default's 33) the score 0 lies on the
     boundary between the steps -1 and +1, so the point (weight 1, intercept 0)
     of W is v's own rule (a score of exactly 0 goes to the step below); with L
-    even 0 is the middle of a step, and W cannot cut there.  The map gives ||z(x)|| <= 1, so |<v, z(x)>| <= ||v||_2,
-    but scores spread over about ||v||_2 / sqrt(dim v) (z's entries are of
+    even 0 is the middle of a step, and W cannot cut there.  The map gives
+    ||z(x)|| <= 1, so |<v, z(x)>| <= ||v||_2, but scores spread over about
+    ||v||_2 / sqrt(dim v) (z's entries are of
     size 1 / sqrt(dim v)): cutting [-||v||, ||v||] would leave most records in
     a few steps around v's boundary, where the threshold matters; records
     beyond F fall in the end steps.  A function of v alone (public once v is

@@ -405,9 +405,9 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     (:func:`coupling_rows`) and the call refused, unless ``coupled_declared`` (the caller
     declared, by the keyword ``declare``, the bound the coupling implies; ``declare``
     None: the mechanism has no such keyword, as OPDisc and OPSamp, whose guarantees are
-    for sums of per-record terms).  Skipped for a model whose ModelInfo declares its per-record rows
-    (``record_constraints``: privopt's builders, which merge identical records into one
-    weighted row), and for an objective with no record-side variable.  Runs before any
+    for sums of per-record terms).  Skipped for a model whose ModelInfo declares its
+    per-record rows (``record_constraints``: privopt's builders, which merge identical
+    records into one weighted row), and for an objective with no record-side variable.  Runs before any
     noise is drawn and any solve starts; reads the model's structure only.
     """
     names = parse_public_names(public_constraints, model)
