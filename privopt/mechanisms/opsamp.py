@@ -101,6 +101,7 @@ class _Run:
     beta: float
     oracle_error: float
     n_oracle_calls: int | None
+    n_samples: int | None  # the caller's n, else the model info's (the plan requires it)
     solve: SolveOptions   # solver resolved, executor checked, progress decided
     rng: np.random.Generator
     project: bool
@@ -341,8 +342,9 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp",
-                             n_samples=check_n_samples(keywords.n_samples, info), declare=None)
+    n_samples = check_n_samples(keywords.n_samples, info)
+    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
+                             declare=None)
     if info is not None and info.loss_range is not None:
         lo, hi = info.loss_range
         if hi - lo > 1.0 + 1e-12:
@@ -356,8 +358,8 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
                      "Use fewer n_oracle_calls (None: the paper's m; the deviation term of lambda shrinks only "
                      "like 1/sqrt(m)).")
     return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
-                oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, solve=solve, rng=rng, project=project,
-                persistent=persistent, return_noise=bool(keywords.return_noise))
+                oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, n_samples=n_samples, solve=solve, rng=rng,
+                project=project, persistent=persistent, return_noise=bool(keywords.return_noise))
 
 
 def _bytes_per_call(d: int) -> int:
@@ -411,7 +413,7 @@ def _plan(run: _Run, keywords: _Keywords, lipschitz, lipschitz_name="lipschitz_l
     (linf_diameter, l2_diameter, l1_diameter), sources = _diameters(
         run.w_vars, run.info, {"linf_diameter": keywords.linf_diameter, "l2_diameter": keywords.l2_diameter,
                                "l1_diameter": keywords.l1_diameter})
-    n_samples = check_n_samples(keywords.n_samples, run.info)
+    n_samples = run.n_samples
     if n_samples is None:
         raise ParameterError("n_samples: give n, the number of records the loss sums over.", "n_samples")
     warn_if_delta_weak(run.delta, n_samples)
