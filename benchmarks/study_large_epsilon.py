@@ -64,7 +64,7 @@ import privopt.estimators as estimators
 from privopt.baselines import PRIVATE_BASELINES
 
 import _common
-from bench_adaptive_w import NOISY_SGD_MAX_N, _onehot_free_table, development_datasets, split
+from bench_adaptive_w import NOISY_SGD_MAX_N, _mean_se, _onehot_free_table, development_datasets, split
 from study_tempered_prior import fit_baseline, new_datasets
 
 OUT = _common.HERE + "/results/study_large_epsilon"
@@ -252,10 +252,9 @@ def summarize_share(rows) -> list[str]:
     for (name, eps), seeds in cells.items():
         diffs, released = [], []
         for lab in labels:
-            d = [float(s[lab]["accuracy"]) - float(s["default"]["accuracy"]) for s in seeds.values()]
-            se = np.std(d, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
-            diffs.append(f"{np.mean(d):+.4f} +- {se:.4f}")
-            per_eps[eps][lab].append(np.mean(d))
+            mean, se = _mean_se([float(s[lab]["accuracy"]) - float(s["default"]["accuracy"]) for s in seeds.values()])
+            diffs.append(f"{mean:+.4f} +- {se:.4f}")
+            per_eps[eps][lab].append(mean)
             released.append(f"{np.mean([bool(s[lab]['warm_released']) for s in seeds.values()]):.1f}")
         lines.append(f"| {name} | {eps:g} | {_mean(seeds, 'default'):.3f} | " + " | ".join(diffs) +
                      f" | {' / '.join(released)} |")
@@ -281,11 +280,10 @@ def summarize_check(rows) -> list[str]:
         best = _best_convex(seeds)
         gap = _mean(seeds, "default") - _mean(seeds, best)
         verdict[eps].append((name, gap, _mean(seeds, BEFORE) - _mean(seeds, best), best))
-        d = [float(s["default"]["accuracy"]) - float(s[BEFORE]["accuracy"]) for s in seeds.values()]
-        se = np.std(d, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+        mean, se = _mean_se([float(s["default"]["accuracy"]) - float(s[BEFORE]["accuracy"]) for s in seeds.values()])
         n = next(iter(seeds.values()))["default"]["n_train"]
         lines.append(f"| {name} | {n} | {eps:g} | {_mean(seeds, 'default'):.3f} | {_mean(seeds, BEFORE):.3f} | "
-                     f"{np.mean(d):+.4f} +- {se:.4f} | {_mean(seeds, best):.3f} ({best}) | {gap:+.3f} | "
+                     f"{mean:+.4f} +- {se:.4f} | {_mean(seeds, best):.3f} ({best}) | {gap:+.3f} | "
                      f"{_mean(seeds, 'logreg'):.3f} |")
     lines += ["", "Level or ahead, by eps (the default; in brackets, with 32 steps):", ""]
     for eps in sorted(verdict):
@@ -305,10 +303,10 @@ def _falls(cells) -> list[str]:
         eps = sorted(e for n, e in cells if n == name)
         for a, b in zip(eps, eps[1:]):
             sa, sb = cells[(name, a)], cells[(name, b)]
-            d = [float(sb[s]["default"]["accuracy"]) - float(sa[s]["default"]["accuracy"]) for s in sa if s in sb]
-            se = np.std(d, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
-            if np.mean(d) < -2 * se and np.mean(d) < 0:
-                out.append(f"{name} eps {a:g} -> {b:g}: {np.mean(d):+.4f} +- {se:.4f}")
+            mean, se = _mean_se([float(sb[s]["default"]["accuracy"]) - float(sa[s]["default"]["accuracy"])
+                                 for s in sa if s in sb])
+            if mean < -2 * se and mean < 0:
+                out.append(f"{name} eps {a:g} -> {b:g}: {mean:+.4f} +- {se:.4f}")
     return ["", "Falls of the default from one eps to the next beyond 2 SE (paired): " + ("; ".join(out) or "none")]
 
 
