@@ -68,6 +68,13 @@ class ModelInfo:
         (a builder's rows), declared so that the public-constraint check does
         not read them.  A declaration, not a guess: list only constraints that
         hold for every decision.
+    record_blocks : str or None
+        Name of an indexed ``Block`` whose i-th block holds everything record i
+        contributes (its variables, rows and objective term), and nothing else
+        of the model depends on the records.  Set by
+        :class:`privopt.RecordModel`, which builds each block by calling the
+        user's per-record builder, so the split between the records and the
+        public rest of the model is known by construction rather than inferred.
     extra : dict
         Model-specific facts (e.g. the tie rule of a classifier).
     """
@@ -86,6 +93,7 @@ class ModelInfo:
     grid_encoding: str | None = None
     public_constraints: tuple = ()
     record_constraints: tuple = ()
+    record_blocks: str | None = None
     extra: dict = field(default_factory=dict)
 
     def replace(self, **changes: Any) -> "ModelInfo":
