@@ -572,3 +572,33 @@ def test_median_release_follows_the_exact_law(method):
     out = np.array([privopt.exponential_mechanism(m, epsilon=epsilon, method=method, random_state=rng).weights
                     for _ in range(draws)])
     assert chi_square_pvalue(out, np.array(grid)[:, None], probs) > 1e-3
+
+
+# ---------------------------------------------------------------- the audit of the clip by construction
+
+def test_audit_passes_the_clip_by_construction_and_flags_the_model_built_without_it():
+    """A record 10 times the width, scored where privopt does not read the terms (GLPK through Pyomo):
+    the law moves by at most e^eps only because RecordModel clipped the term."""
+    require_solver("highs")
+    from privopt import audit
+
+    shipped = audit.audit(audit.RecordModelClipTarget(epsilon=1.0), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.RecordModelClipTarget(epsilon=1.0, clip=False), n_samples=20_000, random_state=0)
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0
+
+
+def test_record_model_clip_target_is_the_mechanism_run_by_run():
+    require_solver("highs")
+    require_solver("glpk")
+    from privopt import audit
+
+    target = audit.RecordModelClipTarget(epsilon=1.0)
+    assert [list(lo) for lo in target.losses] == [[0.5, 1.5], [0.5, 0.5]]      # the far term clipped to 1
+    res = privopt.exponential_mechanism(target.models[0], epsilon=1.0, solver="glpk", random_state=0)
+    assert res.parameters["record_terms"] == "assumed"                         # privopt did not clip it
+    seeds = list(range(8))
+    for which in (0, 1):
+        fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
