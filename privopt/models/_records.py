@@ -97,18 +97,21 @@ def _expressions_of(block):
     for con in block.component_data_objects(pyo.Constraint, active=True, descend_into=True):
         yield con, con.expr
     for e in block.component_data_objects(pyo.Expression, descend_into=True):
-        if e.expr is not None:
-            yield e, e.expr
+        if e.expr is not None and not getattr(e.expr, "is_named_expression_type", lambda: False)():
+            yield e, e.expr        # (an Expression that is another named Expression is walked as that one)
     for o in block.component_data_objects(pyo.Objective, active=True, descend_into=True):
         yield o, o.expr
 
 
-def _stranger(expr, own: int, w_ids, var_owner, param_owner) -> tuple[str, Any] | None:
+def _stranger(expr, own: int, w_ids, var_owner, param_owner, params: bool = True) -> tuple[str, Any] | None:
     """The first variable or mutable Param of ``expr`` that is neither block ``own``'s nor
-    the decision's, as ``(kind, component)``; None when there is none."""
+    the decision's, as ``(kind, component)``; None when there is none.  ``params=False``:
+    the model has no mutable Param, so none is looked for."""
     for v in identify_variables(expr, include_fixed=True):
         if id(v) not in w_ids and var_owner.get(id(v)) != own:
             return "variable", v
+    if not params:
+        return None
     for p in identify_mutable_parameters(expr):
         if param_owner.get(id(p)) != own and param_owner.get(id(p.parent_component())) != own:
             return "mutable Param", p
@@ -150,9 +153,10 @@ def check_record_blocks(model, w_vars, block_name: str = RECORDS) -> int:
         raise ModelError(f"record_blocks: the Block {block_name!r} holds no record.", "record_blocks")
     w_ids = frozenset(id(v) for v in w_vars)
     var_owner, param_owner = _owner_maps(blocks)
+    params = any(p.mutable for p in model.component_objects(pyo.Param, descend_into=True))
     for k, block in enumerate(blocks):
         for comp, expr in _expressions_of(block):
-            bad = _stranger(expr, k, w_ids, var_owner, param_owner)
+            bad = _stranger(expr, k, w_ids, var_owner, param_owner, params)
             if bad is not None:
                 kind, other = bad
                 raise ModelError(
