@@ -13,6 +13,7 @@ from .exceptions import (BudgetExceededError, LossContractWarning, PrivacyLeakWa
                          UnprovenGuaranteeWarning)
 from . import calibration, models, perturbation, scoring, solvers  # registers the transformation
 from .decorators import private
+from .models import RecordModel
 from .mechanisms import exponential_mechanism, mixture_selection, opdisc, opsamp, rspm
 from .result import PrivateResult
 from .ledger import PrivacyLedger
@@ -40,6 +41,7 @@ __all__ = [
     "exponential_mechanism",
     "mixture_selection",
     "private",
+    "RecordModel",
     "scoring",
 ]
 

@@ -3,10 +3,10 @@
 # %% [markdown]
 # # 3. Make your own Pyomo model private, and swap solvers
 #
-# privopt is a plugin for Pyomo: you keep writing your loss model the way you always do, and
-# privopt perturbs its objective, dispatches it to any MILP solver by name and checks the
-# certificate. This notebook takes a model written **by hand** (not from `privopt.models`) and
-# makes it private in three ways:
+# privopt is a plugin for Pyomo: you keep writing your loss model in Pyomo, and privopt perturbs
+# its objective, dispatches it to any MILP solver by name and checks the certificate. This notebook
+# takes a model of your own (not from `privopt.models`), written record by record with
+# `privopt.RecordModel`, and makes it private in three ways:
 #
 # 1. with the Pyomo transformation `privopt.objective_perturbation` and a noise vector you draw
 #    yourself (full control; you are responsible for the calibration);
@@ -34,7 +34,7 @@ from IPython.display import Markdown, display
 import privopt
 from privopt.calibration import opdisc_sigma
 from privopt.exceptions import NoSolutionError, NotCertifiedError, UncertifiedReleaseWarning
-from privopt.models import ModelInfo, attach_info
+from privopt.models import get_info
 from privopt.perturbation import revert
 from privopt.solvers import available_solvers, solve
 
@@ -50,36 +50,44 @@ for s in SOLVERS:
                         else f"NOT INSTALLED - skipped below (install: {row.install_hint})"))
 
 # %% [markdown]
-# ## Your own loss model
+# ## Your own loss model, record by record
 #
 # A linear classifier $\mathrm{pred}(w, x) = +1$ iff $\langle w, x\rangle \ge 0$, trained on the
-# 0/1 loss, with one binary $e_i$ per record and a big-M constraint — the textbook way to write it.
+# 0/1 loss: for each record, one binary $e_i$ and a big-M constraint, the textbook way to write it.
 # The weights are integer variables in $\{-2, \dots, 2\}$; that finite grid is what OPDisc needs.
 #
-# What privopt needs from *you* (it cannot read these off the model, and they must be **public**,
-# i.e. not computed from the data):
+# `privopt.RecordModel` builds it in the order privopt reads it:
+#
+# * the **decision** `w`, a Pyomo `Var` with its domain and bounds, written before any data is seen;
+# * optionally a **public** part (constraints on the decision, a public cost), built before the records
+#   are read and given none of them (this model has none);
+# * the **records**: privopt calls `record(block, w, r)` once per record on a fresh block
+#   `model.records[i]`; the function adds that record's variable and row to its block and returns the
+#   record's term $e_i$.
+#
+# The result is an ordinary Pyomo `ConcreteModel` minimizing $\sum_i e_i$. Because privopt built it,
+# it knows which parts came from the data (the blocks, each checked to touch only its own variables
+# and `w`) and which are public (`w`'s bounds), and it records $n$ and each term's range (here
+# $[0, 1]$) in the model's `ModelInfo`. What privopt still needs from *you* (public, i.e. not computed
+# from the data):
 #
 # * $D$: a bound $\|w\|_2 \le D$ on the grid (here $D = \sqrt 5$, which cuts the corners);
-# * $G$: each per-record loss is $G$-Lipschitz on the grid — a loss with values in $\{0, 1\}$ on a
-#   grid of separation $\tau = 1$ has $G = 1/\tau = 1$;
-# * $n$: the number of records the loss sums over.
+# * $G$: each per-record loss is $G$-Lipschitz on the grid: a loss with values in $\{0, 1\}$ on a
+#   grid of separation $\tau = 1$ has $G = 1/\tau = 1$.
 
 # %%
 def my_zero_one_model(X, y, B=2, margin=1.0):
-    """0/1 loss of sign(<w, x>), ties -> +1, one binary per record (a user's own model)."""
-    n, d = X.shape
-    m = pyo.ConcreteModel("my classifier")
-    m.w = pyo.Var(range(d), domain=pyo.Integers, bounds=(-B, B))
-    m.e = pyo.Var(range(n), domain=pyo.Binary)  # e_i = 1: record i is misclassified
+    """0/1 loss of sign(<w, x>), ties -> +1, one block per record (a user's own model)."""
+    def record(b, w, r):
+        x, label = r
+        b.e = pyo.Var(domain=pyo.Binary)  # e = 1: this record is misclassified
+        score = sum(float(x[j]) * w[j] for j in w)
+        M = B * float(np.abs(x).sum()) + margin  # |score| <= B ||x||_1
+        b.fit = pyo.Constraint(expr=score >= -M * b.e if label > 0 else score <= -margin + M * b.e)
+        return b.e
 
-    def fit(m, i):
-        score = sum(float(X[i, j]) * m.w[j] for j in range(d))
-        M = B * float(np.abs(X[i]).sum()) + margin  # |score| <= B ||x_i||_1
-        return score >= -M * m.e[i] if y[i] > 0 else score <= -margin + M * m.e[i]
-
-    m.fit = pyo.Constraint(range(n), rule=fit)
-    m.loss = pyo.Objective(expr=sum(m.e[i] for i in range(n)), sense=pyo.minimize)
-    return m
+    return privopt.RecordModel(decision=pyo.Var(range(X.shape[1]), domain=pyo.Integers, bounds=(-B, B)),
+                               record=record, records=zip(X, y), loss_range=(0, 1))
 
 
 data_rng = np.random.default_rng(SEED)
@@ -88,6 +96,8 @@ X = data_rng.integers(-3, 4, size=(n, d)).astype(float)
 y = np.where(X @ np.array([1.0, 2.0]) >= 0, 1, -1)
 y[data_rng.random(n) < 0.1] *= -1
 model = my_zero_one_model(X, y)
+model.records[0].fit.pprint()  # record 0's row, on its own block: ordinary Pyomo components
+print(get_info(model))
 
 D, G, tau = math.sqrt(5), 1.0, 1.0
 epsilon, delta = 1.0, 1.0 / n**2
@@ -138,9 +148,9 @@ print("same noise -> the same private w from every solver  ✓")
 # %%
 results = {}
 for s in usable:
-    # the bounds of w (-B..B) were fixed before the data: W is read from them, so they are declared public
-    results[s] = privopt.opdisc(model, epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, n_samples=n,
-                                solver=s, random_state=SEED, public_constraints=["w"])
+    # n, and that w's bounds (-B..B) are public, come from the model's ModelInfo: nothing to declare
+    results[s] = privopt.opdisc(model, epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, solver=s,
+                                random_state=SEED)
     print(f"{s:6s} {results[s]}")
 first = results[usable[0]]
 assert all(np.array_equal(r.weights, first.weights) for r in results.values())
@@ -173,17 +183,15 @@ display(Markdown("\n".join(table)))
 # ## Way 3: decorate the model builder
 #
 # `@privopt.private("opdisc", epsilon=..., delta=..., ...)` turns a function that *builds* a model into
-# one that returns a private result. Facts that depend on the call (here $n$) can travel with the
-# model as a `ModelInfo`, which every mechanism reads for the arguments you leave out. The plain
-# builder stays available as `.builder`.
+# one that returns a private result. Facts that depend on the call (here $n$) travel with the model
+# in its `ModelInfo` (which `RecordModel` wrote), read by every mechanism for the arguments you leave
+# out. The plain builder stays available as `.builder`.
 
 # %%
 @privopt.private("opdisc", epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, solver="highs",
-                 random_state=SEED, public_constraints=["w"])
+                 random_state=SEED)
 def private_classifier(X, y):
-    m = my_zero_one_model(X, y)
-    attach_info(m, ModelInfo(n_samples=len(y)))  # public: the number of records
-    return m
+    return my_zero_one_model(X, y)  # its ModelInfo carries n = len(y)
 
 
 res3 = private_classifier(X, y)
@@ -233,8 +241,8 @@ Xh = hard_rng.integers(-5, 6, size=(400, 4)).astype(float)
 yh = np.where(Xh @ np.array([1.0, -1.0, 1.0, 1.0]) >= 0, 1, -1)
 yh[hard_rng.random(400) < 0.2] *= -1
 hard = my_zero_one_model(Xh, yh)
-kwargs = {"epsilon": 1.0, "delta": 1.0 / 400**2, "norm_bound": 2.0, "lipschitz": 1.0, "n_samples": 400,
-          "solver": "highs", "random_state": SEED, "time_limit": 0.3, "public_constraints": ["w"]}
+kwargs = {"epsilon": 1.0, "delta": 1.0 / 400**2, "norm_bound": 2.0, "lipschitz": 1.0, "solver": "highs",
+          "random_state": SEED, "time_limit": 0.3}
 try:
     privopt.opdisc(hard, **kwargs)
     print("HiGHS certified the optimum within 0.3 s on this machine: nothing to show here.")
@@ -271,5 +279,8 @@ for w in caught:
 #
 # * Any Pyomo loss model with a finite (integer or declared) grid of weights can be made private:
 #   by the transformation (you draw the noise), by `privopt.opdisc`, or by decorating its builder.
+# * Built with `privopt.RecordModel` (the decision, the public part, then one block per record), the
+#   model says by construction what is public and how many records it sums; a model written by hand
+#   declares both instead (`public_constraints=`, `n_samples=`; see docs/own_model.md).
 # * The solver is a name. With the same noise, HiGHS, GLPK and CBC return the same certified argmin.
 # * Uncertified answers are never released silently; seeded runs like these are never private.

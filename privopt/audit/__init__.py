@@ -30,7 +30,9 @@ released with double-precision Laplace noise instead of privopt's exact noise on
 a grid (:class:`NoisyValueTarget` with ``release="double"``: Mironov's
 floating-point attack, replayed exactly), and private selection on a user's model
 with a record's term outside ``loss_range`` left unclipped (:class:`RecordClipTarget`
-with ``clip=False``).
+with ``clip=False``), and the same model built with :func:`privopt.RecordModel` without
+``clip=True`` and scored where privopt does not read the terms
+(:class:`RecordModelClipTarget` with ``clip=False``).
 
 Usage::
 
@@ -58,7 +60,7 @@ from ._instances import (
 from ._mixture import MixtureSelectionTarget
 from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
-from ._records import RecordClipTarget, far_record_instance, sites_model
+from ._records import RecordClipTarget, RecordModelClipTarget, far_record_instance, record_sites_model, sites_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
@@ -96,6 +98,8 @@ __all__ = [
     "bounded_instance",
     "bounded_model",
     "RecordClipTarget",
+    "RecordModelClipTarget",
+    "record_sites_model",
     "far_record_instance",
     "sites_model",
     "NeighbouringPair",

@@ -18,10 +18,12 @@ from .._validation import check_bool, check_int, check_positive
 from ..calibration import selection_noise_scale
 from ..exceptions import ParameterError
 from ..mechanisms import FixAndSolveEvaluator, draw_selection_noise, exponential_mechanism
+from ..models import RecordModel
+from ..solvers import solve
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget
 
-__all__ = ["RecordClipTarget", "far_record_instance", "sites_model"]
+__all__ = ["RecordClipTarget", "far_record_instance", "sites_model", "RecordModelClipTarget", "record_sites_model"]
 
 #: W: open site A or site B (one of the two), in W's order.
 _W = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -109,3 +111,74 @@ class RecordClipTarget(AuditTarget):
                                     n_samples=self.n_records, method=self.method, random_state=rng, progress=False,
                                     public_constraints="one")
         return np.asarray(res.weights, dtype=float)
+
+
+def record_sites_model(X, *, clip: bool = True) -> pyo.ConcreteModel:
+    """The model of :func:`sites_model` built record by record with
+    :func:`privopt.RecordModel`: open one of two sites (public), each customer (a row of
+    ``X``, its distances to A and B) on its own block, ``loss_range = (0, 1)``; with ``clip``
+    each customer's term enters as min(max(t, 0), 1) by the construction's encoding."""
+    dist = np.asarray(X, dtype=float)
+
+    def customer(b, y, d):
+        b.x = pyo.Var(y.index_set(), bounds=(0, 1))
+        b.served = pyo.Constraint(expr=b.x[0] + b.x[1] == 1)
+        b.only_open = pyo.Constraint(y.index_set(), rule=lambda b, j: b.x[j] <= y[j])
+        return float(d[0]) * b.x[0] + float(d[1]) * b.x[1]
+
+    return RecordModel(decision=pyo.Var(range(2), domain=pyo.Binary), record=customer, records=list(dist),
+                       public=lambda m, y: m.add_component("one", pyo.Constraint(expr=y[0] + y[1] == 1)),
+                       loss_range=(0.0, 1.0), clip=clip)
+
+
+class RecordModelClipTarget(AuditTarget):
+    """Private selection on :func:`record_sites_model` (a model built record by record with
+    ``clip=True``), on the pair :func:`far_record_instance`, scored where privopt does not
+    see the records' terms: by ``solver`` through Pyomo (``record_terms == "assumed"``), so
+    the range of each term rests on the construction's clip alone.  The losses are the
+    model's certified optima with the decision fixed at each point of W; ``clip=False`` is
+    the deliberately broken variant "built without clip=True": the far record moves L(B) by
+    ``far``.  Each run's noise is :func:`privopt.mechanisms.draw_selection_noise` over the
+    two points of W.  Needs ``solver`` (GLPK by default) and HiGHS."""
+
+    def __init__(self, pair=None, *, epsilon, method="exponential", clip=True, solver="glpk"):
+        pair = far_record_instance() if pair is None else pair
+        self._set_pure_selection(pair, epsilon, method)
+        self.clip = check_bool(clip, "clip")
+        self.solver = solver
+        self.models = tuple(record_sites_model(pair.data(k)[0], clip=self.clip) for k in (0, 1))
+        self.n_records = int(pair.X.shape[0])
+        self.sensitivity = 1.0
+        self.scale = selection_noise_scale(self.epsilon, self.sensitivity)
+        self.losses = [np.array([_fixed_optimum(m, point) for point in _W]) for m in self.models]
+        self.support = _W
+        self.variant = "as shipped" if self.clip else "built without clip=True"
+        self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": 2,
+                           "n_records": self.n_records, "solver": solver}
+
+    def draw_noise(self, rng, size=None):
+        return draw_selection_noise(rng, self.method, len(_W), size=size)
+
+    def outputs_from_noise(self, which, noise):
+        noise = np.asarray(noise, dtype=float).reshape(-1, len(_W))
+        keys = noise - self.losses[which][None, :] / self.scale
+        return _W[np.argmax(keys, axis=1)]
+
+    def run_mechanism(self, which, rng):
+        if not self.clip:
+            raise ParameterError("the variant without the clip is refused by the mechanism (its total leaves "
+                                 "[n a, n b]); audit it with oracle='enumerate'.", "oracle")
+        res = exponential_mechanism(self.models[which], epsilon=self.epsilon, method=self.method, random_state=rng,
+                                    solver=self.solver, progress=False)
+        return np.asarray(res.weights, dtype=float)
+
+
+def _fixed_optimum(model, point) -> float:
+    """The certified optimum of ``model`` (a clone) with its decision fixed at ``point``."""
+    m = model.clone()
+    for v, value in zip(m.w.values(), point):
+        v.fix(float(value))
+    report = solve(m, "highs")
+    if not report.certified_optimal:
+        raise ParameterError("pair: a point of W could not be solved to a certified optimum.", "pair")
+    return float(report.objective)

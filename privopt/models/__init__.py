@@ -11,6 +11,9 @@ catalogue:
 * :func:`hinge_halfspace`, :func:`absolute_regression` (LPs) and
   :func:`squared_regression` (QP): convex losses normalized to [0, 1] on a
   box (for OPSamp).
+* :func:`RecordModel`: a user's own model written record by record (the decision,
+  the public part, then one block per record), the split between the records and the
+  public rest known by construction; :func:`check_record_blocks` verifies it.
 * :func:`discretize_features` / :class:`FeatureDiscretizer`: map real
   features clipped to public bounds onto an integer grid.
 """
@@ -23,6 +26,7 @@ from ._clone import quiet_cloning as quiet_cloning
 from ._contract import check_public_constraints as check_public_constraints
 from ._contract import check_public_term as check_public_term
 from ._info import ModelInfo, attach_info, get_info, has_info
+from ._records import RecordModel, check_record_blocks
 from .convex import absolute_regression, hinge_halfspace, squared_regression
 from .discretize import FeatureDiscretizer, discretize_features
 from .halfspace import (
@@ -39,6 +43,8 @@ __all__ = [
     "attach_info",
     "get_info",
     "has_info",
+    "RecordModel",
+    "check_record_blocks",
     "zero_one_halfspace",
     "zero_one_loss",
     "ZeroOneLoss",
