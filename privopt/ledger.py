@@ -5,12 +5,15 @@ releases made on it.  Every mechanism, estimator, baseline, the scoring system a
 ``@privopt.private`` charge it, through :func:`release`:
 
 1. The release's ``(epsilon, delta)`` is computed from the call's public arguments.
-2. It is *reserved* before any data is read, any noise drawn or any solver run; a
-   release that would exceed the budget raises :class:`~privopt.BudgetExceededError`
-   and leaves the ledger unchanged.
-3. An error of the caller's input raised before any work (:data:`REFUNDED_ERRORS`)
-   refunds the reservation; any other failure stays charged (its failure event may
-   depend on the data and the noise already drawn).
+2. The call's public checks (its scalar arguments: epsilon, delta, the solver's name,
+   a time limit, the shape and type of its data...) run, then the release is
+   *reserved*, both before any data is read, any noise drawn or any solver run; a
+   refusal there (a bad argument, or a release that would exceed the budget:
+   :class:`~privopt.BudgetExceededError`) leaves the ledger unchanged.
+3. From the reservation on, the release stays charged whatever happens: a result, or
+   any exception (a refusal decided after reading the model or the data, a solver
+   that does not certify, a time limit, a memory error).  An outcome that depends on
+   the data is an output: refunding it would let a caller observe it for free.
 
 A release is charged once, by its outermost call: an estimator whose fit calls
 ``mixture_selection`` (or the warm start's objective perturbation, then selection) is
@@ -69,11 +72,10 @@ from .exceptions import (
     AccountingError,
     BudgetExceededError,
     LedgerFileError,
+    LedgerProcessError,
     ParameterError,
     ParameterTypeError,
     RepeatedReleaseWarning,
-    SolverNotAvailableError,
-    UnknownSolverError,
 )
 
 try:  # POSIX only: a saved ledger needs it, the in-memory one does not.
@@ -82,12 +84,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["PrivacyLedger", "Spend", "Release", "Charge", "release", "charges", "current_ledger", "estimator_key",
-           "REFUNDED_ERRORS", "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
-
-REFUNDED_ERRORS = (ParameterError, ParameterTypeError, UnknownSolverError, SolverNotAvailableError,
-                   BudgetExceededError)
-"""Errors of the caller's input that privopt raises before any data-dependent work: a
-release that fails with one of them is refunded.  Every other failure stays charged."""
+           "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
 
 COMPOSITIONS = ("basic", "optimal")
 """The values of ``PrivacyLedger(composition=...)``."""
@@ -215,6 +212,8 @@ class PrivacyLedger:
         self._file: _LedgerFile | None = None
         self._seen: set[bytes] = set()
         self._serial = 0                       # the entry of the next in-memory release
+        self._open: set[str] = set()           # the releases reserved here whose body has not ended
+        self._pid = os.getpid()                # an in-memory ledger is this process's (a fork must not charge it)
         self._salt = secrets.token_bytes(16)   # fingerprints are of this process and this ledger only
 
     # -- a saved ledger ----------------------------------------------------------------
@@ -283,12 +282,20 @@ class PrivacyLedger:
         return eps, dlt
 
     # -- charging ----------------------------------------------------------------------
-    def reserve(self, what: str, mechanism: str, epsilon: float, delta: float) -> Release:
-        """Charge a release of (``epsilon``, ``delta``) now, or raise
-        :class:`~privopt.BudgetExceededError` and change nothing.  Mechanisms and
-        estimators call it (through :func:`release`); call it yourself to account for
-        a release made outside privopt on the same data."""
+    def charge(self, what: str, epsilon: float, delta: float = 0.0, *, mechanism: str = "outside privopt") -> Release:
+        """Charge a release made outside privopt on the same data (``what`` names it),
+        of (``epsilon``, ``delta``), now; or raise :class:`~privopt.BudgetExceededError`
+        and change nothing.  A charge only adds: nothing takes it back."""
+        record = self._reserve(what, mechanism, epsilon, delta)
+        self._complete(record)
+        return record
+
+    def _reserve(self, what: str, mechanism: str, epsilon: float, delta: float) -> Release:
+        """Charge a release of (``epsilon``, ``delta``) before it runs, or raise
+        :class:`~privopt.BudgetExceededError` and change nothing (:func:`release`).
+        The release stays *open* (it may be settled down) until :meth:`_complete`."""
         epsilon, delta = _check_spend(epsilon, delta)
+        self._check_process(what)
         when = _dt.datetime.now(_dt.timezone.utc)
         with self._lock, self._locked_file():
             self._refresh()
@@ -300,23 +307,41 @@ class PrivacyLedger:
                 record = Release(what, mechanism, epsilon, delta, when, entry=str(self._serial))
                 self._serial += 1
             self._releases.append(record)
+            self._open.add(record.entry)
             return record
 
-    def refund(self, record: Release) -> None:
-        """Give back a reservation whose release did no data-dependent work (an
-        error of the caller's input raised before any work)."""
+    def _complete(self, record: Release) -> None:
+        """Close a release whose body ended (a result or an exception): from now on
+        nothing can refund or settle it."""
+        with self._lock:
+            self._open.discard(record.entry)
+
+    def _check_open(self, record: Release, action: str) -> None:
+        if record.entry not in self._open:
+            raise AccountingError(
+                f"{record.what}: cannot {action} a release that is not open in this ledger object: once its "
+                "work ended (a result or an error), a release stays charged as it is.")
+
+    def _refund(self, record: Release) -> None:
+        """Give back an open reservation (one whose body has not run).  A completed
+        release cannot be refunded (:class:`~privopt.exceptions.AccountingError`)."""
         with self._lock, self._locked_file():
+            self._check_open(record, "refund")
+            self._check_process(record.what)
             self._refresh()
             if self._file is not None:
                 self._file.append_refund(record)
             self._releases = [r for r in self._releases if r.entry != record.entry]
+            self._open.discard(record.entry)
 
-    def settle(self, record: Release, epsilon: float, delta: float) -> Release:
-        """Lower a charged release to what it turned out to spend, once its public
+    def _settle(self, record: Release, epsilon: float, delta: float) -> Release:
+        """Lower an open release to what it turned out to spend, once its public
         choices are made (an estimator's ``mechanism="auto"`` that chose a pure
         mechanism after reserving OPDisc's delta).  Never raises a charge: a value
-        above the reservation is refused with :class:`~privopt.exceptions.AccountingError`."""
+        above the reservation, or a completed release, is refused with
+        :class:`~privopt.exceptions.AccountingError`."""
         epsilon, delta = float(epsilon), float(delta)
+        self._check_open(record, "settle")
         if not (epsilon <= record.epsilon and delta <= record.delta):
             raise AccountingError(
                 f"{record.what}: its release spent epsilon={epsilon:g}, delta={delta:g}, above the "
@@ -332,6 +357,16 @@ class PrivacyLedger:
                 settled = dataclasses.replace(record, epsilon=epsilon, delta=delta)
             self._releases = [settled if r.entry == record.entry else r for r in self._releases]
             return settled
+
+    def _check_process(self, what: str) -> None:
+        """An in-memory ledger is charged only in the process that made it: a fork
+        copies its memory, and the two copies would each spend the whole budget."""
+        if self._file is None and os.getpid() != self._pid:
+            raise LedgerProcessError(
+                f"{what}: this in-memory PrivacyLedger was made in process {self._pid}, and this is process "
+                f"{os.getpid()} (a fork, e.g. a multiprocessing pool): its budget here is a copy, and charging it "
+                "would spend the budget twice. Keep the ledger in a file, which every process charges under one "
+                "lock: PrivacyLedger.open(path, epsilon=..., delta=...).")
 
     def _check_fits(self, record: Release) -> None:
         if not (math.isfinite(record.epsilon) and math.isfinite(record.delta)):
@@ -594,18 +629,23 @@ class Charge:
     record: Release
 
     def settle(self, epsilon: float, delta: float) -> None:
-        """Lower the charge to what the release spent (:meth:`PrivacyLedger.settle`)."""
-        self.record = self.ledger.settle(self.record, epsilon, delta)
+        """Lower the charge to what the release spent, while the release is open
+        (:meth:`PrivacyLedger._settle`)."""
+        self.record = self.ledger._settle(self.record, epsilon, delta)
 
 
 @contextlib.contextmanager
 def release(what: str, mechanism: str, spend: Callable[[], tuple[float, float]], *,
-            ledger: PrivacyLedger | None = None, data: tuple | None = None) -> Iterator[Charge | None]:
-    """Charge one release around its work: ``with release(...):`` reserves
+            ledger: PrivacyLedger | None = None, data: tuple | None = None,
+            check: Callable[[], object] | None = None) -> Iterator[Charge | None]:
+    """Charge one release around its work: ``with release(...):`` runs ``check()``
+    (the call's public validation: it reads no private value), then reserves
     ``spend()`` (the (epsilon, delta) computed from public arguments only) on
     ``ledger`` (else the ledger of the current ``with ledger:`` block) before the body
-    runs, refunds it when the body raises one of :data:`REFUNDED_ERRORS`, and keeps it
-    charged on any other failure.  Inside a charged release nothing charges again.
+    runs.  A refusal by ``check`` or ``spend``, or by the budget, charges nothing; from
+    the reservation on the release stays charged, whatever the body raises (its
+    outcome may depend on the data).  Inside a charged release nothing charges again
+    (and ``check`` is not run: the body validates as it always does).
     ``data``, when given (a tuple of a public key, e.g. :func:`estimator_key`, and
     the arrays), is fingerprinted in memory after the reservation, to warn when the
     same estimator is fitted twice on the same data
@@ -619,18 +659,19 @@ def release(what: str, mechanism: str, spend: Callable[[], tuple[float, float]],
     if _INSIDE.get() or target is None:
         yield None
         return
+    if check is not None:
+        check()
     epsilon, delta = spend()
-    record = target.reserve(what, mechanism, epsilon, delta)
+    record = target._reserve(what, mechanism, epsilon, delta)
     token = _INSIDE.set(True)
+    charge = Charge(target, record)
     try:
         if data is not None:
             _warn_if_seen(target, what, data)
-        yield Charge(target, record)
-    except REFUNDED_ERRORS:
-        target.refund(record)
-        raise
+        yield charge
     finally:
         _INSIDE.reset(token)
+        target._complete(charge.record)
 
 
 def _warn_if_seen(ledger: PrivacyLedger, what: str, data: tuple) -> None:
@@ -676,9 +717,12 @@ def _pure_spend(arguments: dict[str, Any]) -> tuple[float, float]:
     return check_epsilon(arguments.get("epsilon")), 0.0
 
 
-def charges(mechanism: str, *, pure: bool = False):
+def charges(mechanism: str, *, pure: bool = False, check: Callable[..., object] | None = None):
     """Decorate a mechanism so that it takes ``ledger=`` and charges one release of
-    its ``epsilon`` (and ``delta``; 0 when ``pure``) before it runs (:func:`release`)."""
+    its ``epsilon`` (and ``delta``; 0 when ``pure``) before it runs (:func:`release`).
+    ``check``, called with the mechanism's arguments, is its public validation (the
+    scalar arguments, never the model or the data), run before the reservation so that
+    a bad argument costs nothing."""
     spend_of = _pure_spend if pure else _mechanism_spend
 
     def decorate(func):
@@ -696,7 +740,8 @@ def charges(mechanism: str, *, pure: bool = False):
                     arguments = kwargs
                 return spend_of(arguments)
 
-            with release(func.__name__, mechanism, spend, ledger=ledger):
+            public = None if check is None else functools.partial(check, *args, **kwargs)
+            with release(func.__name__, mechanism, spend, ledger=ledger, check=public):
                 return func(*args, **kwargs)
 
         extra = inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None)

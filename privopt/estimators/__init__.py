@@ -25,7 +25,7 @@ from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
 from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from .._runtime import usable_cpus
-from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           user_stacklevel, warn_clipped)
 from .._random import check_random_state
@@ -797,7 +797,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)
         with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
-                     ledger=ledger, data=(estimator_key(self), X, y)) as charge:
+                     ledger=ledger, data=(estimator_key(self), X, y),
+                     check=lambda: (check_public_input(X), self._check_params())) as charge:
             self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
@@ -856,7 +857,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                         f"would have chosen OPDisc: {why})")
         return mechanism, why
 
-    def _fit(self, X, y, *, pure_only: bool = False):
+    def _check_params(self) -> tuple[float, str, str, bool, object, bool]:
+        """The constructor's parameters, checked before the data is read (and, under a
+        ledger, before the fit is reserved): (epsilon, mechanism, calibration,
+        keep_report, warm_start, whether ``solver`` names a MILP solver)."""
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
@@ -882,6 +886,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError(
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
+        return epsilon, mechanism, calibration, keep_report, warm_start, milp_solver
+
+    def _fit(self, X, y, *, pure_only: bool = False):
+        epsilon, mechanism, calibration, keep_report, warm_start, milp_solver = self._check_params()
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         if mechanism == "rspm":

@@ -4,6 +4,7 @@ refused before any work, composed exactly (pure) or by basic / optimal compositi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing
@@ -17,8 +18,8 @@ import pytest
 
 import privopt
 from privopt import audit
-from privopt.exceptions import (BudgetExceededError, LedgerFileError, ParameterError, ParameterTypeError,
-                                RepeatedReleaseWarning)
+from privopt.exceptions import (AccountingError, BudgetExceededError, LedgerFileError, ParameterError,
+                                ParameterTypeError, RepeatedReleaseWarning)
 from privopt.ledger import optimal_epsilon, release
 from privopt.models import zero_one_halfspace
 
@@ -91,29 +92,38 @@ def test_pure_epsilons_add_as_the_decimals_they_print_as():
     # float arithmetic gives 0.1 + 0.2 + 0.3 = 0.6000000000000001 and ten 0.1s = 0.9999999999999999
     ledger = privopt.PrivacyLedger(epsilon=1.0)
     for eps in (0.1, 0.2, 0.3):
-        ledger.reserve("by hand", "laplace", eps, 0.0)
+        ledger.charge("by hand", eps, 0.0, mechanism="laplace")
     assert ledger.spent.epsilon == 0.6
     ten = privopt.PrivacyLedger(epsilon=1.0)
     for _ in range(10):
-        ten.reserve("by hand", "laplace", 0.1, 0.0)
+        ten.charge("by hand", 0.1, 0.0, mechanism="laplace")
     assert ten.spent.epsilon == 1.0 and ten.remaining.epsilon == 0.0
     with pytest.raises(BudgetExceededError):
-        ten.reserve("one more", "laplace", 1e-9, 0.0)
+        ten.charge("one more", 1e-9, 0.0, mechanism="laplace")
 
 
-def test_refunds_and_settlements_reach_the_right_release_and_no_spend_is_negative():
+def test_a_completed_release_can_be_neither_refunded_nor_settled_and_no_spend_is_negative():
     ledger = privopt.PrivacyLedger(epsilon=1.0)
-    first = ledger.reserve("first", "laplace", 0.25, 0.0)
-    ledger.reserve("second", "laplace", 0.5, 0.0)
-    ledger.refund(first)
-    third = ledger.reserve("third", "laplace", 0.125, 0.0)
-    assert [r.what for r in ledger.releases] == ["second", "third"] and third.entry != ledger.releases[0].entry
-    ledger.refund(third)
-    assert [r.what for r in ledger.releases] == ["second"] and ledger.spent.epsilon == 0.5
+    for public in ("reserve", "refund", "settle"):      # privopt's own path only, never the caller's
+        assert not hasattr(ledger, public)
+    first = ledger.charge("first", 0.25)
+    with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger) as charge:
+        second = charge.record
+    for record in (first, second):
+        with pytest.raises(AccountingError, match="stays charged"):
+            ledger._refund(record)
+        with pytest.raises(AccountingError, match="stays charged"):
+            ledger._settle(record, 0.0, 0.0)
+    assert ledger.spent.epsilon == 0.75
+    # an open reservation (its body not run) can be given back, and the right one goes
+    third = ledger._reserve("third", "laplace", 0.125, 0.0)
+    fourth = ledger._reserve("fourth", "laplace", 0.0625, 0.0)
+    ledger._refund(third)
+    assert [r.what for r in ledger.releases] == ["first", "by hand", "fourth"] and fourth.entry != third.entry
     for eps, dlt in ((-0.5, 0.0), (math.nan, 0.0), (0.1, -1e-6), (0.1, 2.0)):
         with pytest.raises(ParameterError):
-            ledger.reserve("bad", "laplace", eps, dlt)
-    assert ledger.spent.epsilon == 0.5
+            ledger.charge("bad", eps, dlt)
+    assert ledger.spent.epsilon == 0.8125
 
 
 def test_an_approximate_release_adds_its_delta_and_at_most_its_epsilon():
@@ -140,7 +150,7 @@ def test_optimal_composition_of_pure_releases_matches_kairouz_oh_viswanath():
     assert optimal_epsilon([(e, 0.0)] * k, 0.0) == pytest.approx(5.0)    # at delta 0: the plain sum
     ledger = privopt.PrivacyLedger(epsilon=10.0)
     for _ in range(k):
-        ledger.reserve("by hand", "laplace", e, 0.0)
+        ledger.charge("by hand", e, 0.0, mechanism="laplace")
     assert ledger.spent.epsilon == 5.0
     assert ledger.epsilon_at(0.04102841460951593) == pytest.approx(3.0, abs=1e-3)
 
@@ -151,8 +161,8 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
     basic = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3)
     optimal = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
     for eps, dlt in pairs:
-        basic.reserve("by hand", "gaussian", eps, dlt)
-        optimal.reserve("by hand", "gaussian", eps, dlt)
+        basic.charge("by hand", eps, dlt, mechanism="gaussian")
+        optimal.charge("by hand", eps, dlt, mechanism="gaussian")
     assert basic.spent.epsilon == pytest.approx(9.0) and basic.spent.delta == pytest.approx(3e-5)
     assert optimal.spent.delta == basic.spent.delta
     assert optimal.spent.epsilon < basic.spent.epsilon            # many small releases: strictly tighter
@@ -164,7 +174,7 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
     # and the pure case: 30 releases of 0.3 at delta 0 are exactly 9 under every composition
     pure = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
     for _ in range(30):
-        pure.reserve("by hand", "laplace", 0.3, 0.0)
+        pure.charge("by hand", 0.3, 0.0, mechanism="laplace")
     assert pure.spent.epsilon == 9.0 and pure.spent.delta == 0.0
 
 
@@ -173,7 +183,7 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
 # ---------------------------------------------------------------------------
 def test_over_budget_is_refused_before_any_work_and_leaves_the_ledger_unchanged(monkeypatch):
     ledger = privopt.PrivacyLedger(epsilon=1.0, delta=1e-5)
-    ledger.reserve("earlier", "laplace", 0.9, 0.0)
+    ledger.charge("earlier", 0.9, 0.0, mechanism="laplace")
     before = (ledger.spent, ledger.releases)
     # a mechanism never reads its model
     with pytest.raises(BudgetExceededError) as info:
@@ -213,22 +223,80 @@ def test_a_non_private_fit_is_refused_under_a_ledger():
     assert ledger.releases == ()
 
 
-def test_parameter_errors_are_refunded_failures_after_noise_stay_charged():
-    ledger = privopt.PrivacyLedger(epsilon=2.0)
-    with pytest.raises(ParameterError):
-        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, method="no such method", ledger=ledger)
-    with pytest.raises(ParameterError):
-        OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), alpha=-1.0, ledger=ledger).fit(*_unit())
+def _median_model(r):
+    """The README's private median of records in [0, 1]: sum_i |w - r_i|."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(bounds=(0, 1))
+    m.t = pyo.Var(range(len(r)), bounds=(0, 1))
+    m.above = pyo.Constraint(range(len(r)), rule=lambda m, i: m.t[i] >= m.w - float(r[i]))
+    m.below = pyo.Constraint(range(len(r)), rule=lambda m, i: m.t[i] >= float(r[i]) - m.w)
+    m.loss = pyo.Objective(expr=sum(m.t.values()))
+    return m
+
+
+def test_public_bad_arguments_cost_nothing_and_read_nothing():
+    ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-3)
+    with ledger:
+        for call in (lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=-1.0),
+                     lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=0.5, method="no such method"),
+                     lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=0.5, path="scored"),
+                     lambda: privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6, solver="no such solver"),
+                     lambda: privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6, calibration="guess"),
+                     lambda: privopt.opsamp(_Untouchable(), epsilon=0.5, delta=1e-6, time_limit=-1),
+                     lambda: privopt.opsamp(_Untouchable(), epsilon=0.5, delta=1e-6, n_oracle_calls=0),
+                     lambda: privopt.rspm(_Untouchable(), epsilon=0.5, noise="uniform"),
+                     lambda: privopt.mixture_selection(_Untouchable(), epsilon=0.5, beta=2.0),
+                     lambda: privopt.scoring.select_scoring_system(_Untouchable(), None, epsilon=0.5,
+                                                                    method="best")):
+            with pytest.raises((ParameterError, ParameterTypeError, privopt.exceptions.UnknownSolverError)):
+                call()
+    X, y = _unit()
+    for est in (OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), alpha=-1.0, ledger=ledger),
+                DPSGDLogisticRegression(epsilon=0.5, delta=1e-6, bounds=(0, 1), epochs=0, ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), mechanism="magic", ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), solver="no such solver",
+                                                   ledger=ledger),
+                privopt.scoring.PrivateScoringSystem(epsilon=0.5, risk_share=1.5, ledger=ledger)):
+        with pytest.raises((ParameterError, ParameterTypeError, privopt.exceptions.UnknownSolverError)):
+            est.fit(X, y)
     assert ledger.releases == () and ledger.spent.epsilon == 0.0
-    with pytest.raises(RuntimeError, match="after the noise"):
-        with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger):
-            raise RuntimeError("a failure after the noise was drawn")
-    assert ledger.spent.epsilon == 0.5
-    with pytest.raises(ParameterError):           # an invalid epsilon is refused, nothing charged
-        privopt.exponential_mechanism(_tiny_model(), epsilon=-1.0, ledger=ledger)
+
+
+def test_a_refusal_decided_after_the_data_is_read_is_charged():
+    # the README's private median, with a loss_range its loss leaves on one data set and not on its neighbour:
+    # the refusal is an outcome that depends on the data, so it costs what a release costs
+    grid = [g / 4 for g in range(5)]
+    for records, refused in ((np.full(10, 0.5), False), (np.zeros(10), True)):
+        ledger = privopt.PrivacyLedger(epsilon=5.0)
+        with (pytest.raises(privopt.exceptions.ModelError) if refused else contextlib.nullcontext()):
+            privopt.exponential_mechanism(_median_model(records), weights="w", grid=grid, epsilon=1.0,
+                                          loss_range=(0, 0.6), n_samples=len(records), path="bounded",
+                                          random_state=0, ledger=ledger)
+        assert ledger.spent.epsilon == 1.0 and len(ledger.releases) == 1
+
+
+def test_any_failure_after_the_reservation_stays_charged(monkeypatch):
+    ledger = privopt.PrivacyLedger(epsilon=3.0)
+    for error in (RuntimeError("a failure after the noise was drawn"), MemoryError(),
+                  ParameterError("a refusal after the data was read", "X"), KeyboardInterrupt()):
+        with pytest.raises(type(error)):
+            with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger):
+                raise error
+    assert ledger.spent.epsilon == 2.0 and len(ledger.releases) == 4
+    # a memory error inside a mechanism, after its model was read
+    from privopt.mechanisms import selection
+
+    def out_of_memory(task):
+        raise MemoryError
+    monkeypatch.setattr(selection, "_plan", out_of_memory)
+    with pytest.raises(MemoryError):
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=0, ledger=ledger)
+    assert ledger.spent.epsilon == 2.5
     with pytest.raises(ParameterTypeError, match="ledger"):
         privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, ledger="my budget")
-    assert ledger.spent.epsilon == 0.5
+    assert ledger.spent.epsilon == 2.5
 
 
 # ---------------------------------------------------------------------------
@@ -263,7 +331,7 @@ def test_nested_mechanism_calls_and_the_decorator_charge_once():
     build("data")
     assert [r.epsilon for r in ledger.releases] == [1.0, 0.5]
     assert ledger.releases[-1].what == "@private build"
-    ledger.reserve("fill", "laplace", 1.5, 0.0)
+    ledger.charge("fill", 1.5, 0.0, mechanism="laplace")
     with pytest.raises(BudgetExceededError):
         build("data")
     assert built == ["data"]                      # refused before the builder read the data
@@ -335,7 +403,7 @@ def test_with_ledger_is_per_context_and_thread_safe():
     def spend():
         for _ in range(40):
             try:
-                ledger.reserve("thread", "laplace", 0.01, 0.0)
+                ledger.charge("thread", 0.01, 0.0, mechanism="laplace")
             except BudgetExceededError:
                 pass
 
@@ -418,7 +486,7 @@ def test_a_saved_ledger_survives_reopening_and_stores_nothing_of_the_data(tmp_pa
     ledger = privopt.PrivacyLedger.open(path, epsilon=2.0, delta=1e-5)
     X, y = _unit()
     OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
-    ledger.reserve("by hand", "laplace", 0.25, 0.0)
+    ledger.charge("by hand", 0.25, 0.0, mechanism="laplace")
     again = privopt.PrivacyLedger.open(path)
     assert again.budget == ledger.budget and again.spent.epsilon == 0.75
     assert [r.entry for r in again.releases] == [r.entry for r in ledger.releases]
@@ -426,11 +494,11 @@ def test_a_saved_ledger_survives_reopening_and_stores_nothing_of_the_data(tmp_pa
     for value in np.concatenate([X.ravel()[:5], [X.sum(), X.mean()]]):
         assert repr(float(value)) not in text
     assert pickle.loads(pickle.dumps(again)).spent.epsilon == 0.75
-    reserved = again.reserve("auto", "opdisc or selection", 0.5, 1e-6)      # settled down, in the file too
-    again.settle(reserved, 0.5, 0.0)
+    with release("auto", "opdisc or selection", lambda: (0.5, 1e-6), ledger=again) as charge:
+        with pytest.raises(AccountingError):
+            charge.settle(0.75, 0.0)               # never raised after the fact
+        charge.settle(0.5, 0.0)                    # settled down while open, in the file too
     assert privopt.PrivacyLedger.open(path).spent == privopt.ledger.Spend(1.25, 0.0)
-    with pytest.raises(privopt.exceptions.AccountingError):
-        again.settle(reserved, 0.75, 0.0)          # never raised after the fact
     with pytest.raises(TypeError, match="fork its budget"):
         pickle.dumps(privopt.PrivacyLedger(epsilon=1.0))
     with pytest.raises(LedgerFileError, match="epsilon=2.0"):
@@ -442,7 +510,7 @@ def test_a_tampered_file_is_refused(tmp_path, edit):
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
     for eps in (0.25, 0.5):
-        ledger.reserve("by hand", "laplace", eps, 0.0)
+        ledger.charge("by hand", eps, 0.0, mechanism="laplace")
     lines = path.read_text().splitlines()
     if edit == "lower an epsilon":
         entry = json.loads(lines[2])
@@ -458,16 +526,16 @@ def test_a_tampered_file_is_refused(tmp_path, edit):
     with pytest.raises(LedgerFileError, match="was edited"):
         privopt.PrivacyLedger.open(path)
     with pytest.raises(LedgerFileError):
-        ledger.reserve("after the edit", "laplace", 0.1, 0.0)
+        ledger.charge("after the edit", 0.1, 0.0, mechanism="laplace")
 
 
 def test_an_open_ledger_notices_a_truncated_file(tmp_path):
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
-    ledger.reserve("by hand", "laplace", 0.75, 0.0)
+    ledger.charge("by hand", 0.75, 0.0, mechanism="laplace")
     path.write_text(path.read_text().splitlines()[0] + "\n")      # a valid chain: only the budget line
     with pytest.raises(LedgerFileError, match="truncated"):
-        ledger.reserve("after the truncation", "laplace", 0.5, 0.0)
+        ledger.charge("after the truncation", 0.5, 0.0, mechanism="laplace")
 
 
 def _charge_file(path, barrier, out):
@@ -476,7 +544,7 @@ def _charge_file(path, barrier, out):
     charged = 0
     for _ in range(8):
         try:
-            ledger.reserve("worker", "laplace", 0.1, 0.0)
+            ledger.charge("worker", 0.1, 0.0, mechanism="laplace")
             charged += 1
         except BudgetExceededError:
             pass
@@ -518,7 +586,7 @@ def test_the_command_line_shows_a_saved_ledger(tmp_path, capsys):
 
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0, delta=1e-6)
-    ledger.reserve("PrivateScoringSystem.fit", "PrivateScoringSystem", 0.25, 0.0)
+    ledger.charge("PrivateScoringSystem.fit", 0.25, 0.0, mechanism="PrivateScoringSystem")
     assert main(["ledger", str(path)]) == 0
     out = capsys.readouterr().out
     assert "PrivateScoringSystem.fit" in out and "0.25" in out and "0.75" in out
