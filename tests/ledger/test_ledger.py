@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 import multiprocessing
+import os
 import pickle
 import threading
 import time
@@ -633,3 +634,52 @@ def test_a_mechanism_warns_at_the_callers_line_through_the_ledger_decorator():
     kinds = {w.category.__name__: w.filename for w in seen}
     assert {"DeprecationWarning", "NoiseDominatesWarning"} <= set(kinds)
     assert all(f == __file__ for f in kinds.values()), kinds
+
+
+# ---------------------------------------------------------------------------
+# a fork cannot copy a budget
+# ---------------------------------------------------------------------------
+def _fit_in_worker(seed):
+    X, y = _unit(seed=seed)
+    try:
+        OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=seed).fit(X, y)
+    except privopt.exceptions.LedgerProcessError as exc:
+        return "refused: " + str(exc)
+    return "released"
+
+
+def test_an_in_memory_ledger_refuses_to_be_charged_in_a_forked_process(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    with privopt.PrivacyLedger(epsilon=1.0) as ledger:
+        with ctx.Pool(2) as pool:
+            outcomes = pool.map(_fit_in_worker, range(4))
+        assert all(o.startswith("refused") and "PrivacyLedger.open" in o for o in outcomes), outcomes
+        assert ledger.spent.epsilon == 0.0
+        _fit_in_worker(0)                      # the parent's own fit is charged as before
+    assert ledger.spent.epsilon == 0.5
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                               # the child: its copy of the ledger must not charge
+        try:
+            ledger.charge("child", 0.5)
+            os.write(write, b"charged")
+        except privopt.exceptions.LedgerProcessError:
+            os.write(write, b"refused")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"refused"
+    ledger.charge("parent", 0.5)               # the parent still has its last 0.5
+    assert ledger.remaining.epsilon == 0.0
+    # a file ledger is shared by every process: the child's charge is the parent's too
+    saved = privopt.PrivacyLedger.open(tmp_path / "l.ledger", epsilon=1.0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            saved.charge("child", 0.75)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert saved.spent.epsilon == 0.75
+    with pytest.raises(BudgetExceededError):
+        saved.charge("parent", 0.5)
