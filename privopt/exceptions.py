@@ -262,6 +262,11 @@ class LedgerProcessError(PrivoptError, RuntimeError):
     process charges under one lock."""
 
 
+class LedgerRepairWarning(UserWarning):
+    """A saved ledger ended in a line cut short by a crash (never acknowledged by its
+    head); privopt dropped it and repaired the file."""
+
+
 class RepeatedReleaseWarning(UserWarning):
     """A release was charged to a ledger on data that an earlier release under
     the same ledger already used (a refit, a clone fitted again, a grid
@@ -269,4 +274,5 @@ class RepeatedReleaseWarning(UserWarning):
     sum.  The data's fingerprint lives in memory only, never in a file."""
 
 
-__all__ += ["BudgetExceededError", "LedgerFileError", "LedgerProcessError", "RepeatedReleaseWarning"]
+__all__ += ["BudgetExceededError", "LedgerFileError", "LedgerProcessError", "LedgerRepairWarning",
+            "RepeatedReleaseWarning"]

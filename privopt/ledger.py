@@ -73,6 +73,7 @@ from .exceptions import (
     BudgetExceededError,
     LedgerFileError,
     LedgerProcessError,
+    LedgerRepairWarning,
     ParameterError,
     ParameterTypeError,
     RepeatedReleaseWarning,
@@ -83,8 +84,8 @@ try:  # POSIX only: a saved ledger needs it, the in-memory one does not.
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["PrivacyLedger", "Spend", "Release", "Charge", "release", "charges", "current_ledger", "estimator_key",
-           "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
+__all__ = ["PrivacyLedger", "Spend", "Release", "Head", "Charge", "release", "charges", "current_ledger",
+           "estimator_key", "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
 
 COMPOSITIONS = ("basic", "optimal")
 """The values of ``PrivacyLedger(composition=...)``."""
@@ -95,7 +96,9 @@ _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privopt_inside_r
 _BLOCKS: contextvars.ContextVar[tuple] = contextvars.ContextVar("privopt_ledger_blocks", default=())
 
 _GENESIS = "0" * 64
-_FORMAT = "privopt-ledger/1"
+_FORMAT = "privopt-ledger/2"              # a file with its head beside it (PATH.head)
+_FORMAT_UNHEADED = "privopt-ledger/1"     # a file written before heads: it gets one when next opened to write
+_HEAD_FORMAT = "privopt-ledger-head/1"
 
 
 def _exact(x: float) -> Fraction:
@@ -224,7 +227,11 @@ class PrivacyLedger:
         when the file does not exist.  An existing file's budget is kept; an
         ``epsilon`` or ``delta`` that differs from it is refused, and so is a file
         whose hash chain does not verify (:class:`~privopt.exceptions.LedgerFileError`)."""
-        file = _LedgerFile(Path(path))
+        try:
+            file = _LedgerFile(Path(path))
+        except TypeError:
+            raise ParameterTypeError(f"path: PrivacyLedger.open takes the path of a file (str or Path), got "
+                                     f"{type(path).__name__}.", "path") from None
         budget = file.budget_or_create(epsilon, delta)
         ledger = cls(budget[0], budget[1], composition=composition)
         ledger._file = file
@@ -235,6 +242,36 @@ class PrivacyLedger:
     def path(self) -> Path | None:
         """The file of a saved ledger, or None."""
         return None if self._file is None else self._file.path
+
+    @property
+    def head(self) -> Head | None:
+        """A saved ledger's head (its number of entries and last hash, as its file is
+        now), or None in memory.  Write it down elsewhere (another machine, a signed
+        note): :meth:`check_anchor` then tells whether a later file extends it."""
+        if self._file is None:
+            return None
+        with self._lock:
+            entries = self._file.entries()
+            return Head(len(entries), entries[-1]["hash"]) if entries else None
+
+    def check_anchor(self, anchor: str | Head) -> None:
+        """Refuse (:class:`~privopt.exceptions.LedgerFileError`) a saved ledger whose file
+        does not extend ``anchor``, a head written down earlier (``"entries:hash"``, or a
+        hash alone): its entry number ``entries`` must have that hash.  A file replaced
+        together with its head by an older pair passes every other check; not this one."""
+        if self._file is None:
+            raise ParameterError("anchor: an in-memory ledger has no head to anchor; PrivacyLedger.open(path) "
+                                 "keeps one.", "anchor")
+        count, digest = _parse_anchor(anchor)
+        with self._lock:
+            entries = self._file.entries()
+        found = [i + 1 for i, e in enumerate(entries) if e["hash"] == digest]
+        if not found or (count is not None and count not in found):
+            raise LedgerFileError(
+                f"The saved ledger {self._file.path} does not extend the anchor {anchor}: "
+                + ("no entry has its hash" if not found else f"its entry {count} is another one")
+                + " (the file and its head were replaced by an older pair, or rewritten). Restore the latest copy, "
+                "or ask whoever keeps the data set's budget.")
 
     # -- the account -------------------------------------------------------------------
     @property
@@ -470,6 +507,18 @@ def _check_spend(epsilon, delta) -> tuple[float, float]:
     return epsilon, delta
 
 
+def _parse_anchor(anchor) -> tuple[int | None, str]:
+    """``(entries or None, hash)`` of an anchor ``"entries:hash"``, a hash, or a :class:`Head`."""
+    if isinstance(anchor, Head):
+        return anchor.entries, anchor.last
+    text = str(anchor).strip().lower()
+    count, _, digest = text.rpartition(":")
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or (count and not count.isdigit()):
+        raise ParameterError(f"anchor: expected a ledger head as printed by `privopt ledger PATH`, entries:hash "
+                             f"(a number, a colon, 64 hex digits), got {anchor!r}.", "anchor")
+    return (int(count) if count else None), digest
+
+
 def _reopen(path: str, composition: str) -> PrivacyLedger:
     return PrivacyLedger.open(path, composition=composition)
 
@@ -482,22 +531,47 @@ def _entry_hash(entry: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Head:
+    """The head of a saved ledger: how many entries its file holds and the hash of the
+    last one, kept apart from the file (in ``PATH.head``) and printed by ``privopt
+    ledger PATH``.  Written down elsewhere, it is an *anchor*: a later file must extend
+    it (:meth:`PrivacyLedger.check_anchor`).  ``str(head)`` is ``"entries:hash"``."""
+
+    entries: int
+    last: str
+
+    def __str__(self) -> str:
+        return f"{self.entries}:{self.last}"
+
+
 class _LedgerFile:
     """The JSON-lines file of a saved ledger: a header with the budget, then one
-    ``charge`` or ``refund`` entry per line, each holding the previous entry's hash."""
+    ``charge``, ``settle`` or ``refund`` entry per line, each holding the previous
+    entry's hash; and its head, ``PATH.head`` (the number of entries and the last hash),
+    rewritten after each append under the same lock.  A file that is shorter than its
+    head, or whose entry at the head's count is not the head's, is an older copy or a
+    truncation: refused.  A last line cut by a crash (no newline) was never acknowledged
+    by the head: it is dropped with a warning (and cut from the file under the lock)."""
 
     def __init__(self, path: Path):
         if fcntl is None:  # pragma: no cover - Windows
             raise LedgerFileError("A saved PrivacyLedger needs fcntl.flock (POSIX); keep an in-memory ledger.")
         self.path = path
+        self.head_path = path.with_name(path.name + ".head")
         self._head: tuple[int, str] | None = None    # the last entry this process saw: (index, hash)
         self._held = False       # whether this object holds the exclusive lock (always under the ledger's lock)
+        self._warned = False     # a cut last line is reported once per object
 
     @contextlib.contextmanager
     def locked(self, mode: int | None = None) -> Iterator[None]:
         """Hold an ``fcntl.flock`` on the file: exclusive (a writer: re-read, check,
         append), or ``fcntl.LOCK_SH`` (a reader, so that it never sees half a line)."""
-        with open(self.path, "a+") as handle:
+        try:
+            handle = open(self.path, "a+" if mode is None else "r")
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX if mode is None else mode)
             self._held = mode is None
             try:
@@ -506,7 +580,22 @@ class _LedgerFile:
                 self._held = False
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
+    def _unusable(self, exc: OSError) -> LedgerFileError:
+        if self.path.is_dir():
+            why = "it is a folder; give the path of a ledger file inside it, e.g. " + str(self.path / "data.ledger")
+        elif not self.path.parent.is_dir():
+            why = f"its folder {self.path.parent} does not exist; create the folder first, or give another path"
+        else:
+            why = f"{exc.strerror or exc}; give a file this process can read and write"
+        return LedgerFileError(f"The ledger file {self.path} cannot be used: {why}.")
+
     def budget_or_create(self, epsilon, delta) -> tuple[float, float]:
+        if epsilon is None and not self.path.exists():      # a read never creates a file
+            if self.path.is_dir() or not self.path.parent.is_dir():
+                raise self._unusable(FileNotFoundError())
+            raise LedgerFileError(
+                f"There is no ledger at {self.path}: give its budget to create one, "
+                "PrivacyLedger.open(path, epsilon=..., delta=...), or check the path.")
         with self.locked():
             entries = self._entries()
             if not entries:
@@ -530,11 +619,7 @@ class _LedgerFile:
 
     def read(self) -> list[Release]:
         """The releases in the file (charges not refunded), after verifying its chain."""
-        if self._held:
-            entries = self._entries()
-        else:
-            with self.locked(fcntl.LOCK_SH):
-                entries = self._entries()
+        entries = self.entries()
         if not entries:
             raise LedgerFileError(f"{self.path} is empty: the ledger it held is gone.")
         refunded = {e["refunds"] for e in entries if e["kind"] == "refund"}
@@ -547,6 +632,13 @@ class _LedgerFile:
             out.append(Release(e["what"], e["mechanism"], float(spend["epsilon"]), float(spend["delta"]),
                                _dt.datetime.fromisoformat(e["when"]), entry=e["hash"]))
         return out
+
+    def entries(self) -> list[dict]:
+        """The verified entries, under the lock this object holds, else a shared one."""
+        if self._held:
+            return self._entries()
+        with self.locked(fcntl.LOCK_SH):
+            return self._entries()
 
     def append_charge(self, record: Release) -> Release:
         entries = self._entries()
@@ -570,25 +662,97 @@ class _LedgerFile:
             handle.write(json.dumps(entry, sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+        self._write_head(Head(len(entries) + 1, entry["hash"]))     # after the entry is on disk
         self._head = (len(entries), entry["hash"])
         return entry
 
+    # -- the head ------------------------------------------------------------------
+    def _write_head(self, head: Head) -> None:
+        """``PATH.head``, replaced atomically (a temporary file renamed over it)."""
+        temporary = self.head_path.with_name(self.head_path.name + ".tmp")
+        with open(temporary, "w") as handle:
+            json.dump({"format": _HEAD_FORMAT, "entries": head.entries, "last": head.last}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.head_path)
+
+    def read_head(self) -> Head | None:
+        """The head kept beside the file, or None when there is none."""
+        try:
+            saved = json.loads(self.head_path.read_text())
+            if saved.get("format") != _HEAD_FORMAT:
+                raise ValueError
+            return Head(int(saved["entries"]), str(saved["last"]))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            raise LedgerFileError(
+                f"The head {self.head_path} of the saved ledger {self.path} is not a privopt ledger head. Restore "
+                "it from a copy (privopt ledger prints it as entries:hash), or ask whoever keeps the data set's "
+                "budget.") from None
+
+    def _check_head(self, entries: list[dict]) -> None:
+        """The file against its head: at least as long, and holding the head's last entry
+        at the head's count.  Complete entries beyond the head (a crash after the append,
+        before the head was written) are kept, and the head moved to them under the lock."""
+        head = self.read_head()
+        if head is None:
+            if entries and entries[0].get("format") != _FORMAT_UNHEADED:
+                raise self._rolled_back(f"its head {self.head_path} is missing")
+            if entries and self._held:      # a file of privopt-ledger/1: it gets its head now
+                self._write_head(Head(len(entries), entries[-1]["hash"]))
+            return
+        if head.entries < 1 or len(entries) < head.entries or entries[head.entries - 1]["hash"] != head.last:
+            raise self._rolled_back(
+                f"its head {self.head_path} records {head.entries} entries ending in {head.last[:16]}..., and the "
+                f"file holds {len(entries)} that do not end there (the file was truncated, or replaced by an older "
+                "copy)")
+        if len(entries) > head.entries and self._held:
+            self._write_head(Head(len(entries), entries[-1]["hash"]))
+
+    def _rolled_back(self, why: str) -> LedgerFileError:
+        return LedgerFileError(
+            f"The saved ledger {self.path} is not the one its head acknowledges: {why}. privopt refuses it: a "
+            "ledger with fewer releases would give back budget already spent. Restore the file (and its head) "
+            "from the latest copy, or ask whoever keeps the data set's budget.")
+
+    # -- the entries ---------------------------------------------------------------
+    def _text(self) -> tuple[str, int | None]:
+        """The file's complete lines, and where a last line without its newline starts
+        (None when there is none): a write cut by a crash, never acknowledged by the head."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return "", None
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        cut = None
+        if raw and not raw.endswith(b"\n"):
+            cut = raw.rfind(b"\n") + 1
+            raw = raw[:cut]
+        try:
+            return raw.decode("utf-8"), cut
+        except UnicodeDecodeError:
+            raise self._tampered("it is not text (a binary file?), so not a privopt ledger") from None
+
     def _entries(self) -> list[dict]:
-        """Every entry of the file, its chain verified (and, when this process saw the
-        file before, still extending the entry it saw last)."""
-        if not self.path.exists():
-            return []
-        lines = self.path.read_text().splitlines()
+        """Every entry of the file, its chain verified, checked against its head (and,
+        when this process saw the file before, still extending the entry it saw last)."""
+        text, cut = self._text()
         entries, prev = [], _GENESIS
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(text.splitlines(), 1):
             entry = self._parse(line, number)
             if entry.get("prev") != prev or entry.get("hash") != _entry_hash(entry):
                 raise self._tampered(f"line {number} does not follow from the line before it (its hash chain "
                                      "breaks there)")
             entries.append(entry)
             prev = entry["hash"]
-        if entries and (entries[0].get("kind") != "budget" or entries[0].get("format") != _FORMAT):
+        if (entries or cut is not None) and (not entries or entries[0].get("kind") != "budget"
+                                             or entries[0].get("format") not in (_FORMAT, _FORMAT_UNHEADED)):
             raise self._tampered("its first line is not a privopt ledger's budget")
+        self._check_head(entries)
+        if cut is not None:
+            self._drop_cut_line(cut)
         if self._head is not None:
             index, digest = self._head
             if len(entries) <= index or entries[index]["hash"] != digest:
@@ -597,6 +761,19 @@ class _LedgerFile:
         if entries:
             self._head = (len(entries) - 1, entries[-1]["hash"])
         return entries
+
+    def _drop_cut_line(self, cut: int) -> None:
+        """Warn (once) of a last line cut short in a verified ledger, and cut it from the
+        file when this object holds the exclusive lock."""
+        if not self._warned:
+            warnings.warn(
+                f"The saved ledger {self.path} ends in a line cut short (a write interrupted by a crash): it was "
+                "never acknowledged by the ledger's head, and it is dropped" + (" from the file." if self._held
+                                                                               else "."),
+                LedgerRepairWarning, stacklevel=_caller_level())
+            self._warned = True
+        if self._held:
+            os.truncate(self.path, cut)
 
     def _parse(self, line: str, number: int) -> dict:
         try:

@@ -591,6 +591,13 @@ def test_the_command_line_shows_a_saved_ledger(tmp_path, capsys):
     assert main(["ledger", str(path)]) == 0
     out = capsys.readouterr().out
     assert "PrivateScoringSystem.fit" in out and "0.25" in out and "0.75" in out
+    head = str(ledger.head)
+    assert f"head:      {head}" in out
+    ledger.charge("later", 0.125)
+    assert main(["ledger", str(path), "--expect-head", head]) == 0          # extends the anchor
+    assert "extends the expected head" in capsys.readouterr().out
+    assert main(["ledger", str(path), "--expect-head", "2:" + "0" * 64]) == 2
+    assert "does not extend the anchor" in capsys.readouterr().err
     path.write_text(path.read_text().replace("0.25", "0.05"))
     assert main(["ledger", str(path)]) == 2
     assert "was edited" in capsys.readouterr().err
@@ -683,3 +690,110 @@ def test_an_in_memory_ledger_refuses_to_be_charged_in_a_forked_process(tmp_path)
     assert saved.spent.epsilon == 0.75
     with pytest.raises(BudgetExceededError):
         saved.charge("parent", 0.5)
+
+
+# ---------------------------------------------------------------------------
+# a saved ledger against rollback, truncation and a crash mid-write
+# ---------------------------------------------------------------------------
+def _saved(tmp_path, charges=(0.25, 0.25)):
+    path = tmp_path / "data.ledger"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
+    for eps in charges:
+        ledger.charge("by hand", eps)
+    return path, ledger
+
+
+def test_an_older_copy_or_a_cut_file_is_refused_by_a_fresh_open(tmp_path):
+    path, ledger = _saved(tmp_path, charges=(0.25,))
+    older = path.read_bytes()
+    ledger.charge("later", 0.5)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    full = path.read_bytes()
+    path.write_bytes(older)                       # an older copy: a valid chain, one release fewer
+    with pytest.raises(LedgerFileError, match="older copy"):
+        privopt.PrivacyLedger.open(path)
+    path.write_bytes(b"".join(full.splitlines(keepends=True)[:-1]))   # its last line cut
+    with pytest.raises(LedgerFileError, match="truncated"):
+        privopt.PrivacyLedger.open(path)
+    path.write_bytes(full)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    (tmp_path / "data.ledger.head").unlink()       # a missing head is refused too
+    with pytest.raises(LedgerFileError, match="head .* is missing"):
+        privopt.PrivacyLedger.open(path)
+
+
+def test_an_anchor_kept_elsewhere_catches_an_older_file_and_head_pair(tmp_path):
+    path, ledger = _saved(tmp_path, charges=(0.25,))
+    head_path = tmp_path / "data.ledger.head"
+    old_pair = (path.read_bytes(), head_path.read_bytes())
+    ledger.charge("later", 0.5)
+    anchor = str(ledger.head)
+    assert anchor.startswith("3:") and len(anchor) == 2 + 64
+    ledger.check_anchor(anchor)
+    privopt.PrivacyLedger.open(path).charge("after the anchor", 0.125)
+    privopt.PrivacyLedger.open(path).check_anchor(anchor)     # a file that extends the anchor passes
+    path.write_bytes(old_pair[0])
+    head_path.write_bytes(old_pair[1])
+    older = privopt.PrivacyLedger.open(path)                 # the pair is consistent: only the anchor sees it
+    assert older.spent.epsilon == 0.25
+    with pytest.raises(LedgerFileError, match="does not extend the anchor"):
+        older.check_anchor(anchor)
+    with pytest.raises(ParameterError, match="anchor"):
+        older.check_anchor("3:not a hash")
+
+
+def test_a_line_cut_by_a_crash_is_dropped_with_a_warning_and_the_file_repaired(tmp_path):
+    path, ledger = _saved(tmp_path)
+    whole = path.read_bytes()
+    with open(path, "ab") as handle:               # a crash in the middle of writing a charge
+        handle.write(b'{"delta": "0.0", "epsilon": "0.5", "kind": "cha')
+    with pytest.warns(privopt.exceptions.LedgerRepairWarning, match="cut short"):
+        again = privopt.PrivacyLedger.open(path)
+    assert path.read_bytes() == whole and again.spent.epsilon == 0.5
+    again.charge("after the repair", 0.25)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    # a crash after a complete entry, before its head was written: the entry is kept (never less spent)
+    head_path = tmp_path / "data.ledger.head"
+    old_head = head_path.read_bytes()
+    again.charge("its head lost", 0.125)
+    head_path.write_bytes(old_head)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.875
+
+
+@pytest.mark.parametrize("where", ["a folder", "a missing folder", "a binary file", "a text file", "no file"])
+def test_bad_paths_are_clear_errors_and_a_read_creates_nothing(tmp_path, where, capsys):
+    from privopt.cli import main
+
+    path = {"a folder": tmp_path, "a missing folder": tmp_path / "nowhere" / "data.ledger",
+            "a binary file": tmp_path / "data.bin", "a text file": tmp_path / "data.bin",
+            "no file": tmp_path / "missing.ledger"}[where]
+    content = {"a binary file": bytes(range(256)) * 4, "a text file": b"notes\nwithout a last newline"}.get(where)
+    if content is not None:
+        path.write_bytes(content)
+    expected = {"a folder": "is a folder", "a missing folder": "does not exist", "a binary file": "not text",
+                "a text file": "not a JSON entry", "no file": "no ledger at"}[where]
+    with pytest.raises(LedgerFileError, match=expected):
+        privopt.PrivacyLedger.open(path)
+    if where != "no file":
+        with pytest.raises(LedgerFileError, match=expected):
+            privopt.PrivacyLedger.open(path, epsilon=1.0)
+    assert main(["ledger", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["data.bin"] if content is not None else [])
+    if content is not None:
+        assert path.read_bytes() == content             # never repaired: it is not a ledger
+
+
+def test_a_fit_on_no_rows_or_a_sparse_matrix_is_refused_before_the_reservation():
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-3)
+    X, y = _unit()
+    for est in (OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), ledger=ledger),
+                privopt.scoring.PrivateScoringSystem(epsilon=0.5, ledger=ledger)):
+        with pytest.raises(ParameterError, match="no rows"):
+            est.fit(X[:0], y[:0])
+        with pytest.raises(ParameterTypeError, match="toarray"):
+            est.fit(scipy_sparse.csr_matrix(X), y)
+    assert ledger.releases == ()
