@@ -28,11 +28,16 @@ dp-accounting's privacy loss distributions (pessimistic discretization: an upper
 at the same total delta, and reports the smaller epsilon of the two; it is never looser
 than basic composition.
 
-A saved ledger (:meth:`PrivacyLedger.open`) is a JSON-lines file, one entry per line,
-each chained to the previous one by SHA-256; a file whose chain does not verify is
-refused (:class:`~privopt.exceptions.LedgerFileError`).  Writers are serialized by an
-exclusive ``fcntl.flock`` on the file and re-read it before each charge, so two
-processes charging one file never exceed its budget.  Nothing derived from the data is
+An in-memory ledger is charged only in the process that made it (a fork would copy
+its budget: :class:`~privopt.exceptions.LedgerProcessError`).  A saved ledger
+(:meth:`PrivacyLedger.open`) is a JSON-lines file, one entry per line, each chained to
+the previous one by SHA-256, with its head (the number of entries and the last hash) in
+``PATH.head``, rewritten after each append; a file whose chain does not verify, or that
+is shorter than its head or not the file its head acknowledges (an older copy), is
+refused (:class:`~privopt.exceptions.LedgerFileError`), and a last line cut by a crash
+is dropped.  Writers are serialized by an exclusive ``fcntl.flock`` on the file and
+re-read it before each charge, so two processes charging one file never exceed its
+budget.  Nothing derived from the data is
 ever written: the file holds the budget and, per release, its name, mechanism,
 (epsilon, delta) and time.
 
@@ -67,6 +72,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ._limits import PLD_MAX_POINTS
 from ._validation import check_choice, check_delta, check_epsilon
 from .exceptions import (
     AccountingError,
@@ -172,6 +178,107 @@ def optimal_epsilon(pairs: list[tuple[float, float]], delta: float) -> float:
     return min(tight, float(eps_sum)) if delta >= delta_sum else tight
 
 
+#: The finest discretization of the privacy loss in optimal composition (dp-accounting's default).
+PLD_INTERVAL = 1e-4
+
+
+@functools.lru_cache(maxsize=1024)
+def _dominating_pld(epsilon: float, delta: float, interval: float):
+    """The privacy loss distribution of the dominating pair of an (epsilon, delta)-DP
+    guarantee [KOV15] (dp-accounting, pessimistic discretization on a grid of ``interval``)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib   # slow import, on use only
+    from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+    return pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(epsilon, delta),
+                                           value_discretization_interval=interval)
+
+
+def _pld_points(pld) -> int:
+    """The number of points of a composed PLD (0 when dp-accounting does not say)."""
+    return int(getattr(getattr(pld, "_pmf_remove", None), "size", 0) or 0)
+
+
+@dataclass
+class _Composed:
+    """The composition of a sequence of (epsilon, delta) releases: the exact sums and,
+    for optimal composition, their privacy loss distribution composed in order on a grid
+    of ``interval``."""
+
+    pairs: tuple
+    epsilon: Fraction
+    delta: Fraction
+    interval: float = PLD_INTERVAL
+    pld: Any = None
+    _tight: float | None = None
+
+    def tight_epsilon(self) -> float:
+        """The optimal composition's epsilon at the total delta (computed once)."""
+        if self._tight is None:
+            self._tight = float(self.pld.get_epsilon_for_delta(float(self.delta)))
+        return self._tight
+
+
+class _Composer:
+    """A ledger's composition, cached so that a charge costs one composition onto the
+    releases before it rather than all of them again: the last two sequences composed
+    are kept (the releases so far, and the releases plus the one being checked), and a
+    sequence one longer than a kept one extends it (one exact addition; one PLD
+    composition).  Composition is commutative, and composing pessimistic PLDs in any
+    order gives an upper bound [KOV15], so composing in release order is valid.
+
+    A PLD composition costs in proportion to the composed PLD's points, which grow with
+    the releases' epsilons; a composition that would pass :data:`PLD_MAX_POINTS` points
+    is made on a grid twice (or 2^j times) coarser, from scratch, which happens a
+    logarithmic number of times.  A coarser pessimistic grid is still an upper bound, a
+    little looser (each release's privacy loss is rounded up by less than the interval).
+    The grid belongs to each composed sequence, so a refused release with a large
+    epsilon leaves the releases before it on their grid."""
+
+    def __init__(self, optimal: bool):
+        self.optimal = optimal
+        self._kept: list[_Composed] = []
+
+    def compose(self, pairs: tuple) -> _Composed:
+        for state in self._kept:
+            if state.pairs == pairs:
+                return state
+        base = next((s for s in self._kept if len(s.pairs) == len(pairs) - 1 and s.pairs == pairs[:-1]), None)
+        if base is None:
+            state = self._from_scratch(pairs, PLD_INTERVAL)
+        else:
+            interval = self._interval_for(base, pairs[-1][0])
+            state = self._extend(base, pairs[-1]) if interval == base.interval else self._from_scratch(pairs, interval)
+        while self.optimal and _pld_points(state.pld) > PLD_MAX_POINTS:
+            state = self._from_scratch(pairs, state.interval * 2.0)
+        self._kept = [state, *self._kept[:1]] if base is not None else [state]
+        return state
+
+    def _interval_for(self, state: _Composed, epsilon: float) -> float:
+        """The grid on which ``state`` composed with a release of ``epsilon`` stays within
+        :data:`PLD_MAX_POINTS` points (its span grows by 2 epsilon)."""
+        interval = state.interval
+        if self.optimal:
+            span = _pld_points(state.pld) * state.interval + 2.0 * float(epsilon)
+            while span / interval > PLD_MAX_POINTS:
+                interval *= 2.0
+        return interval
+
+    def _from_scratch(self, pairs: tuple, interval: float) -> _Composed:
+        state = _Composed((), Fraction(0), Fraction(0), interval)
+        for pair in pairs:
+            state = self._extend(state, pair)
+        return state
+
+    def _extend(self, state: _Composed, pair: tuple[float, float]) -> _Composed:
+        eps, dlt = pair
+        pld = None
+        if self.optimal:
+            one = _dominating_pld(float(eps), float(dlt), state.interval)
+            pld = one if state.pld is None else state.pld.compose(one)
+        return _Composed(state.pairs + (pair,), state.epsilon + _exact(eps), state.delta + _exact(dlt),
+                         state.interval, pld)
+
+
 # ---------------------------------------------------------------------------
 # The ledger
 # ---------------------------------------------------------------------------
@@ -210,6 +317,7 @@ class PrivacyLedger:
         self._epsilon = _exact(check_epsilon(epsilon))
         self._delta = _exact(check_delta(delta, allow_zero=True))
         self.composition = check_choice(composition, "composition", COMPOSITIONS)
+        self._composer = _Composer(optimal=self.composition == "optimal")
         self._releases: list[Release] = []
         self._lock = threading.RLock()
         self._file: _LedgerFile | None = None
@@ -224,9 +332,12 @@ class PrivacyLedger:
     def open(cls, path, epsilon: float | None = None, delta: float | None = None, *,
              composition: str = "basic") -> PrivacyLedger:
         """The ledger saved in ``path``, created with budget (``epsilon``, ``delta``)
-        when the file does not exist.  An existing file's budget is kept; an
-        ``epsilon`` or ``delta`` that differs from it is refused, and so is a file
-        whose hash chain does not verify (:class:`~privopt.exceptions.LedgerFileError`)."""
+        when the file does not exist (without ``epsilon``, a missing file is an error
+        and nothing is created).  An existing file's budget is kept; an ``epsilon`` or
+        ``delta`` that differs from it is refused, and so is a file whose hash chain
+        does not verify, that does not match its head ``path.head`` (cut short, or an
+        older copy), or that is not a ledger, a folder, or in a missing folder
+        (:class:`~privopt.exceptions.LedgerFileError`)."""
         try:
             file = _LedgerFile(Path(path))
         except TypeError:
@@ -310,10 +421,13 @@ class PrivacyLedger:
         return optimal_epsilon([(r.epsilon, r.delta) for r in self.releases], delta)
 
     def _compose(self, releases) -> tuple[Fraction, Fraction]:
-        pairs = [(_exact(r.epsilon), _exact(r.delta)) for r in releases]
-        eps, dlt = basic_composition(pairs)
-        if self.composition == "optimal" and any(d > 0 for _, d in pairs) and len(pairs) > 1:
-            tight = optimal_epsilon([(r.epsilon, r.delta) for r in releases], float(dlt))
+        """(epsilon, delta) of ``releases``: the exact basic sums, with epsilon lowered to
+        the optimal composition's at that delta under ``composition="optimal"``.  Kept
+        by :class:`_Composer`, so that a charge composes one release onto the last."""
+        state = self._composer.compose(tuple((r.epsilon, r.delta) for r in releases))
+        eps, dlt = state.epsilon, state.delta
+        if self.composition == "optimal" and dlt > 0 and len(state.pairs) > 1:
+            tight = state.tight_epsilon()
             if math.isfinite(tight) and tight < eps:
                 eps = _exact(tight)
         return eps, dlt
@@ -562,6 +676,7 @@ class _LedgerFile:
         self._head: tuple[int, str] | None = None    # the last entry this process saw: (index, hash)
         self._held = False       # whether this object holds the exclusive lock (always under the ledger's lock)
         self._warned = False     # a cut last line is reported once per object
+        self._verified: tuple[int, bytes, tuple] | None = None   # (bytes, their SHA-256, entries) verified
 
     @contextlib.contextmanager
     def locked(self, mode: int | None = None) -> Iterator[None]:
@@ -717,30 +832,42 @@ class _LedgerFile:
             "from the latest copy, or ask whoever keeps the data set's budget.")
 
     # -- the entries ---------------------------------------------------------------
-    def _text(self) -> tuple[str, int | None]:
+    def _bytes(self) -> tuple[bytes, int | None]:
         """The file's complete lines, and where a last line without its newline starts
         (None when there is none): a write cut by a crash, never acknowledged by the head."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return "", None
+            return b"", None
         except OSError as exc:
             raise self._unusable(exc) from None
         cut = None
         if raw and not raw.endswith(b"\n"):
             cut = raw.rfind(b"\n") + 1
             raw = raw[:cut]
-        try:
-            return raw.decode("utf-8"), cut
-        except UnicodeDecodeError:
-            raise self._tampered("it is not text (a binary file?), so not a privopt ledger") from None
+        return raw, cut
+
+    def _verified_prefix(self, raw: bytes) -> tuple[list[dict], bytes]:
+        """(the entries of the part of ``raw`` this object verified before, the rest):
+        that part is reused when its bytes are unchanged (their SHA-256), so a charge
+        parses and verifies only the lines appended since."""
+        if self._verified is not None:
+            length, digest, entries = self._verified
+            if len(raw) >= length and hashlib.sha256(raw[:length]).digest() == digest:
+                return list(entries), raw[length:]
+        return [], raw
 
     def _entries(self) -> list[dict]:
         """Every entry of the file, its chain verified, checked against its head (and,
         when this process saw the file before, still extending the entry it saw last)."""
-        text, cut = self._text()
-        entries, prev = [], _GENESIS
-        for number, line in enumerate(text.splitlines(), 1):
+        raw, cut = self._bytes()
+        entries, rest = self._verified_prefix(raw)
+        try:
+            text = rest.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._tampered("it is not text (a binary file?), so not a privopt ledger") from None
+        prev = entries[-1]["hash"] if entries else _GENESIS
+        for number, line in enumerate(text.splitlines(), len(entries) + 1):
             entry = self._parse(line, number)
             if entry.get("prev") != prev or entry.get("hash") != _entry_hash(entry):
                 raise self._tampered(f"line {number} does not follow from the line before it (its hash chain "
@@ -760,6 +887,7 @@ class _LedgerFile:
                                      "(the file was truncated or rewritten)")
         if entries:
             self._head = (len(entries) - 1, entries[-1]["hash"])
+        self._verified = (len(raw), hashlib.sha256(raw).digest(), tuple(entries))
         return entries
 
     def _drop_cut_line(self, cut: int) -> None:

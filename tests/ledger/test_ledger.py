@@ -13,6 +13,7 @@ import pickle
 import threading
 import time
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -797,3 +798,41 @@ def test_a_fit_on_no_rows_or_a_sparse_matrix_is_refused_before_the_reservation()
         with pytest.raises(ParameterTypeError, match="toarray"):
             est.fit(scipy_sparse.csr_matrix(X), y)
     assert ledger.releases == ()
+
+
+# ---------------------------------------------------------------------------
+# composition that scales with the releases
+# ---------------------------------------------------------------------------
+def test_a_charge_composes_one_release_onto_the_ones_before(monkeypatch):
+    ledger = privopt.PrivacyLedger(epsilon=700.0, delta=0.5, composition="optimal")
+    pairs = [(0.02 + 1e-3 * i, 1e-7) for i in range(30)]
+    for eps, dlt in pairs[:29]:
+        ledger.charge("by hand", eps, dlt)
+    with pytest.raises(BudgetExceededError):           # a refused charge leaves the cache usable
+        ledger.charge("too much", 700.0, 0.0)
+    pld_type = type(ledger._composer._kept[0].pld)
+    calls, real = [], pld_type.compose
+    monkeypatch.setattr(pld_type, "compose", lambda self, other, *a, **k: calls.append(1) or real(self, other, *a, **k))
+    ledger.charge("the 30th", *pairs[29])
+    spent = ledger.spent
+    assert len(calls) == 1
+    assert ledger._composer._kept[0].interval == privopt.ledger.PLD_INTERVAL     # not coarsened by the refusal
+    monkeypatch.setattr(pld_type, "compose", real)
+    # the same upper bound as composing every release at once (dp-accounting, pessimistic), never above basic
+    once = optimal_epsilon(pairs, spent.delta)
+    assert once - 1e-9 <= spent.epsilon <= once * 1.001 and spent.epsilon < sum(e for e, _ in pairs)
+    assert spent.delta == pytest.approx(30e-7)
+
+
+def test_many_charges_keep_exact_sums_and_an_upper_bound_when_the_grid_coarsens():
+    basic = privopt.PrivacyLedger(epsilon=700.0, delta=0.5)
+    optimal = privopt.PrivacyLedger(epsilon=700.0, delta=0.5, composition="optimal")
+    pairs = [(0.2 + 0.001 * i, 1e-6) for i in range(40)]
+    for eps, dlt in pairs:
+        basic.charge("by hand", eps, dlt)
+        optimal.charge("by hand", eps, dlt)
+    exact = sum(Fraction(repr(e)) for e, _ in pairs)
+    assert basic.spent.epsilon == float(exact) and optimal.spent.delta == basic.spent.delta
+    assert optimal._composer._kept[0].interval > privopt.ledger.PLD_INTERVAL    # the grid coarsened on the way
+    once = optimal_epsilon(pairs, optimal.spent.delta)                    # at the finest grid
+    assert once <= optimal.spent.epsilon <= once * 1.01 < basic.spent.epsilon
