@@ -711,26 +711,32 @@ class _LedgerFile:
             raise LedgerFileError(
                 f"There is no ledger at {self.path}: give its budget to create one, "
                 "PrivacyLedger.open(path, epsilon=..., delta=...), or check the path.")
+        if epsilon is None:         # a read: under a shared lock, and nothing is written (no repair)
+            entries = self.entries()
+            if not entries:
+                raise ParameterError(
+                    f"epsilon: {self.path} holds no ledger yet; give its budget: "
+                    "PrivacyLedger.open(path, epsilon=..., delta=...).", "epsilon")
+            return self._budget(entries[0], epsilon, delta)
         with self.locked():
             entries = self._entries()
             if not entries:
-                if epsilon is None:
-                    raise ParameterError(
-                        f"epsilon: {self.path} holds no ledger yet; give its budget: "
-                        "PrivacyLedger.open(path, epsilon=..., delta=...).", "epsilon")
                 eps = check_epsilon(epsilon)
                 dlt = check_delta(0.0 if delta is None else delta, allow_zero=True)
                 self._append({"kind": "budget", "format": _FORMAT, "epsilon": repr(eps), "delta": repr(dlt),
                               "when": _now()}, entries)
                 entries = self._entries()
-            head = entries[0]
-            eps, dlt = float(head["epsilon"]), float(head["delta"])
-            for name, given, saved in (("epsilon", epsilon, eps), ("delta", delta, dlt)):
-                if given is not None and float(given) != saved:
-                    raise LedgerFileError(
-                        f"{self.path} is the ledger of a budget with {name}={saved!r}, not {given!r}: a saved "
-                        f"budget cannot be changed. Open it without {name}=, or start a new file.")
-            return eps, dlt
+            return self._budget(entries[0], epsilon, delta)
+
+    def _budget(self, first: dict, epsilon, delta) -> tuple[float, float]:
+        """The budget of the file's first entry; a given ``epsilon`` or ``delta`` must match it."""
+        eps, dlt = float(first["epsilon"]), float(first["delta"])
+        for name, given, saved in (("epsilon", epsilon, eps), ("delta", delta, dlt)):
+            if given is not None and float(given) != saved:
+                raise LedgerFileError(
+                    f"{self.path} is the ledger of a budget with {name}={saved!r}, not {given!r}: a saved "
+                    f"budget cannot be changed. Open it without {name}=, or start a new file.")
+        return eps, dlt
 
     def read(self) -> list[Release]:
         """The releases in the file (charges not refunded), after verifying its chain."""

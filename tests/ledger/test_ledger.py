@@ -749,9 +749,10 @@ def test_a_line_cut_by_a_crash_is_dropped_with_a_warning_and_the_file_repaired(t
     with open(path, "ab") as handle:               # a crash in the middle of writing a charge
         handle.write(b'{"delta": "0.0", "epsilon": "0.5", "kind": "cha')
     with pytest.warns(privopt.exceptions.LedgerRepairWarning, match="cut short"):
-        again = privopt.PrivacyLedger.open(path)
-    assert path.read_bytes() == whole and again.spent.epsilon == 0.5
-    again.charge("after the repair", 0.25)
+        again = privopt.PrivacyLedger.open(path)          # a read: the line is dropped, the file left as it is
+    assert again.spent.epsilon == 0.5 and path.read_bytes().startswith(whole + b'{"delta"')
+    again.charge("after the repair", 0.25)                 # a write cuts it, then appends
+    assert path.read_bytes().startswith(whole + b'{"delta": "0.0", "epsilon": "0.25"')
     assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
     # a crash after a complete entry, before its head was written: the entry is kept (never less spent)
     head_path = tmp_path / "data.ledger.head"
@@ -836,3 +837,27 @@ def test_many_charges_keep_exact_sums_and_an_upper_bound_when_the_grid_coarsens(
     assert optimal._composer._kept[0].interval > privopt.ledger.PLD_INTERVAL    # the grid coarsened on the way
     once = optimal_epsilon(pairs, optimal.spent.delta)                    # at the finest grid
     assert once <= optimal.spent.epsilon <= once * 1.01 < basic.spent.epsilon
+
+
+def test_a_ledger_written_before_heads_is_read_and_gets_its_head_at_the_next_write(tmp_path):
+    from privopt.ledger import _entry_hash
+
+    path = tmp_path / "old.ledger"
+    entries, prev = [], "0" * 64
+    for entry in ({"kind": "budget", "format": "privopt-ledger/1", "epsilon": "1.0", "delta": "0.0", "when": "t"},
+                  {"kind": "charge", "what": "fit", "mechanism": "m", "epsilon": "0.25", "delta": "0.0",
+                   "when": "2026-01-01T00:00:00+00:00"}):
+        entry["prev"] = prev
+        entry["hash"] = prev = _entry_hash(entry)
+        entries.append(json.dumps(entry, sort_keys=True))
+    path.write_text("\n".join(entries) + "\n")
+    os.chmod(path, 0o444)                                   # a read needs no write access
+    try:
+        assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.25
+    finally:
+        os.chmod(path, 0o644)
+    assert not (tmp_path / "old.ledger.head").exists()
+    ledger = privopt.PrivacyLedger.open(path)
+    ledger.charge("later", 0.5)
+    assert (tmp_path / "old.ledger.head").exists() and str(ledger.head).startswith("3:")
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
