@@ -861,3 +861,24 @@ def test_a_ledger_written_before_heads_is_read_and_gets_its_head_at_the_next_wri
     ledger.charge("later", 0.5)
     assert (tmp_path / "old.ledger.head").exists() and str(ledger.head).startswith("3:")
     assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+
+
+def test_valid_calls_of_every_mechanism_pass_their_public_checks_and_are_charged_once():
+    from privopt.datasets import make_planted_halfspace
+    from privopt.models import hinge_halfspace, rspm_halfspace
+
+    d = make_planted_halfspace(40, 2, n_test=5, feature_values=(-1, 1), noise=0.1)
+    X01, y01 = _binary(n=30)
+    ledger = privopt.PrivacyLedger(epsilon=10.0, delta=1e-2)
+    with ledger, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        privopt.rspm(rspm_halfspace(d.X_train, d.y_train), epsilon=1.0, random_state=0)
+        privopt.opsamp(hinge_halfspace(d.X_train, d.y_train, x_bound=1.0), epsilon=1.0, delta=1e-4,
+                       n_oracle_calls=3, random_state=0, progress=False)
+        privopt.opdisc(_tiny_model(), epsilon=1.0, delta=1e-3, solver="auto", random_state=0)
+        privopt.exponential_mechanism(_tiny_model(), epsilon=1.0, solver="enumerate", random_state=0)
+        privopt.mixture_selection([_tiny_model(), _tiny_model()], epsilon=1.0, random_state=0)
+        privopt.scoring.select_scoring_system(X01, y01, epsilon=1.0, max_points=2, max_items=2, random_state=0)
+    assert [r.what for r in ledger.releases] == ["rspm", "opsamp", "opdisc", "exponential_mechanism",
+                                                 "mixture_selection", "select_scoring_system"]
+    assert ledger.spent.epsilon == 6.0
