@@ -147,6 +147,19 @@ def _is_integral(X: np.ndarray) -> bool:
     return bool(np.all(X == np.round(X)))
 
 
+def _integer_typed(X) -> bool:
+    """Whether X's type says that its values are whole numbers: a numpy array (or pandas
+    column) of integer or bool dtype, or a DataFrame whose columns all are.  Public, unlike
+    whether a float X happens to hold whole numbers."""
+    dtype = getattr(X, "dtype", None)
+    column_types = getattr(X, "dtypes", None)
+    dtypes = [dtype] if dtype is not None else ([] if column_types is None else list(column_types))
+    try:
+        return bool(dtypes) and all(np.dtype(t).kind in "biu" for t in dtypes)
+    except TypeError:           # a pandas extension dtype: not a numpy one
+        return False
+
+
 def _say_bounds_leak() -> None:
     """The one PrivacyLeakWarning of a fit whose bounds are read from the data, at the
     user's line (:func:`user_stacklevel`), not one per discretizer at privopt's own."""
@@ -825,18 +838,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """The (epsilon, delta) a ledger is charged, before any work: epsilon; delta
         0 for a pure mechanism (or ``mechanism="auto"`` held to one, ``pure_only``),
         else ``delta`` or 1/n^2 (n = len(X), public under
-        replace-one); infinite epsilon when ``bounds`` is None and X is not integral
-        (the feature map would read the data's ranges: no epsilon covers it)."""
+        replace-one); infinite epsilon when ``bounds`` is None and X's type does not say
+        its features are whole numbers (the feature map could read the data's ranges: no
+        epsilon covers it).  X's dtype is public; whether a float X holds whole numbers is
+        not, so it is never read before the reservation."""
         epsilon = check_epsilon(self.epsilon)
         if pure_only or self.mechanism in ("rspm",) + _SELECTION:
             delta = 0.0
         else:
             delta = 1.0 / len(X) ** 2 if self.delta is None else check_delta(self.delta)
-        try:
-            integral = _is_integral(np.asarray(X, dtype=float))
-        except (TypeError, ValueError):
-            integral = False
-        return (math.inf if self.bounds is None and not integral else epsilon), delta
+        return (math.inf if self.bounds is None and not _integer_typed(X) else epsilon), delta
 
     def _auto_choice(self, Xd, milp_solver: bool, pure_only: bool) -> tuple[str, str]:
         """``mechanism="auto"``: (the mechanism, why), from public quantities only (the

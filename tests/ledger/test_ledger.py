@@ -882,3 +882,18 @@ def test_valid_calls_of_every_mechanism_pass_their_public_checks_and_are_charged
     assert [r.what for r in ledger.releases] == ["rspm", "opsamp", "opdisc", "exponential_mechanism",
                                                  "mixture_selection", "select_scoring_system"]
     assert ledger.spent.epsilon == 6.0
+
+
+def test_bounds_none_is_decided_from_the_type_of_x_not_from_its_values():
+    # whether a float X holds whole numbers is a property of the data: a neighbour with one fractional value
+    # must meet the same answer, so under a ledger only an integer-typed X is used as it is
+    X, y = _binary(n=30)
+    ledger = privopt.PrivacyLedger(epsilon=5.0)
+    neighbour = X.astype(float)
+    neighbour[0, 0] = 0.5
+    for data in (X.astype(float), neighbour):
+        with pytest.raises(BudgetExceededError, match="not differentially private"):
+            privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=None, random_state=0, ledger=ledger).fit(data, y)
+    assert ledger.releases == ()
+    privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=None, random_state=0, ledger=ledger).fit(X, y)
+    assert ledger.spent.epsilon == 1.0
