@@ -318,6 +318,7 @@ class PrivacyLedger:
         self._delta = _exact(check_delta(delta, allow_zero=True))
         self.composition = check_choice(composition, "composition", COMPOSITIONS)
         self._composer = _Composer(optimal=self.composition == "optimal")
+        self._trade: _Composer | None = None   # epsilon_at's optimal composition, made on first use
         self._releases: list[Release] = []
         self._lock = threading.RLock()
         self._file: _LedgerFile | None = None
@@ -417,8 +418,18 @@ class PrivacyLedger:
         """The epsilon of the releases so far at total ``delta``, by the optimal
         composition [KOV15] (an upper bound; ``inf`` when ``delta`` is too small),
         whatever this ledger's ``composition``: the trade of delta for epsilon."""
-        check_delta(delta, allow_zero=True)
-        return optimal_epsilon([(r.epsilon, r.delta) for r in self.releases], delta)
+        delta = check_delta(delta, allow_zero=True)
+        with self._lock:
+            self._refresh()
+            pairs = tuple((r.epsilon, r.delta) for r in self._releases)
+            if not pairs:
+                return 0.0
+            if self._trade is None:
+                self._trade = self._composer if self.composition == "optimal" else _Composer(optimal=True)
+            state = self._trade.compose(pairs)
+        tight = float(state.pld.get_epsilon_for_delta(delta))
+        # never above basic composition, which holds at every delta >= the deltas' sum (as optimal_epsilon)
+        return min(tight, float(state.epsilon)) if delta >= state.delta else tight
 
     def _compose(self, releases) -> tuple[Fraction, Fraction]:
         """(epsilon, delta) of ``releases``: the exact basic sums, with epsilon lowered to
