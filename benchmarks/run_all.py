@@ -8,7 +8,8 @@ The scripts are grouped by what they measure (:data:`GROUPS`):
 * ``selection``: private selection: how fast W is scored or sampled, and the time prediction;
 * ``oracles``: the solves inside OPDisc, OPSamp and RSPM (time to a certified optimum);
 * ``accuracy``: held-out accuracy of the private learners against their peers;
-* ``privacy``: the empirical privacy audit of every mechanism and of broken variants.
+* ``privacy``: the empirical privacy audit of every mechanism and of broken variants, and the
+  privacy ledger's cost per charge.
 
 ``python benchmarks/run_all.py`` runs every group; ``--group NAME`` (repeatable) only
 those; ``--list`` prints the groups and their scripts; ``--quick`` gives each script its
@@ -106,8 +107,11 @@ GROUPS: tuple[Group, ...] = (
               ("--seeds", "1", "--only", "breast_cancer_5", "crabs_5", "--out",
                "benchmarks/results/study_large_epsilon_quick")),
     )),
-    Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught", (
+    Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught; the "
+                     "ledger's cost per charge", (
         Bench("bench_audit.py"),
+        Bench("bench_ledger.py", (), ("--charges", "300", "--storage", "memory", "--out",
+                                      "benchmarks/results/ledger_quick")),
     )),
 )
 

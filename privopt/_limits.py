@@ -14,7 +14,7 @@ __all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS
            "MAX_REGION_POINTS",
            "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
            "AUTO_MAX_BOUND_WORK", "MILP_BYTES_PER_GRID_VALUE", "MODEL_BYTES_PER_GRID_VALUE", "FIT_BYTES_PER_VALUE",
-           "halfspace_fit_bytes"]
+           "halfspace_fit_bytes", "PLD_MAX_POINTS"]
 
 # Work routed or refused before it starts: each limit of the exact search engine and of
 # the enumeration, defined once here (the modules that apply them import them).
@@ -131,3 +131,10 @@ def check_memory(nbytes: float, parameter: str, what: str, fix: str) -> None:
             f"{parameter}: {what} would take about {format_bytes(nbytes)} of memory, more than privopt lets one "
             f"allocation take here ({format_bytes(budget)}, half of this machine's memory). Nothing was "
             f"computed. {fix}", parameter)
+
+
+#: The privacy ledger's optimal composition keeps its composed privacy loss distribution
+#: within this many points: past it, the grid of the privacy loss doubles (a looser
+#: upper bound), so that a charge costs at most one composition of this size
+#: (:class:`privopt.ledger.PrivacyLedger`, ``composition="optimal"``).
+PLD_MAX_POINTS = 2**16

@@ -21,7 +21,25 @@ import numpy as np
 from ._validation import check_declared_classes, check_labels_given, check_labels_within, check_numeric_features
 from .exceptions import ParameterError, ParameterTypeError
 
-__all__ = ["PrivoptClassifierMixin", "validate_fit", "validate_predict"]
+__all__ = ["PrivoptClassifierMixin", "check_public_input", "validate_fit", "validate_predict"]
+
+
+def check_public_input(X, name: str = "X") -> None:
+    """What a fit may check of ``X`` before reading any value of it: its type and its
+    number of rows (public under replace-one).  A scipy sparse matrix, and an ``X``
+    with no row, are refused naming ``name`` and the fix, before a ledger reserves the
+    fit (so the refusal costs nothing); everything else is :func:`validate_fit`'s."""
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):        # scipy.sparse, without importing scipy
+        raise ParameterTypeError(
+            f"{name}: a sparse matrix ({type(X).__name__}); privopt's estimators take a dense array of "
+            f"numbers. Pass {name}.toarray() (or select fewer columns first if it does not fit in memory).", name)
+    shape = getattr(X, "shape", None)
+    try:
+        rows = int(shape[0]) if shape is not None and len(shape) > 0 else len(X)
+    except TypeError:
+        return          # not a table: validate_fit names what it is
+    if rows == 0:
+        raise ParameterError(f"{name}: it has no rows; a fit needs at least one record.", name)
 
 
 def validate_fit(est, X, y, classes=None):

@@ -89,13 +89,20 @@ def cmd_solvers(args) -> int:
 
 
 def cmd_ledger(args) -> int:
-    """Show a saved privacy ledger: its budget, each release, what is spent and left."""
+    """Show a saved privacy ledger: its budget, each release, what is spent and left,
+    and its head (entries:hash), to write down elsewhere as an anchor; with
+    ``--expect-head``, check that the file extends such an anchor.  A file that cannot
+    be used (missing, a folder, not a ledger, edited, rolled back) is a message and
+    exit code 2, and nothing is created."""
     try:
         ledger = PrivacyLedger.open(args.path)
-    except (LedgerFileError, ParameterError) as exc:
+        if args.expect_head is not None:
+            ledger.check_anchor(args.expect_head)
+        releases, head = ledger.releases, ledger.head
+        spent, remaining = ledger.spent, ledger.remaining
+    except (LedgerFileError, ParameterError, ParameterTypeError) as exc:
         print(f"privopt ledger: {exc}", file=sys.stderr)
         return 2
-    releases = ledger.releases
     print(f"ledger {args.path}: budget {ledger.budget} ({ledger.composition} composition)")
     rows = [[str(i + 1), r.when.strftime("%Y-%m-%d %H:%M:%S UTC"), r.what, r.mechanism, f"{r.epsilon:g}",
              f"{r.delta:g}"] for i, r in enumerate(releases)]
@@ -103,8 +110,11 @@ def cmd_ledger(args) -> int:
         _print_table(rows, ["#", "when", "what", "mechanism", "epsilon", "delta"])
     else:
         print("no releases yet")
-    print(f"spent:     {ledger.spent}")
-    print(f"remaining: {ledger.remaining}")
+    print(f"spent:     {spent}")
+    print(f"remaining: {remaining}")
+    print(f"head:      {head}")
+    print("           (keep this line elsewhere; `privopt ledger PATH --expect-head ENTRIES:HASH` checks that "
+          "a later file extends it)" if args.expect_head is None else "           extends the expected head")
     return 0
 
 
@@ -226,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ledger", help="show a saved privacy ledger (privopt.PrivacyLedger.open): its budget, "
                                       "releases, what is spent and what is left")
     p.add_argument("path", help="the ledger's file")
+    p.add_argument("--expect-head", default=None, metavar="ENTRIES:HASH",
+                   help="a head printed earlier (kept elsewhere): refuse the file (exit code 2) unless it extends it")
     p.set_defaults(func=cmd_ledger)
 
     p = sub.add_parser("demo", help="a small version of the paper's Adult experiment (a few minutes)",

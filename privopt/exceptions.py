@@ -255,6 +255,18 @@ class LedgerFileError(PrivoptError, RuntimeError):
     ledger file, or its budget differs from the one given."""
 
 
+class LedgerProcessError(PrivoptError, RuntimeError):
+    """An in-memory :class:`~privopt.PrivacyLedger` was charged in a process other
+    than the one that made it (a fork copies its memory, so each copy would spend the
+    whole budget).  Keep the ledger in a file (``PrivacyLedger.open``), which every
+    process charges under one lock."""
+
+
+class LedgerRepairWarning(UserWarning):
+    """A saved ledger ended in a line cut short by a crash (never acknowledged by its
+    head); privopt dropped it and repaired the file."""
+
+
 class RepeatedReleaseWarning(UserWarning):
     """A release was charged to a ledger on data that an earlier release under
     the same ledger already used (a refit, a clone fitted again, a grid
@@ -262,4 +274,5 @@ class RepeatedReleaseWarning(UserWarning):
     sum.  The data's fingerprint lives in memory only, never in a file."""
 
 
-__all__ += ["BudgetExceededError", "LedgerFileError", "RepeatedReleaseWarning"]
+__all__ += ["BudgetExceededError", "LedgerFileError", "LedgerProcessError", "LedgerRepairWarning",
+            "RepeatedReleaseWarning"]

@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._limits import FIT_BYTES_PER_VALUE, check_memory
 from .._random import check_random_state
-from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
 from .._validation import (
     check_bool,
     check_delta,
@@ -271,7 +271,8 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         is charged its (epsilon, delta) before anything else."""
         name = type(self).__name__
         with release(f"{name}.fit", name, self._ledger_spend, ledger=getattr(self, "ledger", None),
-                     data=(estimator_key(self), X, y)):
+                     data=(estimator_key(self), X, y),
+                     check=lambda: (check_public_input(X), self._check_common(), self._check_params())):
             return self._fit_checked(X, y)
 
     def _fit_checked(self, X, y):

@@ -25,7 +25,7 @@ from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
 from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
 from .._runtime import usable_cpus
-from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           user_stacklevel, warn_clipped)
 from .._random import check_random_state
@@ -145,6 +145,19 @@ def _grid_values(grid) -> int:
 
 def _is_integral(X: np.ndarray) -> bool:
     return bool(np.all(X == np.round(X)))
+
+
+def _integer_typed(X) -> bool:
+    """Whether X's type says that its values are whole numbers: a numpy array (or pandas
+    column) of integer or bool dtype, or a DataFrame whose columns all are.  Public, unlike
+    whether a float X happens to hold whole numbers."""
+    dtype = getattr(X, "dtype", None)
+    column_types = getattr(X, "dtypes", None)
+    dtypes = [dtype] if dtype is not None else ([] if column_types is None else list(column_types))
+    try:
+        return bool(dtypes) and all(np.dtype(t).kind in "biu" for t in dtypes)
+    except TypeError:           # a pandas extension dtype: not a numpy one
+        return False
 
 
 def _say_bounds_leak() -> None:
@@ -797,7 +810,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)
         with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
-                     ledger=ledger, data=(estimator_key(self), X, y)) as charge:
+                     ledger=ledger, data=(estimator_key(self), X, y),
+                     check=lambda: (check_public_input(X), self._check_params())) as charge:
             self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
@@ -824,18 +838,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """The (epsilon, delta) a ledger is charged, before any work: epsilon; delta
         0 for a pure mechanism (or ``mechanism="auto"`` held to one, ``pure_only``),
         else ``delta`` or 1/n^2 (n = len(X), public under
-        replace-one); infinite epsilon when ``bounds`` is None and X is not integral
-        (the feature map would read the data's ranges: no epsilon covers it)."""
+        replace-one); infinite epsilon when ``bounds`` is None and X's type does not say
+        its features are whole numbers (the feature map could read the data's ranges: no
+        epsilon covers it).  X's dtype is public; whether a float X holds whole numbers is
+        not, so it is never read before the reservation."""
         epsilon = check_epsilon(self.epsilon)
         if pure_only or self.mechanism in ("rspm",) + _SELECTION:
             delta = 0.0
         else:
             delta = 1.0 / len(X) ** 2 if self.delta is None else check_delta(self.delta)
-        try:
-            integral = _is_integral(np.asarray(X, dtype=float))
-        except (TypeError, ValueError):
-            integral = False
-        return (math.inf if self.bounds is None and not integral else epsilon), delta
+        return (math.inf if self.bounds is None and not _integer_typed(X) else epsilon), delta
 
     def _auto_choice(self, Xd, milp_solver: bool, pure_only: bool) -> tuple[str, str]:
         """``mechanism="auto"``: (the mechanism, why), from public quantities only (the
@@ -856,7 +868,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                                         f"would have chosen OPDisc: {why})")
         return mechanism, why
 
-    def _fit(self, X, y, *, pure_only: bool = False):
+    def _check_params(self) -> tuple[float, str, str, bool, object, bool]:
+        """The constructor's parameters, checked before the data is read (and, under a
+        ledger, before the fit is reserved): (epsilon, mechanism, calibration,
+        keep_report, warm_start, whether ``solver`` names a MILP solver)."""
         epsilon = check_epsilon(self.epsilon)
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         calibration = check_choice(self.calibration, "calibration", OPDISC_CALIBRATIONS)
@@ -882,6 +897,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError(
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
+        return epsilon, mechanism, calibration, keep_report, warm_start, milp_solver
+
+    def _fit(self, X, y, *, pure_only: bool = False):
+        epsilon, mechanism, calibration, keep_report, warm_start, milp_solver = self._check_params()
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         if mechanism == "rspm":

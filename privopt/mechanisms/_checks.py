@@ -24,7 +24,7 @@ from ..solvers import (
     solver_availability,
 )
 
-__all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
+__all__ = ["check_solver_ready", "check_named_solver", "check_model_objective", "check_run", "warn_noise_disclosed",
            "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
 
 
@@ -62,6 +62,18 @@ def check_solver_ready(solver) -> str:
             f"Solver {spec.name!r} is not installed or not usable here. Install it: {spec.install_hint}"
         )
     return spec.name
+
+
+def check_named_solver(solve: SolveOptions, default_solver: str, *, skip: tuple[str, ...] = ("auto",)) -> None:
+    """The solver of ``solve`` (``default_solver`` when None), when it is named (not
+    one of ``skip``, which are resolved from the model later): known, installed, and
+    its ``solver_options`` names valid.  From the arguments alone: a mechanism's public
+    check, run before a ledger reserves the release (so a bad name costs nothing)."""
+    solver = solve.solver_or(default_solver)
+    if isinstance(solver, str) and solver.strip().lower() in skip:
+        return
+    name = check_solver_ready(solver)
+    check_option_names(name, check_solver_options(solve.solver_options), "solver_options")
 
 
 def check_run(model, solve: SolveOptions, return_noise, *, default_solver: str = "highs") -> SolveOptions:

@@ -159,7 +159,17 @@ class _Keywords:
 MIXTURE_OPTIONS = ("time_limit", "progress", "executor")
 
 
-@charges("mixture_selection", pure=True)
+def _public(models, *, epsilon, random_state=None, options=None, **kwargs) -> None:
+    """The mixture's checks of its scalar arguments, reading nothing of the models:
+    run before a ledger reserves the call (:func:`privopt.ledger.charges`), and again
+    by :func:`mixture_selection` itself."""
+    _, own = parse_keywords("mixture_selection", options, kwargs, _Keywords, MIXTURE_OPTIONS)
+    check_epsilon(epsilon)
+    check_selection_method(own.method)
+    check_probability(own.beta, "beta")
+
+
+@charges("mixture_selection", pure=True, check=_public)
 @keyword_signature(_Keywords, MIXTURE_OPTIONS)
 def mixture_selection(models, *, epsilon: float, random_state=None, options: SolveOptions | None = None,
                       **kwargs) -> PrivateResult:

@@ -11,6 +11,7 @@ import pyomo.environ as pyo
 
 from .._random import check_random_state
 from .._validation import (
+    check_bool,
     check_choice,
     check_delta,
     check_epsilon,
@@ -40,7 +41,8 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
-from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_if_mean_objective, warn_noise_disclosed
+from ._checks import (check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_if_mean_objective,
+                      warn_noise_disclosed)
 from ._noise import draw_opdisc_noise
 
 __all__ = ["opdisc"]
@@ -68,7 +70,20 @@ OPDISC_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_optio
                   "public_constraints")
 
 
-@charges("opdisc")
+def _public(model, weights=None, *, epsilon, delta, random_state=None, options=None, **kwargs) -> None:
+    """OPDisc's checks of its scalar arguments, reading nothing of the model: run
+    before a ledger reserves the call (:func:`privopt.ledger.charges`), and again by
+    :func:`opdisc` itself."""
+    solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
+    check_epsilon(epsilon)
+    check_delta(delta)
+    check_probability(kw.beta, "beta")
+    check_choice(kw.calibration, "calibration", OPDISC_CALIBRATIONS)
+    check_bool(kw.return_noise, "return_noise")
+    check_named_solver(solve, "highs")
+
+
+@charges("opdisc", check=_public)
 @keyword_signature(_Keywords, OPDISC_OPTIONS, {"solver": "highs"})
 def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:

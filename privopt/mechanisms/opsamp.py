@@ -55,7 +55,7 @@ from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
-from ._checks import check_n_samples, check_run, warn_if_delta_weak, warn_noise_disclosed
+from ._checks import check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
@@ -133,7 +133,22 @@ def _box_diameters(w_vars):
     return max(widths), math.sqrt(sum(x * x for x in widths)), sum(widths)
 
 
-@charges("opsamp")
+def _public(model, weights=None, *, epsilon, delta, random_state=None, options=None, **kwargs) -> None:
+    """OPSamp's checks of its scalar arguments, reading nothing of the model: run
+    before a ledger reserves the call (:func:`privopt.ledger.charges`), and again by
+    :func:`opsamp` itself."""
+    solve, kw = parse_keywords("opsamp", options, kwargs, _Keywords, OPSAMP_OPTIONS)
+    check_epsilon(epsilon)
+    check_delta(delta)
+    check_probability(kw.beta, "beta")
+    for name in ("project", "persistent", "return_noise"):
+        check_bool(getattr(kw, name), name)
+    if kw.n_oracle_calls is not None and not isinstance(kw.n_oracle_calls, bool):
+        check_int(kw.n_oracle_calls, "n_oracle_calls", minimum=1)
+    check_named_solver(solve, "highs")
+
+
+@charges("opsamp", check=_public)
 @keyword_signature(_Keywords, OPSAMP_OPTIONS, {"solver": "highs", "progress": True})
 def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:

@@ -12,7 +12,7 @@ import pyomo.environ as pyo
 from pyomo.common.modeling import unique_component_name
 
 from .._random import check_random_state
-from .._validation import check_delta, check_epsilon, check_positive, user_stacklevel
+from .._validation import check_bool, check_delta, check_epsilon, check_positive, user_stacklevel
 from ..calibration import check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
 from ..models import check_public_constraints, get_info, quiet_clone
@@ -21,7 +21,7 @@ from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
-from ._checks import check_run, warn_noise_disclosed
+from ._checks import check_named_solver, check_run, warn_noise_disclosed
 from ._noise import draw_rspm_noise
 
 __all__ = ["rspm", "rspm_outlook"]
@@ -132,7 +132,19 @@ def _indexed_scalars(model, component, what: str) -> list:
     return items
 
 
-@charges("rspm", pure=True)
+def _public(model, weights=None, *, epsilon, delta=None, random_state=None, options=None, **kwargs) -> None:
+    """RSPM's checks of its scalar arguments, reading nothing of the model: run
+    before a ledger reserves the call (:func:`privopt.ledger.charges`), and again by
+    :func:`rspm` itself."""
+    solve, kw = parse_keywords("rspm", options, kwargs, _Keywords, RSPM_OPTIONS)
+    check_epsilon(epsilon)
+    check_delta(0.0 if delta is None else delta, allow_zero=True)
+    check_rspm_noise(kw.noise)
+    check_bool(kw.return_noise, "return_noise")
+    check_named_solver(solve, "highs")
+
+
+@charges("rspm", pure=True, check=_public)
 @keyword_signature(_Keywords, RSPM_OPTIONS, {"solver": "highs"})
 def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, random_state=None,
          options: SolveOptions | None = None, **kwargs) -> PrivateResult:

@@ -18,7 +18,8 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from ..search import enumeration_levels, halfspace_problem
-from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
+from ._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
+                      warn_if_mean_objective)
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
 from ._release import SelectionParameters, SelectionReport, noise_distribution
 from ._samplers import BoundedSampler, Draw, ScoredSampler, selection_keys
@@ -120,7 +121,19 @@ class SelectionTask:
         return self.info is None or not self.info.record_constraints
 
 
-@charges("exponential_mechanism", pure=True)
+def _public(model, weights=None, *, epsilon, random_state=None, options=None, **kwargs) -> None:
+    """Private selection's checks of its scalar arguments, reading nothing of the
+    model: run before a ledger reserves the call (:func:`privopt.ledger.charges`), and
+    again by :func:`exponential_mechanism` itself."""
+    opts, own = parse_keywords("exponential_mechanism", options, kwargs, _Keywords, SELECTION_OPTIONS)
+    check_epsilon(epsilon)
+    _check_own(own)
+    if own.loss_range is not None:
+        check_loss_range(own.loss_range)
+    check_named_solver(opts, "auto", skip=("auto", "enumerate"))
+
+
+@charges("exponential_mechanism", pure=True, check=_public)
 @keyword_signature(_Keywords, SELECTION_OPTIONS, {"solver": "auto"})
 def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=None,
                           options: SolveOptions | None = None, **kwargs) -> PrivateResult:

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from .._random import check_random_state  # noqa: E402
-from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict  # noqa: E402
+from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict  # noqa: E402
 from .._validation import check_bool, check_choice, check_epsilon  # noqa: E402
 from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
@@ -151,7 +151,8 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         risk table: one release) before any work."""
         name = type(self).__name__
         with release(f"{name}.fit", name, lambda: (check_epsilon(self.epsilon), 0.0),
-                     ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y)):
+                     ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y),
+                     check=lambda: (check_public_input(X), self._check_params())):
             return self._fit(X, y)
 
     @property
@@ -164,10 +165,17 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         except KeyError:
             raise AttributeError("epsilon_") from None
 
-    def _fit(self, X, y):
+    def _check_params(self) -> tuple[str, bool, float, float]:
+        """The constructor's parameters, checked before the data is read (and, under a
+        ledger, before the fit is reserved): (mechanism, keep_report, the selection's
+        and the risk table's epsilon)."""
         mechanism = check_choice(self.mechanism, "mechanism", _MECHANISMS)
         keep_report = check_bool(self.keep_report, "keep_report")
         eps_select, eps_table = split_risk_epsilon(self.epsilon, self.risk_share)
+        return mechanism, keep_report, eps_select, eps_table
+
+    def _fit(self, X, y):
+        mechanism, keep_report, eps_select, eps_table = self._check_params()
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         X01 = check_binary_matrix(Xa)
         names = self._item_names(X01.shape[1])

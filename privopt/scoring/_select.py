@@ -140,7 +140,20 @@ def check_binary_matrix(X, name: str = "X") -> np.ndarray:
     return X.astype(np.uint8)
 
 
-@charges("select_scoring_system", pure=True)
+def _public(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None, method="permute_and_flip", beta=0.05,
+            **_ignored) -> None:
+    """The selection's checks of its scalar arguments and of X01's public shape (W's
+    size and memory), reading no value of the data: run before a ledger reserves the
+    call (:func:`privopt.ledger.charges`), and again by :func:`select_scoring_system`."""
+    check_epsilon(epsilon)
+    check_selection_method(method)
+    check_probability(beta, "beta")
+    shape = getattr(X01, "shape", None)
+    if shape is not None and len(shape) == 2:
+        check_space(int(shape[1]), max_points, max_items, signs)
+
+
+@charges("select_scoring_system", pure=True, check=_public)
 def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None,
                           method="permute_and_flip", beta=0.05, random_state=None, executor=None,
                           progress=None, time_limit=None, feature_names=None) -> PrivateResult:

@@ -4,21 +4,24 @@ refused before any work, composed exactly (pure) or by basic / optimal compositi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing
+import os
 import pickle
 import threading
 import time
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import privopt
 from privopt import audit
-from privopt.exceptions import (BudgetExceededError, LedgerFileError, ParameterError, ParameterTypeError,
-                                RepeatedReleaseWarning)
+from privopt.exceptions import (AccountingError, BudgetExceededError, LedgerFileError, ParameterError,
+                                ParameterTypeError, RepeatedReleaseWarning)
 from privopt.ledger import optimal_epsilon, release
 from privopt.models import zero_one_halfspace
 
@@ -91,29 +94,38 @@ def test_pure_epsilons_add_as_the_decimals_they_print_as():
     # float arithmetic gives 0.1 + 0.2 + 0.3 = 0.6000000000000001 and ten 0.1s = 0.9999999999999999
     ledger = privopt.PrivacyLedger(epsilon=1.0)
     for eps in (0.1, 0.2, 0.3):
-        ledger.reserve("by hand", "laplace", eps, 0.0)
+        ledger.charge("by hand", eps, 0.0, mechanism="laplace")
     assert ledger.spent.epsilon == 0.6
     ten = privopt.PrivacyLedger(epsilon=1.0)
     for _ in range(10):
-        ten.reserve("by hand", "laplace", 0.1, 0.0)
+        ten.charge("by hand", 0.1, 0.0, mechanism="laplace")
     assert ten.spent.epsilon == 1.0 and ten.remaining.epsilon == 0.0
     with pytest.raises(BudgetExceededError):
-        ten.reserve("one more", "laplace", 1e-9, 0.0)
+        ten.charge("one more", 1e-9, 0.0, mechanism="laplace")
 
 
-def test_refunds_and_settlements_reach_the_right_release_and_no_spend_is_negative():
+def test_a_completed_release_can_be_neither_refunded_nor_settled_and_no_spend_is_negative():
     ledger = privopt.PrivacyLedger(epsilon=1.0)
-    first = ledger.reserve("first", "laplace", 0.25, 0.0)
-    ledger.reserve("second", "laplace", 0.5, 0.0)
-    ledger.refund(first)
-    third = ledger.reserve("third", "laplace", 0.125, 0.0)
-    assert [r.what for r in ledger.releases] == ["second", "third"] and third.entry != ledger.releases[0].entry
-    ledger.refund(third)
-    assert [r.what for r in ledger.releases] == ["second"] and ledger.spent.epsilon == 0.5
+    for public in ("reserve", "refund", "settle"):      # privopt's own path only, never the caller's
+        assert not hasattr(ledger, public)
+    first = ledger.charge("first", 0.25)
+    with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger) as charge:
+        second = charge.record
+    for record in (first, second):
+        with pytest.raises(AccountingError, match="stays charged"):
+            ledger._refund(record)
+        with pytest.raises(AccountingError, match="stays charged"):
+            ledger._settle(record, 0.0, 0.0)
+    assert ledger.spent.epsilon == 0.75
+    # an open reservation (its body not run) can be given back, and the right one goes
+    third = ledger._reserve("third", "laplace", 0.125, 0.0)
+    fourth = ledger._reserve("fourth", "laplace", 0.0625, 0.0)
+    ledger._refund(third)
+    assert [r.what for r in ledger.releases] == ["first", "by hand", "fourth"] and fourth.entry != third.entry
     for eps, dlt in ((-0.5, 0.0), (math.nan, 0.0), (0.1, -1e-6), (0.1, 2.0)):
         with pytest.raises(ParameterError):
-            ledger.reserve("bad", "laplace", eps, dlt)
-    assert ledger.spent.epsilon == 0.5
+            ledger.charge("bad", eps, dlt)
+    assert ledger.spent.epsilon == 0.8125
 
 
 def test_an_approximate_release_adds_its_delta_and_at_most_its_epsilon():
@@ -140,7 +152,7 @@ def test_optimal_composition_of_pure_releases_matches_kairouz_oh_viswanath():
     assert optimal_epsilon([(e, 0.0)] * k, 0.0) == pytest.approx(5.0)    # at delta 0: the plain sum
     ledger = privopt.PrivacyLedger(epsilon=10.0)
     for _ in range(k):
-        ledger.reserve("by hand", "laplace", e, 0.0)
+        ledger.charge("by hand", e, 0.0, mechanism="laplace")
     assert ledger.spent.epsilon == 5.0
     assert ledger.epsilon_at(0.04102841460951593) == pytest.approx(3.0, abs=1e-3)
 
@@ -151,8 +163,8 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
     basic = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3)
     optimal = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
     for eps, dlt in pairs:
-        basic.reserve("by hand", "gaussian", eps, dlt)
-        optimal.reserve("by hand", "gaussian", eps, dlt)
+        basic.charge("by hand", eps, dlt, mechanism="gaussian")
+        optimal.charge("by hand", eps, dlt, mechanism="gaussian")
     assert basic.spent.epsilon == pytest.approx(9.0) and basic.spent.delta == pytest.approx(3e-5)
     assert optimal.spent.delta == basic.spent.delta
     assert optimal.spent.epsilon < basic.spent.epsilon            # many small releases: strictly tighter
@@ -164,7 +176,7 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
     # and the pure case: 30 releases of 0.3 at delta 0 are exactly 9 under every composition
     pure = privopt.PrivacyLedger(epsilon=100.0, delta=1e-3, composition="optimal")
     for _ in range(30):
-        pure.reserve("by hand", "laplace", 0.3, 0.0)
+        pure.charge("by hand", 0.3, 0.0, mechanism="laplace")
     assert pure.spent.epsilon == 9.0 and pure.spent.delta == 0.0
 
 
@@ -173,7 +185,7 @@ def test_composition_against_dp_accounting_never_looser_than_basic():
 # ---------------------------------------------------------------------------
 def test_over_budget_is_refused_before_any_work_and_leaves_the_ledger_unchanged(monkeypatch):
     ledger = privopt.PrivacyLedger(epsilon=1.0, delta=1e-5)
-    ledger.reserve("earlier", "laplace", 0.9, 0.0)
+    ledger.charge("earlier", 0.9, 0.0, mechanism="laplace")
     before = (ledger.spent, ledger.releases)
     # a mechanism never reads its model
     with pytest.raises(BudgetExceededError) as info:
@@ -213,22 +225,80 @@ def test_a_non_private_fit_is_refused_under_a_ledger():
     assert ledger.releases == ()
 
 
-def test_parameter_errors_are_refunded_failures_after_noise_stay_charged():
-    ledger = privopt.PrivacyLedger(epsilon=2.0)
-    with pytest.raises(ParameterError):
-        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, method="no such method", ledger=ledger)
-    with pytest.raises(ParameterError):
-        OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), alpha=-1.0, ledger=ledger).fit(*_unit())
+def _median_model(r):
+    """The README's private median of records in [0, 1]: sum_i |w - r_i|."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(bounds=(0, 1))
+    m.t = pyo.Var(range(len(r)), bounds=(0, 1))
+    m.above = pyo.Constraint(range(len(r)), rule=lambda m, i: m.t[i] >= m.w - float(r[i]))
+    m.below = pyo.Constraint(range(len(r)), rule=lambda m, i: m.t[i] >= float(r[i]) - m.w)
+    m.loss = pyo.Objective(expr=sum(m.t.values()))
+    return m
+
+
+def test_public_bad_arguments_cost_nothing_and_read_nothing():
+    ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-3)
+    with ledger:
+        for call in (lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=-1.0),
+                     lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=0.5, method="no such method"),
+                     lambda: privopt.exponential_mechanism(_Untouchable(), epsilon=0.5, path="scored"),
+                     lambda: privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6, solver="no such solver"),
+                     lambda: privopt.opdisc(_Untouchable(), epsilon=0.5, delta=1e-6, calibration="guess"),
+                     lambda: privopt.opsamp(_Untouchable(), epsilon=0.5, delta=1e-6, time_limit=-1),
+                     lambda: privopt.opsamp(_Untouchable(), epsilon=0.5, delta=1e-6, n_oracle_calls=0),
+                     lambda: privopt.rspm(_Untouchable(), epsilon=0.5, noise="uniform"),
+                     lambda: privopt.mixture_selection(_Untouchable(), epsilon=0.5, beta=2.0),
+                     lambda: privopt.scoring.select_scoring_system(_Untouchable(), None, epsilon=0.5,
+                                                                    method="best")):
+            with pytest.raises((ParameterError, ParameterTypeError, privopt.exceptions.UnknownSolverError)):
+                call()
+    X, y = _unit()
+    for est in (OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), alpha=-1.0, ledger=ledger),
+                DPSGDLogisticRegression(epsilon=0.5, delta=1e-6, bounds=(0, 1), epochs=0, ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), mechanism="magic", ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), solver="no such solver",
+                                                   ledger=ledger),
+                privopt.scoring.PrivateScoringSystem(epsilon=0.5, risk_share=1.5, ledger=ledger)):
+        with pytest.raises((ParameterError, ParameterTypeError, privopt.exceptions.UnknownSolverError)):
+            est.fit(X, y)
     assert ledger.releases == () and ledger.spent.epsilon == 0.0
-    with pytest.raises(RuntimeError, match="after the noise"):
-        with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger):
-            raise RuntimeError("a failure after the noise was drawn")
-    assert ledger.spent.epsilon == 0.5
-    with pytest.raises(ParameterError):           # an invalid epsilon is refused, nothing charged
-        privopt.exponential_mechanism(_tiny_model(), epsilon=-1.0, ledger=ledger)
+
+
+def test_a_refusal_decided_after_the_data_is_read_is_charged():
+    # the README's private median, with a loss_range its loss leaves on one data set and not on its neighbour:
+    # the refusal is an outcome that depends on the data, so it costs what a release costs
+    grid = [g / 4 for g in range(5)]
+    for records, refused in ((np.full(10, 0.5), False), (np.zeros(10), True)):
+        ledger = privopt.PrivacyLedger(epsilon=5.0)
+        with (pytest.raises(privopt.exceptions.ModelError) if refused else contextlib.nullcontext()):
+            privopt.exponential_mechanism(_median_model(records), weights="w", grid=grid, epsilon=1.0,
+                                          loss_range=(0, 0.6), n_samples=len(records), path="bounded",
+                                          random_state=0, ledger=ledger)
+        assert ledger.spent.epsilon == 1.0 and len(ledger.releases) == 1
+
+
+def test_any_failure_after_the_reservation_stays_charged(monkeypatch):
+    ledger = privopt.PrivacyLedger(epsilon=3.0)
+    for error in (RuntimeError("a failure after the noise was drawn"), MemoryError(),
+                  ParameterError("a refusal after the data was read", "X"), KeyboardInterrupt()):
+        with pytest.raises(type(error)):
+            with release("by hand", "laplace", lambda: (0.5, 0.0), ledger=ledger):
+                raise error
+    assert ledger.spent.epsilon == 2.0 and len(ledger.releases) == 4
+    # a memory error inside a mechanism, after its model was read
+    from privopt.mechanisms import selection
+
+    def out_of_memory(task):
+        raise MemoryError
+    monkeypatch.setattr(selection, "_plan", out_of_memory)
+    with pytest.raises(MemoryError):
+        privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, random_state=0, ledger=ledger)
+    assert ledger.spent.epsilon == 2.5
     with pytest.raises(ParameterTypeError, match="ledger"):
         privopt.exponential_mechanism(_tiny_model(), epsilon=0.5, ledger="my budget")
-    assert ledger.spent.epsilon == 0.5
+    assert ledger.spent.epsilon == 2.5
 
 
 # ---------------------------------------------------------------------------
@@ -263,7 +333,7 @@ def test_nested_mechanism_calls_and_the_decorator_charge_once():
     build("data")
     assert [r.epsilon for r in ledger.releases] == [1.0, 0.5]
     assert ledger.releases[-1].what == "@private build"
-    ledger.reserve("fill", "laplace", 1.5, 0.0)
+    ledger.charge("fill", 1.5, 0.0, mechanism="laplace")
     with pytest.raises(BudgetExceededError):
         build("data")
     assert built == ["data"]                      # refused before the builder read the data
@@ -335,7 +405,7 @@ def test_with_ledger_is_per_context_and_thread_safe():
     def spend():
         for _ in range(40):
             try:
-                ledger.reserve("thread", "laplace", 0.01, 0.0)
+                ledger.charge("thread", 0.01, 0.0, mechanism="laplace")
             except BudgetExceededError:
                 pass
 
@@ -418,7 +488,7 @@ def test_a_saved_ledger_survives_reopening_and_stores_nothing_of_the_data(tmp_pa
     ledger = privopt.PrivacyLedger.open(path, epsilon=2.0, delta=1e-5)
     X, y = _unit()
     OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=0, ledger=ledger).fit(X, y)
-    ledger.reserve("by hand", "laplace", 0.25, 0.0)
+    ledger.charge("by hand", 0.25, 0.0, mechanism="laplace")
     again = privopt.PrivacyLedger.open(path)
     assert again.budget == ledger.budget and again.spent.epsilon == 0.75
     assert [r.entry for r in again.releases] == [r.entry for r in ledger.releases]
@@ -426,11 +496,11 @@ def test_a_saved_ledger_survives_reopening_and_stores_nothing_of_the_data(tmp_pa
     for value in np.concatenate([X.ravel()[:5], [X.sum(), X.mean()]]):
         assert repr(float(value)) not in text
     assert pickle.loads(pickle.dumps(again)).spent.epsilon == 0.75
-    reserved = again.reserve("auto", "opdisc or selection", 0.5, 1e-6)      # settled down, in the file too
-    again.settle(reserved, 0.5, 0.0)
+    with release("auto", "opdisc or selection", lambda: (0.5, 1e-6), ledger=again) as charge:
+        with pytest.raises(AccountingError):
+            charge.settle(0.75, 0.0)               # never raised after the fact
+        charge.settle(0.5, 0.0)                    # settled down while open, in the file too
     assert privopt.PrivacyLedger.open(path).spent == privopt.ledger.Spend(1.25, 0.0)
-    with pytest.raises(privopt.exceptions.AccountingError):
-        again.settle(reserved, 0.75, 0.0)          # never raised after the fact
     with pytest.raises(TypeError, match="fork its budget"):
         pickle.dumps(privopt.PrivacyLedger(epsilon=1.0))
     with pytest.raises(LedgerFileError, match="epsilon=2.0"):
@@ -442,7 +512,7 @@ def test_a_tampered_file_is_refused(tmp_path, edit):
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
     for eps in (0.25, 0.5):
-        ledger.reserve("by hand", "laplace", eps, 0.0)
+        ledger.charge("by hand", eps, 0.0, mechanism="laplace")
     lines = path.read_text().splitlines()
     if edit == "lower an epsilon":
         entry = json.loads(lines[2])
@@ -458,16 +528,16 @@ def test_a_tampered_file_is_refused(tmp_path, edit):
     with pytest.raises(LedgerFileError, match="was edited"):
         privopt.PrivacyLedger.open(path)
     with pytest.raises(LedgerFileError):
-        ledger.reserve("after the edit", "laplace", 0.1, 0.0)
+        ledger.charge("after the edit", 0.1, 0.0, mechanism="laplace")
 
 
 def test_an_open_ledger_notices_a_truncated_file(tmp_path):
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
-    ledger.reserve("by hand", "laplace", 0.75, 0.0)
+    ledger.charge("by hand", 0.75, 0.0, mechanism="laplace")
     path.write_text(path.read_text().splitlines()[0] + "\n")      # a valid chain: only the budget line
     with pytest.raises(LedgerFileError, match="truncated"):
-        ledger.reserve("after the truncation", "laplace", 0.5, 0.0)
+        ledger.charge("after the truncation", 0.5, 0.0, mechanism="laplace")
 
 
 def _charge_file(path, barrier, out):
@@ -476,7 +546,7 @@ def _charge_file(path, barrier, out):
     charged = 0
     for _ in range(8):
         try:
-            ledger.reserve("worker", "laplace", 0.1, 0.0)
+            ledger.charge("worker", 0.1, 0.0, mechanism="laplace")
             charged += 1
         except BudgetExceededError:
             pass
@@ -518,10 +588,17 @@ def test_the_command_line_shows_a_saved_ledger(tmp_path, capsys):
 
     path = tmp_path / "l.jsonl"
     ledger = privopt.PrivacyLedger.open(path, epsilon=1.0, delta=1e-6)
-    ledger.reserve("PrivateScoringSystem.fit", "PrivateScoringSystem", 0.25, 0.0)
+    ledger.charge("PrivateScoringSystem.fit", 0.25, 0.0, mechanism="PrivateScoringSystem")
     assert main(["ledger", str(path)]) == 0
     out = capsys.readouterr().out
     assert "PrivateScoringSystem.fit" in out and "0.25" in out and "0.75" in out
+    head = str(ledger.head)
+    assert f"head:      {head}" in out
+    ledger.charge("later", 0.125)
+    assert main(["ledger", str(path), "--expect-head", head]) == 0          # extends the anchor
+    assert "extends the expected head" in capsys.readouterr().out
+    assert main(["ledger", str(path), "--expect-head", "2:" + "0" * 64]) == 2
+    assert "does not extend the anchor" in capsys.readouterr().err
     path.write_text(path.read_text().replace("0.25", "0.05"))
     assert main(["ledger", str(path)]) == 2
     assert "was edited" in capsys.readouterr().err
@@ -565,3 +642,258 @@ def test_a_mechanism_warns_at_the_callers_line_through_the_ledger_decorator():
     kinds = {w.category.__name__: w.filename for w in seen}
     assert {"DeprecationWarning", "NoiseDominatesWarning"} <= set(kinds)
     assert all(f == __file__ for f in kinds.values()), kinds
+
+
+# ---------------------------------------------------------------------------
+# a fork cannot copy a budget
+# ---------------------------------------------------------------------------
+def _fit_in_worker(seed):
+    X, y = _unit(seed=seed)
+    try:
+        OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), random_state=seed).fit(X, y)
+    except privopt.exceptions.LedgerProcessError as exc:
+        return "refused: " + str(exc)
+    return "released"
+
+
+def test_an_in_memory_ledger_refuses_to_be_charged_in_a_forked_process(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    with privopt.PrivacyLedger(epsilon=1.0) as ledger:
+        with ctx.Pool(2) as pool:
+            outcomes = pool.map(_fit_in_worker, range(4))
+        assert all(o.startswith("refused") and "PrivacyLedger.open" in o for o in outcomes), outcomes
+        assert ledger.spent.epsilon == 0.0
+        _fit_in_worker(0)                      # the parent's own fit is charged as before
+    assert ledger.spent.epsilon == 0.5
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                               # the child: its copy of the ledger must not charge
+        try:
+            ledger.charge("child", 0.5)
+            os.write(write, b"charged")
+        except privopt.exceptions.LedgerProcessError:
+            os.write(write, b"refused")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"refused"
+    ledger.charge("parent", 0.5)               # the parent still has its last 0.5
+    assert ledger.remaining.epsilon == 0.0
+    # a file ledger is shared by every process: the child's charge is the parent's too
+    saved = privopt.PrivacyLedger.open(tmp_path / "l.ledger", epsilon=1.0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            saved.charge("child", 0.75)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert saved.spent.epsilon == 0.75
+    with pytest.raises(BudgetExceededError):
+        saved.charge("parent", 0.5)
+
+
+# ---------------------------------------------------------------------------
+# a saved ledger against rollback, truncation and a crash mid-write
+# ---------------------------------------------------------------------------
+def _saved(tmp_path, charges=(0.25, 0.25)):
+    path = tmp_path / "data.ledger"
+    ledger = privopt.PrivacyLedger.open(path, epsilon=1.0)
+    for eps in charges:
+        ledger.charge("by hand", eps)
+    return path, ledger
+
+
+def test_an_older_copy_or_a_cut_file_is_refused_by_a_fresh_open(tmp_path):
+    path, ledger = _saved(tmp_path, charges=(0.25,))
+    older = path.read_bytes()
+    ledger.charge("later", 0.5)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    full = path.read_bytes()
+    path.write_bytes(older)                       # an older copy: a valid chain, one release fewer
+    with pytest.raises(LedgerFileError, match="older copy"):
+        privopt.PrivacyLedger.open(path)
+    path.write_bytes(b"".join(full.splitlines(keepends=True)[:-1]))   # its last line cut
+    with pytest.raises(LedgerFileError, match="truncated"):
+        privopt.PrivacyLedger.open(path)
+    path.write_bytes(full)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    (tmp_path / "data.ledger.head").unlink()       # a missing head is refused too
+    with pytest.raises(LedgerFileError, match="head .* is missing"):
+        privopt.PrivacyLedger.open(path)
+
+
+def test_an_anchor_kept_elsewhere_catches_an_older_file_and_head_pair(tmp_path):
+    path, ledger = _saved(tmp_path, charges=(0.25,))
+    head_path = tmp_path / "data.ledger.head"
+    old_pair = (path.read_bytes(), head_path.read_bytes())
+    ledger.charge("later", 0.5)
+    anchor = str(ledger.head)
+    assert anchor.startswith("3:") and len(anchor) == 2 + 64
+    ledger.check_anchor(anchor)
+    privopt.PrivacyLedger.open(path).charge("after the anchor", 0.125)
+    privopt.PrivacyLedger.open(path).check_anchor(anchor)     # a file that extends the anchor passes
+    path.write_bytes(old_pair[0])
+    head_path.write_bytes(old_pair[1])
+    older = privopt.PrivacyLedger.open(path)                 # the pair is consistent: only the anchor sees it
+    assert older.spent.epsilon == 0.25
+    with pytest.raises(LedgerFileError, match="does not extend the anchor"):
+        older.check_anchor(anchor)
+    with pytest.raises(ParameterError, match="anchor"):
+        older.check_anchor("3:not a hash")
+
+
+def test_a_line_cut_by_a_crash_is_dropped_with_a_warning_and_the_file_repaired(tmp_path):
+    path, ledger = _saved(tmp_path)
+    whole = path.read_bytes()
+    with open(path, "ab") as handle:               # a crash in the middle of writing a charge
+        handle.write(b'{"delta": "0.0", "epsilon": "0.5", "kind": "cha')
+    with pytest.warns(privopt.exceptions.LedgerRepairWarning, match="cut short"):
+        again = privopt.PrivacyLedger.open(path)          # a read: the line is dropped, the file left as it is
+    assert again.spent.epsilon == 0.5 and path.read_bytes().startswith(whole + b'{"delta"')
+    again.charge("after the repair", 0.25)                 # a write cuts it, then appends
+    assert path.read_bytes().startswith(whole + b'{"delta": "0.0", "epsilon": "0.25"')
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+    # a crash after a complete entry, before its head was written: the entry is kept (never less spent)
+    head_path = tmp_path / "data.ledger.head"
+    old_head = head_path.read_bytes()
+    again.charge("its head lost", 0.125)
+    head_path.write_bytes(old_head)
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.875
+
+
+@pytest.mark.parametrize("where", ["a folder", "a missing folder", "a binary file", "a text file", "no file"])
+def test_bad_paths_are_clear_errors_and_a_read_creates_nothing(tmp_path, where, capsys):
+    from privopt.cli import main
+
+    path = {"a folder": tmp_path, "a missing folder": tmp_path / "nowhere" / "data.ledger",
+            "a binary file": tmp_path / "data.bin", "a text file": tmp_path / "data.bin",
+            "no file": tmp_path / "missing.ledger"}[where]
+    content = {"a binary file": bytes(range(256)) * 4, "a text file": b"notes\nwithout a last newline"}.get(where)
+    if content is not None:
+        path.write_bytes(content)
+    expected = {"a folder": "is a folder", "a missing folder": "does not exist", "a binary file": "not text",
+                "a text file": "not a JSON entry", "no file": "no ledger at"}[where]
+    with pytest.raises(LedgerFileError, match=expected):
+        privopt.PrivacyLedger.open(path)
+    if where != "no file":
+        with pytest.raises(LedgerFileError, match=expected):
+            privopt.PrivacyLedger.open(path, epsilon=1.0)
+    assert main(["ledger", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["data.bin"] if content is not None else [])
+    if content is not None:
+        assert path.read_bytes() == content             # never repaired: it is not a ledger
+
+
+def test_a_fit_on_no_rows_or_a_sparse_matrix_is_refused_before_the_reservation():
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    ledger = privopt.PrivacyLedger(epsilon=2.0, delta=1e-3)
+    X, y = _unit()
+    for est in (OutputPerturbationLogisticRegression(epsilon=0.5, bounds=(0, 1), ledger=ledger),
+                privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), ledger=ledger),
+                privopt.scoring.PrivateScoringSystem(epsilon=0.5, ledger=ledger)):
+        with pytest.raises(ParameterError, match="no rows"):
+            est.fit(X[:0], y[:0])
+        with pytest.raises(ParameterTypeError, match="toarray"):
+            est.fit(scipy_sparse.csr_matrix(X), y)
+    assert ledger.releases == ()
+
+
+# ---------------------------------------------------------------------------
+# composition that scales with the releases
+# ---------------------------------------------------------------------------
+def test_a_charge_composes_one_release_onto_the_ones_before(monkeypatch):
+    ledger = privopt.PrivacyLedger(epsilon=700.0, delta=0.5, composition="optimal")
+    pairs = [(0.02 + 1e-3 * i, 1e-7) for i in range(30)]
+    for eps, dlt in pairs[:29]:
+        ledger.charge("by hand", eps, dlt)
+    with pytest.raises(BudgetExceededError):           # a refused charge leaves the cache usable
+        ledger.charge("too much", 700.0, 0.0)
+    pld_type = type(ledger._composer._kept[0].pld)
+    calls, real = [], pld_type.compose
+    monkeypatch.setattr(pld_type, "compose", lambda self, other, *a, **k: calls.append(1) or real(self, other, *a, **k))
+    ledger.charge("the 30th", *pairs[29])
+    spent = ledger.spent
+    assert len(calls) == 1
+    assert ledger._composer._kept[0].interval == privopt.ledger.PLD_INTERVAL     # not coarsened by the refusal
+    monkeypatch.setattr(pld_type, "compose", real)
+    # the same upper bound as composing every release at once (dp-accounting, pessimistic), never above basic
+    once = optimal_epsilon(pairs, spent.delta)
+    assert once - 1e-9 <= spent.epsilon <= once * 1.001 and spent.epsilon < sum(e for e, _ in pairs)
+    assert spent.delta == pytest.approx(30e-7)
+
+
+def test_many_charges_keep_exact_sums_and_an_upper_bound_when_the_grid_coarsens():
+    basic = privopt.PrivacyLedger(epsilon=700.0, delta=0.5)
+    optimal = privopt.PrivacyLedger(epsilon=700.0, delta=0.5, composition="optimal")
+    pairs = [(0.2 + 0.001 * i, 1e-6) for i in range(40)]
+    for eps, dlt in pairs:
+        basic.charge("by hand", eps, dlt)
+        optimal.charge("by hand", eps, dlt)
+    exact = sum(Fraction(repr(e)) for e, _ in pairs)
+    assert basic.spent.epsilon == float(exact) and optimal.spent.delta == basic.spent.delta
+    assert optimal._composer._kept[0].interval > privopt.ledger.PLD_INTERVAL    # the grid coarsened on the way
+    once = optimal_epsilon(pairs, optimal.spent.delta)                    # at the finest grid
+    assert once <= optimal.spent.epsilon <= once * 1.01 < basic.spent.epsilon
+
+
+def test_a_ledger_written_before_heads_is_read_and_gets_its_head_at_the_next_write(tmp_path):
+    from privopt.ledger import _entry_hash
+
+    path = tmp_path / "old.ledger"
+    entries, prev = [], "0" * 64
+    for entry in ({"kind": "budget", "format": "privopt-ledger/1", "epsilon": "1.0", "delta": "0.0", "when": "t"},
+                  {"kind": "charge", "what": "fit", "mechanism": "m", "epsilon": "0.25", "delta": "0.0",
+                   "when": "2026-01-01T00:00:00+00:00"}):
+        entry["prev"] = prev
+        entry["hash"] = prev = _entry_hash(entry)
+        entries.append(json.dumps(entry, sort_keys=True))
+    path.write_text("\n".join(entries) + "\n")
+    os.chmod(path, 0o444)                                   # a read needs no write access
+    try:
+        assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.25
+    finally:
+        os.chmod(path, 0o644)
+    assert not (tmp_path / "old.ledger.head").exists()
+    ledger = privopt.PrivacyLedger.open(path)
+    ledger.charge("later", 0.5)
+    assert (tmp_path / "old.ledger.head").exists() and str(ledger.head).startswith("3:")
+    assert privopt.PrivacyLedger.open(path).spent.epsilon == 0.75
+
+
+def test_valid_calls_of_every_mechanism_pass_their_public_checks_and_are_charged_once():
+    from privopt.datasets import make_planted_halfspace
+    from privopt.models import hinge_halfspace, rspm_halfspace
+
+    d = make_planted_halfspace(40, 2, n_test=5, feature_values=(-1, 1), noise=0.1)
+    X01, y01 = _binary(n=30)
+    ledger = privopt.PrivacyLedger(epsilon=10.0, delta=1e-2)
+    with ledger, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        privopt.rspm(rspm_halfspace(d.X_train, d.y_train), epsilon=1.0, random_state=0)
+        privopt.opsamp(hinge_halfspace(d.X_train, d.y_train, x_bound=1.0), epsilon=1.0, delta=1e-4,
+                       n_oracle_calls=3, random_state=0, progress=False)
+        privopt.opdisc(_tiny_model(), epsilon=1.0, delta=1e-3, solver="auto", random_state=0)
+        privopt.exponential_mechanism(_tiny_model(), epsilon=1.0, solver="enumerate", random_state=0)
+        privopt.mixture_selection([_tiny_model(), _tiny_model()], epsilon=1.0, random_state=0)
+        privopt.scoring.select_scoring_system(X01, y01, epsilon=1.0, max_points=2, max_items=2, random_state=0)
+    assert [r.what for r in ledger.releases] == ["rspm", "opsamp", "opdisc", "exponential_mechanism",
+                                                 "mixture_selection", "select_scoring_system"]
+    assert ledger.spent.epsilon == 6.0
+
+
+def test_bounds_none_is_decided_from_the_type_of_x_not_from_its_values():
+    # whether a float X holds whole numbers is a property of the data: a neighbour with one fractional value
+    # must meet the same answer, so under a ledger only an integer-typed X is used as it is
+    X, y = _binary(n=30)
+    ledger = privopt.PrivacyLedger(epsilon=5.0)
+    neighbour = X.astype(float)
+    neighbour[0, 0] = 0.5
+    for data in (X.astype(float), neighbour):
+        with pytest.raises(BudgetExceededError, match="not differentially private"):
+            privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=None, random_state=0, ledger=ledger).fit(data, y)
+    assert ledger.releases == ()
+    privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=None, random_state=0, ledger=ledger).fit(X, y)
+    assert ledger.spent.epsilon == 1.0
