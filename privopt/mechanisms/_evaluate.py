@@ -82,14 +82,15 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 #: solver's executable and reads its solution back, so a solve costs a process start plus Pyomo's
 #: writer over every row and column, not a warm re-solve.  Measured on p-medians of 519, 1,271
 #: and 2,049 rows and columns (``benchmarks/bench_own_model_speed.py``'s model, 28 and 120 points,
-#: permute-and-flip) on 2 cores shared with other jobs: GLPK 44, 121 and 114 ms per solve at load
-#: 7, medians 119, 165 and 287 ms over three runs at load 9 to 11; CBC 80, 147 and 163 ms at load
-#: 7, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below lie between the two (about
-#: 40 ms + 0.07 ms per row or column for GLPK, 80 ms + 0.08 ms for CBC), with no margin on top, so
-#: that a quiet machine and a busy one both finish within a factor 2 of the prediction.  At Pyomo's
-#: persistent rate (margin included) GLPK was predicted up to 7 times short, CBC up to 12 times.
+#: permute-and-flip) on 2 cores shared with other jobs: GLPK 34, 59 and 88 ms per solve at load
+#: 5.5, medians 119, 165 and 287 ms over three runs at load 9 to 11; CBC 64, 97 and 109 ms at load
+#: 5.5, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below are about 1.5 times the
+#: runs at load 5.5 (GLPK 24 ms + 0.053 ms per row or column, CBC 70 ms + 0.045 ms), with no margin
+#: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one up to 2.5
+#: times after it.  At Pyomo's persistent rate (margin included) GLPK was predicted up to 7 times
+#: short under load, CBC up to 12 times.
 FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7),
-                   "glpk": (4e-2, 7e-5), "cbc": (8e-2, 8e-5)}
+                   "glpk": (2.4e-2, 5.3e-5), "cbc": (7e-2, 4.5e-5)}
 FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
 #: The solvers Pyomo drives through files (one LP file written and read back per solve): slow for
 #: scoring W point by point, where HiGHS's session re-solves one model with the decision fixed.
