@@ -862,6 +862,7 @@ def test_default_answer_lies_in_W_and_large_noise_warns(threads):
     assert res.parameters["laplace_scale_over_width"] > 1
 
 
+@pytest.mark.slow
 def test_kept_models_survive_concurrent_eviction(monkeypatch):
     """Threads of one worker insert and evict kept models at once (a thread pool running
     several OPSamp calls): no KeyError, at most _MAX_KEPT kept.  Two threads evicting the

@@ -56,6 +56,7 @@ def built_site(tmp_path_factory):
     return site
 
 
+@pytest.mark.slow
 def test_reference_pages_build_with_mkdocs(built_site):
     """docs/ builds with MkDocs in strict mode without a warning: a broken link, a page missing
     from the navigation or a docstring read as a cross-reference (``grid[j][k]``) fails here."""
@@ -146,6 +147,7 @@ def test_api_reference_documents_only_public_paths():
     assert not unresolved, unresolved
 
 
+@pytest.mark.slow
 def test_api_reference_lists_every_public_name(built_site):
     """Every name in ``privopt.__all__`` and in the ``__all__`` of each public subpackage and module is
     rendered in the API reference under a public path that names the same object (e.g.
