@@ -158,7 +158,7 @@ AS_IS = "as_is"
 RAW_FEATURE_LIMIT = 8
 
 
-def _bounds_fix(feature_names, n_features: int, dtypes=None) -> str:
+def _bounds_fix(feature_names, dtypes=None) -> str:
     """The fix of a fit without bounds, with every column of X named (public: the schema), bool
     columns given their public range (0, 1): ``bounds={'age': (lo, hi), ...}`` for a DataFrame, else
     per-feature pairs in column order."""
@@ -178,7 +178,7 @@ def _check_raw_features(Xa: np.ndarray, declared: bool, feature_names=None, dtyp
     them: the release would be the majority class); with ``bounds="as_is"`` values that are not
     whole numbers.  Runs after the data is read: the message names every column of X (public)
     and quotes no value of X, nor which column holds the offending values."""
-    fix = _bounds_fix(feature_names, Xa.shape[1], dtypes)
+    fix = _bounds_fix(feature_names, dtypes)
     if declared:
         if not _is_integral(Xa):
             raise ParameterError(
