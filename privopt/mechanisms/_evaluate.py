@@ -86,8 +86,8 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 #: 5.5, medians 119, 165 and 287 ms over three runs at load 9 to 11; CBC 64, 97 and 109 ms at load
 #: 5.5, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below are about 1.5 times the
 #: runs at load 5.5 (GLPK 24 ms + 0.053 ms per row or column, CBC 70 ms + 0.045 ms), with no margin
-#: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one up to 2.5
-#: times after it.  At Pyomo's persistent rate (margin included) GLPK was predicted up to 7 times
+#: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one later (the
+#: medians at load 9 to 11 about 2.2 times the prediction, the slowest run 4.3 times).  At Pyomo's persistent rate (margin included) GLPK was predicted up to 7 times
 #: short under load, CBC up to 12 times.
 FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7),
                    "glpk": (2.4e-2, 5.3e-5), "cbc": (7e-2, 4.5e-5)}
