@@ -8,12 +8,13 @@ PYTEST_ARGS ?=
 # `make test PYTEST_MARKS=` (an empty selection).
 PYTEST_MARKS ?= -m "not slow"
 
-.PHONY: demo test lint system-deps benchmarks notebooks lab clean help
+.PHONY: demo test docs lint system-deps benchmarks notebooks lab clean help
 
 help:
 	@echo "make demo        create $(VENV), install privopt, run the main job (privopt demo)"
 	@echo "make test        create/update $(VENV) with the test extras and run pytest (without the slow tests;"
 	@echo "                 make test PYTEST_MARKS= runs every test, as CI does)"
+	@echo "make docs        install mkdocs into $(VENV) (the docs extra) and build the reference site into site/"
 	@echo "make lint        ruff, mypy (configured in pyproject.toml) and the layer check of docs/architecture.md"
 	@echo "                 (tests/project/test_architecture.py), as CI runs them before the tests"
 	@echo "make benchmarks  run the benchmark scripts (results in benchmarks/results/)"
@@ -49,7 +50,7 @@ $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q -e ".[test,scip,gurobi]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	$(PY) -m privopt compile
-	touch $@ $(VENV)/.demo-installed
+	touch $@ $(VENV)/.demo-installed $(VENV)/.docs-installed
 
 demo: system-deps $(VENV)/.demo-installed
 	$(PY) -m privopt demo
@@ -57,6 +58,14 @@ demo: system-deps $(VENV)/.demo-installed
 
 test: system-deps $(VENV)/.test-installed
 	$(PY) -m pytest $(PYTEST_MARKS) $(PYTEST_ARGS)
+
+$(VENV)/.docs-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e ".[docs]"
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	$(VENV)/bin/mkdocs build --strict
+	@echo "The reference site is in site/ (open site/index.html; '$(VENV)/bin/mkdocs serve' serves it live)."
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check privopt tests benchmarks

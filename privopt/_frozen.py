@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Iterator
 
-__all__ = ["FrozenDict", "FrozenRecord"]
+__all__ = ["FrozenDict", "RenamedKeysDict", "FrozenRecord"]
 
 
 class FrozenDict(Mapping):
@@ -49,6 +49,36 @@ class FrozenDict(Mapping):
 
     def __repr__(self) -> str:
         return f"FrozenDict({self._data!r})"
+
+
+class RenamedKeysDict(FrozenDict):
+    """A :class:`FrozenDict` that still reads keys it renamed: ``renamed`` maps an old key
+    to ``(new key, why)``.  Reading the old key returns the new key's value with a
+    :class:`DeprecationWarning` naming the new key; the old key is not listed (iteration,
+    ``len``, ``dict(...)`` and equality see the new names only)."""
+
+    __slots__ = ("_renamed",)
+    _renamed: dict
+
+    def __init__(self, data, renamed) -> None:
+        super().__init__(data)
+        object.__setattr__(self, "_renamed", dict(renamed))
+
+    def __getitem__(self, key):
+        if key not in self._data and key in self._renamed:
+            import warnings
+
+            new, why = self._renamed[key]
+            warnings.warn(f"parameters[{key!r}] is deprecated and will be removed: read parameters[{new!r}] "
+                          f"({why}).", DeprecationWarning, stacklevel=2)
+            return self._data[new]
+        return self._data[key]
+
+    def __reduce__(self):
+        return (RenamedKeysDict, (self._data, self._renamed))
+
+    def __repr__(self) -> str:
+        return f"RenamedKeysDict({self._data!r})"
 
 
 class FrozenRecord(Mapping):

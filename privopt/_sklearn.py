@@ -18,7 +18,8 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_declared_classes, check_labels_given, check_labels_within, check_numeric_features
+from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
+                          check_numeric_features)
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptClassifierMixin", "check_public_input", "validate_fit", "validate_predict"]
@@ -55,7 +56,9 @@ def validate_fit(est, X, y, classes=None):
     X must be numeric: a column of text (a DataFrame's yes/no column, or
     numbers written as strings) is refused naming the column and the fix
     (:func:`privopt._validation.check_numeric_features`), where scikit-learn
-    would parse number strings silently.
+    would parse number strings silently; a missing or infinite value is refused
+    naming its column and a private way out
+    (:func:`privopt._validation.check_missing_features`).
 
     Sets ``n_features_in_`` (and ``feature_names_in_`` for DataFrames).
     """
@@ -71,6 +74,7 @@ def validate_fit(est, X, y, classes=None):
     if y is None:
         raise ParameterError(f"{type(est).__name__} requires y to be passed, but the target y is None.", "y")
     check_numeric_features(X, "X")   # text, even numbers written as text, names its column
+    check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
     try:
         X = validate_data(est, X, accept_sparse=False, dtype=np.float64, copy=True, ensure_min_samples=1)
     except ValueError as exc:
@@ -107,6 +111,7 @@ def validate_predict(est, X):
     from sklearn.utils.validation import validate_data
 
     check_numeric_features(X, "X")
+    check_missing_features(X, "X")
     try:
         return validate_data(est, X, accept_sparse=False, dtype=np.float64, reset=False, copy=True)
     except ValueError as exc:

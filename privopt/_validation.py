@@ -35,6 +35,7 @@ __all__ = [
     "check_binary_labels",
     "check_bounds",
     "check_numeric_features",
+    "check_missing_features",
     "text_columns",
     "warn_clipped",
     "MAX_EPSILON",
@@ -332,6 +333,57 @@ def check_numeric_features(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -
     raise ParameterTypeError(f"{name}: {what}, not numbers; privopt needs numeric features. {how}", name)
 
 
+def _listed(labels: list[str], shown: int = 10) -> str:
+    """Every label, or the first ``shown`` and how many more: a message never drops one silently."""
+    return ", ".join(labels[:shown]) + (f" and {len(labels) - shown} more" if len(labels) > shown else "")
+
+
+#: The private ways out of missing values, said by :func:`check_missing_features`.
+MISSING_FIX = ("A private way out: impute each column with a PUBLIC constant (chosen without looking at the data), "
+               "inside a Pipeline so that predict does the same: make_pipeline(SimpleImputer(strategy='constant', "
+               "fill_value=0).set_output(transform='pandas'), <the estimator>) (sklearn.pipeline, sklearn.impute; "
+               "set_output keeps the column names that bounds by name need); or drop the column. The column's mean, "
+               "median or most frequent value, or a model that handles missing values itself, is computed from the "
+               "private data and is not private.")
+
+
+def check_missing_features(X, name: str = "X") -> None:
+    """Refuse features with missing (NaN, None, pandas' NA) or infinite values,
+    naming every such column (by name for a DataFrame, else by index) and a
+    private way out (:data:`MISSING_FIX`), where scikit-learn's message names
+    no column and suggests a model that is not private.  No value and no count
+    is quoted (a message may be logged beyond the curator).  Text columns are
+    left to :func:`check_numeric_features`; input that is not 2-D numbers is
+    left to the caller's own checks."""
+    columns = getattr(X, "columns", None)
+    try:
+        if columns is not None and hasattr(X, "iloc"):      # a DataFrame: column by column, any dtype
+            arr = np.column_stack([X.iloc[:, j].to_numpy(dtype=float, na_value=np.nan) for j in range(X.shape[1])]) \
+                if X.shape[1] else np.zeros((len(X), 0))
+        elif hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            return
+        else:
+            arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        return
+    if arr.ndim != 2:
+        return
+    missing, infinite = np.isnan(arr).any(axis=0), np.isinf(arr).any(axis=0)
+    if not (missing.any() or infinite.any()):
+        return
+    names = list(columns) if columns is not None else None
+    parts = []
+    for flags, what in ((missing, "missing values (NaN)"), (infinite, "infinite values (inf)")):
+        cols = np.flatnonzero(flags).tolist()
+        if cols:
+            labels = [_column_label(j, names) for j in cols]
+            parts.append(f"column{'s' if len(cols) > 1 else ''} {_listed(labels)} hold{'' if len(cols) > 1 else 's'} "
+                         f"{what}")
+    how = MISSING_FIX if missing.any() else ("Clip the column to public bounds or replace the infinite values with "
+                                             "a public constant.")
+    raise ParameterError(f"{name}: {'; '.join(parts)}; privopt needs every value finite. {how}", name)
+
+
 def _bounds_pair(value, side: str, name: str) -> np.ndarray:
     try:
         arr = np.array(value, dtype=float)
@@ -372,10 +424,12 @@ def _bounds_by_name(bounds: dict, n_features, feature_names, name: str):
     missing = [c for c in columns if c not in pairs]
     unknown = [k for k in pairs if k not in columns]
     if missing or unknown:
-        parts = ([f"no bounds for column(s) {missing[:5]}"] if missing else []) + \
-                ([f"{unknown[:5]} are not columns of X"] if unknown else [])
+        verb = "is not a column" if len(unknown) == 1 else "are not columns"
+        parts = ([f"no bounds for {len(missing)} column(s): {_listed([repr(c) for c in missing], 20)}"]
+                 if missing else []) + \
+                ([f"{_listed([repr(k) for k in unknown], 20)} {verb} of X"] if unknown else [])
         raise ParameterError(f"{name}: {'; '.join(parts)}. Give one public (lo, hi) per column of X, keyed by its "
-                             f"name (X's columns: {columns[:8]}{' ...' if len(columns) > 8 else ''}).", name)
+                             f"name (X's {len(columns)} columns: {_listed([repr(c) for c in columns], 20)}).", name)
     lower = np.array([pairs[c][0] for c in columns], dtype=float)
     upper = np.array([pairs[c][1] for c in columns], dtype=float)
     return lower, upper
@@ -548,7 +602,7 @@ def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ParameterError(f"{name} is empty (shape {arr.shape}); give at least {min_rows} row(s).", name)
     if not np.all(np.isfinite(arr)):
-        raise ParameterError(f"{name} contains NaN or infinite values; remove or impute them.", name)
+        check_missing_features(arr, name)
     return arr
 
 

@@ -83,7 +83,7 @@ class PrivateResult:
     def __post_init__(self):
         object.__setattr__(self, "weights", np.asarray(self.weights, dtype=float).copy())
         self.weights.setflags(write=False)
-        if not isinstance(self.parameters, FrozenRecord):     # a typed record is frozen already
+        if not isinstance(self.parameters, (FrozenRecord, FrozenDict)):     # typed records are frozen already
             object.__setattr__(self, "parameters", FrozenDict(self.parameters))
         if self.labels is not None:
             object.__setattr__(self, "labels", tuple(self.labels))

@@ -149,7 +149,7 @@ with warnings.catch_warnings():
         runs[m] = {"res": res, "seconds": seconds, "w_bar": w_bar, "band": band,
                    "excess_bar": risk(w_bar)[0] - F_star, "excess_out": risk(res.weights)[0] - F_star}
         print(f"m = {m:3d}: {seconds:5.1f} s; w_bar = {np.round(w_bar, 3)}, output = {np.round(res.weights, 3)}; "
-              f"laplace scale = {scale:.3f}, alpha = {res.parameters['alpha']:.3f}; "
+              f"laplace scale = {scale:.3f}, alpha = {res.parameters['alpha_per_record']:.3f}; "
               f"uncertified calls: {res.parameters['n_uncertified']}")
 local.shutdown()
 print("the reports of one run:", len(res.report), "SolveReports, e.g.", res.report[0])
@@ -175,7 +175,7 @@ ax.loglog(ms, [runs[m]["band"][1] for m in ms], "C3s-", label=r"output $\bar w +
 ax.fill_between(ms, [runs[m]["band"][0] for m in ms], [runs[m]["band"][2] for m in ms], color="C3", alpha=0.2,
                 label="10-90% over $\\mu$")
 ax.loglog(ms, [runs[m]["excess_out"] for m in ms], "kx", label="the output actually released")
-ax.loglog(ms, [runs[m]["res"].parameters["alpha"] for m in ms], "k--", label=r"utility bound $\alpha$ (parameters)")
+ax.loglog(ms, [runs[m]["res"].parameters["alpha_per_record"] for m in ms], "k--", label=r"utility bound $\alpha$ (parameters)")
 ax.set(xlabel="m = n_oracle_calls", ylabel=r"excess risk $F(w) - F(w^\star)$", title="error")
 ax.set_xticks(ms)
 ax.xaxis.set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())

@@ -160,6 +160,55 @@ def _integer_typed(X) -> bool:
         return False
 
 
+#: ``bounds="as_is"`` declares X already on the integer grid of W: its whole numbers are its features.
+AS_IS = "as_is"
+#: Without ``bounds``, whole-number features are used as they are only within
+#: [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT]: the largest value a discretized feature takes on the
+#: default ladder (levels 8).  W's weights are small integers (-2..2 on the default W, -4..4 at
+#: most), so on a wider column (an income in dollars, an age in years) no point of W places a
+#: threshold inside the column's range, and the release is the majority class, silently.  A public
+#: constant: it does not depend on the data.
+RAW_FEATURE_LIMIT = 8
+
+
+def _bounds_fix(feature_names, dtypes=None) -> str:
+    """The fix of a fit without bounds, with every column of X named (public: the schema), bool
+    columns given their public range (0, 1): ``bounds={'age': (lo, hi), ...}`` for a DataFrame, else
+    per-feature pairs in column order."""
+    if feature_names is None:
+        return ("bounds=[(lo_0, hi_0), (lo_1, hi_1), ...] (one public pair per column, in order) or "
+                "bounds=(lo, hi) for all")
+    kinds = list(dtypes) if dtypes is not None else [None] * len(feature_names)
+    pairs = [f"{str(c)!r}: {'(0, 1)' if getattr(k, 'kind', '') == 'b' else '(lo, hi)'}"
+             for c, k in zip(feature_names, kinds)]
+    shown = ", ".join(pairs[:12]) + (f", ... ({len(pairs) - 12} more columns)" if len(pairs) > 12 else "")
+    return f"bounds={{{shown}}}"
+
+
+def _check_raw_features(Xa: np.ndarray, declared: bool, feature_names=None, dtypes=None) -> None:
+    """Refuse X used as it is (no feature map) where that would be a trap: without ``bounds``,
+    whole numbers beyond [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT] (W's small weights cannot cut
+    them: the release would be the majority class); with ``bounds="as_is"`` values that are not
+    whole numbers.  Runs after the data is read: the message names every column of X (public)
+    and quotes no value of X, nor which column holds the offending values."""
+    fix = _bounds_fix(feature_names, dtypes)
+    if declared:
+        if not _is_integral(Xa):
+            raise ParameterError(
+                f"bounds='as_is' declares X already on W's integer grid, but X holds values that are not whole "
+                f"numbers. Give public bounds instead: {fix}, (lo, hi) the lowest and highest values each column "
+                "can take, known without looking at the data.", "bounds")
+        return
+    if float(np.max(np.abs(Xa), initial=0.0)) > RAW_FEATURE_LIMIT:
+        raise ParameterError(
+            f"bounds: none were given and X holds whole numbers beyond +-{RAW_FEATURE_LIMIT} (e.g. an age in "
+            "years or an income in dollars). Used as they are, W's small integer weights cannot place a "
+            "threshold inside such a column's range and the model is no better than the majority class. Give "
+            f"public bounds for every column: {fix}, (lo, hi) the lowest and highest values each column can "
+            "take, known without looking at the data (e.g. {'income': (0, 200000)}); the columns are then cut "
+            f"into levels. Or, if X is already on W's integer grid, declare it: bounds={AS_IS!r}.", "bounds")
+
+
 def _say_bounds_leak() -> None:
     """The one PrivacyLeakWarning of a fit whose bounds are read from the data, at the
     user's line (:func:`user_stacklevel`), not one per discretizer at privopt's own."""
@@ -300,8 +349,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     real-valued X infers the bounds from the data and emits one
     :class:`~privopt.PrivacyLeakWarning` (at the caller's line); the fit is
     then not differentially private and ``result_.epsilon`` is ``inf`` (the
-    epsilon asked for is ``result_.parameters["epsilon_requested"]``); integer-valued X with
-    ``bounds=None`` is used as it is.  The same map is applied in
+    epsilon asked for is ``result_.parameters["epsilon_requested"]``).  Whole-number X with
+    ``bounds=None`` is used as it is only within [-8, 8] (``RAW_FEATURE_LIMIT``, the largest
+    value of a discretized feature on the default ladder): beyond it (an age in years, an
+    income in dollars) W's small weights cannot place a threshold and the release would be
+    the majority class, so ``fit`` refuses, naming every column and the fix (public bounds by
+    column name).  ``bounds="as_is"`` declares X already on W's integer grid: its whole
+    numbers are used as they are, whatever their range.  The same map is applied in
     ``predict``/``decision_function``.
 
     Parameters
@@ -333,10 +387,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         OPDisc's noise calibration (:func:`privopt.opdisc`): ``"proven"``
         (default) is privopt's complete proof, ``"paper"`` Algorithm 1's
         value, for reproducing [NRVW20].  RSPM has one calibration.
-    bounds : (lower, upper), per-feature pairs, or None
+    bounds : (lower, upper), per-feature pairs, {column: (lo, hi)}, "as_is" or None
         PUBLIC feature bounds: ``(lower, upper)`` with two numbers or two
-        length-d sequences, per-feature pairs ``[(lo_0, hi_0), ...]``, or
-        ``{"lower": ..., "upper": ...}``; a (2, d) array is (lower, upper), a
+        length-d sequences, per-feature pairs ``[(lo_0, hi_0), ...]``,
+        ``{"lower": ..., "upper": ...}``, or for a DataFrame one pair per
+        column name, ``{"age": (18, 90), ...}`` (resolved once, in column
+        order, for every step of ``fit``); ``"as_is"`` declares whole-number
+        X already on W's grid (see Features); a (2, d) array is (lower, upper), a
         (d, 2) array pairs, and with d = 2 the one reading that gives every
         feature lo < hi is used (both valid and different: refused as
         ambiguous; use the dict).  Empty (lo == hi), inverted, infinite or
@@ -476,13 +533,41 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """``levels``, with None meaning the single default W's 4."""
         return 4 if self.levels is None else self.levels
 
-    def _transform(self, Xa, *, fitting: bool):
+    def _check_bounds_form(self) -> None:
+        """``bounds``' form, before the data is read: None, ``"as_is"`` or public bounds
+        (:func:`privopt._validation.check_bounds`)."""
+        if isinstance(self.bounds, str):
+            if self.bounds != AS_IS:
+                raise ParameterError(f"bounds must be None, public feature bounds (e.g. (lower, upper) or "
+                                     f"{{'age': (18, 90), ...}}) or {AS_IS!r}, got {self.bounds!r}.", "bounds")
+            return
+        check_bounds(self.bounds)
+
+    def _raw_features(self, Xa) -> bool:
+        """Whether X is used as it is (no feature map): ``bounds="as_is"``, or no bounds and
+        whole numbers (:func:`_check_raw_features` refuses wide ones)."""
+        return self.bounds == AS_IS if isinstance(self.bounds, str) else (self.bounds is None and _is_integral(Xa))
+
+    def _resolved_bounds(self, Xa, X=None):
+        """The bounds every step of ``fit`` uses, resolved once from ``bounds`` and X's
+        columns (:func:`privopt._validation.check_bounds`): ``(lower, upper)`` arrays, or None
+        when X is used as it is or the ranges are to be read from the data.  X used as it is
+        is checked here (:func:`_check_raw_features`)."""
+        names = getattr(self, "feature_names_in_", None)
+        if self._raw_features(Xa):
+            _check_raw_features(Xa, isinstance(self.bounds, str), names, getattr(X, "dtypes", None))
+            return None
+        return check_bounds(self.bounds, Xa.shape[1], feature_names=names)
+
+    def _transform(self, Xa, *, fitting: bool, bounds=None):
+        """The features of W from X: the fitted feature map (``fitting``: fitted first, on the
+        resolved ``bounds`` of :meth:`_resolved_bounds`; None with X not used as it is: the
+        ranges read from the data)."""
         names = getattr(self, "feature_names_in_", None)
         if fitting:
-            if self.bounds is None and _is_integral(Xa):
+            if self._raw_features(Xa):
                 self.discretizer_ = None
             else:
-                bounds = check_bounds(self.bounds, Xa.shape[1], feature_names=names)   # None: from the data
                 if bounds is None:
                     _say_bounds_leak()
                 with _quiet_leak():
@@ -575,7 +660,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         from d, n, epsilon and the levels only, in the regime it was calibrated on:
         real-valued features discretized to at least ``RSPM_MIN_LEVELS`` steps
         each, HiGHS, a time limit no longer than the calibrated one."""
-        discretized = not (self.bounds is None and _is_integral(Xa))
+        discretized = not self._raw_features(Xa)
         # the calibrated regime: every feature on RSPM_MIN_LEVELS steps or more (binary and one-hot
         # columns, levels 1, make far fewer distinct rows: RSPM on Adult is certified in seconds)
         try:
@@ -769,13 +854,17 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             return False        # the caller's own ladder: only with warm_start=True
         return warm_start is True or warm_start_applies(sizes, epsilon_select, n)
 
-    def _warm_start_rung(self, Xa, y, epsilon_warm: float, rng):
+    def _warm_start_rung(self, Xa, y, epsilon_warm: float, rng, bounds):
         """(the warm start's release, its ladder entry (Resolution, features,
         feature map), |W|): objective perturbation with ``epsilon_warm`` on the
-        raw features with the declared bounds, then its one score feature."""
+        raw features with the declared bounds (resolved once, in column order: the
+        warm start sees the array ``Xa``, not the caller's DataFrame), then its one
+        score feature."""
         from ..baselines import ObjectivePerturbationLogisticRegression    # lazy: scikit-learn's optimizers
 
-        model = ObjectivePerturbationLogisticRegression(epsilon=epsilon_warm, bounds=self.bounds, random_state=rng)
+        lower, upper = bounds
+        model = ObjectivePerturbationLogisticRegression(epsilon=epsilon_warm, bounds=(lower.copy(), upper.copy()),
+                                                        random_state=rng)
         model.classes = (0, 1)      # the task's labels, public: y may hold one of them (classes=)
         with warnings.catch_warnings():     # the estimator has warned of clipped features already
             warnings.simplefilter("ignore", ClippedFeaturesWarning)
@@ -885,11 +974,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         if self.resolutions is not None:
             self._check_resolutions(2)      # the form, before the data is read (whatever the mechanism)
         warm_start = self._check_warm_start()
-        if warm_start is True and self.bounds is None:
+        if warm_start is True and (self.bounds is None or isinstance(self.bounds, str)):
             raise ParameterError("warm_start=True needs declared public bounds (the warm start's feature map "
                                  "clips to them); pass bounds=(lower, upper), or leave warm_start='auto'.",
                                  "warm_start")
-        check_bounds(self.bounds)       # the form, before the data is read; the lengths once d is known
+        self._check_bounds_form()       # the form, before the data is read; the lengths once d is known
         milp_solver = self._milp_solver()
         if milp_solver:
             check_solver_ready(self.solver)     # an unknown or missing solver, before any work
@@ -902,11 +991,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def _fit(self, X, y, *, pure_only: bool = False):
         epsilon, mechanism, calibration, keep_report, warm_start, milp_solver = self._check_params()
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
+        bounds = self._resolved_bounds(Xa, X)      # once: every step below gets these arrays, in column order
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         if mechanism == "rspm":
             self._check_time_limit()
             self._check_rspm_outlook(Xa, epsilon)    # before the discretizer is fitted or anything solved
-        Xd = self._transform(Xa, fitting=True)
+        Xd = self._transform(Xa, fitting=True, bounds=bounds)
         y = np.where(y_pm == 1, 1, -1)
         n = Xd.shape[0]
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
@@ -924,7 +1014,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 eps_warm, eps_select = shares
                 ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)
                 rng = check_random_state(self.random_state)
-                warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng)
+                warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng, bounds)
                 ladder, sizes = ladder + [rung], sizes + [size]
         self.warm_start_, self.epsilon_warm_start_ = warm, eps_warm
         if ladder is not None and len(ladder) > 1:
@@ -1114,9 +1204,9 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
 
     def _fit_exact(self, X, y):
         self._check_time_limit()
-        check_bounds(self.bounds)
+        self._check_bounds_form()
         Xa, classes, y_pm = validate_fit(self, X, y)
-        Xd = self._transform(Xa, fitting=True)
+        Xd = self._transform(Xa, fitting=True, bounds=self._resolved_bounds(Xa, X))
         model = self._zero_one_model(Xd, np.where(y_pm == 1, 1, -1))
         solver = choose_solver(model) if self.solver == "auto" else self.solver
         report = solve(model, solver, time_limit=self.time_limit)

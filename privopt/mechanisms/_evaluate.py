@@ -78,8 +78,49 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 #: constants are about 4x those, so that a busy machine still finishes within the
 #: prediction.  A model whose LP needs many more simplex iterations per point than an
 #: assignment can take longer: ``time_limit`` then still stops the run (nothing is released).
-FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7)}
+#: GLPK and CBC are driven through files: every solve writes the model as an LP file, runs the
+#: solver's executable and reads its solution back, so a solve costs a process start plus Pyomo's
+#: writer over every row and column, not a warm re-solve.  Measured on p-medians of 519, 1,271
+#: and 2,049 rows and columns (``benchmarks/bench_own_model_speed.py``'s model, 28 and 120 points,
+#: permute-and-flip) on 2 cores shared with other jobs: GLPK 34, 59 and 88 ms per solve at load
+#: 5.5, medians 119, 165 and 287 ms over three runs at load 9 to 11; CBC 64, 97 and 109 ms at load
+#: 5.5, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below are about 1.5 times the
+#: runs at load 5.5 (GLPK 24 ms + 0.053 ms per row or column, CBC 70 ms + 0.045 ms), with no margin
+#: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one later (the
+#: medians at load 9 to 11 about 2.2 times the prediction, the slowest run 4.3 times).  At Pyomo's persistent rate (margin included) GLPK was predicted up to 7 times
+#: short under load, CBC up to 12 times.
+FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7),
+                   "glpk": (2.4e-2, 5.3e-5), "cbc": (7e-2, 4.5e-5)}
 FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
+#: The solvers Pyomo drives through files (one LP file written and read back per solve): slow for
+#: scoring W point by point, where HiGHS's session re-solves one model with the decision fixed.
+FILE_SOLVERS = ("glpk", "cbc")
+
+
+def fix_solve_engine(solver, *, fast: bool = True, direct: bool = False) -> str:
+    """The key of :data:`FIX_SOLVE_RATES` a fix-and-solve run with ``solver`` is timed at:
+    ``"direct"`` (an objective of the decision alone), ``"highs_fixed"`` (HiGHS's session),
+    ``"glpk"``/``"cbc"`` (through files), else ``"pyomo"`` (Pyomo's fix and a persistent solve)."""
+    name = str(solver).lower()
+    if direct:
+        return "direct"
+    if fast and name in ("highs", "appsi_highs"):
+        return "highs_fixed"
+    return name if name in FILE_SOLVERS else "pyomo"
+
+
+def slow_solver_note(solver) -> str:
+    """The note a plan of private selection carries when ``solver`` goes through files
+    (:data:`FILE_SOLVERS`): HiGHS is the fast path, and why; "" otherwise."""
+    name = str(solver).lower()
+    if name not in FILE_SOLVERS:
+        return ""
+    base, per_entry = FIX_SOLVE_RATES[name]
+    return (f"; {name} is driven through files (each point: the model written as an LP file, {name} started, its "
+            f"solution read back: about {base * 1e3:.0f} ms + {per_entry * 1e3:.2f} ms per row or column of the "
+            "model); solver='highs' is the fast path for selection: one HiGHS model read once and re-solved warm "
+            "with the decision's columns fixed, a few ms per point (and no solve at all where the model falls "
+            "apart per record)")
 #: The margin folded into :data:`FIX_SOLVE_RATES` and :data:`FIX_SOLVE_SETUP_PER_ENTRY` (about 4x
 #: the measured rates).  A prediction that must not exceed the work (a lower bound, used to
 #: refuse up front) divides it out: ``fix_solve_seconds(..., margin=False)``.
@@ -418,8 +459,7 @@ class FixAndSolveEvaluator:
         the engine :meth:`blocks` will try (the HiGHS session for HiGHS).  On an
         executor (:meth:`use_executor`) the workers read the model at the same time and
         each solves its shard: one setup and |W| / workers solves."""
-        engine = ("direct" if self.direct else "highs_fixed"
-                  if self.fast and str(self.solver).lower() in ("highs", "appsi_highs") else "pyomo")
+        engine = fix_solve_engine(self.solver, fast=self.fast, direct=self.direct)
         return fix_solve_seconds(model_size(self.model), engine, -(-self.n_points // self.workers))
 
     def use_executor(self, executor) -> None:

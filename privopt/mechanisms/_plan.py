@@ -19,7 +19,8 @@ from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from ..exceptions import ModelError, ParameterError
 from ..solvers import BoundedArgmax
 from ._decision import decision_set
-from ._evaluate import DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_seconds, model_size
+from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_engine,
+                        fix_solve_seconds, model_size, slow_solver_note)
 from ._samplers import BoundedSampler, RangeCheck, Sampler, ScoredSampler, TopDownSampler, selection_keys
 
 __all__ = ["SelectionPlan", "check_time_limit", "check_w_size", "plan_halfspace", "plan_user_model", "workers_for",
@@ -156,11 +157,12 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     return SelectionPlan(
         "fix_and_solve", n_points, predicted, predicted,
         work=(f"scoring all {n_points:,} points of W is predicted to take about {predicted:,.0f} s (from |W| and "
-              f"the model's {model_size(task.model):,} rows and columns, one solve per point)"),
+              f"the model's {model_size(task.model):,} rows and columns, one solve per point"
+              f"{slow_solver_note(task.solver)})"),
         remedy=("Raise time_limit, make W smaller (a coarser grid, tighter bounds or declared constraints on the "
                 "decision), or use OPDisc (privopt.opdisc), whose MILP does not score W."),
         reason=(f"a user's model: every point of W scored by fixing the decision and solving the rest with "
-                f"{task.solver}"),
+                f"{task.solver}{slow_solver_note(task.solver)}"),
         sampler=ScoredSampler(evaluator, sense=task.sense, check=check, time_limit=opts.time_limit,
                               desc=f"privopt {task.method}", keys=keys),
         progress=_progress_default(predicted, n_points), norm_bound=task.norm_bound)
@@ -225,7 +227,7 @@ def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
     data, so the true work cannot be predicted without reading it: this is a lower bound,
     which is what ``time_limit`` is refused against up front."""
     solves = space.min_region_solves()
-    highs = str(solver).lower() in ("highs", "appsi_highs")
-    seconds = fix_solve_seconds(model_size(model), "highs_fixed" if highs else "pyomo", solves + 1,
-                                setups=2.0 if highs else 1.0, margin=False)
+    engine = fix_solve_engine(solver)
+    highs = engine == "highs_fixed"
+    seconds = fix_solve_seconds(model_size(model), engine, solves + 1, setups=2.0 if highs else 1.0, margin=False)
     return seconds, solves

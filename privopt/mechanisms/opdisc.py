@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
+from .._frozen import RenamedKeysDict
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -44,6 +45,11 @@ from ..space import count_grid_points, norm_levels
 from ._checks import (check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_if_mean_objective,
                       warn_noise_disclosed)
 from ._noise import draw_opdisc_noise
+
+#: Why OPDisc's ``parameters["alpha"]`` was renamed: the name meant a per-record bound here and
+#: the total excess loss in private selection; each name now has one meaning.
+OPDISC_ALPHA_RENAMED = ("OPDisc's utility bound is per record, on L/n; 'alpha' in private selection's "
+                        "parameters is the total excess loss, so OPDisc's bound is named alpha_per_record")
 
 __all__ = ["opdisc"]
 
@@ -160,7 +166,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         written as a mean (``sum(...) / n``) a
         :class:`~privopt.exceptions.LossContractWarning` (from the
         expression's structure, before any solve).  Without it the private
-        answer is still released and ``parameters["alpha"]`` is None.
+        answer is still released and ``parameters["alpha_per_record"]`` is None.
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
         variables declared continuous.
@@ -208,7 +214,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     -------
     PrivateResult
         ``weights``, ``epsilon``, ``delta``, ``neighbouring``, ``parameters``
-        (``calibration``, ``sigma``, ``provable_delta``, ``alpha``, ``beta``,
+        (``calibration``, ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
         ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
         ``pi_encoding``), ``report``.
     """
@@ -277,7 +283,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         "calibration": calibration,
         "sigma": sigma,
         "provable_delta": provable_delta,
-        "alpha": alpha,
+        "alpha_per_record": alpha,
         "beta": beta,
         "lipschitz": lipschitz,
         "norm_bound": D,
@@ -295,7 +301,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         mechanism="opdisc",
         epsilon=epsilon,
         delta=delta,
-        parameters=parameters,
+        parameters=RenamedKeysDict(parameters, {"alpha": ("alpha_per_record", OPDISC_ALPHA_RENAMED)}),
         report=report,
         certified=report.certified_optimal,
         noise=eta if return_noise else None,

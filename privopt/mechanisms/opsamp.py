@@ -28,6 +28,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._limits import check_memory
+from .._frozen import RenamedKeysDict
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -61,6 +62,11 @@ from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_
                         worker_count)
 from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
 
+
+#: Why OPSamp's ``parameters["alpha"]`` was renamed (as OPDisc's): a bound on L/n, where private
+#: selection's ``alpha`` is the total excess loss; each name now has one meaning.
+OPSAMP_ALPHA_RENAMED = ("OPSamp's utility bound is per record, on L/n; 'alpha' in private selection's "
+                        "parameters is the total excess loss, so OPSamp's bound is named alpha_per_record")
 __all__ = ["opsamp"]
 
 
@@ -173,7 +179,7 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
     convex, Algorithm 2 is an (alpha', beta)-minimizer for (1/n) L(w, D) with
     alpha' = O( d^{5/4} G D_inf sqrt(D_2 log(1/beta)) / sqrt(eps n) +
     alpha log(1/beta) / eps )".  The theorem states no constant;
-    ``parameters["alpha"]`` is privopt's own bound with explicit constants
+    ``parameters["alpha_per_record"]`` is privopt's own bound with explicit constants
     (``alpha_source = "privopt"``) and ``alpha_theorem7_rate`` the expression
     inside the O(), which is not a bound.
 
@@ -308,8 +314,8 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
     PrivateResult
         ``weights``; ``parameters`` with ``n_oracle_calls``, ``gamma``,
         ``eta``, ``lambda``, ``laplace_scale``, ``stability_bound`` (A),
-        ``t_hoeffding``, ``t_bernstein``, ``l1_diameter``, ``alpha``
-        (privopt's utility bound, see
+        ``t_hoeffding``, ``t_bernstein``, ``l1_diameter``, ``alpha_per_record``
+        (privopt's utility bound on L/n, formerly ``alpha``, see
         :func:`~privopt.calibration.opsamp_parameters`), ``alpha_source``,
         ``alpha_theorem7_rate``, the terms of alpha
         ``alpha_oracle``, ``alpha_perturbation``, ``alpha_laplace``, ``beta``,
@@ -522,6 +528,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
     parameters = params.as_dict()
     for name in ("epsilon", "delta"):
         parameters.pop(name)
+    parameters["alpha_per_record"] = parameters.pop("alpha")     # a bound on L/n: one meaning per name
     parameters.update({
         "diameter_source": dict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
         "noise_distribution": (f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
@@ -544,7 +551,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         mechanism="opsamp",
         epsilon=run.epsilon,
         delta=run.delta,
-        parameters=parameters,
+        parameters=RenamedKeysDict(parameters, {"alpha": ("alpha_per_record", OPSAMP_ALPHA_RENAMED)}),
         report=tuple(a.report for a in answers),
         certified=not uncertified,
         noise=(np.vstack([sigmas, mu.astype(float)[None, :] * params.output_grid.step])

@@ -20,6 +20,7 @@ from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_sign
 from ..search import enumeration_levels, halfspace_problem
 from ._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
                       warn_if_mean_objective)
+from ._evaluate import slow_solver_note
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
 from ._release import SelectionParameters, SelectionReport, noise_distribution
 from ._samplers import BoundedSampler, Draw, ScoredSampler, selection_keys
@@ -510,7 +511,7 @@ def _report(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> SelectionRe
 def _fix_and_solve_fields(evaluator, solver: str) -> dict:
     """The report's fields for a user's model scored by fix-and-solve, from its evaluator after the run."""
     reason = (f"a user's model: every point of W scored by fixing the decision and solving the rest "
-              f"with {solver} (each solve certified); {evaluator.listing_reason}")
+              f"with {solver} (each solve certified){slow_solver_note(solver)}; {evaluator.listing_reason}")
     if evaluator.engine == BLOCKS_ENGINE:
         reason = (f"a user's model: with the decision fixed it falls apart into {evaluator.blocks_reason} "
                   "(verified from the model's rows read into HiGHS), so every point of W was scored "

@@ -256,6 +256,7 @@ def test_sigma_over_ten_is_private_at_small_epsilon():
 
 
 @pytest.mark.parametrize("factor, broken", [(1.0, False), (0.0, True)], ids=["opsamp", "opsamp-no-laplace"])
+@pytest.mark.slow
 def test_opsamp_audit(factor, broken):
     """OPSamp's continuous output is bucketed.  As shipped: no violation; without
     its Laplace step the output is exactly 1 on D and sometimes below 1 on D'."""
@@ -268,6 +269,7 @@ def test_opsamp_audit(factor, broken):
         assert res.epsilon_lower_bound < 0.2
 
 
+@pytest.mark.slow
 def test_opsamp_audit_with_varying_oracle_answers():
     target = OPSampTarget(hinge_instance(), n_oracle_calls=8, **OPSAMP)
     res = audit.audit(target, n_samples=N // 2, random_state=6)

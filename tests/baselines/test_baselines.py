@@ -562,7 +562,12 @@ def test_clone_and_params(cls):
     assert c.get_params()["epsilon"] == 0.25 and est.get_params()["epsilon"] == params["epsilon"]
 
 
-@pytest.mark.parametrize("cls", PRIVATE)
+#: NoisySGD's run of the two checks below takes 6 to 30 s (one pass over many calibrations): slow.
+PRIVATE_NOISY_SGD_SLOW = [pytest.param(c, marks=pytest.mark.slow) if c.__name__ == "NoisySGDClassifier" else c
+                          for c in PRIVATE]
+
+
+@pytest.mark.parametrize("cls", PRIVATE_NOISY_SGD_SLOW)
 def test_reproducible_under_seed_and_varies_across_seeds(cls):
     X, y = separable()
     a = make(cls, random_state=7).fit(X, y)
@@ -767,12 +772,13 @@ def test_coarse_pld_interval_is_still_an_upper_bound():
     assert fine <= coarse <= fine * (1 + 1e-4)
 
 
-@pytest.mark.parametrize("cls", PRIVATE)
+@pytest.mark.parametrize("cls", PRIVATE_NOISY_SGD_SLOW)
 def test_every_baseline_states_replace_one(cls):
     X, y = separable(300)
     assert make(cls, eps=20.0, random_state=0).fit(X, y).neighbouring_ == "replace_one"
 
 
+@pytest.mark.slow
 def test_dpsgd_schedule_from_the_stated_public_n():
     X, y = separable(300)
     n = len(X)

@@ -99,6 +99,7 @@ def test_one_step_sigma_is_twice_the_analytic_gaussian():
 
 
 @pytest.mark.parametrize("eps, delta, t", [(1.0, 1 / 398**2, 199), (0.5, 1e-5, 50), (2.0, 1e-6, 700)])
+@pytest.mark.slow
 def test_calibration_meets_the_target_and_a_smaller_sigma_does_not(eps, delta, t):
     sigma = acc.noisy_sgd_allocation_sigma(eps, delta, t)
     assert acc.noisy_sgd_allocation_delta(sigma, t, eps) <= delta
@@ -108,6 +109,7 @@ def test_calibration_meets_the_target_and_a_smaller_sigma_does_not(eps, delta, t
     assert sigma < 0.3 * acc.noisy_sgd_sigma(eps, delta, 2 * t, t)
 
 
+@pytest.mark.slow
 def test_calibrated_sigma_at_n_398_by_value():
     # the figure quoted in the estimator's docstring
     t = acc.noisy_sgd_allocation_steps(398, 10, 1.0, 1 / 398**2)
@@ -115,6 +117,7 @@ def test_calibrated_sigma_at_n_398_by_value():
     assert acc.noisy_sgd_allocation_sigma(1.0, 1 / 398**2, t) == pytest.approx(0.994, abs=0.005)
 
 
+@pytest.mark.slow
 def test_step_rule_minimises_the_bound_over_powers_of_two():
     n, d, eps, delta = 100, 4, 1.0, 1e-5
     t = acc.noisy_sgd_allocation_steps(n, d, eps, delta)
@@ -215,6 +218,7 @@ def test_bad_parameters_are_named(name, value):
         NoisySGDClassifier(bounds=(0, 1), **{name: value}).fit(X, y)
 
 
+@pytest.mark.slow
 def test_learns_at_epsilon_one():
     rng = np.random.default_rng(0)
     n = 2000

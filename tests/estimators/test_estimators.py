@@ -140,6 +140,7 @@ def test_predict_checks_feature_count(planted):
         clf.predict(planted.X_test[:, :3])
 
 
+@pytest.mark.slow
 def test_defaults_certify_on_one_hot_adult(data_home):
     """One-hot-heavy Adult (d = 28): with the paper's ball the MILP was not certified within 300 s;
     the estimator's default ball (D = 2) is solved exactly (enumeration or HiGHS) in seconds."""

@@ -39,6 +39,7 @@ def _highs_available() -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.slow
 def test_sklearn_estimator_checks(name):
     if name.startswith("halfspace") and not _highs_available():
         pytest.skip("HiGHS (highspy) is not installed: pip install highspy")
@@ -67,6 +68,7 @@ def test_tags(name):
         est.set_params(random_state=0)
 
 
+@pytest.mark.slow
 def test_coef_shape_and_fitted_pickle():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(300, 3))

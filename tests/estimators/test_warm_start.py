@@ -185,6 +185,7 @@ def _exact_law(X, y, eps_select, n, occam=False):
     return keys, p / p.sum(), losses
 
 
+@pytest.mark.slow
 def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
     monkeypatch.setattr(privopt.baselines, "ObjectivePerturbationLogisticRegression", _FixedWarmStart)
     rng = np.random.default_rng(11)
@@ -220,6 +221,7 @@ def test_law_given_v_is_the_base_measure_softmax(monkeypatch):
         assert pooled_chi_square_pvalue(counts, q) < 1e-3
 
 
+@pytest.mark.slow
 def test_audit_passes_as_shipped_and_flags_the_warm_start_without_noise():
     from privopt import audit
 

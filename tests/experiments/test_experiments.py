@@ -63,6 +63,7 @@ def test_results_file_and_resume(small, tmp_path):
     assert old == new  # seeds are derived from (method, epsilon, run): same answers
 
 
+@pytest.mark.slow
 def test_a_results_file_of_an_older_privopt_is_rewritten_with_todays_columns(small, tmp_path):
     rows = _run(small, tmp_path, methods=["majority", "dpsgd"], epsilons=[1.0], runs=1)
     old_columns = [c for c in COLUMNS if c != "neighbouring"]

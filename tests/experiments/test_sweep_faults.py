@@ -102,6 +102,7 @@ def _csv_keys(path):
 
 # --- 1. two sweeps on one folder ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_second_sweep_process_on_the_same_folder_is_refused_naming_folder_and_pid(tmp_path):
     out, go = tmp_path / "out", tmp_path / "go"
     first = _sweep_process(out, go)           # holds the lock until `go` exists
@@ -123,6 +124,7 @@ def test_a_second_sweep_process_on_the_same_folder_is_refused_naming_folder_and_
     assert len(keys) == len(set(keys)) == N_ASKED
 
 
+@pytest.mark.slow
 def test_two_sweep_processes_started_together_never_record_a_run_twice(tmp_path, small):
     out = tmp_path / "out"
     procs = [_sweep_process(out) for _ in range(2)]
@@ -498,6 +500,7 @@ def _check_clean_end_and_resume(small, out, workers):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.slow
 def test_a_sweep_killed_by_sigkill_leaves_no_worker_and_no_lock_and_resumes(tmp_path, small):
     proc, out, workers = _start_held_sweep(tmp_path)
     try:
@@ -510,6 +513,7 @@ def test_a_sweep_killed_by_sigkill_leaves_no_worker_and_no_lock_and_resumes(tmp_
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("to", ["the sweep", "its process group"])   # `timeout` signals the group
+@pytest.mark.slow
 def test_a_sweep_stopped_by_sigterm_ends_cleanly_non_zero_and_resumes(tmp_path, small, to):
     proc, out, workers = _start_held_sweep(tmp_path)
     try:

@@ -67,6 +67,7 @@ def milp(threads=None):
 """
 
 
+@pytest.mark.slow
 def test_forked_worker_after_highs_in_the_parent_finishes():
     require_solver("highs")
     out = _run_script(_MILP + """
@@ -85,6 +86,7 @@ if __name__ == "__main__":
     assert len(values) == 4 and np.allclose(values, values[0])
 
 
+@pytest.mark.slow
 def test_opsamp_default_pool_after_a_highs_milp_finishes():
     require_solver("highs")
     out = _run_script(_MILP + """
@@ -130,6 +132,7 @@ def test_the_child_reset_is_registered_and_harmless_without_a_scheduler():
     assert _dispatch.solve_lock() is not lock
 
 
+@pytest.mark.slow
 def test_no_thread_outlives_a_fork_and_a_forked_child_maps_and_fits():
     out = _run_script("""
 import os, signal, threading

@@ -111,6 +111,7 @@ def _oracle_and_space(model, solver):
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("solver", ["highs", "glpk", "cbc"])
+@pytest.mark.slow
 def test_released_law_matches_brute_force(solver, method):
     require_solver(solver)
     model, c, f = facility_model()
@@ -129,6 +130,7 @@ def test_released_law_matches_brute_force(solver, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_sampler_law_with_a_knapsack_and_three_values(method):
     # engine only (no Pyomo): a 3-valued grid, a knapsack row, a valid but loose bound
     rng = np.random.default_rng(5)
@@ -236,6 +238,7 @@ def test_bad_path_and_enumerate_are_refused_before_any_solve():
 
 # --- the audit entry -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_audit_passes_the_shipped_bounds_and_flags_inflated_ones():
     from privopt import audit
 

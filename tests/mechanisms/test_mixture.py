@@ -82,6 +82,7 @@ def _exact_law(losses, prior, epsilon, method):
 
 @pytest.mark.parametrize("path", ["topdown", "enumerate"])
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_release_has_the_exact_base_measure_law(method, path, monkeypatch):
     models, Ws, losses = _instance()
     if path == "enumerate":        # the fallback where W_r cannot be split by support
@@ -145,6 +146,7 @@ def test_audit_passes_shipped_and_flags_a_base_measure_from_the_data():
     assert broken.violation and broken.epsilon_lower_bound > 3.0
 
 
+@pytest.mark.slow
 def test_audit_direct_law_and_real_mechanism_agree():
     target = audit.MixtureSelectionTarget(audit.resolution_instance(), epsilon=1.0)
     rng = np.random.default_rng(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -186,8 +187,13 @@ def test_parameters_and_noise_scale():
     assert res.parameters["calibration"] == "proven" and res.neighbouring == "replace_one"
     assert res.parameters["sigma"] == pytest.approx(sigma, rel=1e-12)
     assert res.parameters["provable_delta"] <= 1e-3
-    assert res.parameters["alpha"] == pytest.approx(
+    assert res.parameters["alpha_per_record"] == pytest.approx(
         calibration.opdisc_utility_bound(sigma, 6, 2), rel=1e-12)
+    # the old name (a per-record bound, where selection's "alpha" is the total) still reads, with a warning
+    with pytest.warns(DeprecationWarning, match=r"parameters\['alpha_per_record'\]"):
+        assert res.parameters["alpha"] == res.parameters["alpha_per_record"]
+    assert "alpha" not in list(res.parameters) and "alpha" not in dict(res.parameters)
+    assert pickle.loads(pickle.dumps(res)).parameters == res.parameters
     assert res.parameters["separation"] == 1.0 and res.parameters["dim"] == 2
     np.testing.assert_allclose(res.noise, np.random.default_rng(7).normal(0, sigma, size=3))
     # without the flag the noise is not in the result

@@ -466,9 +466,13 @@ def test_output_is_mean_of_argmins_plus_laplace(threads):
     # the oracle error is the certification tolerance abs_gap / n
     expected = calibration.opsamp_parameters(4.0, 1e-3, float(np.abs(X).max() / C), 2.0, math.sqrt(8), 12, 2,
                                              n_oracle_calls=8, oracle_error=1e-6 / 12, l1_diameter=4.0).as_dict()
-    for key in ("n_oracle_calls", "gamma", "eta", "lambda", "laplace_scale", "alpha", "oracle_error",
+    for key in ("n_oracle_calls", "gamma", "eta", "lambda", "laplace_scale", "oracle_error",
                 "stability_bound", "t_hoeffding", "t_bernstein", "l1_diameter"):
         assert p[key] == pytest.approx(expected[key], rel=1e-12), key
+    # the utility bound on L/n is alpha_per_record (selection's "alpha" is a total); the old key reads, warned
+    assert p["alpha_per_record"] == pytest.approx(expected["alpha"], rel=1e-12) and "alpha" not in list(p)
+    with pytest.warns(DeprecationWarning, match="alpha_per_record"):
+        assert p["alpha"] == p["alpha_per_record"]
     assert p["diameter_source"] == {"linf_diameter": "variable bounds", "l2_diameter": "variable bounds",
                                     "l1_diameter": "variable bounds"}
     # the caller's model is untouched
@@ -862,6 +866,7 @@ def test_default_answer_lies_in_W_and_large_noise_warns(threads):
     assert res.parameters["laplace_scale_over_width"] > 1
 
 
+@pytest.mark.slow
 def test_kept_models_survive_concurrent_eviction(monkeypatch):
     """Threads of one worker insert and evict kept models at once (a thread pool running
     several OPSamp calls): no KeyError, at most _MAX_KEPT kept.  Two threads evicting the

@@ -155,6 +155,7 @@ def _scores(m, w, *, old, monkeypatch, **kw):
     return scorer, pts, losses
 
 
+@pytest.mark.slow
 def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_losses(monkeypatch):
     m, dist = _pmedian(n_sites=7, n_customers=25, k=3, seed=4)
     w = [m.open[j] for j in m.J]
@@ -213,6 +214,7 @@ def _knapsack_choice():
 
 
 @pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
+@pytest.mark.slow
 def test_released_law_on_the_listed_w_is_the_exact_one(method):
     m, W, losses = _knapsack_choice()
     exact = (exponential_mechanism_probabilities(losses, 3.0, 1.0) if method == "exponential"

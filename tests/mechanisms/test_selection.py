@@ -89,6 +89,7 @@ def test_streamed_blocks_equal_the_full_list(grid, D):
 # --- distribution of the shipped mechanism against the exact one ------------------
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_output_distribution_on_a_tiny_halfspace_model(method):
     # selection_instance: L(-1), L(0), L(1) = 5, 2, 2 by hand (see its docstring)
     pair = audit.selection_instance()
@@ -109,6 +110,7 @@ def _brute_force_losses(W, X, y, info):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_output_distribution_in_two_dimensions(method):
     X = np.array([[1, 0], [0, 1], [1, 1], [-1, 1], [1, -1], [0, -1], [-1, 0]], dtype=float)
     y = np.array([1, 1, 1, -1, 1, -1, -1])
@@ -134,6 +136,7 @@ def _quadratic_model():
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_output_distribution_on_a_user_model(method):
     m, losses = _quadratic_model()
     exact = (exponential_mechanism_probabilities(losses, 4.0, 1.0) if method == "exponential"
@@ -374,6 +377,7 @@ def _onehot(n, groups, cats, seed):
 
 @pytest.mark.parametrize("case", ["onehot", "levels", "intercept_D3", "no_intercept"])
 @pytest.mark.parametrize("use_numba", [True, False])
+@pytest.mark.slow
 def test_sparse_tables_equal_dense_losses(case, use_numba):
     from privopt.solvers._enumerate import SparseTables, enumeration_levels, iter_losses
 
@@ -425,6 +429,7 @@ def test_engines_release_the_same_point_for_the_same_seed():
 
 # --- top-down path: any executor gives the same released point ---------------------------
 
+@pytest.mark.slow
 def test_topdown_release_is_bit_identical_on_every_executor():
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
@@ -448,6 +453,7 @@ def test_topdown_release_is_bit_identical_on_every_executor():
         assert [release(client, s) for s in range(3)] == local
 
 
+@pytest.mark.slow
 def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_supports():
     from privopt.search._topdown import search_optimum
     from privopt.mechanisms.selection import topdown_problem

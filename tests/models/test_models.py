@@ -273,6 +273,7 @@ def _violated(con):
 
 
 @pytest.mark.parametrize("data", ["onehot", "integers"])
+@pytest.mark.slow
 def test_swap_cuts_hold_at_every_grid_point(data):
     """At every w in W, with each e at its value at w (what every optimum has), no swap cut
     is violated: the cuts remove no point that an optimum could take."""

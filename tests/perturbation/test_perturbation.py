@@ -46,6 +46,7 @@ def _draws(n_draws, d, sigma, seed):
         (TAU_GRID, 2, 1.2, 0.5),            # tau = 0.5 grid, ||w||^2 in multiples of 0.25
     ],
 )
+@pytest.mark.slow
 def test_exact_argmin_matches_brute_force(milp_solver, grid, d, norm_bound, margin):
     """For many noise draws (both signs of the last coordinate) the solver's
     answer is the brute-force argmin of L(w) - <eta, pi(w)> over the grid."""

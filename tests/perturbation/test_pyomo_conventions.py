@@ -61,9 +61,9 @@ def test_opdisc_without_n_samples_releases_with_alpha_none():
     m.obj = pyo.Objective(expr=m.w[0] - m.w[1])
     r = opdisc(m, epsilon=1.0, delta=1e-5, lipschitz=1.0, norm_bound=1.5, separation=1.0,
                weights=m.w, random_state=0, public_constraints="w")
-    assert r.parameters["alpha"] is None and r.parameters["n_samples"] is None
+    assert r.parameters["alpha_per_record"] is None and r.parameters["n_samples"] is None
     assert r.weights.shape == (2,)
     r2 = opdisc(m, epsilon=1.0, delta=1e-5, lipschitz=1.0, norm_bound=1.5, separation=1.0,
                 weights=m.w, n_samples=100, random_state=0, public_constraints="w")
-    assert r2.parameters["alpha"] > 0
+    assert r2.parameters["alpha_per_record"] > 0
     np.testing.assert_array_equal(r.weights, r2.weights)  # n changes the bound, not the release

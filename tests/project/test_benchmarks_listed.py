@@ -8,6 +8,8 @@ import os
 import re
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "benchmarks")
 
@@ -127,6 +129,7 @@ def test_stamp_names_the_command_and_the_environment():
     assert f"privopt {privopt.__version__}" in line and f"Python {env['python']}" in line
 
 
+@pytest.mark.slow
 def test_checkout_env_makes_a_child_import_privopt_from_the_other_checkout(tmp_path):
     """The editable install must not win over the checkout put on PYTHONPATH (what the
     --before runs of bench_branch_and_bound.py and others rely on)."""

@@ -56,6 +56,7 @@ def built_site(tmp_path_factory):
     return site
 
 
+@pytest.mark.slow
 def test_reference_pages_build_with_mkdocs(built_site):
     """docs/ builds with MkDocs in strict mode without a warning: a broken link, a page missing
     from the navigation or a docstring read as a cross-reference (``grid[j][k]``) fails here."""
@@ -146,6 +147,7 @@ def test_api_reference_documents_only_public_paths():
     assert not unresolved, unresolved
 
 
+@pytest.mark.slow
 def test_api_reference_lists_every_public_name(built_site):
     """Every name in ``privopt.__all__`` and in the ``__all__`` of each public subpackage and module is
     rendered in the API reference under a public path that names the same object (e.g.
@@ -215,3 +217,19 @@ def test_readme_is_short_and_quotes_only_measured_numbers():
     tables = " ".join(p.read_text() for p in (ROOT / "benchmarks" / "results").rglob("*.md"))
     missing = sorted(x for x in quoted if x not in tables)
     assert not missing, f"numbers in README.md found in no benchmarks/results/*.md: {missing}"
+
+
+def test_the_docs_build_from_the_quick_start():
+    """`make docs` (the README's docs command) installs the docs extra, which holds mkdocs and
+    mkdocstrings (so a clone that ran only `make demo` can build the site), then builds it strictly;
+    the README names the data home the demo's fallback message asks for."""
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    makefile = (ROOT / "Makefile").read_text()
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "`make docs`" in readme and ".venv/bin/mkdocs build" not in readme
+    assert re.search(r"^docs: \$\(VENV\)/\.docs-installed$", makefile, re.M)
+    assert '$(PIP) install -q -e ".[docs]"' in makefile and "mkdocs build --strict" in makefile
+    assert {d.split(">")[0] for d in extras["docs"]} == {"mkdocs", "mkdocstrings[python]"}
+    assert any(d.startswith("privopt[") and "docs" in d for d in extras["test"])
+    assert "PRIVOPT_DATA_HOME" in readme and "--data-home" in readme

@@ -102,6 +102,7 @@ def test_second_fresh_process_loads_the_kernels_from_the_cache(tmp_path):
 
 
 @needs_numba
+@pytest.mark.slow
 def test_kernels_build_when_no_default_cache_location_is_writable(tmp_path):
     """Neither numba's user-wide cache nor (here, by configuration) the package
     directory is writable: numba refuses to define a cached kernel, and
@@ -249,6 +250,7 @@ def test_demo_reports_the_warm_up_apart(tmp_path, monkeypatch, capsys):
 
 
 @needs_numba
+@pytest.mark.slow
 def test_privopt_compile_leaves_nothing_for_a_default_fit_to_compile(tmp_path):
     """``privopt compile`` fills an empty NUMBA_CACHE_DIR; a later process's default fit
     (another size than the command's tables) then adds no kernel to it."""

@@ -29,12 +29,14 @@ def _run_without(module: str, code: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("code", ["from privopt.estimators import PrivateHalfspaceClassifier",
                                   "from privopt.baselines import DPSGDLogisticRegression"])
+@pytest.mark.slow
 def test_estimators_without_sklearn(code):
     out = _run_without("sklearn", code)
     assert out.returncode != 0
     assert "pip install privopt[learn]" in out.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_privopt_imports_without_sklearn():
     out = _run_without("sklearn", "import privopt; print(privopt.opdisc.__name__)")
     assert out.returncode == 0, out.stderr

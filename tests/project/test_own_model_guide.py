@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "own_model.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -19,6 +21,7 @@ def test_the_guide_has_code():
     assert len(python_blocks(GUIDE)) >= 4
 
 
+@pytest.mark.slow
 def test_every_code_block_of_the_own_model_guide_runs(capsys):
     namespace: dict = {"__name__": "own_model_guide"}
     for k, code in enumerate(python_blocks(GUIDE)):

@@ -156,6 +156,7 @@ def test_keyed_streams_depend_on_the_key_only():
 
 # -- the distribution test ------------------------------------------------------
 @pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
+@pytest.mark.slow
 def test_released_distribution_matches_the_exact_one(tiny, method):
     X, y = tiny
     eps, runs = 1.0, 8000

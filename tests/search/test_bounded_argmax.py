@@ -80,6 +80,7 @@ def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
 @pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
 @pytest.mark.parametrize("index", range(5))
+@pytest.mark.slow
 def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, threads,
                                                               monkeypatch):
     import privopt.solvers._enumerate as enum
@@ -155,6 +156,7 @@ def test_the_mixture_releases_what_scoring_every_point_releases(method, monkeypa
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_the_secure_generator_keeps_the_law(method, monkeypatch):
     # random_state=None: W's noise in one call of the secure generator; the release's law is the exact one
     models, _, losses = _instance()

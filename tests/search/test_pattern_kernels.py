@@ -114,6 +114,7 @@ def test_float32_scores_only_where_every_score_is_exact(values, V, expected):
 
 
 @needs_numba
+@pytest.mark.slow
 def test_float32_scores_give_the_float64_minima_bit_for_bit():
     """On integer data the problem's points score in float32, and every region's
     minimum, exactness and minimizer equal those of the same points scored in float64."""
@@ -141,6 +142,7 @@ def _child_kernel_threads(queue):
     queue.put(kernel_threads())
 
 
+@pytest.mark.slow
 def test_kernel_threads_follow_the_cpus_the_limits_and_the_process(monkeypatch):
     """Worked by hand: the usable CPUs, capped by the first positive limit among
     PRIVOPT_NUM_THREADS, NUMBA_NUM_THREADS and OMP_NUM_THREADS; 1 in a child process."""

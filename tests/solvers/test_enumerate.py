@@ -189,6 +189,7 @@ def test_discretized_real_features_agree_with_milp():
 
 
 @pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.slow
 def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize):
     """solver='enumerate' on a perturbed model searches by support with bounds; its
     answer is the argmin of L(w) - scale <eta, pi(w)> over all of W_tau, computed here
@@ -302,6 +303,7 @@ def test_support_values_numba_and_numpy_agree():
             np.testing.assert_allclose(a[1], b[1], rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     """The branch and bound split over a process pool (each task pruned by the best
     value known when it is sent) returns the candidate of the single-process run,

@@ -63,6 +63,7 @@ def test_report_is_immutable():
 
 
 @pytest.mark.parametrize("name", ALL_INSTALLABLE)
+@pytest.mark.slow
 def test_time_limit_stops_hard_model(name):
     """A time limit actually stops a hard model near the limit, and the
     answer is reported as not certified."""
