@@ -210,24 +210,22 @@ def _bernoulli_array(rng, num, den) -> np.ndarray:
     in [0, 2^62) conditioned on w < den K is uniform there, and w < num K has
     probability num K / (den K) = num / den; words at or above den K (fewer
     than half) are drawn again."""
-    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.int64), np.asarray(den, dtype=np.int64))
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    shape = np.broadcast_shapes(num.shape, den.shape)
     k = _WORD // den
-    top, cut = (den * k).ravel(), (num * k).ravel()
-    out = np.empty(top.size, dtype=bool)
-    todo = None
-    while True:
-        n = top.size if todo is None else todo.size
-        if n == 0:
-            return out.reshape(num.shape)
-        w = _words(rng, n)
-        if todo is None:
-            ok = w < top
-            out[ok] = w[ok] < cut[ok]
-            todo = np.flatnonzero(~ok)
-        else:
-            ok = w < top[todo]
-            out[todo[ok]] = w[ok] < cut[todo[ok]]
-            todo = todo[~ok]
+    top = np.broadcast_to(den * k, shape).ravel()
+    cut = np.broadcast_to(num * k, shape).ravel()
+    w = _words(rng, top.size)
+    ok = w < top
+    out = w < cut
+    todo = np.flatnonzero(~ok)
+    while todo.size:
+        w = _words(rng, todo.size)
+        ok = w < top[todo]
+        out[todo[ok]] = w[ok] < cut[todo[ok]]
+        todo = todo[~ok]
+    return out.reshape(shape)
 
 
 def _bernoulli_exp_unit_array(rng, num, den) -> np.ndarray:
@@ -236,10 +234,7 @@ def _bernoulli_exp_unit_array(rng, num, den) -> np.ndarray:
     A_k ~ Bernoulli(gamma / k) = 0, and P[K odd] = exp(-gamma).  A_k is drawn as
     Bernoulli(1/k) AND Bernoulli(num/den) (independent; their product has
     probability gamma / k), so no product num * k is formed."""
-    num = np.asarray(num, dtype=np.int64)
-    den = np.asarray(den, dtype=np.int64)
-    num, den = np.broadcast_arrays(num, den)
-    num, den = num.ravel(), den.ravel()
+    num, den = (np.asarray(v, dtype=np.int64).ravel() for v in np.broadcast_arrays(num, den))
     k = np.ones(num.size, dtype=np.int64)
     todo = np.flatnonzero(_bernoulli_array(rng, num, den))   # A_1 = Bernoulli(gamma)
     while todo.size:
@@ -329,14 +324,14 @@ def discrete_laplace_array(rng, scale, size: int) -> np.ndarray:
     return _fill(lambda k: _laplace_round(rng, t, s, k), size)
 
 
-def _gaussian_round(rng, a: int, b: int, t: int, size: int) -> np.ndarray:
-    """One round of [CKS20], Algorithm 3 for ``size`` elements, sigma^2 = a / b:
-    Y ~ Lap_Z(t) accepted with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))
-    = exp(-(|Y| t b - a)^2 / (2 a b t^2)).  The square is taken in Python integers
-    and split into its whole part and remainder over ``2 a b t^2`` (< 2^61)."""
-    y = _fill(lambda k: _laplace_round(rng, t, 1, k), size)
-    den = 2 * a * b * t * t
-    gap = np.abs(y).astype(object) * (t * b) - a
+def _gaussian_round(rng, scale: int, offset: int, factor: int, den: int, size: int) -> np.ndarray:
+    """One round of [CKS20], Algorithm 3 for ``size`` elements: Y ~ Lap_Z(t)
+    (t = ``scale``) accepted with probability
+    ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| factor - offset)^2 / den)``
+    (the caller's reduced integers).  The square is taken in Python integers
+    and split into its whole part and remainder over ``den`` (<= 2^61)."""
+    y = _fill(lambda k: _laplace_round(rng, scale, 1, k), size)
+    gap = np.abs(y).astype(object) * factor - offset
     square = gap * gap
     whole = np.asarray(square // den, dtype=object)
     if whole.size and max(whole) >= 2**62:  # astronomically rare: reject through the exact scalar trial
@@ -358,17 +353,81 @@ def _bernoulli_exp_split(rng, whole, rest, den: int) -> np.ndarray:
     return out
 
 
+#: Below this many draws the array samplers run the same algorithms on Python
+#: integers, one draw at a time (numpy's per-call cost would dominate).
+_SMALL = 64
+
+
+def _bernoulli_exp_int(rng, num: int, den: int) -> bool:
+    """Bernoulli(exp(-num/den)) for integers num >= 0, den >= 1, as
+    :func:`bernoulli_exp` (whole part as Bernoulli(e^-1) trials, [CKS20]
+    Algorithm 1 for the rest), without Fractions."""
+    whole, rest = divmod(num, den)
+    for _ in range(whole):
+        k = 1
+        while randbelow(rng, k) == 0:   # A_k ~ Bernoulli(1/k), gamma = 1
+            k += 1
+        if k % 2 == 0:
+            return False
+    k = 1
+    while randbelow(rng, den * k) < rest:
+        k += 1
+    return k % 2 == 1
+
+
+def _discrete_laplace_int(rng, t: int) -> int:
+    """[CKS20], Algorithm 2 for the integer scale t, on Python integers."""
+    while True:
+        u = randbelow(rng, t)
+        if not _bernoulli_exp_int(rng, u, t):
+            continue
+        v = 0
+        while _bernoulli_exp_int(rng, 1, 1):
+            v += 1
+        x = u + t * v
+        negative = randbelow(rng, 2) == 1
+        if negative and x == 0:
+            continue
+        return -x if negative else x
+
+
+def _gaussian_small(rng, scale: int, offset: int, factor: int, den: int, size: int) -> np.ndarray:
+    """``size`` draws of [CKS20], Algorithm 3 with the reduced integers of
+    :func:`_gaussian_round`, one at a time on Python integers."""
+    out = np.empty(int(size), dtype=np.int64)
+    for i in range(int(size)):
+        while True:
+            y = _discrete_laplace_int(rng, scale)
+            gap = abs(y) * factor - offset
+            if _bernoulli_exp_int(rng, gap * gap, den):
+                out[i] = y
+                break
+    return out
+
+
 def discrete_gaussian_array(rng, sigma2, size: int) -> np.ndarray:
     """``size`` independent draws of :func:`discrete_gaussian` (rational
     variance parameter ``sigma2`` = a/b > 0), as an int64 array, by [CKS20],
-    Algorithm 3 on arrays (t = floor(sigma) + 1).  Where ``2 a b t^2`` reaches
-    2^61 (sigma^2 of about 2^29 for an integer sigma^2) the scalar sampler is
-    used (dtype object)."""
+    Algorithm 3 on arrays.  Its proof holds for any integer scale t > 0 of the
+    discrete Laplace proposal (t only sets the acceptance rate): t = s when
+    sigma^2 = s^2 is the square of an integer (acceptance
+    ``exp(-(|Y| - s)^2 / (2 s^2))``, exact in int64 up to s = 2^30), else
+    t = floor(sigma) + 1 (acceptance ``exp(-(|Y| t b - a)^2 / (2 a b t^2))``,
+    up to ``2 a b t^2 <= 2^61``, sigma^2 of about 2^29 for an integer).  Beyond
+    those ranges the scalar sampler is used (dtype object); below 64 draws the
+    same algorithm runs on Python integers, one draw at a time."""
     sigma2 = Fraction(sigma2)
     if sigma2 <= 0:
         raise ValueError(f"discrete_gaussian needs sigma2 > 0, got {sigma2}")
     a, b = sigma2.numerator, sigma2.denominator
-    t = math.isqrt(math.floor(sigma2)) + 1
-    if 2 * a * b * t * t > _FAST_LIMIT:
-        return sample_many(discrete_gaussian, rng, sigma2, size)
-    return _fill(lambda k: _gaussian_round(rng, a, b, t, k), size)
+    root = math.isqrt(a)
+    if b == 1 and root * root == a and 2 * a <= _FAST_LIMIT:
+        reduced = (root, root, 1, 2 * a)
+    else:
+        t = math.isqrt(math.floor(sigma2)) + 1
+        if 2 * a * b * t * t > _FAST_LIMIT:
+            return sample_many(discrete_gaussian, rng, sigma2, size)
+        reduced = (t, a, t * b, 2 * a * b * t * t)
+    if int(size) < _SMALL:
+        return _gaussian_small(rng, *reduced, size)
+    return _fill(lambda k: _gaussian_round(rng, *reduced, k), size)

@@ -23,8 +23,9 @@ computed in :mod:`privopt.baselines._accounting`.
 """
 
 from . import _accounting as accounting
+from ._gradient_grid import GradientGrid, gradient_grid
 from .dpagd import DPAGDLogisticRegression
-from .dpsgd import DPSGDLogisticRegression
+from .dpsgd import DPSGDLogisticRegression, dpsgd_batch_units, dpsgd_update
 from .grid_search import (
     DEFAULT_DPSGD_GRID,
     GridSearchResult,
@@ -39,6 +40,10 @@ from .perturbation import (
 from .reference import MajorityClassClassifier, NonPrivateLogisticRegression
 
 __all__ = [
+    "GradientGrid",
+    "gradient_grid",
+    "dpsgd_batch_units",
+    "dpsgd_update",
     "DPSGDLogisticRegression",
     "DPAGDLogisticRegression",
     "NoisySGDClassifier",

@@ -60,7 +60,8 @@ def test_discrete_laplace_array_has_its_law(t):
     assert pooled_chi_square_pvalue(counts, _probs(_laplace_pmf(float(t) * 1.05), support)) < 1e-4
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(1, 2), Fraction(5, 2), Fraction(30), Fraction(1000, 7)])
+@pytest.mark.parametrize("sigma2", [Fraction(1, 2), Fraction(5, 2), Fraction(30), Fraction(1000, 7),
+                                    Fraction(9), Fraction(400)])   # the last two: the square path, t = s
 def test_discrete_gaussian_array_has_its_law(sigma2):
     draws = _exact.discrete_gaussian_array(np.random.default_rng(12), sigma2, 100_000)
     assert draws.dtype == np.int64
@@ -123,3 +124,15 @@ def test_bad_parameters_are_refused():
         _exact.discrete_gaussian_array(np.random.default_rng(0), -1, 3)
     with pytest.raises(ValueError, match="2\\^61"):
         _exact.randbelow_array(np.random.default_rng(0), np.array([0]))
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(5, 2), Fraction(49)])
+def test_small_draws_of_the_gaussian_array_sampler_have_the_law(sigma2):
+    """Below 64 draws the array sampler runs on Python integers: 1,250 calls of 16."""
+    rng = np.random.default_rng(21)
+    draws = np.concatenate([_exact.discrete_gaussian_array(rng, sigma2, 16) for _ in range(1250)])
+    s = math.sqrt(sigma2)
+    support = range(-int(6 * s) - 2, int(6 * s) + 3)
+    counts = _counts(draws, support)
+    assert pooled_chi_square_pvalue(counts, _probs(_gaussian_pmf(float(sigma2)), support)) > 1e-4
+    assert pooled_chi_square_pvalue(counts, _probs(_gaussian_pmf(float(sigma2) * 1.15), support)) < 1e-4
