@@ -358,34 +358,54 @@ def _bernoulli_exp_split(rng, whole, rest, den: int) -> np.ndarray:
 _SMALL = 64
 
 
-def _bernoulli_exp_int(rng, num: int, den: int) -> bool:
-    """Bernoulli(exp(-num/den)) for integers num >= 0, den >= 1, as
+class _WordStream:
+    """62-bit uniform words of ``rng`` (:func:`_words`), drawn 1024 at a time and
+    served one by one, and exact uniform integers below m <= 2^61 from them
+    (rejection of the words at or above the largest multiple of m)."""
+
+    def __init__(self, rng):
+        self._rng = rng
+        self._buffer: list[int] = []
+
+    def below(self, m: int) -> int:
+        top = m * (_WORD // m)
+        while True:
+            if not self._buffer:
+                self._buffer = _words(self._rng, 1024).tolist()
+            w = self._buffer.pop()
+            if w < top:
+                return w % m
+
+
+def _bernoulli_exp_int(words: _WordStream, num: int, den: int) -> bool:
+    """Bernoulli(exp(-num/den)) for integers num >= 0, 1 <= den <= 2^61, as
     :func:`bernoulli_exp` (whole part as Bernoulli(e^-1) trials, [CKS20]
-    Algorithm 1 for the rest), without Fractions."""
+    Algorithm 1 for the rest), on Python integers; A_k ~ Bernoulli(gamma / k)
+    is drawn as Bernoulli(1/k) AND Bernoulli(num'/den)."""
     whole, rest = divmod(num, den)
     for _ in range(whole):
         k = 1
-        while randbelow(rng, k) == 0:   # A_k ~ Bernoulli(1/k), gamma = 1
+        while words.below(k) == 0:   # A_k ~ Bernoulli(1/k), gamma = 1
             k += 1
         if k % 2 == 0:
             return False
     k = 1
-    while randbelow(rng, den * k) < rest:
+    while words.below(k) == 0 and words.below(den) < rest:
         k += 1
     return k % 2 == 1
 
 
-def _discrete_laplace_int(rng, t: int) -> int:
+def _discrete_laplace_int(words: _WordStream, t: int) -> int:
     """[CKS20], Algorithm 2 for the integer scale t, on Python integers."""
     while True:
-        u = randbelow(rng, t)
-        if not _bernoulli_exp_int(rng, u, t):
+        u = words.below(t)
+        if not _bernoulli_exp_int(words, u, t):
             continue
         v = 0
-        while _bernoulli_exp_int(rng, 1, 1):
+        while _bernoulli_exp_int(words, 1, 1):
             v += 1
         x = u + t * v
-        negative = randbelow(rng, 2) == 1
+        negative = words.below(2) == 1
         if negative and x == 0:
             continue
         return -x if negative else x
@@ -394,12 +414,13 @@ def _discrete_laplace_int(rng, t: int) -> int:
 def _gaussian_small(rng, scale: int, offset: int, factor: int, den: int, size: int) -> np.ndarray:
     """``size`` draws of [CKS20], Algorithm 3 with the reduced integers of
     :func:`_gaussian_round`, one at a time on Python integers."""
+    words = _WordStream(rng)
     out = np.empty(int(size), dtype=np.int64)
     for i in range(int(size)):
         while True:
-            y = _discrete_laplace_int(rng, scale)
+            y = _discrete_laplace_int(words, scale)
             gap = abs(y) * factor - offset
-            if _bernoulli_exp_int(rng, gap * gap, den):
+            if _bernoulli_exp_int(words, gap * gap, den):
                 out[i] = y
                 break
     return out

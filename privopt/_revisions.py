@@ -39,7 +39,7 @@ REVISIONS = {
     # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove
     "dpsgd": "2026-11-28",
     "dpsgd_tuned": "2026-11-28",
-    "dpagd": "2026-11-28",
+    "dpagd": "2026-11-28.2",  # .2: the noise of fewer than 64 draws from buffered words
     "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
     "objective_perturbation": "2026-11-24",
     # Gaussian noise when delta > 0 and it is the smaller (noise="auto")
