@@ -3,11 +3,13 @@ privopt's objective-perturbation mechanisms on the same data.
 
 Private (each docstring cites its paper and states its accounting):
 
-- :class:`DPSGDLogisticRegression` -- DP-SGD [ACG+16, BST14], RDP accountant
+- :class:`DPSGDLogisticRegression` -- DP-SGD [ACG+16, BST14], gradients on a
+  grid with exact discrete Gaussian noise (:class:`GradientGrid`), PLD accountant
   of ``dp_accounting``, noise multiplier calibrated to (epsilon, delta);
   :func:`dpsgd_grid_search` runs the paper's (non-private!) hyperparameter
   search.
-- :class:`DPAGDLogisticRegression` -- DP-AGD [LK18], zCDP.
+- :class:`DPAGDLogisticRegression` -- DP-AGD [LK18], zCDP, its gradients on
+  the same kind of grid.
 - :class:`NoisySGDClassifier` -- noisy SGD for non-smooth convex losses [AMU20].
 - :class:`ObjectivePerturbationLogisticRegression` -- [CMS11] Alg. 2, [KST12].
 - :class:`OutputPerturbationLogisticRegression` -- [CMS11] Alg. 1.
