@@ -37,8 +37,8 @@ REVISIONS = {
     # privopt.baselines (feature map, defaults, accounting)
     # 2026-11-28: gradients rounded to a grid fixed in advance, exact discrete Gaussian
     # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove
-    "dpsgd": "2026-11-28",
-    "dpsgd_tuned": "2026-11-28",
+    "dpsgd": "2026-11-28.2",  # .2: fewer than 4096 draws of noise from buffered words
+    "dpsgd_tuned": "2026-11-28.2",
     "dpagd": "2026-11-28.2",  # .2: the noise of fewer than 64 draws from buffered words
     "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
     "objective_perturbation": "2026-11-24",

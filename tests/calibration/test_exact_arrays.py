@@ -128,7 +128,7 @@ def test_bad_parameters_are_refused():
 
 @pytest.mark.parametrize("sigma2", [Fraction(5, 2), Fraction(49)])
 def test_small_draws_of_the_gaussian_array_sampler_have_the_law(sigma2):
-    """Below 64 draws the array sampler runs on Python integers: 1,250 calls of 16."""
+    """Below 4096 draws the array sampler runs on Python integers: 1,250 calls of 16."""
     rng = np.random.default_rng(21)
     draws = np.concatenate([_exact.discrete_gaussian_array(rng, sigma2, 16) for _ in range(1250)])
     s = math.sqrt(sigma2)
@@ -136,3 +136,26 @@ def test_small_draws_of_the_gaussian_array_sampler_have_the_law(sigma2):
     counts = _counts(draws, support)
     assert pooled_chi_square_pvalue(counts, _probs(_gaussian_pmf(float(sigma2)), support)) > 1e-4
     assert pooled_chi_square_pvalue(counts, _probs(_gaussian_pmf(float(sigma2) * 1.15), support)) < 1e-4
+
+
+@pytest.mark.parametrize("law", ["laplace", "gaussian"])
+def test_grid_noise_from_the_secure_generator_is_the_calibrated_law(law):
+    """draw_grid_noise with random_state=None runs the array samplers: the grid's law
+    (KS against the continuous law the large-scale discrete one approaches), Python
+    integers out as before."""
+    from privopt import calibration
+    from privopt.mechanisms import draw_grid_noise
+
+    grid = (calibration.grid_laplace(1.0, 2.0, 1) if law == "laplace"
+            else calibration.grid_gaussian(1.0, 1.0, 1e-5, 1))
+    draws = draw_grid_noise(SecureGenerator(), grid, 20_000)
+    assert draws.dtype == object and isinstance(draws[0], int)
+    x = draws.astype(float)
+    if law == "laplace":
+        scale = float(grid.parameter)
+        assert stats.kstest(x / scale, stats.laplace(0, 1).cdf).pvalue > 1e-4
+        assert stats.kstest(x / scale, stats.laplace(0, 1.1).cdf).pvalue < 1e-4
+    else:
+        sigma = math.sqrt(float(grid.parameter))
+        assert stats.kstest(x / sigma, stats.norm(0, 1).cdf).pvalue > 1e-4
+        assert stats.kstest(x / sigma, stats.norm(0, 1.1).cdf).pvalue < 1e-4
