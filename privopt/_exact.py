@@ -298,17 +298,24 @@ def _laplace_round(rng, t: int, s: int, size: int) -> np.ndarray:
 _REJECT = np.iinfo(np.int64).min
 
 
+#: Draws made at once by the array samplers: larger requests are filled chunk by
+#: chunk, so the working arrays (some of Python integers) stay a few tens of MB.
+_CHUNK_DRAWS = 2**18
+
+
 def _fill(round_fn, size: int) -> np.ndarray:
     """Run ``round_fn(k)`` (k elements, ``_REJECT`` where rejected) until every
     one of ``size`` elements is accepted: each element's first accepted round,
-    so the draws are independent with the algorithm's law."""
+    so the draws are independent with the algorithm's law.  At most
+    ``_CHUNK_DRAWS`` elements are worked on at once."""
     out = np.empty(int(size), dtype=np.int64)
-    todo = np.arange(int(size))
-    while todo.size:
-        got = round_fn(todo.size)
-        ok = got != _REJECT
-        out[todo[ok]] = got[ok]
-        todo = todo[~ok]
+    for start in range(0, int(size), _CHUNK_DRAWS):
+        todo = np.arange(start, min(int(size), start + _CHUNK_DRAWS))
+        while todo.size:
+            got = round_fn(todo.size)
+            ok = got != _REJECT
+            out[todo[ok]] = got[ok]
+            todo = todo[~ok]
     return out
 
 
