@@ -80,6 +80,9 @@ GROUPS: tuple[Group, ...] = (
     )),
     Group("accuracy", "held-out accuracy of the private learners against their peers", (
         Bench("bench_small_data.py", ("--before", "cf05b8a"), ("--seeds", "2", "--tag", "_quick"), needs="git"),
+        # the DP-SGD family before (9297d82, continuous noise) and after its noise went on a grid
+        Bench("bench_dpsgd_grid.py", (), ("--seeds", "1", "--epsilons", "1", "--datasets", "synthetic_n2000_d10",
+                                          "--out", "benchmarks/results/dpsgd_grid_quick"), needs="git"),
         Bench("bench_adaptive_w.py", ("--seeds", "5"),
               ("--seeds", "1", "--epsilons", "0.1", "2", "--only", "twoclass_2", "mroz_7", "--out",
                "benchmarks/results/adaptive_w_quick")),

@@ -35,9 +35,11 @@ REVISIONS = {
     # .2: the warm start's score cut into 33 steps, not 32 (v's own boundary a cut of its W)
     "default": "2026-11-27.2",
     # privopt.baselines (feature map, defaults, accounting)
-    "dpsgd": "2026-11-24",
-    "dpsgd_tuned": "2026-11-24",
-    "dpagd": "2026-11-24",
+    # 2026-11-28: gradients rounded to a grid fixed in advance, exact discrete Gaussian
+    # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove
+    "dpsgd": "2026-11-28.2",  # .2: fewer than 4096 draws of noise from buffered words
+    "dpsgd_tuned": "2026-11-28.2",
+    "dpagd": "2026-11-28.2",  # .2: the noise of fewer than 64 draws from buffered words
     "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
     "objective_perturbation": "2026-11-24",
     # Gaussian noise when delta > 0 and it is the smaller (noise="auto")

@@ -28,7 +28,10 @@ not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1), and the estima
 warm start with its noise left out (:class:`WarmStartTarget`), and a number
 released with double-precision Laplace noise instead of privopt's exact noise on
 a grid (:class:`NoisyValueTarget` with ``release="double"``: Mironov's
-floating-point attack, replayed exactly), and private selection on a user's model
+floating-point attack, replayed exactly), and DP-SGD's last iterate after one step
+with continuous Gaussian noise in doubles instead of its gradients on a grid with
+exact discrete Gaussian noise (:class:`DPSGDStepTarget` with ``release="double"``),
+and private selection on a user's model
 with a record's term outside ``loss_range`` left unclipped (:class:`RecordClipTarget`
 with ``clip=False``), and the same model built with :func:`privopt.RecordModel` without
 ``clip=True`` and scored where privopt does not read the terms
@@ -64,6 +67,7 @@ from ._records import RecordClipTarget, RecordModelClipTarget, far_record_instan
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
+from ._dpsgd import DPSGDStepTarget, dpsgd_step_instance
 from ._targets import (
     AuditTarget,
     ConstrainedSelectionTarget,
@@ -82,6 +86,8 @@ __all__ = [
     "AuditResult",
     "AuditTarget",
     "NoisyValueTarget",
+    "DPSGDStepTarget",
+    "dpsgd_step_instance",
     "reachable_by_double_laplace",
     "reachable_on_grid",
     "OPDiscTarget",

@@ -3,11 +3,13 @@ privopt's objective-perturbation mechanisms on the same data.
 
 Private (each docstring cites its paper and states its accounting):
 
-- :class:`DPSGDLogisticRegression` -- DP-SGD [ACG+16, BST14], RDP accountant
+- :class:`DPSGDLogisticRegression` -- DP-SGD [ACG+16, BST14], gradients on a
+  grid with exact discrete Gaussian noise (:class:`GradientGrid`), PLD accountant
   of ``dp_accounting``, noise multiplier calibrated to (epsilon, delta);
   :func:`dpsgd_grid_search` runs the paper's (non-private!) hyperparameter
   search.
-- :class:`DPAGDLogisticRegression` -- DP-AGD [LK18], zCDP.
+- :class:`DPAGDLogisticRegression` -- DP-AGD [LK18], zCDP, its gradients on
+  the same kind of grid.
 - :class:`NoisySGDClassifier` -- noisy SGD for non-smooth convex losses [AMU20].
 - :class:`ObjectivePerturbationLogisticRegression` -- [CMS11] Alg. 2, [KST12].
 - :class:`OutputPerturbationLogisticRegression` -- [CMS11] Alg. 1.
@@ -23,8 +25,9 @@ computed in :mod:`privopt.baselines._accounting`.
 """
 
 from . import _accounting as accounting
+from ._gradient_grid import GradientGrid, gradient_grid
 from .dpagd import DPAGDLogisticRegression
-from .dpsgd import DPSGDLogisticRegression
+from .dpsgd import DPSGDLogisticRegression, dpsgd_batch_units, dpsgd_update
 from .grid_search import (
     DEFAULT_DPSGD_GRID,
     GridSearchResult,
@@ -39,6 +42,10 @@ from .perturbation import (
 from .reference import MajorityClassClassifier, NonPrivateLogisticRegression
 
 __all__ = [
+    "GradientGrid",
+    "gradient_grid",
+    "dpsgd_batch_units",
+    "dpsgd_update",
     "DPSGDLogisticRegression",
     "DPAGDLogisticRegression",
     "NoisySGDClassifier",

@@ -9,6 +9,7 @@ from .._validation import check_int, check_positive
 from ..exceptions import ParameterError
 from . import _accounting as acc
 from ._base import PrivateLinearClassifier, logistic_dloss, logistic_loss, merge_rows
+from ._gradient_grid import gradient_grid
 
 __all__ = ["DPAGDLogisticRegression"]
 
@@ -28,10 +29,18 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     [BS16, Prop. 1.3] and ``dp_accounting``'s RDP conversion).  Two mechanisms
     spend it:
 
-    * noisy gradient with budget rho_ng: the sum over records of the
-      per-example logistic-loss gradients clipped to norm ``grad_clip`` = C
-      (L2 sensitivity 2C: one clipped gradient replaced by another) plus
-      ``N(0, sigma^2 I)``, ``sigma = 2C / sqrt(2 rho_ng)`` [BS16, Prop. 1.6];
+    * noisy gradient with budget rho_ng: the per-example logistic-loss
+      gradients clipped to norm ``grad_clip`` = C, each rounded to the grid
+      ``C 2^-k Z^d`` (:class:`~privopt.baselines.GradientGrid`, k from public
+      quantities: at most 0.1% norm inflation), summed exactly in integers,
+      plus exact discrete Gaussian noise ``N_Z(0, s^2)^d`` in grid units with
+      ``s >= 2 Delta / sqrt(2 rho_ng)``, Delta the integer norm bound of one
+      rounded gradient (L2 sensitivity 2 Delta: one replaced by another); the
+      product discrete Gaussian with an integer shift of norm 2 Delta is
+      ``(2 Delta)^2 / (2 s^2)``-zCDP <= rho_ng ([CKS20], Theorem 14: the
+      continuous Gaussian's [BS16, Prop. 1.6]).  The gradient used is the
+      grid value of that integer vector, so no release is a double plus
+      continuous noise;
     * NoisyMax with budget rho_nmax over the step sizes: the scores are the
       sums of per-example losses clipped to ``[0, obj_clip]`` at each
       candidate; replacing a record moves each score by at most ``obj_clip``
@@ -114,6 +123,8 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     [LK18] Lee, Kifer. Concentrated differentially private gradient descent with
     adaptive per-iteration privacy budget. KDD 2018.
     [BS16] Bun, Steinke. Concentrated differential privacy. TCC 2016.
+    [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for differential
+    privacy. NeurIPS 2020.
     [DR14] Dwork, Roth. The algorithmic foundations of differential privacy.
     [NRVW20] Neel, Roth, Vietri, Wu. Oracle efficient private non-convex
     optimization. ICML 2020.
@@ -181,11 +192,14 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
 
         row_norms = np.sqrt(np.einsum("ij,ij->i", yz, yz))
 
-        def clipped_grad_sum(w):
-            # per-example gradient l'(m) y z has norm |l'(m)| ||z||; clip it to C
+        def noisy_gradient(w, rho_measure):
+            # per-example gradient l'(m) y z has norm |l'(m)| ||z||; clip it to C, round it to the
+            # measurement's grid, sum exactly in integers, add exact discrete Gaussian noise
             dl = np.abs(logistic_dloss(yz @ w))
             scale = dl / np.maximum(1.0, dl * row_norms / C)
-            return -(counts * scale) @ yz
+            grid = gradient_grid(C, acc.gaussian_sigma_for_zcdp(2.0, rho_measure), d)
+            units = counts.astype(np.int64) @ grid.to_units(-scale[:, None] * yz)
+            return grid.to_value(units + grid.noise(rng, 1)[0])
 
         def clipped_scores(w, direction, steps):
             margins = (yz @ w)[:, None] - (yz @ direction)[:, None] * steps[None, :]
@@ -198,8 +212,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
         n_iter = n_grad = n_nmax = 0
         done = False
         while not done and spent + rho_ng + rho_nmax <= limit:
-            grad = clipped_grad_sum(w)
-            noisy = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(2.0 * C, rho_ng), size=d)
+            noisy = noisy_gradient(w, rho_ng)
             spent += rho_ng
             log.append(("gradient", rho_ng))
             n_grad += 1
@@ -224,7 +237,7 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
                 if spent + extra + rho_nmax > limit:
                     done = True
                     break
-                fresh = grad + rng.normal(0.0, acc.gaussian_sigma_for_zcdp(2.0 * C, extra), size=d)
+                fresh = noisy_gradient(w, extra)
                 spent += extra
                 log.append(("gradient", extra))
                 n_grad += 1

@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from .._exact import discrete_gaussian, discrete_laplace, sample_many
+from .._exact import (discrete_gaussian, discrete_gaussian_array, discrete_laplace, discrete_laplace_array,
+                      sample_many)
 from .._random import is_secure
 from ..calibration import GridNoise
 
@@ -58,7 +59,13 @@ def draw_grid_noise(rng, grid: GridNoise, size: int) -> np.ndarray:
     """``size`` i.i.d. integers of ``grid``'s law (discrete Laplace or
     discrete Gaussian in grid units), sampled exactly with integer
     arithmetic ([CKS20], Algorithms 2 and 3; :mod:`privopt._exact`): an
-    array of Python integers (dtype object)."""
+    array of Python integers (dtype object).  The secure generator
+    (``random_state=None``) draws them with the array samplers (a million in
+    seconds); a seeded generator with the scalar ones, whose stream seeded
+    results have always come from."""
+    if is_secure(rng):
+        array = discrete_laplace_array if grid.law == "laplace" else discrete_gaussian_array
+        return array(rng, grid.parameter, int(size)).astype(object)
     sampler = discrete_laplace if grid.law == "laplace" else discrete_gaussian
     return sample_many(sampler, rng, grid.parameter, int(size))
 

@@ -32,6 +32,7 @@ from privopt.baselines import (
     dpsgd_grid_search,
 )
 from privopt.baselines import _accounting as acc
+from privopt.baselines import gradient_grid
 from privopt.baselines._base import FeatureMap
 from privopt.baselines.perturbation import sample_gamma_norm_noise
 from privopt.exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
@@ -279,25 +280,33 @@ def test_gamma_norm_noise_distribution():
 # the estimators' reported privacy parameters
 # ---------------------------------------------------------------------------
 def test_dpsgd_reports_reproducible_accounting():
+    """The grid's replace-one Poisson accounting: group privacy over add/remove,
+    (epsilon/2, delta / (1 + e^{epsilon/2})) each way, recomputed here with
+    dp_accounting's PLD accountant on the reported event."""
     X, y = separable()
     est = DPSGDLogisticRegression(epsilon=0.8, delta=1e-5, bounds=(0, 1), batch_size=40,
                                   epochs=2, random_state=0).fit(X, y)
     n = X.shape[0]
     assert est.sampling_probability_ == pytest.approx(40 / n)
     assert est.n_steps_ == round(2 * n / 40)
-    replace_one = dp_accounting.NeighboringRelation.REPLACE_ONE
-    a = pld.PLDAccountant(neighboring_relation=replace_one)
+    add_remove = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    delta_ar = 1e-5 / (1 + math.exp(0.4))
+    a = pld.PLDAccountant(neighboring_relation=add_remove)
     a.compose(dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(40 / n, dp_accounting.GaussianDpEvent(
             est.noise_multiplier_)), est.n_steps_))
-    assert a.get_epsilon(1e-5) == pytest.approx(est.epsilon_spent_, rel=1e-9)
+    assert 2 * a.get_epsilon(delta_ar) == pytest.approx(est.epsilon_spent_, rel=1e-9)
     assert est.epsilon_spent_ <= 0.8
-    assert est.neighbouring_ == "replace_one" and est.accountant_ == "pld"
-    b = pld.PLDAccountant(neighboring_relation=replace_one).compose(est.dp_event_)
-    assert b.get_epsilon(1e-5) == pytest.approx(est.epsilon_spent_, rel=1e-9)
+    assert est.neighbouring_ == "replace_one" and est.accountant_ == "pld_group"
+    b = pld.PLDAccountant(neighboring_relation=add_remove).compose(est.dp_event_)
+    assert 2 * b.get_epsilon(delta_ar) == pytest.approx(est.epsilon_spent_, rel=1e-9)
+    # the continuous Gaussian's replace-one pair at the same z is no looser than the group bound
+    c = pld.PLDAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    assert c.compose(est.dp_event_).get_epsilon(1e-5) <= est.epsilon_spent_
     ar = DPSGDLogisticRegression(epsilon=0.8, delta=1e-5, bounds=(0, 1), batch_size=40, epochs=2,
                                  random_state=0, neighbouring="add_remove", n_samples=len(X)).fit(X, y)
     assert ar.neighbouring_ == "add_remove" and ar.noise_multiplier_ < 0.7 * est.noise_multiplier_
+    assert ar.accountant_ == "pld"
 
 
 def test_dpsgd_shuffle_needs_more_noise():
@@ -321,19 +330,33 @@ def test_dpsgd_rejects_noise_multiplier_below_target():
     assert not hasattr(est, "classes_") and not hasattr(est, "weights_")
 
 
-def test_dpsgd_step_clips_and_averages_as_stated():
-    # q = 1 (every record every step), one step, no noise: w_1 = -lr * sum clip(g_i) / n
+def _no_grid_noise(monkeypatch):
+    """The grid's discrete Gaussian noise set to 0 (a hand computation of the steps)."""
+    from privopt.baselines import _gradient_grid
+
+    monkeypatch.setattr(_gradient_grid.GradientGrid, "noise",
+                        lambda self, rng, rows: np.zeros((int(rows), self.dim), dtype=np.int64))
+
+
+def test_dpsgd_step_clips_rounds_and_averages_as_stated(monkeypatch):
+    # q = 1 (every record every step), one step, no noise: w_1 = -lr * step * sum round(clip(g_i) / step) / n
+    _no_grid_noise(monkeypatch)
     X, y = separable(50)
     C, lr = 0.05, 2.0
     est = DPSGDLogisticRegression(epsilon=50.0, delta=1e-5, batch_size=X.shape[0], epochs=1,
                                   clip_norm=C, learning_rate=lr, averaging="last",
-                                  bounds=(0, 1), random_state=ZeroNoise())
+                                  bounds=(0, 1), random_state=0)
     est.fit(X, y)
     Z = est._feature_map.transform(X)
     ypm = np.where(y == 1, 1.0, -1.0)
     g = -0.5 * ypm[:, None] * Z  # logistic gradient at w = 0
     g = g / np.maximum(1.0, np.linalg.norm(g, axis=1) / C)[:, None]
-    np.testing.assert_allclose(est.weights_, -lr * g.sum(axis=0) / X.shape[0], rtol=1e-12)
+    step = est.grid_step_
+    units = np.rint(g / step).sum(axis=0)
+    np.testing.assert_allclose(est.weights_, -lr * step * units / X.shape[0], rtol=1e-12)
+    # the rounding moves the sum by at most sqrt(d)/2 steps per record
+    assert np.linalg.norm(est.weights_ + lr * g.sum(axis=0) / X.shape[0]) <= \
+        lr * step * math.sqrt(Z.shape[1]) / 2 + 1e-15
 
 
 def test_dpagd_budget_and_reproducible_accounting():
@@ -364,9 +387,11 @@ def test_dpagd_initial_budgets_hand_values():
     assert rho_ng == pytest.approx(1.4793e-6, rel=1e-4)
 
 
-def test_dpagd_applies_the_selected_step_and_charges_once():
+def test_dpagd_applies_the_selected_step_and_charges_once(monkeypatch):
     # splits=2, eps=0.5, delta=1e-5 leaves budget for exactly one iteration
-    # (rho / (rho_ng + rho_nmax) = 1.04); noise-free, NoisyMax is the exact argmin.
+    # (rho / (rho_ng + rho_nmax) = 1.04); noise-free, NoisyMax is the exact argmin;
+    # the gradient is the sum of the per-example gradients rounded to the measurement's grid.
+    _no_grid_noise(monkeypatch)
     X, y = separable(300, seed=4)
     est = DPAGDLogisticRegression(epsilon=0.5, delta=1e-5, splits=2, bounds=(0, 1),
                                   random_state=ZeroNoise()).fit(X, y)
@@ -375,7 +400,9 @@ def test_dpagd_applies_the_selected_step_and_charges_once():
     assert est.rho_spent_ == pytest.approx(rho_ng + rho_nmax, rel=1e-12)  # gradient charged once
     Z = est._feature_map.transform(X)
     yz = Z * np.where(y == 1, 1.0, -1.0)[:, None]
-    g = (-0.5 * yz).sum(axis=0)  # exact gradient sum at 0 (norms < 3: no clipping)
+    grid = gradient_grid(1.0, acc.gaussian_sigma_for_zcdp(2.0, rho_ng), yz.shape[1])
+    g = grid.to_value(grid.to_units(-0.5 * yz).sum(axis=0))  # gradient sum at 0, on the grid (no clipping)
+    assert np.linalg.norm(g - (-0.5 * yz).sum(axis=0)) <= len(yz) * grid.step * math.sqrt(yz.shape[1]) / 2
     d = g / np.linalg.norm(g)
     grid = np.linspace(0, 2.0, 21)
     scores = [np.minimum(np.logaddexp(0, -(yz @ (-a * d))), 3.0).sum() for a in grid]
@@ -670,7 +697,7 @@ def test_privacy_leak_warning_only_without_bounds(cls):
 
 def test_grid_search_warns_and_picks_from_the_grid():
     X, y = separable()
-    grid = {"clip_norm": [0.5, 1.0], "batch_size": [16], "noise_multiplier": [1.2, 1e4]}
+    grid = {"clip_norm": [0.5, 1.0], "batch_size": [16], "noise_multiplier": [1.5, 1e4]}
     with pytest.warns(PrivacyLeakWarning, match="not itself private"):
         res = dpsgd_grid_search(X, y, epsilon=5.0, delta=1e-5, param_grid=grid, epochs=2,
                                 bounds=(0, 1), random_state=0)
@@ -678,7 +705,7 @@ def test_grid_search_warns_and_picks_from_the_grid():
     assert res.best_params in [p for p, _ in res.results]
     assert res.best_score == max(s for _, s in res.results)
     # noise 1e4 times the clipped gradient drowns the signal: it must lose
-    assert res.best_params["noise_multiplier"] == 1.2
+    assert res.best_params["noise_multiplier"] == 1.5
     assert max(s for p, s in res.results if p["noise_multiplier"] == 1e4) < 0.8
     assert res.best_estimator.epsilon_spent_ <= 5.0
 
