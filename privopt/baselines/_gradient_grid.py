@@ -83,7 +83,7 @@ def gradient_grid(clip: float, noise_multiplier: float, dim: int) -> GradientGri
     :func:`~privopt.baselines._accounting.grid_exponent` and the variance of
     :func:`~privopt.baselines._accounting.grid_sigma_units`, all from public
     quantities (C, z, d).  Checked: the Gaussian shift that dominates one
-    record's step ([CKS20], Theorem 15) is at most 1/z, so the continuous
+    record's step ([CKS20], the multivariate discrete Gaussian) is at most 1/z, so the continuous
     Gaussian's accounting at z covers the grid."""
     z_noise = float(noise_multiplier) * (1.0 + acc.GRID_NOISE_MARGIN)
     k = acc.grid_exponent(z_noise, dim)

@@ -82,7 +82,7 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
     ``sampling="poisson"`` (default): each record joins each batch
     independently with probability ``q = batch_size / n`` (variable batch
     size).  Each step's discrete Gaussian on the grid is dominated by the
-    continuous Gaussian pair of shift 1/z per record ([CKS20], Theorem 15;
+    continuous Gaussian pair of shift 1/z per record ([CKS20], the multivariate discrete Gaussian;
     :func:`~privopt.baselines._accounting.discrete_gaussian_gaussian_shift`),
     so accountings built from dominating pairs hold for it: Poisson
     subsampling under add/remove ([ZDW22]) composed by ``dp_accounting``'s
