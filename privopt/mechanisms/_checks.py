@@ -24,7 +24,7 @@ from ..solvers import (
     solver_availability,
 )
 
-__all__ = ["check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
+__all__ = ["decision_bounds", "check_solver_ready", "check_model_objective", "check_run", "warn_noise_disclosed",
            "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
 
 
@@ -40,6 +40,15 @@ def check_n_samples(n_samples, info):
             f"n_samples={n_samples} contradicts the model, which was built on {known} records; leave "
             "n_samples out (privopt reads it from the model) or rebuild the model.", "n_samples")
     return n_samples
+
+
+def decision_bounds(grid, info) -> dict:
+    """How the contract reads the decision's own bounds on a discrete mechanism
+    (:func:`privopt.models.check_model_contract`): they must be declared whenever they can
+    shape W, that is unless the model's own builder declared the grid (``info.grid``,
+    no ``grid=``); with a ``grid=`` the bounds of a continuous weight can cut it too."""
+    builder_grid = grid is None and info is not None and info.grid is not None
+    return {"bounds_give_w": not builder_grid, "continuous": grid is not None}
 
 
 def warn_if_delta_weak(delta, n_samples, stacklevel: int | None = None):

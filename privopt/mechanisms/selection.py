@@ -12,13 +12,14 @@ from .._random import check_random_state
 from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, ParameterError
-from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
+from ..models import ENUMERATION_ATTR, check_model_contract, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from ..search import enumeration_levels, halfspace_problem
-from ._checks import check_model_objective, check_n_samples, check_solver_ready, warn_if_mean_objective
+from ._checks import (check_model_objective, check_n_samples, check_solver_ready, decision_bounds,
+                      warn_if_mean_objective)
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
 from ._release import SelectionParameters, SelectionReport, noise_distribution
 from ._samplers import BoundedSampler, Draw, ScoredSampler, selection_keys
@@ -76,6 +77,7 @@ class SelectionTask:
     public_cons: list
     solver: str
     halfspace: Any = None
+    contract: Any = None
 
     @property
     def norm_bound(self) -> float | None:
@@ -407,13 +409,13 @@ def _check_call(model, weights, epsilon, opts: SolveOptions, own: _Keywords) -> 
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     # the decision constraints: every one declared public, or a refusal, before any work
     term = check_public_term(model, own.public_term, w_vars)
-    public_cons = check_public_constraints(model, w_vars, opts.public_constraints, info, "Private selection",
-                                           bounds_give_w=own.grid is None and (info is None or info.grid is None),
-                                           public_term=term, n_samples=n_samples,
-                                           coupled_declared=own.sensitivity is not None)
+    contract = check_model_contract(model, w_vars, opts.public_constraints, info, "Private selection",
+                                    n_samples=n_samples, public_term=term, coupled_declared=own.sensitivity is not None,
+                                    **decision_bounds(own.grid, info))
     solver, halfspace = _check_solver(model, w_vars, opts.solver_or("auto"), own)
-    return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi), n_samples, own,
-                         opts, term, public_cons, solver, halfspace)
+    return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi),
+                         contract.n_records, own, opts, term, list(contract.public_constraints), solver, halfspace,
+                         contract)
 
 
 def _check_solver(model, w_vars, solver: str, own: _Keywords):

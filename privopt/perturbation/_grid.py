@@ -83,7 +83,8 @@ def resolve_grids(weights, grid=None, info_grid=None) -> list[tuple]:
         lb, ub = v.bounds
         if (lb is not None and g[0] < lb - 1e-9) or (ub is not None and g[-1] > ub + 1e-9):
             raise ParameterError(
-                f"grid: values [{g[0]}, {g[-1]}] of {v.name} lie outside its bounds ({lb}, {ub}).",
+                f"grid: values of {v.name} lie outside its bounds; give a grid inside the bounds you "
+                "declared (a bound is not printed: it may come from the data).",
                 "grid",
             )
         if not v.is_continuous() and any(abs(x - round(x)) > 1e-9 for x in g):
