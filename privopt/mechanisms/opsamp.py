@@ -357,10 +357,6 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     n_samples = check_n_samples(keywords.n_samples, info)
-    # the decision's bounds are W's box (its diameters, the projection): public only when declared
-    contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
-                                    declare=None, bounds_give_w=True, continuous=True)
-    n_samples = contract.n_records
     loss_range = keywords.loss_range if keywords.loss_range is not None else (
         info.loss_range if info is not None else None)
     if loss_range is not None:
@@ -370,6 +366,10 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
             raise ModelError(
                 f"model: its per-example losses range over [{lo:g}, {hi:g}]; OPSamp needs values in an "
                 "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "loss_range")
+    # the decision's bounds are W's box (its diameters, the projection): public only when declared
+    contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
+                                    declare=None, bounds_give_w=True, continuous=True)
+    n_samples = contract.n_records
     if n_oracle_calls is not None:   # the m noise vectors and answers, refused before any is drawn
         check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
                      f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
