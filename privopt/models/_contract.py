@@ -417,7 +417,7 @@ def record_split(model, sides: ModelSides) -> RecordSplit:
         if of_id[id(v)] in kept:
             variables[kept[of_id[id(v)]]].append(v)
     terms: list = [[] for _ in kept]
-    rest = []
+    others: list = []
     for o in objectives:
         for c, t in scaled_summands(o.expr):
             blocks = {kept[of_id[id(v)]] for v in identify_variables(t, include_fixed=False)
@@ -425,9 +425,9 @@ def record_split(model, sides: ModelSides) -> RecordSplit:
             if blocks:
                 terms[min(blocks)].append((c, t))      # one block (a summand joins its variables' blocks)
             else:
-                rest.append((c, t))
+                others.append((c, t))
     return RecordSplit(len(kept), tuple(tuple(g) for g in variables), tuple(tuple(g) for g in terms),
-                       tuple(rest), maximize)
+                       tuple(others), maximize)
 
 
 def decision_only_terms(model, sides: ModelSides, skip_ids=frozenset()) -> list:
@@ -916,7 +916,7 @@ def _split_by_blocks(model, sides: ModelSides, name: str) -> RecordSplit:
         owner.update((id(v), b) for v in vs)
     objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
     terms: list = [[] for _ in blocks]
-    rest = []
+    rest: list = []
     for o in objectives:
         for c, t in scaled_summands(o.expr):
             hit = {owner[id(v)] for v in identify_variables(t, include_fixed=False) if id(v) in owner}
