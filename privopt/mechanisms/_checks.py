@@ -44,11 +44,13 @@ def check_n_samples(n_samples, info):
 
 def decision_bounds(grid, info) -> dict:
     """How the contract reads the decision's own bounds on a discrete mechanism
-    (:func:`privopt.models.check_model_contract`): they must be declared whenever they can
-    shape W, that is unless the model's own builder declared the grid (``info.grid``,
-    no ``grid=``); with a ``grid=`` the bounds of a continuous weight can cut it too."""
+    (:func:`privopt.models.check_model_contract`): where W is read from them (no
+    ``grid=`` and no grid the model's own builder declared), a weight whose own bounds
+    narrow its domain must be declared.  With ``grid=`` W is the grid and the bounds are
+    never read (:func:`privopt.perturbation.resolve_grids` with ``read_bounds=False``;
+    OPDisc relaxes them on its clone), so nothing is asked."""
     builder_grid = grid is None and info is not None and info.grid is not None
-    return {"bounds_give_w": not builder_grid, "continuous": grid is not None}
+    return {"bounds_give_w": grid is None and not builder_grid, "continuous": False}
 
 
 def warn_if_delta_weak(delta, n_samples, stacklevel: int | None = None):

@@ -159,7 +159,9 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         refuses the call (charged, the data was read; no value in the message).
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
-        variables declared continuous.
+        variables declared continuous.  W is then the grid: the weights' own
+        bounds are not read (they may come from the data) and are relaxed on
+        the clone, so they cannot cut it.
     calibration : {"proven", "paper"}
         How sigma is computed (see above).  ``"paper"`` warns
         (:class:`~privopt.exceptions.UnprovenGuaranteeWarning`) where even the
@@ -226,7 +228,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
                                     declare=None, **decision_bounds(grid, info))
     n_samples = contract.n_records
     d = len(w_vars)
-    grids = resolve_grids(w_vars, grid, info.grid if info else None)
+    grids = resolve_grids(w_vars, grid, info.grid if info else None, read_bounds=grid is None)
     grid_tau = grid_separation(grids)
 
     separation = _separation(kw.separation, info, grid_tau)
@@ -257,6 +259,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     # --- oracle on a clone ------------------------------------------------------
     private_model = quiet_clone(model)
     private_w = [private_model.find_component(v) for v in w_vars]
+    if grid is not None:       # W is the grid: the weights' own bounds (never read, maybe the data's) must not cut it
+        for v in private_w:
+            v.setlb(None)
+            v.setub(None)
     pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
         private_model,
         weights=private_w,

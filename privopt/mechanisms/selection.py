@@ -448,7 +448,8 @@ def _plan(task: SelectionTask) -> SelectionPlan:
                               keys=selection_keys)
     # a user's model: the objective's structure (a mean?) against n, before any solve
     warn_if_mean_objective(task.model, task.n_samples, "Private selection")
-    grids = resolve_grids(task.w_vars, task.grid, task.info.grid if task.info else None)
+    grids = resolve_grids(task.w_vars, task.grid, task.info.grid if task.info else None,
+                          read_bounds=task.grid is None)     # with grid=, W is the grid: no bound is read
     return plan_user_model(task, grids, keys=selection_keys)
 
 

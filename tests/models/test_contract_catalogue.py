@@ -272,12 +272,22 @@ def test_an_infeasible_point_is_not_named():
     assert "w = " not in msg and "[4" not in msg and "a point of W" in msg
 
 
-def test_grid_values_outside_the_bounds_are_refused_without_the_bounds():
-    """Used to say "grid values [0, 5] ... outside its bounds (0, 3.5)"."""
-    m = _model("selection", upper=3.5)
-    with pytest.raises(ParameterError) as err:
-        _run("selection", m, n_samples=N, grid=[0, 1, 2, 3, 4, 5])
-    assert "3.5" not in str(err.value) and err.value.parameter == "grid"
+@pytest.mark.parametrize("mechanism", ["selection", "opdisc"])
+def test_with_a_grid_the_bounds_are_not_read(mechanism):
+    """Used to refuse "grid values [0, 5] ... outside its bounds (0, 3.5)", a refusal and a
+    text that depended on bounds computed from the data.  With grid=, W is the grid: the
+    decision's own bounds are never read (OPDisc relaxes them on its clone), so bounds from
+    the data can neither cut W nor refuse the call."""
+    require_solver("highs")
+    grid = [0, 1, 2, 3, 4, 5]
+    far = np.append(DEMAND[:-1], 5.0)          # Q = 5 is then the best order for record 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = _run(mechanism, _model(mechanism, far / 1.25, upper=3.5), n_samples=N, grid=grid,
+                   public_constraints=None, loss_range=(0, 1.25))
+    assert float(res.weights[0]) in grid
+    if mechanism == "selection":
+        assert res.parameters["n_points"] == 6
 
 
 def test_the_bounded_path_does_not_print_the_loss():

@@ -65,16 +65,11 @@ def test_bounds_of_the_decision_are_refused_unless_declared(mechanism):
     assert "[0, 3]" not in msg      # the bounds are not shown: until declared they may come from the data
 
 
-def test_a_grid_does_not_make_the_bounds_public_and_a_binary_domain_needs_no_declaration():
-    """With grid= the decision's own bounds still cut W (a grid value outside them is
-    refused, or infeasible in the model), so they are read only when declared, as without a
-    grid; a binary variable's bounds are its domain's."""
+def test_a_grid_or_a_binary_domain_needs_no_declaration():
     require_solver("highs")
     y, _ = _level_neighbours()
-    kw = dict(weights="x", epsilon=1.0, loss_range=(0, 5), n_samples=6, grid=[0, 1, 2], random_state=0)
-    with pytest.raises(ModelError, match=r"public_constraints=\['x'\]"):
-        privopt.exponential_mechanism(_level_model(y), **kw)
-    res = privopt.exponential_mechanism(_level_model(y), public_constraints="x", **kw)
+    res = privopt.exponential_mechanism(_level_model(y), weights="x", epsilon=1.0, loss_range=(0, 5), n_samples=6,
+                                        grid=[0, 1, 2], random_state=0)
     assert res.parameters["n_points"] == 3
     m = pyo.ConcreteModel()
     m.b = pyo.Var(range(2), domain=pyo.Binary)
