@@ -505,8 +505,13 @@ class FixAndSolveEvaluator:
                     if self.time_limit is not None and _stopped_on_time(report):
                         raise NotCertifiedError(_time_up(self.time_limit, lo + i, self.n_points), report)
                     raise NotCertifiedError(_uncertified(w, report), report)
-                losses[i] = (float(report.objective) if reader is None
-                             else self._clipped_solution(reader, solves.session, w, float(report.objective)))
+                objective = float(report.objective)
+                if reader is None:
+                    losses[i] = objective
+                elif solves.session is None:
+                    losses[i] = self._clipped_pyomo(reader, objective)
+                else:
+                    losses[i] = self._clipped_solution(reader, solves.session, w, objective)
             yield pts, losses
         if self._clone is not None:
             for v in self.w_vars:
@@ -555,9 +560,11 @@ class FixAndSolveEvaluator:
         ``records_reason`` saying which."""
         if self.record_range is None:
             return None
+        if solves is not None and solves.session is None and self.records is not None:
+            return self._pyomo_records()
         if solves is None or solves.session is None:
-            self.records_reason = ("the records' terms are not seen on this path (no solve, or the solver "
-                                   "through Pyomo): each is assumed in loss_range")
+            self.records_reason = ("the records' terms are not seen on this path (no solve): each is assumed in "
+                                   "loss_range")
             return None
         reader, why = (None, "the model's contract did not split it into its records' blocks") \
             if self.records is None else record_blocks(solves.session, self.records.column_labels(
@@ -571,6 +578,35 @@ class FixAndSolveEvaluator:
         self.records_reason = (f"each of the {reader.n_blocks:,} blocks of the model with the decision fixed read "
                                "as one record's term from each solve's solution and clipped into loss_range")
         return reader
+
+    def _pyomo_records(self):
+        """The records' blocks read on the clone Pyomo's path solves (the same finder,
+        :func:`privopt.models.records_of`), when it finds exactly ``n_records``; else None
+        (the terms are assumed in the range), with ``records_reason`` saying which."""
+        split = records_of(self.clone, self.w_vars)
+        if split.n_blocks != self.n_records:
+            self.records_reason = (f"the records' terms are not told apart on the solver's path through Pyomo "
+                                   f"({split.n_blocks:,} blocks for n = {self.n_records} records): each is "
+                                   "assumed in loss_range")
+            return None
+        self.records_seen = True
+        self.records_reason = (f"each of the {split.n_blocks:,} blocks of the model with the decision fixed read "
+                               "as one record's term from each solve's solution (through Pyomo) and clipped into "
+                               "loss_range")
+        return split
+
+    def _clipped_pyomo(self, split, objective) -> float:
+        """L'(w) from a solve through Pyomo: the solve's objective, less each block's term
+        (read at the clone's solution) plus the term clipped into ``record_range``; the
+        objective itself where no term lies outside (counted)."""
+        a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
+        values = split.values()
+        tol = 1e-7 * (1.0 + abs(a) + abs(b))
+        outside = int(np.count_nonzero((values < a - tol) | (values > b + tol)))
+        if not outside:
+            return objective
+        self.terms_clipped += outside
+        return objective - float(values.sum()) + float(np.clip(values, a, b).sum())
 
     def _clipped_solution(self, reader, session, point, objective) -> float:
         """L'(w) from the solution of the solve at ``point``: the decision's own costs and the

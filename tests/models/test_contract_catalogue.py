@@ -259,6 +259,25 @@ def test_selection_clips_the_same_term():
     assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped > 0
 
 
+def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
+    """A solver through Pyomo reads each record's term from the solved copy (the same
+    finder) and clips it: the released law is HiGHS's, point by point."""
+    require_solver("highs")
+    require_solver("glpk")
+    import privopt.mechanisms.selection as sel
+
+    laws = []
+    for solver in ("highs", "glpk"):
+        seen: list = []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sel, "selection_keys",
+                       lambda lo, *a, seen=seen, keys=sel.selection_keys: seen.append(np.array(lo)) or keys(lo, *a))
+            res = _run("selection", _model("selection", FAR), n_samples=N, solver=solver)
+        assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped == 5
+        laws.append(np.concatenate(seen))
+    np.testing.assert_allclose(laws[0], laws[1], atol=1e-7)
+
+
 # --- 7. refusals whose text carried a value of the data ----------------------------------------
 
 def test_an_infeasible_point_is_not_named():
