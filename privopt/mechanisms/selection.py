@@ -173,9 +173,11 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
     once w is fixed is evaluated exactly by their closed form instead, no solve:
     :class:`privopt.solvers.ChooseOneBlocks`, ``report.engine``).
 
-    Refusals.  Every check runs before the data's values are read: a
-    constraint on the decision alone (or a weight bound given by a mutable
-    Param) not declared public, a missing
+    Refusals.  Every check runs before the data's values are read: the
+    model's contract (:func:`privopt.models.check_model_contract`: n missing,
+    a number of the records' blocks other than n, a constraint on the decision
+    alone, a weight bound given by a mutable Param, or a term on the decision
+    alone not declared public), a missing
     loss_range, continuous or unbounded weights, an empty W, a maximized
     objective without ``sense="maximize"``, |W| above ``max_points``, a running time
     predicted from public sizes above ``time_limit`` (enumeration: |W|, n and d;
@@ -214,10 +216,13 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         the model's info (privopt's 0/1-loss models: (0, 1)).  Required for
         a user's model.  Its width is the sensitivity Delta, not a Lipschitz
         constant.
-    n_samples : int, optional
-        n; default: the model's info.  Used for alpha / n in the parameters
-        and to check that every L(w) lies in [n a, n b] (a loss outside means
-        the model breaks its declared contract and nothing is released).
+    n_samples : int
+        n; default: the model's info; required (the model's contract checks
+        that its records' side falls into exactly n blocks with the decision
+        fixed, :func:`privopt.models.check_model_contract`).  Used for alpha / n
+        in the parameters and to check that every L(w) lies in [n a, n b] (a
+        loss outside means the model breaks its declared contract and nothing
+        is released).
         With n known, a user's objective written as a mean (``sum(...) / n``)
         draws a :class:`~privopt.exceptions.LossContractWarning`, from the
         expression's structure alone, before any solve.
