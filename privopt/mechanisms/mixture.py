@@ -51,7 +51,7 @@ from ..calibration import (
     selection_noise_scale,
 )
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models import ENUMERATION_ATTR, ZeroOneLoss, check_model_contract, get_info
+from ..models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
 from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
@@ -121,7 +121,7 @@ def _check_public(model, info, index):
     if not isinstance(model, ZeroOneLoss):
         check_model_contract(model, weights_of(model, None, default_name=info.weights or "w"), None, info,
                              f"Mixture selection (models[{index}])", n_samples=info.n_samples,
-                             **decision_bounds(None, info))
+                             asked=Asked(**decision_bounds(None, info)))
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..calibration import (
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
 from .._runtime import check_executor, is_local
-from ..models import check_model_contract, get_info, quiet_clone
+from ..models import Asked, check_model_contract, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,
@@ -225,7 +225,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     n_samples = check_n_samples(kw.n_samples, info)
     loss_range = _loss_range(kw.loss_range, info)
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPDisc", n_samples=n_samples,
-                                    declare=None, **decision_bounds(grid, info))
+                                    asked=Asked(declare=None, **decision_bounds(grid, info)))
     n_samples = contract.n_records
     d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None, read_bounds=grid is None)

@@ -50,7 +50,7 @@ from ..exceptions import (
     SolverError,
     UncertifiedReleaseWarning,
 )
-from ..models import check_model_contract, get_info
+from ..models import Asked, check_model_contract, get_info
 from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
@@ -368,7 +368,7 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
                 "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "loss_range")
     # the decision's bounds are W's box (its diameters, the projection): public only when declared
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
-                                    declare=None, bounds_give_w=True, continuous=True)
+                                    asked=Asked(declare=None, bounds_give_w=True, continuous=True))
     n_samples = contract.n_records
     if n_oracle_calls is not None:   # the m noise vectors and answers, refused before any is drawn
         check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",

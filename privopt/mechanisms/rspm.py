@@ -15,7 +15,7 @@ from .._random import check_random_state
 from .._validation import check_delta, check_epsilon, check_positive, user_stacklevel
 from ..calibration import check_loss_range, check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
-from ..models import check_model_contract, get_info, quiet_clone
+from ..models import Asked, check_model_contract, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..ledger import charges
@@ -302,8 +302,8 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     sensitivity = check_positive(sensitivity, "sensitivity")
     n_samples = check_n_samples(kw.n_samples, info)
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "RSPM", n_samples=n_samples,
-                                    coupled_declared=kw.sensitivity is not None,
-                                    **decision_bounds(None, info))
+                                    asked=Asked(coupled_declared=kw.sensitivity is not None,
+                                                **decision_bounds(None, info)))
     # each record's term against loss_range (or, with only Delta declared, the terms at one w within Delta)
     term_bound = TermBound(loss_range) if loss_range is not None and kw.sensitivity is None else TermBound(
         None, sensitivity)

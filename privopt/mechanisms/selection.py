@@ -12,7 +12,7 @@ from .._random import check_random_state
 from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, ParameterError
-from ..models import ENUMERATION_ATTR, check_model_contract, check_public_term, get_info
+from ..models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
@@ -414,9 +414,9 @@ def _check_call(model, weights, epsilon, opts: SolveOptions, own: _Keywords) -> 
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     # the decision constraints: every one declared public, or a refusal, before any work
     term = check_public_term(model, own.public_term, w_vars)
+    asked = Asked(public_term=term, coupled_declared=own.sensitivity is not None, **decision_bounds(own.grid, info))
     contract = check_model_contract(model, w_vars, opts.public_constraints, info, "Private selection",
-                                    n_samples=n_samples, public_term=term, coupled_declared=own.sensitivity is not None,
-                                    **decision_bounds(own.grid, info))
+                                    n_samples=n_samples, asked=asked)
     solver, halfspace = _check_solver(model, w_vars, opts.solver_or("auto"), own)
     return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi),
                          contract.n_records, own, opts, term, list(contract.public_constraints), solver, halfspace,

@@ -49,6 +49,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -60,7 +61,7 @@ from pyomo.repn import generate_standard_repn
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 
-__all__ = ["ALL", "ModelContract", "RecordSplit", "check_model_contract", "record_split", "records_of",
+__all__ = ["ALL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split", "records_of",
            "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
            "check_public_term", "parse_public_names"]
 
@@ -539,24 +540,37 @@ def _refuse_coupling(sides, n_samples, what, declare: str | None = "sensitivity"
         declare or "model")
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a mechanism asks of a model's declarations (:func:`check_public_constraints`,
+    :func:`check_model_contract`): ``bounds_give_w`` (W or its box is read from the
+    weights' own bounds, so a weight whose bounds narrow its domain must be declared;
+    with ``continuous`` a continuous weight's too), ``public_term`` (the declared public
+    summand, :func:`check_public_term`), ``coupled_declared`` (the caller declared the
+    bound a coupling of the records implies) and ``declare`` (the keyword of that
+    declaration, None where the mechanism has none)."""
+
+    bounds_give_w: bool = False
+    continuous: bool = False
+    public_term: Any = None
+    coupled_declared: bool = False
+    declare: str | None = "sensitivity"
+
+
 def check_public_constraints(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
-                             bounds_give_w: bool = False, public_term=None, n_samples=None,
-                             coupled_declared: bool = False, declare: str | None = "sensitivity",
-                             continuous: bool = False, sides: ModelSides | None = None) -> list:
+                             n_samples=None, asked: Asked = Asked(), sides: ModelSides | None = None) -> list:
     """Refuse a model whose decision constraints, Param bounds or (with
-    ``bounds_give_w``) weights' own bounds are not all declared public; return
-    the declared decision constraints (which then shape W).
+    ``asked.bounds_give_w``) weights' own bounds are not all declared public; return
+    the declared decision constraints (which then shape W).  ``asked``: what the
+    mechanism asks (:class:`Asked`); ``sides``: the :class:`ModelSides`, if read.
 
     Declared are those named in ``public_constraints`` (a name, or a list of
     Constraint/Var names; a component's name covers every index; ``"all"``
     declares nothing, and a refusal then says so and names each component),
     and those the model's :class:`~privopt.models.ModelInfo` lists in
     ``public_constraints`` (privopt's own builders declare the constraints
-    they build from public quantities).  ``bounds_give_w``: the mechanism
-    reads W from the weights' domains and bounds (no ``grid=`` and no grid in
-    the model's info), so a weight whose own bounds narrow its domain
-    (``Var(domain=Integers, bounds=(0, 4))``) must be named too: its bounds
-    are then the declaration of W (:func:`bounded_by_own_bounds`).
+    they build from public quantities).  ``bounds_give_w``: a weight whose own
+    bounds narrow its domain must be named too (:func:`bounded_by_own_bounds`).
 
     The objective's summands on the decision alone (:func:`decision_only_terms`)
     must be declared as well: ``public_term`` (the component
@@ -572,9 +586,10 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     None: the mechanism has no such keyword, as OPDisc and OPSamp, whose guarantees are
     for sums of per-record terms).  Skipped for a model whose ModelInfo declares its
     per-record rows (``record_constraints``: privopt's builders, which merge identical
-    records into one weighted row), and for an objective with no record-side variable.  Runs before any
-    noise is drawn and any solve starts; reads the model's structure only.
+    records into one weighted row), and for an objective with no record-side variable.
+    Runs before any noise is drawn and any solve starts; reads the model's structure only.
     """
+    bounds_give_w, public_term, declare = asked.bounds_give_w, asked.public_term, asked.declare
     names = parse_public_names(public_constraints, model)
     blanket = names == ALL          # "all" declares nothing: each component is named (module doc)
     if blanket:
@@ -589,7 +604,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     undeclared = [c for c in cons if not _declared(c, names)]
     loose = [(v, side) for v, side in bounds if not _declared(v, names)]
     loose_ids = {id(v) for v, _ in loose}
-    from_bounds = ([v for v in bounded_by_own_bounds(w_vars, continuous)
+    from_bounds = ([v for v in bounded_by_own_bounds(w_vars, asked.continuous)
                     if not _declared(v, names) and id(v) not in loose_ids]
                    if bounds_give_w else [])
     note = _ALL_NOTE if blanket else ""
@@ -639,7 +654,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
             "public_constraints")
     _refuse_decision_terms(model, sides, names, public_term, what)
     builder_records = info is not None and bool(info.record_constraints)
-    if n_samples is not None and not coupled_declared and not builder_records:
+    if n_samples is not None and not asked.coupled_declared and not builder_records:
         _refuse_coupling(sides, n_samples, what, declare)
     return [c for c in cons if _declared(c, names)]
 
@@ -800,9 +815,7 @@ def contract_n(n_samples, info, what) -> int:
 
 
 def check_model_contract(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
-                         n_samples=None, public_term=None, coupled_declared: bool = False,
-                         declare: str | None = "sensitivity", bounds_give_w: bool = True,
-                         continuous: bool = False) -> ModelContract:
+                         n_samples=None, asked: Asked = Asked(bounds_give_w=True)) -> ModelContract:
     """The one check of a user's model every mechanism runs (private selection, OPDisc,
     OPSamp, RSPM), before any noise is drawn and any solve starts, from the model's
     structure and declarations only:
@@ -813,14 +826,14 @@ def check_model_contract(model, w_vars, public_constraints=None, info=None, what
       own variables and the decision), and everything outside them is public by
       construction, no declaration asked;
     * a model built by hand: every constraint on the decision alone, every bound of the
-      decision (``bounds_give_w``; with ``continuous`` a continuous decision's too) and
+      decision (``asked.bounds_give_w``; with ``asked.continuous`` a continuous decision's too) and
       every objective term on the decision alone must be declared
       (:func:`check_public_constraints`); a coefficient of 0 does not make a row a
       record's (:func:`live_variables`); a variable declared by name in
       ``public_constraints`` that is not a weight is part of the decision
       (:func:`declared_decision`), its rows and costs then declared as the decision's;
       and the records' side must fall into exactly n blocks (:func:`record_split`): fewer
-      is refused unless ``coupled_declared``; more (a block that is no record's, as an
+      is refused unless ``asked.coupled_declared``; more (a block that is no record's, as an
       auxiliary variable tied to the decision alone, or one shared by the records'
       terms) always.
 
@@ -835,9 +848,8 @@ def check_model_contract(model, w_vars, public_constraints=None, info=None, what
         declared = declared | frozenset(info.public_constraints)
     skip = info.record_constraints if info is not None else ()
     sides = model_sides(model, w_vars, skip, declared_decision(model, w_vars, declared))
-    cons = check_public_constraints(model, w_vars, public_constraints, info, what, bounds_give_w=bounds_give_w,
-                                    public_term=public_term, n_samples=n, coupled_declared=coupled_declared,
-                                    declare=declare, continuous=continuous, sides=sides)
+    cons = check_public_constraints(model, w_vars, public_constraints, info, what, n_samples=n, asked=asked,
+                                    sides=sides)
     if info is not None and info.record_constraints:
         return ModelContract(tuple(cons), n, None)
     split = record_split(model, sides)
