@@ -54,28 +54,29 @@ def not_certified_message(report, *, what: str = "the perturbed model", smaller:
 
     When the solver proved optimality and the remaining gap is at rounding
     level (within ``1e-6`` relative of the objective), more time cannot help:
-    the message says so and names ``abs_gap``.  Otherwise it names the gap,
-    the time spent and ``time_limit``.
+    the message says so and names ``abs_gap``.  Otherwise it names ``time_limit``.
+    No value computed from the data (objective, bound, gap, time spent) is in
+    the text: a refusal after the data is read is an output.
     """
-    obj, bound = report.objective, report.bound
+    obj = report.objective
     gap = report.abs_gap_achieved
     optimal = getattr(report.termination, "name", "") == "convergenceCriteriaSatisfied"
     scale = max(1.0, abs(obj) if obj is not None else 1.0)
     if optimal and gap is not None and gap <= 1e-6 * scale + 10 * report.abs_gap:
         return (
-            f"Not certified: {report.solver} proved {what} optimal but its objective {obj!r} and "
-            f"bound {bound!r} differ by {gap:.3g}, above abs_gap={report.abs_gap:g}; this gap is at "
-            "the solver's rounding level, so a longer time limit cannot help: pass a larger "
-            f"abs_gap (e.g. abs_gap={max(10 * gap, 1e-6):.1g}) or use another solver.\n"
-            "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure)."
+            f"Not certified: {report.solver} proved {what} optimal but its objective and bound differ by "
+            f"more than abs_gap={report.abs_gap:g}, at the solver's rounding level, so a longer time limit "
+            "cannot help: pass a larger abs_gap (e.g. ten times this one) or use another solver.\n"
+            "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure). The "
+            "objective, bound and gap are computed from the data and are not shown (they are in the "
+            "exception's report, which is not private)."
         )
-    gap_text = f"gap {gap:.3g}" if gap is not None else "no bound reported"
     return (
         f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "
-        f"({gap_text}, {report.wall_time:.1f} s of time_limit={report.time_limit}); raise "
+        f"(time_limit={report.time_limit}); raise "
         "time_limit, try another solver (solver='auto' searches the grid exactly when it is "
         f"small), or make the problem smaller: {smaller}.\n"
-        f"Objective {obj}, bound {bound}. The privacy guarantee needs the exact argmin, so "
+        "The privacy guarantee needs the exact argmin, so "
         "nothing is released (see on_failure). privopt never retries with a changed grid or "
         "model by itself: a choice that depends on how fast this data solved would leak."
     )

@@ -35,7 +35,10 @@ and private selection on a user's model
 with a record's term outside ``loss_range`` left unclipped (:class:`RecordClipTarget`
 with ``clip=False``), and the same model built with :func:`privopt.RecordModel` without
 ``clip=True`` and scored where privopt does not read the terms
-(:class:`RecordModelClipTarget` with ``clip=False``).
+(:class:`RecordModelClipTarget` with ``clip=False``), and private selection on a model built by hand with a
+leak the model's contract refuses, released as before the check: bounds from the data, a data-built
+row naming a record's variable with coefficient 0, a data-built cost through an auxiliary
+variable (:class:`HandModelTarget` with ``broken=True``).
 
 Usage::
 
@@ -64,6 +67,7 @@ from ._mixture import MixtureSelectionTarget
 from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
 from ._records import RecordClipTarget, RecordModelClipTarget, far_record_instance, record_sites_model, sites_model
+from ._contract import CONTRACT_LEAKS, HandModelTarget, newsvendor_instance, newsvendor_model
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
@@ -106,6 +110,10 @@ __all__ = [
     "RecordClipTarget",
     "RecordModelClipTarget",
     "record_sites_model",
+    "HandModelTarget",
+    "CONTRACT_LEAKS",
+    "newsvendor_instance",
+    "newsvendor_model",
     "far_record_instance",
     "sites_model",
     "NeighbouringPair",

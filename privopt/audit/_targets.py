@@ -662,5 +662,6 @@ class ConstrainedSelectionTarget(AuditTarget):
     def run_mechanism(self, which, rng):
         res = exponential_mechanism(self.models[which], weights=self.models[which].w, epsilon=self.epsilon,
                                     loss_range=(0.0, 4.0), method=self.method, random_state=rng,
-                                    progress=False, public_constraints=["cap", "w"] if self.declared else "w")
+                                    n_samples=self.parameters["n_records"], progress=False,
+                                    public_constraints=["cap", "w"] if self.declared else "w")
         return np.asarray(res.weights, dtype=float)

@@ -200,7 +200,7 @@ class PyomoBoundOracle(BoundOracle):
             self._check_time(report)
             if not report.certified_optimal or report.objective is None:
                 raise NotCertifiedError(
-                    f"Not certified: evaluating L(w) at w = {list(key)} ended with {report.termination.name}; "
+                    f"Not certified: evaluating L(w) at a point of W ended with {report.termination.name}; "
                     "bounded private selection needs the exact loss of every point it scores, so nothing "
                     "is released. Check that the model is feasible for every w that the weights' bounds "
                     "and constraints allow, raise time_limit, or try another solver.", report)
@@ -230,8 +230,8 @@ class PyomoBoundOracle(BoundOracle):
         tol = 1e-6 * max(1.0, abs(n * hi))
         if records < n * lo - tol or records > n * hi + tol:
             raise ModelError(
-                f"model: its objective{' less public_term' if self.term_name else ''} at w = "
-                f"{np.asarray(point).tolist()} is {records:g}, outside [n a, n b] = [{n * lo:g}, {n * hi:g}] "
+                f"model: its objective{' less public_term' if self.term_name else ''} at a point of W is "
+                f"outside [n a, n b] = [{n * lo:g}, {n * hi:g}] "
                 f"for n = {n} and loss_range = ({lo:g}, {hi:g}): it is not a sum of n terms in loss_range, "
                 "so the guarantee would not hold; nothing is released. Fix loss_range or the model (a "
                 "public cost of the decision alone can be declared with public_term=).", "model")

@@ -24,8 +24,8 @@ from ..solvers import (
     solver_availability,
 )
 
-__all__ = ["check_solver_ready", "check_named_solver", "check_model_objective", "check_run", "warn_noise_disclosed",
-           "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
+__all__ = ["decision_bounds", "check_solver_ready", "check_named_solver", "check_model_objective", "check_run",
+           "warn_noise_disclosed", "check_n_samples", "warn_if_delta_weak", "objective_scale", "warn_if_mean_objective"]
 
 
 def check_n_samples(n_samples, info):
@@ -40,6 +40,17 @@ def check_n_samples(n_samples, info):
             f"n_samples={n_samples} contradicts the model, which was built on {known} records; leave "
             "n_samples out (privopt reads it from the model) or rebuild the model.", "n_samples")
     return n_samples
+
+
+def decision_bounds(grid, info) -> dict:
+    """How the contract reads the decision's own bounds on a discrete mechanism
+    (:func:`privopt.models.check_model_contract`): where W is read from them (no
+    ``grid=`` and no grid the model's own builder declared), a weight whose own bounds
+    narrow its domain must be declared.  With ``grid=`` W is the grid and the bounds are
+    never read (:func:`privopt.perturbation.resolve_grids` with ``read_bounds=False``;
+    OPDisc relaxes them on its clone), so nothing is asked."""
+    builder_grid = grid is None and info is not None and info.grid is not None
+    return {"bounds_give_w": grid is None and not builder_grid, "continuous": False}
 
 
 def warn_if_delta_weak(delta, n_samples, stacklevel: int | None = None):

@@ -35,7 +35,7 @@ from .._limits import SCORING_MAX_POINTS
 from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
                         worker_count)
 from ..exceptions import ModelError, NotCertifiedError, ParameterError
-from ..models import quiet_clone
+from ..models import quiet_clone, records_of
 from ..space import (constrained_points, count_grid_points,
                      grid_points, norm_levels)
 from ..search import enumeration_levels
@@ -87,8 +87,9 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 #: 5.5, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below are about 1.5 times the
 #: runs at load 5.5 (GLPK 24 ms + 0.053 ms per row or column, CBC 70 ms + 0.045 ms), with no margin
 #: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one later (the
-#: medians at load 9 to 11 about 2.2 times the prediction, the slowest run 4.3 times).  At Pyomo's persistent rate (margin included) GLPK was predicted up to 7 times
-#: short under load, CBC up to 12 times.
+#: medians at load 9 to 11 about 2.2 times the prediction, the slowest run 4.3 times).  At Pyomo's
+#: persistent rate (margin included) GLPK was predicted up to 7 times short under load, CBC up to
+#: 12 times.
 FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7),
                    "glpk": (2.4e-2, 5.3e-5), "cbc": (7e-2, 4.5e-5)}
 FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
@@ -308,7 +309,7 @@ class FixAndSolveEvaluator:
 
     def _build(self, model, decision: DecisionSet, *, solver="highs", time_limit=None, threads=None,
                abs_gap=None, solver_options=None, max_points=None, public_term=None, record_range=None,
-               n_records=None) -> None:
+               n_records=None, records=None) -> None:
         """Set the evaluator up on ``decision`` (both constructors end here)."""
         self.decision = decision            # W, built once: read here, never built again
         self.max_points = DEFAULT_MAX_EVALUATIONS if max_points is None else int(max_points)
@@ -350,6 +351,9 @@ class FixAndSolveEvaluator:
         self.record_range: tuple[float, float] | None = (
             None if record_range is None else (float(record_range[0]), float(record_range[1])))
         self.n_records = n_records
+        #: the records' blocks the model's contract found (:class:`privopt.models.RecordSplit`); a direct
+        #: caller with a range gets them from the same finder (:func:`privopt.models.records_of`)
+        self.records = records if records is not None or record_range is None else records_of(model, self.user_w)
         #: whether the records' terms were seen (and clipped), why, and how many terms lay outside
         self.records_seen, self.terms_clipped = False, 0
         self.records_reason = ("the records' terms are not seen on this path: each is assumed in loss_range"
@@ -542,8 +546,13 @@ class FixAndSolveEvaluator:
                     if self.time_limit is not None and _stopped_on_time(report):
                         raise NotCertifiedError(_time_up(self.time_limit, lo + i, self.n_points), report)
                     raise NotCertifiedError(_uncertified(w, report), report)
-                losses[i] = (float(report.objective) if reader is None
-                             else self._clipped_solution(reader, solves.session, w, float(report.objective)))
+                objective = float(report.objective)
+                if reader is None:
+                    losses[i] = objective
+                elif solves.session is None:
+                    losses[i] = self._clipped_pyomo(reader, objective)
+                else:
+                    losses[i] = self._clipped_solution(reader, solves.session, w, objective)
             yield pts, losses
         if self._clone is not None:
             for v in self.w_vars:
@@ -553,7 +562,8 @@ class FixAndSolveEvaluator:
         """:meth:`blocks` by the closed form of :class:`privopt.solvers.ChooseOneBlocks` (the
         model's structure verified from its rows): no solve; a point where the model is
         infeasible raises the LP path's refusal (the same message), nothing released."""
-        clip = self.record_range is not None and self.n_records is not None and closed.n_blocks == self.n_records
+        clip = (self.record_range is not None and self.records is not None
+                and self.records.n_blocks == self.n_records == closed.n_blocks)
         if self.record_range is not None:
             self.records_seen = clip
             self.records_reason = (
@@ -591,11 +601,15 @@ class FixAndSolveEvaluator:
         ``records_reason`` saying which."""
         if self.record_range is None:
             return None
+        if solves is not None and solves.session is None and self.records is not None:
+            return self._pyomo_records()
         if solves is None or solves.session is None:
-            self.records_reason = ("the records' terms are not seen on this path (no solve, or the solver "
-                                   "through Pyomo): each is assumed in loss_range")
+            self.records_reason = ("the records' terms are not seen on this path (no solve): each is assumed in "
+                                   "loss_range")
             return None
-        reader, why = record_blocks(solves.session)
+        reader, why = (None, "the model's contract did not split it into its records' blocks") \
+            if self.records is None else record_blocks(solves.session, self.records.column_labels(
+                solves.session.column_of))
         if reader is None or self.n_records is None or reader.n_blocks != self.n_records:
             detail = (why if reader is None else "n_samples not given" if self.n_records is None
                       else f"{reader.n_blocks:,} blocks for n = {self.n_records} records")
@@ -606,6 +620,35 @@ class FixAndSolveEvaluator:
                                "as one record's term from each solve's solution and clipped into loss_range")
         return reader
 
+    def _pyomo_records(self):
+        """The records' blocks read on the clone Pyomo's path solves (the same finder,
+        :func:`privopt.models.records_of`), when it finds exactly ``n_records``; else None
+        (the terms are assumed in the range), with ``records_reason`` saying which."""
+        split = records_of(self.clone, self.w_vars)
+        if split.n_blocks != self.n_records:
+            self.records_reason = (f"the records' terms are not told apart on the solver's path through Pyomo "
+                                   f"({split.n_blocks:,} blocks for n = {self.n_records} records): each is "
+                                   "assumed in loss_range")
+            return None
+        self.records_seen = True
+        self.records_reason = (f"each of the {split.n_blocks:,} blocks of the model with the decision fixed read "
+                               "as one record's term from each solve's solution (through Pyomo) and clipped into "
+                               "loss_range")
+        return split
+
+    def _clipped_pyomo(self, split, objective) -> float:
+        """L'(w) from a solve through Pyomo: the solve's objective, less each block's term
+        (read at the clone's solution) plus the term clipped into ``record_range``; the
+        objective itself where no term lies outside (counted)."""
+        a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
+        values = split.values()
+        tol = 1e-7 * (1.0 + abs(a) + abs(b))
+        outside = int(np.count_nonzero((values < a - tol) | (values > b + tol)))
+        if not outside:
+            return objective
+        self.terms_clipped += outside
+        return objective - float(values.sum()) + float(np.clip(values, a, b).sum())
+
     def _clipped_solution(self, reader, session, point, objective) -> float:
         """L'(w) from the solution of the solve at ``point``: the decision's own costs and the
         constant, plus each block's part of the objective (one record's term: with the decision
@@ -613,13 +656,14 @@ class FixAndSolveEvaluator:
         ``record_range``; counts the terms outside.  The blocks' parts must add up to the
         solve's ``objective`` (else nothing is released)."""
         a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
-        values, rest = reader.values(session.column_values()), reader.rest(point)
+        x = session.column_values()
+        values, rest = reader.values(x), reader.rest(point, x)
         total = rest + float(values.sum())
         if not abs(total - objective) <= 1e-7 * (1.0 + abs(objective) + float(np.abs(values).sum())):
             raise NotCertifiedError(
-                f"Not certified: at w = {np.asarray(point).tolist()} the solution's per-record terms add up to "
-                f"{total:.10g}, not to the solve's objective {objective:.10g}, so each record's term cannot be "
-                "clipped into loss_range; nothing is released. Report this with the model.", None)
+                "Not certified: at a point of W the solution's per-record terms do not add up to the solve's "
+                "objective, so each record's term cannot be clipped into loss_range; nothing is released. "
+                "Report this with the model.", None)
         tol = 1e-7 * (1.0 + abs(a) + abs(b))
         self.terms_clipped += int(np.count_nonzero((values < a - tol) | (values > b + tol)))
         return rest + float(np.clip(values, a, b).sum())
@@ -719,7 +763,10 @@ def _evaluate_shard(blob, job, points, deadline):
 
 
 def _time_up(time_limit, done, total, where="") -> str:
-    return (f"time_limit: {time_limit:g} s ran out after {done:,} of {total:,} evaluations of L(w){where}; "
+    """The refusal when ``time_limit`` runs out while scoring: how far it got (``done``)
+    depends on how fast the data solved, so it is not said; only the public |W| (``total``)."""
+    del done
+    return (f"time_limit: {time_limit:g} s ran out before the {total:,} evaluations of L(w){where} were done; "
             "nothing is released. Raise time_limit or make W smaller.")
 
 
@@ -730,7 +777,8 @@ def _uncertified(w, report) -> str:
     hint = (" A decision at which the records cannot be served (no site open, too little capacity committed) "
             "is left out of W by a constraint on the decision alone whose numbers are fixed before the data "
             "(e.g. sum(open) >= 1), declared in public_constraints." if infeasible else "")
-    return (f"Not certified: evaluating L(w) at w = {np.asarray(w).tolist()} ended with {report.termination.name}; "
+    del w    # which point failed depends on the data: never said
+    return (f"Not certified: evaluating L(w) at a point of W ended with {report.termination.name}; "
             "private selection needs the exact loss of every point of W, so nothing is released. " + refused
             + "Check that the model is feasible for every w that the weights' bounds and constraints allow, raise "
             f"time_limit, or try another solver.{hint}")

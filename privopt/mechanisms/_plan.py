@@ -148,7 +148,8 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     evaluator = FixAndSolveEvaluator.from_decision(
         task.model, decision, solver=task.solver, time_limit=opts.time_limit, threads=opts.threads,
         abs_gap=opts.abs_gap, solver_options=opts.solver_options, max_points=task.max_points, public_term=task.term,
-        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples)
+        record_range=task.loss_range if task.records_are_users else None, n_records=task.n_samples,
+        records=None if task.contract is None else task.contract.split)
     evaluator.use_executor(opts.executor)   # the model serialized for the workers, before any solve
     n_points = int(evaluator.n_points)
     check_w_size(n_points)

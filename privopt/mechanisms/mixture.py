@@ -51,12 +51,13 @@ from ..calibration import (
     selection_noise_scale,
 )
 from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models import ENUMERATION_ATTR, ZeroOneLoss, check_public_constraints, get_info
+from ..models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
 from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
 from ..solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from ._checks import decision_bounds
 from ._plan import PROGRESS_AFTER, SelectionPlan, check_time_limit, plan_halfspace
 from ._release import MixtureParameters, MixturePart, MixtureReport, noise_distribution
 from .selection import topdown_problem
@@ -118,8 +119,9 @@ def _check_public(model, info, index):
     :class:`privopt.models.ZeroOneLoss` has no constraint but its grid and ball
     (privopt's builder, from its public arguments): nothing to check."""
     if not isinstance(model, ZeroOneLoss):
-        check_public_constraints(model, weights_of(model, None, default_name=info.weights or "w"), None, info,
-                                 f"Mixture selection (models[{index}])")
+        check_model_contract(model, weights_of(model, None, default_name=info.weights or "w"), None, info,
+                             f"Mixture selection (models[{index}])", n_samples=info.n_samples,
+                             asked=Asked(**decision_bounds(None, info)))
 
 
 @dataclass(frozen=True)

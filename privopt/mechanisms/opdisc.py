@@ -22,6 +22,7 @@ from .._validation import (
 )
 from ..calibration import (
     OPDISC_CALIBRATIONS,
+    check_loss_range,
     opdisc_delta,
     opdisc_paper_argument_holds,
     opdisc_sigma,
@@ -29,7 +30,7 @@ from ..calibration import (
 )
 from ..exceptions import ModelError, ParameterError, UnprovenGuaranteeWarning
 from .._runtime import check_executor, is_local
-from ..models import check_public_constraints, get_info, quiet_clone
+from ..models import Asked, check_model_contract, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import (
     get_normalization,
@@ -42,8 +43,9 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
-from ._checks import (check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_if_mean_objective,
-                      warn_noise_disclosed)
+from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
+                      warn_if_mean_objective, warn_noise_disclosed)
+from ._terms import TermBound, check_record_terms
 from ._noise import draw_opdisc_noise
 
 #: Why OPDisc's ``parameters["alpha"]`` was renamed: the name meant a per-record bound here and
@@ -64,6 +66,7 @@ class _Keywords:
     norm_bound: float | None = None
     separation: float | None = None
     n_samples: int | None = None
+    loss_range: object = None
     grid: object = None
     calibration: str = "proven"
     beta: float = 0.05
@@ -159,17 +162,26 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         tau; default: the model's info, else the grid's smallest gap.  A
         value larger than the grid's smallest gap is an error (the grid would
         not be tau-separated).
-    n_samples : int, optional
-        n, used for the utility bound alpha and for two warnings, never for
-        the noise; default: the model's info.  With n known, delta > 1/n draws
-        a :class:`~privopt.exceptions.WeakGuaranteeWarning`, and an objective
-        written as a mean (``sum(...) / n``) a
+    n_samples : int
+        n; default: the model's info; required (the model's contract checks
+        that its records' side falls into exactly n blocks with the decision
+        fixed, :func:`privopt.models.check_model_contract`).  Used for the
+        utility bound ``alpha_per_record`` and for two warnings, never for the noise:
+        delta > 1/n draws a :class:`~privopt.exceptions.WeakGuaranteeWarning`,
+        and an objective written as a mean (``sum(...) / n``) a
         :class:`~privopt.exceptions.LossContractWarning` (from the
-        expression's structure, before any solve).  Without it the private
-        answer is still released and ``parameters["alpha_per_record"]`` is None.
+        expression's structure, before any solve).
+    loss_range : float or (a, b), optional
+        The range of each record's term; default: the model's info.  When
+        given, G defaults to its width over tau, and each record's term at the
+        oracle's answer is checked against it before the release
+        (:func:`privopt.mechanisms._terms.check_record_terms`): a term outside
+        refuses the call (charged, the data was read; no value in the message).
     grid : sequence, optional
         Values of the weights (one sequence or one per coordinate), for
-        variables declared continuous.
+        variables declared continuous.  W is then the grid: the weights' own
+        bounds are not read (they may come from the data) and are relaxed on
+        the clone, so they cannot cut it.
     calibration : {"proven", "paper"}
         How sigma is computed (see above).  ``"paper"`` warns
         (:class:`~privopt.exceptions.UnprovenGuaranteeWarning`) where even the
@@ -231,17 +243,18 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     n_samples = check_n_samples(kw.n_samples, info)
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPDisc",
-                             bounds_give_w=grid is None and (info is None or info.grid is None),
-                             n_samples=n_samples, declare=None)
+    loss_range = _loss_range(kw.loss_range, info)
+    contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPDisc", n_samples=n_samples,
+                                    asked=Asked(declare=None, **decision_bounds(grid, info)))
+    n_samples = contract.n_records
     d = len(w_vars)
-    grids = resolve_grids(w_vars, grid, info.grid if info else None)
+    grids = resolve_grids(w_vars, grid, info.grid if info else None, read_bounds=grid is None)
     grid_tau = grid_separation(grids)
 
     separation = _separation(kw.separation, info, grid_tau)
     levels = norm_levels(grids, _norm_bound(kw.norm_bound, info))  # raises if no grid point is inside the ball
     D = levels.norm_bound
-    lipschitz = _lipschitz(kw.lipschitz, info, separation)
+    lipschitz = _lipschitz(kw.lipschitz, info, separation, loss_range)
 
     warn_if_delta_weak(delta, n_samples)
     warn_if_mean_objective(model, n_samples, "OPDisc")   # the objective's structure against n, before any solve
@@ -266,6 +279,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     # --- oracle on a clone ------------------------------------------------------
     private_model = quiet_clone(model)
     private_w = [private_model.find_component(v) for v in w_vars]
+    if grid is not None:       # W is the grid: the weights' own bounds (never read, maybe the data's) must not cut it
+        for v in private_w:
+            v.setlb(None)
+            v.setub(None)
     pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
         private_model,
         weights=private_w,
@@ -278,6 +295,8 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     )
     report = certified_solve(private_model, options=solve, what="the OPDisc objective", _prechecked=True)
     w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
+    # each record's term at the answer, against loss_range: refused (charged) when broken, never released as is
+    check_record_terms(model, w_vars, contract, [w_hat], TermBound(loss_range), "OPDisc", solve)
 
     parameters = {
         "calibration": calibration,
@@ -340,13 +359,20 @@ def _norm_bound(norm_bound, info) -> float:
     return check_positive(norm_bound, "norm_bound")
 
 
-def _lipschitz(lipschitz, info, separation: float) -> float:
+def _loss_range(loss_range, info):
+    """(a, b): the given range of each record's term, or the model's; None when neither
+    declares one (then only a Lipschitz constant speaks for the terms)."""
+    if loss_range is None and info is not None:
+        loss_range = info.loss_range
+    return None if loss_range is None else check_loss_range(loss_range)
+
+
+def _lipschitz(lipschitz, info, separation: float, loss_range=None) -> float:
     """G: the given l2-Lipschitz constant, the model's, or its loss range over tau."""
-    if lipschitz is None and info is not None:
-        if info.lipschitz is not None:
-            lipschitz = info.lipschitz
-        elif info.loss_range is not None:
-            lipschitz = (info.loss_range[1] - info.loss_range[0]) / separation
+    if lipschitz is None and info is not None and info.lipschitz is not None:
+        lipschitz = info.lipschitz
+    if lipschitz is None and loss_range is not None:
+        lipschitz = (loss_range[1] - loss_range[0]) / separation
     if lipschitz is None:
         raise ParameterError(
             "lipschitz: give G, the l2-Lipschitz constant of each per-example loss on the grid "

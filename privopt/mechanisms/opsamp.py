@@ -41,7 +41,7 @@ from .._validation import (
     renamed_argument,
     user_stacklevel,
 )
-from ..calibration import OPSampParameters, opsamp_parameters
+from ..calibration import OPSampParameters, check_loss_range, opsamp_parameters
 from ..exceptions import (
     ModelError,
     NoiseDominatesWarning,
@@ -51,13 +51,14 @@ from ..exceptions import (
     SolverError,
     UncertifiedReleaseWarning,
 )
-from ..models import check_public_constraints, get_info
+from ..models import Asked, check_model_contract, get_info
 from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
+from ._terms import TermBound, check_record_terms
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
 from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
@@ -81,6 +82,7 @@ class _Keywords:
     l2_diameter: float | None = None
     l1_diameter: float | None = None
     n_samples: int | None = None
+    loss_range: object = None
     n_oracle_calls: int | None = None
     beta: float = 0.05
     oracle_error: float = 0.0
@@ -113,6 +115,8 @@ class _Run:
     project: bool
     persistent: bool
     return_noise: bool
+    contract: object = None          # what the model's contract read (privopt.models.ModelContract)
+    loss_range: tuple | None = None  # each record's term's declared range, checked at every answer
 
     @property
     def d(self) -> int:
@@ -237,8 +241,15 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         the declared bounds, D_1 = sum_j (ub_j - lb_j), else
         min(d D_inf, sqrt(d) D_2).  A W smaller than its box (a simplex, a
         ball) has a smaller D_1: pass it to get less noise.
-    n_samples : int, optional
-        n; default: the model's info.
+    n_samples : int
+        n; default: the model's info; required (the model's contract checks that
+        its records' side falls into exactly n blocks with the decision fixed).
+    loss_range : float or (a, b), optional
+        The range of each record's term (width at most 1); default: the
+        model's info.  When given, each record's term at every oracle answer is
+        checked against it before the release
+        (:func:`privopt.mechanisms._terms.check_record_terms`): a term outside
+        refuses the call (charged, the data was read; no value in the message).
     n_oracle_calls : int, optional
         m.  ``None``: the paper's m, refused above 10,000 calls (the message
         says what a smaller m costs).  Any m >= 1 is private; a larger m
@@ -337,6 +348,9 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
     sigmas, mu = draw_opsamp_noise(run.rng, plan.params.eta, plan.params.output_grid,
                                    plan.params.n_oracle_calls, run.d)
     answers = _run_calls(run, sigmas)
+    # each record's term at every answer, against loss_range: refused (charged) when broken, never released as is
+    check_record_terms(run.model, run.w_vars, run.contract, [a.values for a in answers],
+                       TermBound(run.loss_range), "OPSamp", run.solve)
     return _release(run, plan, answers, sigmas, mu)
 
 
@@ -364,14 +378,19 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     n_samples = check_n_samples(keywords.n_samples, info)
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
-                             declare=None)
-    if info is not None and info.loss_range is not None:
-        lo, hi = info.loss_range
+    loss_range = keywords.loss_range if keywords.loss_range is not None else (
+        info.loss_range if info is not None else None)
+    if loss_range is not None:
+        lo, hi = check_loss_range(loss_range)
+        loss_range = (lo, hi)
         if hi - lo > 1.0 + 1e-12:
             raise ModelError(
                 f"model: its per-example losses range over [{lo:g}, {hi:g}]; OPSamp needs values in an "
-                "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "model")
+                "interval of width 1 (e.g. [0, 1]): divide the loss by a public bound.", "loss_range")
+    # the decision's bounds are W's box (its diameters, the projection): public only when declared
+    contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
+                                    asked=Asked(declare=None, bounds_give_w=True, continuous=True))
+    n_samples = contract.n_records
     if n_oracle_calls is not None:   # the m noise vectors and answers, refused before any is drawn
         check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
                      f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
@@ -380,7 +399,8 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
                      "like 1/sqrt(m)).")
     return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
                 oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, n_samples=n_samples, solve=solve, rng=rng,
-                project=project, persistent=persistent, return_noise=bool(keywords.return_noise))
+                project=project, persistent=persistent, return_noise=bool(keywords.return_noise),
+                contract=contract, loss_range=loss_range)
 
 
 def _bytes_per_call(d: int) -> int:
@@ -485,12 +505,10 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
 
     if fatal_chunk is not None:
         batch = results[fatal_chunk]
-        first = next(i for i, a in enumerate(batch) if not a.certified)
-        fatal, bad = fatal_chunk * size + first, batch[first]
+        bad = next(a for a in batch if not a.certified)
         raise NotCertifiedError(
-            f"{bad.report.solver} did not certify the optimum of OPSamp oracle call {fatal + 1} of {m} "
-            f"({bad.report.termination.name}, objective {bad.report.objective}, bound "
-            f"{bad.report.bound}); the privacy guarantee needs every call's argmin, so nothing is "
+            f"{bad.report.solver} did not certify the optimum of an OPSamp oracle call "
+            f"({bad.report.termination.name}); the privacy guarantee needs every call's argmin, so nothing is "
             "released. Raise time_limit, try another solver, or see on_failure.", bad.report)
     answers = [a for batch in results for a in batch]
     for k, a in enumerate(answers):

@@ -13,15 +13,16 @@ from pyomo.common.modeling import unique_component_name
 
 from .._random import check_random_state
 from .._validation import check_bool, check_delta, check_epsilon, check_positive, user_stacklevel
-from ..calibration import check_rspm_noise, rspm_noise_scale
+from ..calibration import check_loss_range, check_rspm_noise, rspm_noise_scale
 from ..exceptions import ModelError, ParameterTypeError
-from ..models import check_public_constraints, get_info, quiet_clone
+from ..models import Asked, check_model_contract, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
-from ._checks import check_named_solver, check_run, warn_noise_disclosed
+from ._checks import check_n_samples, check_named_solver, check_run, decision_bounds, warn_noise_disclosed
+from ._terms import TermBound, check_record_terms
 from ._noise import draw_rspm_noise
 
 __all__ = ["rspm", "rspm_outlook"]
@@ -93,6 +94,8 @@ class _Keywords:
     noise: str = "laplace"
     separator_vars: Any = None   # (p, n): Vars or names
     sensitivity: float | None = None
+    n_samples: int | None = None
+    loss_range: Any = None
     return_noise: bool = False
 
 
@@ -228,8 +231,18 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         The binaries (p, n); default: the model's info, else an error.
     sensitivity : float, optional
         Delta, the most one replaced record changes L(D, w) for any w;
-        default: the width of the model's ``info.loss_range`` (1 for the 0/1
-        loss); required when the model has no info.
+        default: the width of ``loss_range`` (1 for the 0/1 loss); required
+        when no range is given.  Declared alone (records coupled by a row are
+        then accepted), the records' terms at the answer must lie within an
+        interval of width Delta, else the call is refused (charged).
+    n_samples : int
+        n; default: the model's info; required (the model's contract checks
+        that its records' side falls into exactly n blocks with the decision
+        fixed, :func:`privopt.models.check_model_contract`).
+    loss_range : float or (a, b), optional
+        The range of each record's term; default: the model's info.  Each
+        record's term at the answer is checked against it before the release
+        (a term outside refuses the call, charged; no value in the message).
     solver, time_limit, threads, solver_options, abs_gap : fields of SolveOptions
         Passed to :func:`privopt.solvers.solve` (gap 0 is always requested).
     on_failure : {"raise", "return"}
@@ -290,16 +303,22 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {d}.",
                          "weights")
 
-    if sensitivity is None and info is not None and info.loss_range is not None:
-        sensitivity = float(info.loss_range[1]) - float(info.loss_range[0])
+    loss_range = kw.loss_range if kw.loss_range is not None else (info.loss_range if info is not None else None)
+    loss_range = None if loss_range is None else check_loss_range(loss_range)
+    if sensitivity is None and loss_range is not None:
+        sensitivity = float(loss_range[1]) - float(loss_range[0])
     if sensitivity is None:
         raise ModelError(
             "sensitivity: give Delta, the most one replaced record changes the loss of any w "
             "(1 for a 0/1 error count).", "sensitivity")
     sensitivity = check_positive(sensitivity, "sensitivity")
-    check_public_constraints(model, w_vars, solve.public_constraints, info, "RSPM",
-                             n_samples=info.n_samples if info is not None else None,
-                             coupled_declared=kw.sensitivity is not None)
+    n_samples = check_n_samples(kw.n_samples, info)
+    contract = check_model_contract(model, w_vars, solve.public_constraints, info, "RSPM", n_samples=n_samples,
+                                    asked=Asked(coupled_declared=kw.sensitivity is not None,
+                                                **decision_bounds(None, info)))
+    # each record's term against loss_range (or, with only Delta declared, the terms at one w within Delta)
+    term_bound = TermBound(loss_range) if loss_range is not None and kw.sensitivity is None else TermBound(
+        None, sensitivity)
 
     m = 2 * d
     b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)
@@ -324,6 +343,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     p_hat = np.array([round(pyo.value(v)) for v in p_c], dtype=int)
     n_hat = np.array([round(pyo.value(v)) for v in n_c], dtype=int)
     w_hat = (p_hat - n_hat).astype(float)
+    check_record_terms(model, w_vars, contract, [w_hat], term_bound, "RSPM", solve)
 
     parameters = {
         "noise_scale": b,
@@ -334,7 +354,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         "sensitivity": sensitivity,
         "dim": d,
         "requested_delta": requested_delta,
-        "n_samples": info.n_samples if info is not None else None,
+        "n_samples": contract.n_records,
         "calibration": "b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
                        "privopt.calibration.rspm_noise_scale)",
     }

@@ -12,14 +12,14 @@ from .._random import check_random_state
 from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ModelError, ParameterError
-from ..models import ENUMERATION_ATTR, check_public_constraints, check_public_term, get_info
+from ..models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
 from ..perturbation import is_transformed, resolve_grids, weights_of
 from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from ..search import enumeration_levels, halfspace_problem
 from ._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
-                      warn_if_mean_objective)
+                      decision_bounds, warn_if_mean_objective)
 from ._evaluate import slow_solver_note
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
 from ._release import SelectionParameters, SelectionReport, noise_distribution
@@ -78,6 +78,7 @@ class SelectionTask:
     public_cons: list
     solver: str
     halfspace: Any = None
+    contract: Any = None
 
     @property
     def norm_bound(self) -> float | None:
@@ -185,9 +186,11 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
     once w is fixed is evaluated exactly by their closed form instead, no solve:
     :class:`privopt.solvers.ChooseOneBlocks`, ``report.engine``).
 
-    Refusals.  Every check runs before the data's values are read: a
-    constraint on the decision alone (or a weight bound given by a mutable
-    Param) not declared public, a missing
+    Refusals.  Every check runs before the data's values are read: the
+    model's contract (:func:`privopt.models.check_model_contract`: n missing,
+    a number of the records' blocks other than n, a constraint on the decision
+    alone, a weight bound given by a mutable Param, or a term on the decision
+    alone not declared public), a missing
     loss_range, continuous or unbounded weights, an empty W, a maximized
     objective without ``sense="maximize"``, |W| above ``max_points``, a running time
     predicted from public sizes above ``time_limit`` (enumeration: |W|, n and d;
@@ -226,10 +229,13 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         the model's info (privopt's 0/1-loss models: (0, 1)).  Required for
         a user's model.  Its width is the sensitivity Delta, not a Lipschitz
         constant.
-    n_samples : int, optional
-        n; default: the model's info.  Used for alpha / n in the parameters
-        and to check that every L(w) lies in [n a, n b] (a loss outside means
-        the model breaks its declared contract and nothing is released).
+    n_samples : int
+        n; default: the model's info; required (the model's contract checks
+        that its records' side falls into exactly n blocks with the decision
+        fixed, :func:`privopt.models.check_model_contract`).  Used for alpha / n
+        in the parameters and to check that every L(w) lies in [n a, n b] (a
+        loss outside means the model breaks its declared contract and nothing
+        is released).
         With n known, a user's objective written as a mean (``sum(...) / n``)
         draws a :class:`~privopt.exceptions.LossContractWarning`, from the
         expression's structure alone, before any solve.
@@ -421,13 +427,13 @@ def _check_call(model, weights, epsilon, opts: SolveOptions, own: _Keywords) -> 
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     # the decision constraints: every one declared public, or a refusal, before any work
     term = check_public_term(model, own.public_term, w_vars)
-    public_cons = check_public_constraints(model, w_vars, opts.public_constraints, info, "Private selection",
-                                           bounds_give_w=own.grid is None and (info is None or info.grid is None),
-                                           public_term=term, n_samples=n_samples,
-                                           coupled_declared=own.sensitivity is not None)
+    asked = Asked(public_term=term, coupled_declared=own.sensitivity is not None, **decision_bounds(own.grid, info))
+    contract = check_model_contract(model, w_vars, opts.public_constraints, info, "Private selection",
+                                    n_samples=n_samples, asked=asked)
     solver, halfspace = _check_solver(model, w_vars, opts.solver_or("auto"), own)
-    return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi), n_samples, own,
-                         opts, term, public_cons, solver, halfspace)
+    return SelectionTask(model, w_vars, info, epsilon, own.method, own.beta, sensitivity, (lo, hi),
+                         contract.n_records, own, opts, term, list(contract.public_constraints), solver, halfspace,
+                         contract)
 
 
 def _check_solver(model, w_vars, solver: str, own: _Keywords):
@@ -460,7 +466,8 @@ def _plan(task: SelectionTask) -> SelectionPlan:
                               keys=selection_keys)
     # a user's model: the objective's structure (a mean?) against n, before any solve
     warn_if_mean_objective(task.model, task.n_samples, "Private selection")
-    grids = resolve_grids(task.w_vars, task.grid, task.info.grid if task.info else None)
+    grids = resolve_grids(task.w_vars, task.grid, task.info.grid if task.info else None,
+                          read_bounds=task.grid is None)     # with grid=, W is the grid: no bound is read
     return plan_user_model(task, grids, keys=selection_keys)
 
 

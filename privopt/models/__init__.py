@@ -23,6 +23,11 @@ from ._common import ENUMERATION_ATTR as ENUMERATION_ATTR
 from ._common import build_stats, get_weights
 from ._clone import quiet_clone as quiet_clone
 from ._clone import quiet_cloning as quiet_cloning
+from ._contract import Asked as Asked
+from ._contract import ModelContract as ModelContract
+from ._contract import RecordSplit as RecordSplit
+from ._contract import check_model_contract as check_model_contract
+from ._contract import records_of as records_of
 from ._contract import check_public_constraints as check_public_constraints
 from ._contract import check_public_term as check_public_term
 from ._info import ModelInfo, attach_info, get_info, has_info

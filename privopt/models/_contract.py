@@ -49,6 +49,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -56,10 +57,13 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from pyomo.core.expr.numvalue import is_constant
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
+from pyomo.repn import generate_standard_repn
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
+from ._records import check_record_blocks
 
-__all__ = ["ALL", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
+__all__ = ["ALL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split", "records_of",
+           "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
            "check_public_term", "parse_public_names"]
 
 #: ``public_constraints="all"``: parsed, but declares nothing (:func:`check_public_constraints`
@@ -120,23 +124,51 @@ class ModelSides:
     coefficient): ``record`` the ids of the record-side variables (in the objective and
     not a weight, or sharing an active constraint with one), ``objective`` those of the
     objective's own non-weight variables, ``rows`` every active constraint with the ids
-    of its variables, and ``external[k]`` whether row k is on the records' side."""
+    of its variables, ``external[k]`` whether row k is on the records' side, ``links`` the
+    ids of the record-side variables of each summand of the objective that holds several
+    (a summand joins its variables as a row does), and ``variables`` the record-side
+    variables themselves (VarData)."""
 
     weight_ids: frozenset
     record: frozenset
     objective: frozenset
     rows: tuple
     external: tuple
+    links: tuple = ()
+    variables: tuple = ()
 
 
-def model_sides(model, w_vars, skip=()) -> ModelSides:
+def live_variables(expr) -> list:
+    """The unfixed variables a constraint's body ``expr`` depends on, read through Pyomo's
+    standard representation so that a variable whose every coefficient is 0 (``Q + 0 * h[0]``)
+    is not one: a row does not become a record's row by naming a record's variable with a
+    zero coefficient.  (The objective's variables are read as named, zero costs included:
+    a record whose cost is 0 is still a record.)  The variables of a part that is not linear
+    or quadratic are all kept (its coefficients are not read there); an expression the
+    representation does not take falls back to every variable it names."""
+    try:
+        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    except Exception:     # an expression the representation does not take: every variable it names
+        return [v for v in identify_variables(expr, include_fixed=False)]
+    out = [v for v, c in zip(repn.linear_vars, repn.linear_coefs) if c != 0]
+    out += [v for pair, c in zip(repn.quadratic_vars, repn.quadratic_coefs) if c != 0 for v in pair]
+    if repn.nonlinear_expr is not None:
+        out += list(repn.nonlinear_vars)
+    return [v for v in out if not v.fixed]
+
+
+def model_sides(model, w_vars, skip=(), decision=()) -> ModelSides:
     """:class:`ModelSides` of ``model`` (see the module doc).  Constraint components
     named in ``skip`` (a builder's own per-record constraints, declared in its
-    ModelInfo) are not read."""
-    weight_ids = {id(v) for v in w_vars}
+    ModelInfo) are not read.  ``decision``: variables besides the weights declared part
+    of the decision (an auxiliary variable tied to the decision alone, as a cost
+    ``f >= c w``), read as the weights are: their rows and costs are then the
+    decision's and need a declaration."""
+    weight_ids = {id(v) for v in w_vars} | {id(v) for v in decision}
     skip = set(skip)
     record: set = set()
     for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        # every variable the objective names: a cost of 0 is a value (a record at distance 0), not structure
         record.update(id(v) for v in identify_variables(obj.expr, include_fixed=False))
     record -= weight_ids
     objective = frozenset(record)
@@ -147,7 +179,7 @@ def model_sides(model, w_vars, skip=()) -> ModelSides:
         for con in comp.values():
             if not con.active:
                 continue
-            ids = {id(v) for v in identify_variables(con.body, include_fixed=False)}
+            ids = {id(v) for v in live_variables(con.body)}
             if ids:
                 cons.append((con, ids))
     # propagate "record-side" through the constraints until nothing changes
@@ -162,7 +194,27 @@ def model_sides(model, w_vars, skip=()) -> ModelSides:
                 if new:
                     record |= new
                     changed = True
-    return ModelSides(frozenset(weight_ids), frozenset(record), objective, tuple(cons), tuple(external))
+    links, by_id = _objective_links(model, record)
+    return ModelSides(frozenset(weight_ids), frozenset(record), objective, tuple(cons), tuple(external),
+                      links, tuple(by_id.values()))
+
+
+def _objective_links(model, record) -> tuple:
+    """``(links, variables)``: the record-side variables' ids of every summand of the
+    active objective that holds two or more of them, and every record-side variable of the
+    objective and the rows by id (``variables``: id -> VarData)."""
+    links, by_id = [], {}
+    for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        for _, term in scaled_summands(obj.expr):
+            ids = {id(v) for v in identify_variables(term, include_fixed=False) if id(v) in record}
+            if len(ids) > 1:
+                links.append(frozenset(ids))
+    for comp in model.component_data_objects((pyo.Objective, pyo.Constraint), active=True, descend_into=True):
+        body = comp.expr if comp.ctype is pyo.Objective else comp.body
+        for v in identify_variables(body, include_fixed=False):
+            if id(v) in record:
+                by_id[id(v)] = v
+    return tuple(links), by_id
 
 
 def decision_constraints(model, w_vars, skip=(), sides: ModelSides | None = None) -> list:
@@ -204,14 +256,15 @@ def param_bounds(w_vars) -> list:
     return out
 
 
-def bounded_by_own_bounds(w_vars) -> list:
+def bounded_by_own_bounds(w_vars, continuous: bool = False) -> list:
     """The weights whose own bounds (written on the variable, as numbers or Params) narrow
     the values their domain allows: W read from their domain and bounds would be read
     from those numbers.  A binary variable (or any whose bounds are its domain's) is not
-    one: its values are its domain's."""
+    one: its values are its domain's.  A continuous weight counts only with ``continuous``
+    (a mechanism over a continuous W, as OPSamp, whose box is the bounds)."""
     out = []
     for v in w_vars:
-        if v.is_continuous():    # its values are never read from its bounds (a grid= is needed)
+        if v.is_continuous() and not continuous:    # a discrete W is then read from a grid, not its bounds
             continue
         lb, ub = v.bounds
         dlo, dhi = v.domain.bounds() if v.domain is not None else (None, None)
@@ -270,6 +323,115 @@ def objective_summands(expr, skip_ids=frozenset()) -> list:
     return out
 
 
+def scaled_summands(expr) -> list:
+    """``[(factor, summand), ...]`` with ``expr = sum factor * summand``: sums (and named
+    expressions, and scalings by a constant) opened as :func:`objective_summands` opens
+    them, each summand with the product of the constant factors it was found under (the
+    factors' values are read: this is for evaluating a solved model's terms, never for
+    deciding a refusal)."""
+    out, stack = [], [(1.0, expr)]
+    for _ in range(10_000_000):        # a bound on the work, not a data-dependent loop
+        if not stack:
+            break
+        c, e = stack.pop()
+        if _is_named(e):
+            stack.append((c, e.expr))
+            continue
+        kind = type(e).__name__
+        args: list = list(getattr(e, "args", None) or ())
+        if kind in ("SumExpression", "LinearExpression"):
+            stack.extend((c, a) for a in args)
+        elif kind == "NegationExpression" and args:
+            stack.append((-c, args[0]))
+        elif kind == "DivisionExpression" and len(args) == 2 and _constant_of(args[1]) is not None:
+            stack.append((c / float(pyo.value(args[1])), args[0]))
+        elif kind in ("ProductExpression", "MonomialTermExpression") and len(args) == 2 \
+                and _constant_of(args[0]) is not None:
+            stack.append((c * float(pyo.value(args[0])), args[1]))
+        elif kind == "ProductExpression" and len(args) == 2 and _constant_of(args[1]) is not None:
+            stack.append((c * float(pyo.value(args[1])), args[0]))
+        else:
+            out.append((c, e))
+    return out
+
+
+@dataclass(frozen=True)
+class RecordSplit:
+    """The records' blocks of a model with the decision fixed, found once
+    (:func:`record_split`): ``n_blocks`` blocks that hold a variable of the objective,
+    ``variables[b]`` the record-side variables of block b, ``terms[b]`` the objective's
+    summands of block b as ``(factor, summand)`` (its term is their sum), ``rest`` the
+    summands on the decision alone and the constant.  Read from the structure; the
+    summands' values are read only when a solved model is evaluated (:meth:`values`)."""
+
+    n_blocks: int
+    variables: tuple
+    terms: tuple
+    rest: tuple
+    maximize: bool = False
+
+    def values(self) -> np.ndarray:
+        """Each block's term at the model's current values (a solved model), in the
+        objective's own sense."""
+        return np.array([sum(c * float(pyo.value(t)) for c, t in group) for group in self.terms], dtype=float)
+
+    def column_labels(self, column_of) -> dict:
+        """``{column: block}`` for every record-side variable ``column_of`` (id of a
+        VarData -> a solver's column) maps, the one reading of the blocks a solver's
+        session uses."""
+        out = {}
+        for b, group in enumerate(self.variables):
+            for v in group:
+                col = column_of(v)
+                if col is not None:
+                    out[int(col)] = b
+        return out
+
+
+def records_of(model, w_vars) -> RecordSplit:
+    """The :class:`RecordSplit` of ``model`` with the decision ``w_vars`` and no declaration
+    (:func:`record_split` of its :func:`model_sides`), for a direct caller of an evaluator."""
+    return record_split(model, model_sides(model, w_vars))
+
+
+def record_split(model, sides: ModelSides) -> RecordSplit:
+    """The :class:`RecordSplit` of ``model`` from its :class:`ModelSides`: the record-side
+    variables linked by the record-side rows and by the objective's summands (the
+    decision fixed), the blocks that hold a variable of the objective numbered in the
+    order of their first variable, and the objective's summands grouped by block.  The
+    one finder of the records' blocks every mechanism uses (the contract's count, the
+    selection's clipping, the check of each record's term against loss_range)."""
+    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    maximize = bool(objectives) and objectives[0].sense == pyo.maximize
+    if not sides.record:
+        rest = tuple(t for o in objectives for t in scaled_summands(o.expr))
+        return RecordSplit(0, (), (), rest, maximize)
+    rows = [k for k, ext in enumerate(sides.external) if ext]
+    label, ids = _record_labels(sides, rows)
+    of_id = dict(zip(ids, (int(x) for x in label)))
+    kept: dict = {}
+    for v in sides.variables:                  # blocks with a variable of the objective, in the model's order
+        lab = of_id[id(v)]
+        if id(v) in sides.objective and lab not in kept:
+            kept[lab] = len(kept)
+    variables: list = [[] for _ in kept]
+    for v in sides.variables:
+        if of_id[id(v)] in kept:
+            variables[kept[of_id[id(v)]]].append(v)
+    terms: list = [[] for _ in kept]
+    others: list = []
+    for o in objectives:
+        for c, t in scaled_summands(o.expr):
+            blocks = {kept[of_id[id(v)]] for v in identify_variables(t, include_fixed=False)
+                      if id(v) in of_id and of_id[id(v)] in kept}
+            if blocks:
+                terms[min(blocks)].append((c, t))      # one block (a summand joins its variables' blocks)
+            else:
+                others.append((c, t))
+    return RecordSplit(len(kept), tuple(tuple(g) for g in variables), tuple(tuple(g) for g in terms),
+                       tuple(others), maximize)
+
+
 def decision_only_terms(model, sides: ModelSides, skip_ids=frozenset()) -> list:
     """The summands of the active objective on the decision alone (no record-side
     variable, at least one variable), when the objective has record-side variables:
@@ -290,9 +452,11 @@ def decision_only_terms(model, sides: ModelSides, skip_ids=frozenset()) -> list:
     return out
 
 
-def _term_text(term, limit=40) -> str:
-    text = str(term)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+def _term_text(term, limit=3) -> str:
+    """A summand by the names of its variables (``a term in Q, f``), never by its
+    coefficients, which may have been computed from the records."""
+    names = list(dict.fromkeys(v.name for v in identify_variables(term, include_fixed=False)))
+    return "a term in " + ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
 
 def _record_labels(sides: ModelSides, rows) -> tuple[np.ndarray, list]:
@@ -302,8 +466,9 @@ def _record_labels(sides: ModelSides, rows) -> tuple[np.ndarray, list]:
     ids = sorted(sides.record)
     index = {v: k for k, v in enumerate(ids)}
     a, b = [], []
-    for k in rows:
-        members = [index[v] for v in sides.rows[k][1] if v in index]
+    groups = [sides.rows[k][1] for k in rows] + list(sides.links)
+    for group in groups:
+        members = [index[v] for v in group if v in index]
         a.extend(members[:1] * (len(members) - 1))
         b.extend(members[1:])
     graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(ids), len(ids)))
@@ -368,30 +533,45 @@ def _refuse_coupling(sides, n_samples, what, declare: str | None = "sensitivity"
     raise ModelError(
         f"model: with the decision fixed, its records' side falls into {blocks:,} independent block(s) for "
         f"n = {n_samples:,} records, so some block holds several records' terms: they are joined by "
-        f"{_summary(listed)}. One record can then move L(w) through the others' terms, by more than one "
+        f"{_summary(listed) if listed else 'a summand of the objective holding several records variables'}. "
+        "One record can then move L(w) through the others' terms, by more than one "
         f"record's term may, and {what} calibrated to one record's term would not be private. Fix: write the "
         "model so that each record's term has its own variables and rows (a capacity shared by the records is "
         "a constraint of the decision, or a per-record penalty)" + _COUPLING_DECLARATIONS[declare],
         declare or "model")
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a mechanism asks of a model's declarations (:func:`check_public_constraints`,
+    :func:`check_model_contract`): ``bounds_give_w`` (W or its box is read from the
+    weights' own bounds, so a weight whose bounds narrow its domain must be declared;
+    with ``continuous`` a continuous weight's too), ``public_term`` (the declared public
+    summand, :func:`check_public_term`), ``coupled_declared`` (the caller declared the
+    bound a coupling of the records implies) and ``declare`` (the keyword of that
+    declaration, None where the mechanism has none)."""
+
+    bounds_give_w: bool = False
+    continuous: bool = False
+    public_term: Any = None
+    coupled_declared: bool = False
+    declare: str | None = "sensitivity"
+
+
 def check_public_constraints(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
-                             bounds_give_w: bool = False, public_term=None, n_samples=None,
-                             coupled_declared: bool = False, declare: str | None = "sensitivity") -> list:
+                             n_samples=None, asked: Asked = Asked(), sides: ModelSides | None = None) -> list:
     """Refuse a model whose decision constraints, Param bounds or (with
-    ``bounds_give_w``) weights' own bounds are not all declared public; return
-    the declared decision constraints (which then shape W).
+    ``asked.bounds_give_w``) weights' own bounds are not all declared public; return
+    the declared decision constraints (which then shape W).  ``asked``: what the
+    mechanism asks (:class:`Asked`); ``sides``: the :class:`ModelSides`, if read.
 
     Declared are those named in ``public_constraints`` (a name, or a list of
     Constraint/Var names; a component's name covers every index; ``"all"``
     declares nothing, and a refusal then says so and names each component),
     and those the model's :class:`~privopt.models.ModelInfo` lists in
     ``public_constraints`` (privopt's own builders declare the constraints
-    they build from public quantities).  ``bounds_give_w``: the mechanism
-    reads W from the weights' domains and bounds (no ``grid=`` and no grid in
-    the model's info), so a weight whose own bounds narrow its domain
-    (``Var(domain=Integers, bounds=(0, 4))``) must be named too: its bounds
-    are then the declaration of W (:func:`bounded_by_own_bounds`).
+    they build from public quantities).  ``bounds_give_w``: a weight whose own
+    bounds narrow its domain must be named too (:func:`bounded_by_own_bounds`).
 
     The objective's summands on the decision alone (:func:`decision_only_terms`)
     must be declared as well: ``public_term`` (the component
@@ -407,9 +587,10 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     None: the mechanism has no such keyword, as OPDisc and OPSamp, whose guarantees are
     for sums of per-record terms).  Skipped for a model whose ModelInfo declares its
     per-record rows (``record_constraints``: privopt's builders, which merge identical
-    records into one weighted row), and for an objective with no record-side variable.  Runs before any
-    noise is drawn and any solve starts; reads the model's structure only.
+    records into one weighted row), and for an objective with no record-side variable.
+    Runs before any noise is drawn and any solve starts; reads the model's structure only.
     """
+    bounds_give_w, public_term, declare = asked.bounds_give_w, asked.public_term, asked.declare
     names = parse_public_names(public_constraints, model)
     blanket = names == ALL          # "all" declares nothing: each component is named (module doc)
     if blanket:
@@ -417,13 +598,15 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     if info is not None and info.public_constraints:
         names = names | frozenset(info.public_constraints)
     skip = info.record_constraints if info is not None else ()
-    sides = model_sides(model, w_vars, skip)
+    if sides is None:
+        sides = model_sides(model, w_vars, skip, declared_decision(model, w_vars, names))
     cons = decision_constraints(model, w_vars, skip, sides)
     bounds = param_bounds(w_vars)
     undeclared = [c for c in cons if not _declared(c, names)]
     loose = [(v, side) for v, side in bounds if not _declared(v, names)]
     loose_ids = {id(v) for v, _ in loose}
-    from_bounds = ([v for v in bounded_by_own_bounds(w_vars) if not _declared(v, names) and id(v) not in loose_ids]
+    from_bounds = ([v for v in bounded_by_own_bounds(w_vars, asked.continuous)
+                    if not _declared(v, names) and id(v) not in loose_ids]
                    if bounds_give_w else [])
     note = _ALL_NOTE if blanket else ""
     if undeclared or loose:
@@ -466,12 +649,13 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
             f"the decision: {shown}. If a bound came from the private records, one record changes W and the "
             "published |W|, and the release is not private; privopt reads a variable's bounds as public only "
             "when you say so. Fix: if they are fixed before the data is seen, declare them, "
-            f"public_constraints={names_of!r} (with the constraints you declare), or give the values "
-            "explicitly with grid=[...]; otherwise bound the decision by numbers fixed in advance.",
+            f"public_constraints={names_of!r} (with the constraints you declare); otherwise bound the decision "
+            "by numbers fixed in advance, or drop the bounds and give its values with grid=[...]. (The bounds "
+            "are not shown: until declared they may come from the data.)",
             "public_constraints")
     _refuse_decision_terms(model, sides, names, public_term, what)
     builder_records = info is not None and bool(info.record_constraints)
-    if n_samples is not None and not coupled_declared and not builder_records:
+    if n_samples is not None and not asked.coupled_declared and not builder_records:
         _refuse_coupling(sides, n_samples, what, declare)
     return [c for c in cons if _declared(c, names)]
 
@@ -518,15 +702,11 @@ def _refuse_decision_terms(model, sides, names, public_term, what) -> None:
 
 
 def _bounds_text(name, vs) -> str:
-    """``x in [0, 4]`` (or ``x (3 variables) in [0, 4]``, or with each one's bounds)."""
-    spans = {(v.lb, v.ub) for v in vs}
-    if len(spans) == 1:
-        lb, ub = next(iter(spans))
-        span = f"[{'-inf' if lb is None else f'{lb:g}'}, {'inf' if ub is None else f'{ub:g}'}]"
-        return f"{name} in {span}" if len(vs) == 1 and not vs[0].parent_component().is_indexed() else (
-            f"{name} ({len(vs)} variable{'s' if len(vs) > 1 else ''}) in {span}")
-    each = _summary([f"{v.name} in [{v.lb}, {v.ub}]" for v in vs], 2)
-    return f"{name} ({len(vs)} variables, bounds from {each})"
+    """``x`` (or ``x (3 variables)``): the bounded weights by name only.  Their bounds are
+    not printed: until declared they may have been computed from the records, and a
+    message is an output."""
+    return name if len(vs) == 1 and not vs[0].parent_component().is_indexed() else (
+        f"{name} ({len(vs)} variable{'s' if len(vs) > 1 else ''})")
 
 
 def _is_summand(expr, target) -> bool:
@@ -572,3 +752,172 @@ def check_public_term(model, public_term, w_vars):
             f"public_term: {comp.name} is not a summand of the active objective; write the objective as "
             f"the records' loss + model.{comp.local_name} (added once, coefficient 1).", "public_term")
     return comp
+
+
+# --- the one contract of a model built by hand, for every mechanism ------------------
+
+def declared_decision(model, w_vars, names) -> list:
+    """The variables besides the weights that ``names`` (the declared public components)
+    name: an auxiliary variable tied to the decision alone (a cost ``f >= c w``), declared
+    part of the decision.  Its rows and its cost are then the decision's, and each needs
+    its own declaration (:func:`check_public_constraints`)."""
+    if names == ALL or not names:
+        return []
+    weight_ids = {id(v) for v in w_vars}
+    out = []
+    for name in sorted(names):
+        comp = model.find_component(name)
+        if comp is not None and comp.ctype is pyo.Var:
+            out += [v for v in comp.values() if id(v) not in weight_ids]
+    return out
+
+
+@dataclass(frozen=True)
+class ModelContract:
+    """What the contract read from a model, before any of its values: the declared
+    decision constraints that shape W (``public_constraints``), ``n_records`` (n, required),
+    the records' blocks (``split``; None for privopt's own builders, whose rows merge
+    identical records with a weight) and whether they were declared by construction
+    (``by_construction``: ``ModelInfo.record_blocks``)."""
+
+    public_constraints: tuple
+    n_records: int
+    split: RecordSplit | None
+    by_construction: bool = False
+    skip: tuple = ()
+    decision: tuple = ()
+    blocks_name: str | None = None
+
+    def split_on(self, model, w_vars) -> RecordSplit | None:
+        """The same split read on ``model``, a clone of the checked model (``w_vars`` its
+        decision), by the same finder and declarations: its blocks' terms can then be
+        evaluated at the clone's values."""
+        if self.split is None:
+            return None
+        if self.by_construction:
+            return _split_by_blocks(model, model_sides(model, w_vars), str(self.blocks_name))
+        return record_split(model, model_sides(model, w_vars, self.skip,
+                                               declared_decision(model, w_vars, frozenset(self.decision))))
+
+
+def contract_n(n_samples, info, what) -> int:
+    """n: the caller's (checked against the model's by the mechanism) or the model's info;
+    refused, naming both, when neither gives it.  Every mechanism's check of the records'
+    blocks compares their count with n, so a model built by hand must say how many
+    records its loss sums over."""
+    n = n_samples if n_samples is not None else (info.n_samples if info is not None else None)
+    if n is None:
+        raise ParameterError(
+            f"n_samples: {what} needs n, the number of records the loss sums over, to check that the model "
+            "falls into one block per record with the decision fixed (records joined by a row, or a variable "
+            "shared by every record's term, would otherwise go unseen). Give n_samples=n, or declare it in the "
+            "model's info, privopt.models.attach_info(model, ModelInfo(n_samples=n, ...)).", "n_samples")
+    return int(n)
+
+
+def check_model_contract(model, w_vars, public_constraints=None, info=None, what="this mechanism", *,
+                         n_samples=None, asked: Asked = Asked(bounds_give_w=True)) -> ModelContract:
+    """The one check of a user's model every mechanism runs (private selection, OPDisc,
+    OPSamp, RSPM), before any noise is drawn and any solve starts, from the model's
+    structure and declarations only:
+
+    * n is required (:func:`contract_n`);
+    * a model built record by record (``ModelInfo.record_blocks``): its record blocks are
+      verified (:func:`_declared_record_blocks`: their count is n, each references only its
+      own variables and the decision), and everything outside them is public by
+      construction, no declaration asked;
+    * a model built by hand: every constraint on the decision alone, every bound of the
+      decision (``asked.bounds_give_w``; with ``asked.continuous`` a continuous decision's too) and
+      every objective term on the decision alone must be declared
+      (:func:`check_public_constraints`); a coefficient of 0 does not make a row a
+      record's (:func:`live_variables`); a variable declared by name in
+      ``public_constraints`` that is not a weight is part of the decision
+      (:func:`declared_decision`), its rows and costs then declared as the decision's;
+      and the records' side must fall into exactly n blocks (:func:`record_split`): fewer
+      is refused unless ``asked.coupled_declared``; more (a block that is no record's, as an
+      auxiliary variable tied to the decision alone, or one shared by the records'
+      terms) always.
+
+    privopt's own builders (``ModelInfo.record_constraints``) declare their per-record rows
+    and merge identical records; their blocks are not counted."""
+    names = parse_public_names(public_constraints, model)
+    n = contract_n(n_samples, info, what)
+    if info is not None and info.record_blocks:
+        return _by_construction(model, w_vars, info, n, what)
+    declared = frozenset() if names == ALL else names
+    if info is not None and info.public_constraints:
+        declared = declared | frozenset(info.public_constraints)
+    skip = info.record_constraints if info is not None else ()
+    sides = model_sides(model, w_vars, skip, declared_decision(model, w_vars, declared))
+    cons = check_public_constraints(model, w_vars, public_constraints, info, what, n_samples=n, asked=asked,
+                                    sides=sides)
+    if info is not None and info.record_constraints:
+        return ModelContract(tuple(cons), n, None)
+    split = record_split(model, sides)
+    if sides.objective and split.n_blocks > n:
+        _refuse_extra_blocks(split.n_blocks, n, what)
+    aux = tuple(sorted(name for name in declared if (c := model.find_component(name)) is not None
+                       and c.ctype is pyo.Var))
+    return ModelContract(tuple(cons), n, split, skip=tuple(skip), decision=aux)
+
+
+def _refuse_extra_blocks(blocks: int, n: int, what: str) -> None:
+    """Refuse a model whose records' side falls into more blocks than records: some block
+    is no record's (a variable tied to the decision alone, or shared by the records'
+    terms), and its part of the objective cannot be told from a record's."""
+    raise ModelError(
+        f"model: with the decision fixed, the variables of its objective fall into {blocks:,} independent "
+        f"blocks for n = {n:,} records, so at least one block is no record's: an auxiliary variable tied to "
+        "the decision alone (a cost written as f >= c * w with f in the objective), or one shared by the "
+        f"records' terms. Its cost is part of L(w) and of no record, so if its numbers came from the records "
+        f"{what} would not be private; privopt reads none of it as public unless you say so. Fix: if it is a "
+        "cost of the decision fixed before the data is seen, declare the variable and its rows by name, "
+        "public_constraints=['f', 'f_row'], and add its cost as a named Expression declared too "
+        "(model.fixed_cost = pyo.Expression(expr=f), public_constraints=[..., 'fixed_cost']); otherwise "
+        "write it into each record's own term, or pass the right n_samples.", "model")
+
+
+def _by_construction(model, w_vars, info, n: int, what: str) -> ModelContract:
+    """The contract of a model built record by record: its blocks verified, counted against
+    n, and everything outside them public by construction (every constraint on the
+    decision alone shapes W as declared)."""
+    count = _declared_record_blocks(model, w_vars, info)
+    if count != n:
+        raise ModelError(
+            f"model: its ModelInfo declares {count:,} record blocks in {info.record_blocks!r} for n = {n:,} "
+            f"records; {what} needs one block per record. Pass the n the model was built on.", "n_samples")
+    sides = model_sides(model, w_vars)
+    cons = decision_constraints(model, w_vars, sides=sides)
+    return ModelContract(tuple(cons), n, _split_by_blocks(model, sides, info.record_blocks), True,
+                         blocks_name=info.record_blocks)
+
+
+def _declared_record_blocks(model, w_vars, info) -> int:
+    """The number of record blocks of a model built record by record (``info.record_blocks``,
+    an indexed Block), each verified by :func:`privopt.models.check_record_blocks` to
+    reference only its own components and the decision (and no row outside the blocks to
+    reference a block's variable)."""
+    return check_record_blocks(model, w_vars, info.record_blocks)
+
+
+def _split_by_blocks(model, sides: ModelSides, name: str) -> RecordSplit:
+    """The :class:`RecordSplit` of a model built record by record: block b is the b-th
+    block of the indexed Block ``name`` (its variables and the objective's summands on
+    them)."""
+    comp = model.find_component(name)
+    blocks = list(comp.values())
+    owner: dict = {}
+    variables = []
+    for b, blk in enumerate(blocks):
+        vs = list(blk.component_data_objects(pyo.Var, descend_into=True))
+        variables.append(tuple(vs))
+        owner.update((id(v), b) for v in vs)
+    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    terms: list = [[] for _ in blocks]
+    rest: list = []
+    for o in objectives:
+        for c, t in scaled_summands(o.expr):
+            hit = {owner[id(v)] for v in identify_variables(t, include_fixed=False) if id(v) in owner}
+            (terms[min(hit)] if hit else rest).append((c, t))
+    maximize = bool(objectives) and objectives[0].sense == pyo.maximize
+    return RecordSplit(len(blocks), tuple(variables), tuple(tuple(g) for g in terms), tuple(rest), maximize)

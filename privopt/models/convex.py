@@ -115,6 +115,7 @@ def _info(*, d, n, bound, beta, C, factor, extra):
         n_samples=int(n),
         grid_encoding=None,
         record_constraints=("hinge", "abs_up", "abs_down"),   # per-record rows; no decision constraint
+        public_constraints=("w",),   # the box [-bound, bound]^d, from the builder's public argument
         extra=extra,
     )
 

@@ -64,14 +64,16 @@ def grid_from_var(var) -> tuple:
     return tuple(float(v) for v in range(lo, hi + 1))
 
 
-def resolve_grids(weights, grid=None, info_grid=None) -> list[tuple]:
+def resolve_grids(weights, grid=None, info_grid=None, read_bounds: bool = True) -> list[tuple]:
     """Per-coordinate grids for ``weights`` (a list of scalar VarData).
 
     Priority: an explicit ``grid`` (parsed by :func:`privopt.space.parse_grid`:
     an int B, one sequence for every coordinate, or one per coordinate), then
     the model's declared grid (ModelInfo), then the variables' integer domains
-    and bounds.  Grid values must lie within each
-    variable's bounds (and be integral for integer variables).
+    and bounds.  Grid values must lie within each variable's bounds (and be
+    integral for integer variables); with ``read_bounds=False`` (a mechanism given
+    ``grid=``, whose W is the grid and whose variables' own bounds are never read,
+    as they may come from the data) the bounds are not compared.
     """
     d = len(weights)
     source = grid if grid is not None else info_grid
@@ -80,10 +82,11 @@ def resolve_grids(weights, grid=None, info_grid=None) -> list[tuple]:
     else:
         grids = list(parse_grid(source, d, "grid"))
     for v, g in zip(weights, grids):
-        lb, ub = v.bounds
+        lb, ub = v.bounds if read_bounds else (None, None)
         if (lb is not None and g[0] < lb - 1e-9) or (ub is not None and g[-1] > ub + 1e-9):
             raise ParameterError(
-                f"grid: values [{g[0]}, {g[-1]}] of {v.name} lie outside its bounds ({lb}, {ub}).",
+                f"grid: values of {v.name} lie outside its bounds; give a grid inside the bounds you "
+                "declared (a bound is not printed: it may come from the data).",
                 "grid",
             )
         if not v.is_continuous() and any(abs(x - round(x)) > 1e-9 for x in g):

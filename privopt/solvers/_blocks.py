@@ -390,27 +390,43 @@ class RecordBlocks:
         keep = self.label >= 0
         return np.bincount(self.label[keep], weights=self.cost[keep] * x[keep], minlength=self.n_blocks)
 
-    def rest(self, point) -> float:
-        """The objective's terms on the decision (at ``point``) and its constant."""
-        return float(self.cost[self.decision] @ np.asarray(point, dtype=np.float64) + self.offset)
+    def rest(self, point, x=None) -> float:
+        """The objective's terms on the decision (at ``point``) and its constant, and with
+        the solution ``x`` the costs of the columns in no record's block (a variable
+        declared part of the decision)."""
+        out = float(self.cost[self.decision] @ np.asarray(point, dtype=np.float64) + self.offset)
+        if x is not None:
+            other = self.label < 0
+            other[self.decision] = False
+            if other.any():
+                out += float(self.cost[other] @ np.asarray(x, dtype=np.float64)[other])
+        return out
 
 
-def record_blocks(session) -> tuple[RecordBlocks | None, str]:
-    """``(blocks, why)`` for the model a :class:`privopt.solvers.HighsFixedSession` holds:
-    its objective blocks (:class:`RecordBlocks`), or ``(None, why not)`` when HiGHS does
-    not give the model's arrays or the objective is quadratic (a block's part is then not
-    read from the column costs).  Reads the structure and the objective's costs only."""
+def record_blocks(session, columns) -> tuple[RecordBlocks | None, str]:
+    """``(blocks, why)`` for the model a :class:`privopt.solvers.HighsFixedSession` holds,
+    with the records' blocks found by the model's contract
+    (:func:`privopt.models.record_split`, the one finder) and given as ``columns``:
+    ``{column: block}`` for the session's columns (:meth:`HighsFixedSession.column_of`).
+    The blocks are renumbered in the order of their first column, so that the sum of their
+    parts runs in the columns' order.  ``(None, why not)`` when HiGHS does not give the
+    model's arrays or the objective is quadratic (a block's part is then not read from the
+    column costs).  Reads the structure and the objective's costs only."""
     a = lp_arrays(session)
     if a is None:
         return None, "HiGHS did not give the model's arrays"
     if a.quadratic:
         return None, "the objective is quadratic"
-    label, count = connected_blocks(a.n_rows, a.n_cols, a.rows, a.cols, a.decision)
-    free = label >= 0
-    has_cost = np.zeros(count, dtype=bool)
-    has_cost[label[free & (a.cost != 0.0)]] = True
-    rank = np.full(count, -1, dtype=np.int64)
-    rank[has_cost] = np.arange(int(has_cost.sum()))
-    out = np.full(a.n_cols, -1, dtype=np.int64)
-    out[free] = rank[label[free]]
-    return RecordBlocks(out, int(has_cost.sum()), a.cost.copy(), a.offset, a.decision.copy()), ""
+    label = np.full(a.n_cols, -1, dtype=np.int64)
+    for col, block in columns.items():
+        if 0 <= col < a.n_cols:
+            label[col] = block
+    used = label >= 0
+    if not used.any():
+        return RecordBlocks(label, 0, a.cost.copy(), a.offset, a.decision.copy()), ""
+    blocks = np.unique(label[used])
+    first = np.array([np.flatnonzero(label == b)[0] for b in blocks])
+    rank = np.full(int(blocks.max()) + 1, -1, dtype=np.int64)
+    rank[blocks[np.argsort(first, kind="stable")]] = np.arange(len(blocks))
+    out = np.where(used, rank[np.maximum(label, 0)], -1)
+    return RecordBlocks(out, len(blocks), a.cost.copy(), a.offset, a.decision.copy()), ""

@@ -94,6 +94,11 @@ class HighsFixedSession(HighsCostSession):
                 return None   # an option HiGHS refuses: the caller's path reports it as before
         return session
 
+    def column_of(self, var):
+        """The session's column of a variable of the model it read (a VarData), or None."""
+        var_map = getattr(getattr(self, "_solver_object", None), "_pyomo_var_to_solver_var_map", None)
+        return None if var_map is None else var_map.get(id(var))
+
     def solve_at(self, point, time_limit=None):
         """The model with the decision fixed at ``point``, re-solved warm:
         a :class:`~privopt.solvers.SolveReport` (certified or not)."""

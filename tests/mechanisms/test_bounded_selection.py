@@ -224,7 +224,8 @@ def test_maximized_utility_is_selected_as_minus_the_utility():
         assert oracle.loss(wi) == pytest.approx(li, abs=1e-6)
         assert oracle.lower_bound(wi, wi) <= li
     r = privopt.exponential_mechanism(model, weights="y", epsilon=1.0, loss_range=(-100, 0), sense="maximize",
-                                      public_constraints=["open", "fixed"], path="bounded", random_state=1)
+                                      n_samples=6, public_constraints=["open", "fixed"], path="bounded",
+                                      random_state=1)
     assert r.report.path == "bounded" and any(np.array_equal(r.weights, wi) for wi in W)
 
 
@@ -272,7 +273,8 @@ def test_audit_paths_agree_run_by_run(inflate):
 
 def _integer_model():
     """Three integer weights in [-2, 2], each record's loss |w_j - t_ij| / 4 summed through
-    auxiliary variables (an LP once w is fixed)."""
+    auxiliary variables (an LP once w is fixed); each record's three pieces summed into its
+    own r_i, so that the model falls into one block per record, as the contract asks."""
     rng = np.random.default_rng(4)
     t = rng.integers(-2, 3, size=(8, 3))
     m = pyo.ConcreteModel()
@@ -281,7 +283,9 @@ def _integer_model():
     m.e = pyo.Var(m.I, m.J, bounds=(0, None))
     m.up = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.e[i, j] >= m.w[j] - int(t[i, j]))
     m.dn = pyo.Constraint(m.I, m.J, rule=lambda m, i, j: m.e[i, j] >= int(t[i, j]) - m.w[j])
-    m.obj = pyo.Objective(expr=sum(m.e.values()) / 12)
+    m.r = pyo.Var(m.I)
+    m.tot = pyo.Constraint(m.I, rule=lambda m, i: m.r[i] == sum(m.e[i, j] for j in m.J))
+    m.obj = pyo.Objective(expr=sum(m.r.values()) / 12)
     return m, t
 
 

@@ -288,11 +288,11 @@ def test_rspm_on_user_model(exclusivity):
     require_solver("highs")
     X, y = data(9, 2, seed=8)
     model = user_model(X, y, exclusivity=exclusivity)
-    public = ["link", "excl"] if exclusivity else ["link"]     # the encoding of {-1, 0, 1}: public
+    public = ["link", "excl", "w"] if exclusivity else ["link", "w"]   # the encoding of {-1, 0, 1}: public
     with pytest.raises(ModelError, match="link"):              # not declared: refused before any solve
-        rspm(model, epsilon=2.0, separator_vars=("pp", "nn"), sensitivity=1.0, random_state=0)
+        rspm(model, epsilon=2.0, separator_vars=("pp", "nn"), sensitivity=1.0, random_state=0, n_samples=9)
     for seed in range(10):
-        res = rspm(model, epsilon=2.0, separator_vars=("pp", "nn"), sensitivity=1.0,
+        res = rspm(model, epsilon=2.0, separator_vars=("pp", "nn"), sensitivity=1.0, n_samples=9,
                    random_state=seed, return_noise=True, public_constraints=public)
         vals, W = brute_force(X, y, res.noise)
         if vals[1] - vals[0] > 1e-5:

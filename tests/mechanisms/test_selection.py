@@ -210,7 +210,7 @@ def test_fix_and_solve_release_is_the_noisy_argmax_of_the_exact_losses():
     L = np.array([dist[:, np.flatnonzero(np.array(w) > 0.5)].min(axis=1).sum() for w in subsets])
     for seed in range(5):
         res = privopt.exponential_mechanism(m, weights=m.open, epsilon=0.7, loss_range=1, random_state=seed,
-                                            public_constraints=["budget"])
+                                            n_samples=12, public_constraints=["budget"])
         g = -np.log(np.random.default_rng(seed).standard_exponential(len(subsets)))
         expected = subsets[int(np.argmax(g - L / selection_noise_scale(0.7, 1.0)))]
         assert tuple(res.weights) == expected
@@ -218,10 +218,10 @@ def test_fix_and_solve_release_is_the_noisy_argmax_of_the_exact_losses():
 
 def test_fix_and_solve_refuses_a_loss_outside_its_declared_contract():
     m, _ = _sites_model()
-    # 12 customers declared as 6 records in [0, 0.1]: a total above 0.6 breaks the contract. Where
-    # the terms cannot be told apart (12 blocks for n = 6) nothing is released; with one block per
-    # record each record's term is clipped instead (tests/models/test_model_checks.py)
-    with pytest.raises(ModelError, match="not a sum of n terms"):
+    # 12 customers declared as 6 records: the model's contract counts 12 blocks for n = 6 and
+    # refuses before any solve (some block is no record's); with one block per record each
+    # record's term is clipped instead (tests/models/test_model_checks.py)
+    with pytest.raises(ModelError, match="12 independent blocks for n = 6"):
         privopt.exponential_mechanism(m, weights=m.open, epsilon=1.0, loss_range=0.1, n_samples=6,
                                       random_state=0, public_constraints=["budget"])
 
@@ -266,12 +266,12 @@ def test_bad_inputs_are_refused():
     c.x = pyo.Var(bounds=(0, 3))
     c.obj = pyo.Objective(expr=c.x)
     with pytest.raises(ModelError, match="continuous"):
-        privopt.exponential_mechanism(c, weights=c.x, epsilon=1.0, loss_range=1)
+        privopt.exponential_mechanism(c, weights=c.x, epsilon=1.0, loss_range=1, n_samples=1)
     u = pyo.ConcreteModel()
     u.x = pyo.Var(domain=pyo.Integers)
     u.obj = pyo.Objective(expr=u.x)
     with pytest.raises(ModelError, match="bounds"):
-        privopt.exponential_mechanism(u, weights=u.x, epsilon=1.0, loss_range=1)
+        privopt.exponential_mechanism(u, weights=u.x, epsilon=1.0, loss_range=1, n_samples=1)
     mx = pyo.ConcreteModel()
     mx.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
     mx.obj = pyo.Objective(expr=mx.x, sense=pyo.maximize)
@@ -282,15 +282,16 @@ def test_bad_inputs_are_refused():
     e.c = pyo.Constraint(expr=e.x[0] + e.x[1] >= 7)
     e.obj = pyo.Objective(expr=e.x[0])
     with pytest.raises(ModelError, match="public_constraints=\\['c'"):   # not declared: refused, named
-        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1)
+        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, n_samples=1)
     with pytest.raises(ModelError, match="empty"):
-        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, public_constraints=["c", "x"])
+        privopt.exponential_mechanism(e, weights=e.x, epsilon=1.0, loss_range=1, n_samples=1,
+                                      public_constraints=["c", "x"])
     big = pyo.ConcreteModel()
     big.x = pyo.Var(range(8), domain=pyo.Integers, bounds=(0, 9))
     big.obj = pyo.Objective(expr=sum(big.x.values()))
     with pytest.raises(ParameterError, match="max_points"):   # above max_points, path="auto" would bound regions
         privopt.exponential_mechanism(big, weights=big.x, epsilon=1.0, loss_range=1, path="score",
-                                      public_constraints="x")
+                                      n_samples=1, public_constraints="x")
 
 
 def test_predicted_time_above_time_limit_is_refused_before_scoring():
@@ -481,5 +482,5 @@ def test_a_continuous_decision_is_refused_naming_selection_and_the_fix():
     m.x = pyo.Var(bounds=(0, 1))
     m.obj = pyo.Objective(expr=m.x)
     with pytest.raises(ModelError, match="private selection") as err:
-        privopt.exponential_mechanism(m, weights=m.x, epsilon=1.0, loss_range=1)
+        privopt.exponential_mechanism(m, weights=m.x, epsilon=1.0, loss_range=1, n_samples=1)
     assert "grid=" in str(err.value) and err.value.parameter == "weights"

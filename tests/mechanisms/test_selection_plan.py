@@ -138,7 +138,7 @@ def _count_decision_sets(monkeypatch) -> list:
     return built
 
 
-@pytest.mark.parametrize("w_given", [dict(public_constraints="x"), dict(grid=[0, 1, 2, 3])])
+@pytest.mark.parametrize("w_given", [dict(public_constraints="x"), dict(grid=[0, 1, 2, 3], public_constraints="x")])
 def test_on_the_fix_and_solve_path_w_is_built_once_and_the_evaluator_reads_the_plans(w_given, monkeypatch):
     """One exponential_mechanism run scoring every point of a user's W builds one
     DecisionSet (W from declared bounds, or from a grid given, where no constraint's rows

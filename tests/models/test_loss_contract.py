@@ -10,7 +10,7 @@ import pyomo.environ as pyo
 import pytest
 
 import privopt
-from privopt.exceptions import LossContractWarning
+from privopt.exceptions import LossContractWarning, ParameterError
 from privopt.mechanisms._checks import objective_scale, warn_if_mean_objective
 from privopt.models import zero_one_halfspace
 
@@ -43,11 +43,15 @@ def test_selection_warns_on_a_mean_and_not_on_the_sum():
                                       n_samples=12, random_state=0, public_constraints="budget")
 
 
-def test_selection_without_n_does_not_check():
+def test_selection_without_n_is_refused_before_any_check():
+    """n is required (the contract counts the records' blocks against it): refused, naming
+    n_samples and the model's info, before the mean check or any solve."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", LossContractWarning)
-        privopt.exponential_mechanism(_sites(mean=True), weights="open", epsilon=1.0, loss_range=(0, 1),
-                                      random_state=0, public_constraints="budget")
+        with pytest.raises(ParameterError, match="n_samples.*ModelInfo") as err:
+            privopt.exponential_mechanism(_sites(mean=True), weights="open", epsilon=1.0, loss_range=(0, 1),
+                                          random_state=0, public_constraints="budget")
+    assert err.value.parameter == "n_samples"
 
 
 def test_opdisc_warns_on_a_mean_and_not_on_the_sum():

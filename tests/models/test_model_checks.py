@@ -61,7 +61,8 @@ def test_bounds_of_the_decision_are_refused_unless_declared(mechanism):
         getattr(privopt, mechanism)(_level_model(y), weights="x", epsilon=1.0, n_samples=6, **kw)
     msg = str(err.value)
     assert err.value.parameter == "public_constraints"
-    assert "x in [0, 3]" in msg and "public_constraints=['x']" in msg and "grid=" in msg
+    assert "public_constraints=['x']" in msg and "grid=" in msg
+    assert "[0, 3]" not in msg      # the bounds are not shown: until declared they may come from the data
 
 
 def test_a_grid_or_a_binary_domain_needs_no_declaration():
@@ -138,7 +139,7 @@ def _fee_model(y, *, named=True):
 
 
 _FEE_DATA = (np.array([0.0, 0.4, 0.6, 0.5, 0.5, 0.6]), np.array([1.0, 0.4, 0.6, 0.5, 0.5, 0.6]))
-_FEE_KW = dict(weights="x", epsilon=1.0, loss_range=(0, 1), public_constraints="x")
+_FEE_KW = dict(weights="x", epsilon=1.0, loss_range=(0, 1), public_constraints="x", n_samples=6)
 
 
 def test_a_data_built_cost_declared_public_moves_the_law_beyond_e_eps(monkeypatch):
@@ -158,7 +159,7 @@ def test_an_undeclared_cost_on_the_decision_alone_is_refused_naming_it(named):
     assert "on the decision alone" in msg and "x" in msg and "public_term=" in msg
     with pytest.raises(ModelError, match="on the decision alone"):     # OPDisc reads it too
         privopt.opdisc(_fee_model(_FEE_DATA[0], named=named), weights="x", epsilon=1.0, delta=1e-3, lipschitz=2.0,
-                       norm_bound=2.0, public_constraints="x")
+                       norm_bound=2.0, public_constraints="x", n_samples=6)
 
 
 def test_a_declared_public_cost_is_accepted_by_every_channel():
@@ -423,7 +424,7 @@ def _lad_neighbours(n=40):
     return (c, y), (c2, y.copy())
 
 
-_LAD_KW = dict(weights="x", grid=[0, 1, 2], epsilon=1.0, loss_range=(0, 1), n_samples=40)
+_LAD_KW = dict(weights="x", grid=[0, 1, 2], epsilon=1.0, loss_range=(0, 1), n_samples=40, public_constraints="x")
 
 
 def test_a_record_term_outside_loss_range_on_lp_solves_is_clipped(monkeypatch):
@@ -455,14 +456,15 @@ def test_lp_solves_with_terms_inside_the_range_release_the_solved_losses(monkeyp
     assert res.report.terms_clipped == 0 and res.parameters["record_terms"] == "clipped"
 
 
-def test_lp_solves_with_more_blocks_than_records_assume_the_terms():
-    """Two objective blocks per record (u_t and v_t apart): the terms cannot be told apart,
-    the total is checked against [n a, n b] as before, and the release says so."""
-    require_solver("highs")
+def test_more_blocks_than_records_are_refused_before_any_solve():
+    """More objective blocks than records (40 for a declared n = 20): some block is no
+    record's, its term cannot be told from a record's, and the model's contract refuses it
+    before any solve (it used to release with the terms assumed in the range)."""
     c, y = _lad_neighbours()[1]
     m = _lad_model(c, y)
-    res = privopt.exponential_mechanism(m, random_state=0, **dict(_LAD_KW, n_samples=20))
-    assert res.parameters["record_terms"] == "assumed" and "40 blocks for n = 20" in res.report.record_terms
+    with pytest.raises(ModelError, match="40 independent blocks for n = 20") as err:
+        privopt.exponential_mechanism(m, random_state=0, **dict(_LAD_KW, n_samples=20))
+    assert err.value.parameter == "model"
 
 
 # --- public_constraints="all" ---------------------------------------------------------------------
@@ -560,7 +562,8 @@ def test_a_mad_with_the_mean_as_a_variable_is_refused_as_coupled():
     r = np.random.default_rng(2).uniform(-0.05, 0.05, size=(20, 3))
     with pytest.raises(ModelError) as err:
         privopt.exponential_mechanism(_mad_model(r, mean_as_variable=True), weights="w", grid=[0, 0.5, 1],
-                                      epsilon=1.0, loss_range=(0, 0.1), n_samples=20, public_constraints="budget")
+                                      epsilon=1.0, loss_range=(0, 0.1), n_samples=20,
+                                      public_constraints=["budget", "w"])
     msg = str(err.value)
     assert err.value.parameter == "sensitivity" and "1 independent block(s) for n = 20" in msg and "day" in msg
 

@@ -150,9 +150,9 @@ def test_a_weight_bound_given_by_a_mutable_param_must_be_declared():
     m.loss = pyo.Objective(expr=sum(m.t.values()))
     assert [(v.name, side) for v, side in param_bounds([m.w])] == [("w", "upper")]
     with pytest.raises(ModelError, match=r"mutable Params: w\.up"):
-        privopt.exponential_mechanism(m, weights="w", epsilon=1.0, loss_range=(0, 4))
+        privopt.exponential_mechanism(m, weights="w", epsilon=1.0, loss_range=(0, 4), n_samples=3)
     res = privopt.exponential_mechanism(m, weights="w", epsilon=1.0, loss_range=(0, 4), public_constraints="w",
-                                        random_state=0)
+                                        n_samples=3, random_state=0)
     assert res.parameters["n_points"] == 4
 
 
