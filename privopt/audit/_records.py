@@ -179,6 +179,6 @@ def _fixed_optimum(model, point) -> float:
     for v, value in zip(m.w.values(), point):
         v.fix(float(value))
     report = solve(m, "highs")
-    if not report.certified_optimal:
+    if not report.certified_optimal or report.objective is None:
         raise ParameterError("pair: a point of W could not be solved to a certified optimum.", "pair")
     return float(report.objective)
