@@ -32,7 +32,7 @@ from .._lattice import unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
-from ._patterns import Points, points_of, records_of, region_minima, support_values
+from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
@@ -222,6 +222,16 @@ class HalfspaceProblem(RegionProblem):
         the histogram: what the sampler asks of a region before drawing its
         groups' noise (:func:`privopt.search._topdown.sample_shard`)."""
         return region_minima(self.records, supports, self.points(supports.shape[1]), budget=_NO_BUDGET)[0]
+
+    def screened_minima(self, supports, region_max, best_key: float, key_scale: float, slack: float):
+        """Each region's exact minimum of the objective, or a lower bound on it that
+        already shows that no key ``region_max - J / key_scale`` of the region reaches
+        ``best_key`` (:func:`privopt.search._patterns.screened_minima`): what the sampler
+        asks of a region before drawing its groups' noise, the patterns of a region that
+        cannot win counted only until that is settled.  None without numba."""
+        out = screened_minima(self.records, supports, self.points(supports.shape[1]), region_max, best_key,
+                              key_scale, slack)
+        return None if out is None else out[0]
 
     def lower_bounds(self, supports):
         """A lower bound on the loss over each region: its exact minimum where
