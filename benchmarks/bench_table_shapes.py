@@ -33,7 +33,7 @@ Tables (features, then label):
   on two of each; bounds (0, 1);
 * ``wide``: make_classification with d 60 (10 informative), small n.
 
-Run:  python benchmarks/bench_table_shapes.py [--repeats 2] [--tables uniform:2000x6,...] [--tag T]
+Run:  python benchmarks/bench_table_shapes.py [--repeats 2] [--tables uniform:2000x6,...] [--tag T] [--summary-only]
 Writes benchmarks/results/table_shapes{T}.csv (one row per table and side),
 table_shapes_w{T}.csv (one row per W of each warm fit of ``now``) and table_shapes{T}.md.
 """
@@ -65,7 +65,7 @@ SIDES = ("now", SINGLE, "dpsgd")
 #: shape:n x d of the default run (the 100,000-row table is make_classification's)
 TABLES = ("uniform:2000x6,uniform:10000x14,make_classification:2000x6,make_classification:10000x14,"
           "make_classification:100000x6,binary:1000x14,binary:10000x14,mixed:1000x14,mixed:10000x14,wide:1000x60")
-COLUMNS = ("table", "shape", "n", "d", "side", "warm_s", "warm_runs", "first_s", "accuracy", "predicted_s",
+COLUMNS = ("table", "shape", "n", "d", "side", "warm_s", "warm_runs", "cpu_s", "first_s", "accuracy", "predicted_s",
            "selection_s", "n_w", "worst_w_ratio", "coefs")
 W_COLUMNS = ("table", "seed", "w", "path", "n_points", "predicted_s", "measured_s", "won", "regions_expanded")
 
@@ -127,18 +127,19 @@ def child(path: str, side: str, repeats: int) -> dict:
 
     with np.load(path) as f:
         X, y, Xt, yt, lo, hi = (f[k] for k in ("X", "y", "X_test", "y_test", "lo", "hi"))
-    out: dict = {"warm": [], "accuracy": [], "coefs": [], "parts": []}
+    out: dict = {"warm": [], "cpu": [], "accuracy": [], "coefs": [], "parts": []}
     for i, seed in enumerate([FIRST_SEED, *range(repeats)]):
         clf = _estimator(side, seed, lo, hi)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             clf.fit(X, y)
-            secs = time.perf_counter() - t0
+            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         if i == 0:
             out["first"] = secs
             continue
         out["warm"].append(secs)
+        out["cpu"].append(cpu)
         out["accuracy"].append(float(np.mean(clf.predict(Xt) == yt)))
         out["coefs"].append(np.concatenate([np.ravel(clf.coef_), np.ravel(clf.intercept_)]).round(12).tolist())
         out["parts"].append(_parts(clf))
@@ -181,6 +182,7 @@ def summarize(table: str, shape: str, n: int, d: int, side: str, res: dict) -> t
             n_w.append(len(parts))
     row = {"table": table, "shape": shape, "n": n, "d": d, "side": side,
            "warm_s": statistics.median(res["warm"]), "warm_runs": " ".join(f"{t:.3f}" for t in res["warm"]),
+           "cpu_s": statistics.median(res["cpu"]) if res.get("cpu") else "",
            "first_s": res["first"], "accuracy": float(np.mean(res["accuracy"])),
            "predicted_s": statistics.median(predicted) if predicted else "",
            "selection_s": statistics.median(selection) if selection else "",
@@ -193,28 +195,51 @@ def _f(v, fmt=".2f") -> str:
     return "" if v in ("", None) else format(float(v), fmt)
 
 
+def worst_by_path(w_rows, table: str, path: str) -> float | None:
+    """The largest ratio, either way, of predicted to measured seconds over the W's of
+    ``table`` drawn on ``path`` ("topdown" or "enumerate"), or None when there are none."""
+    ratios = [ratio(float(w["predicted_s"]), float(w["measured_s"]))
+              for w in w_rows if w["table"] == table and w["path"] == path]
+    return max(ratios) if ratios else None
+
+
 def write(rows, w_rows, args, env) -> None:
     _common.write_csv(os.path.join(OUT, f"table_shapes{args.tag}.csv"), rows, COLUMNS)
     _common.write_csv(os.path.join(OUT, f"table_shapes_w{args.tag}.csv"), w_rows, W_COLUMNS)
+    write_markdown(rows, w_rows, args, _common.stamp_line(env))
+
+
+def write_markdown(rows, w_rows, args, head: str) -> None:
     lines = ["# The default fit over table shapes: now, dadb0f8's single W and DP-SGD, one run", "",
-             _common.stamp_line(env), "",
+             head, "",
              f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed)` with its "
              "defaults; each side in its own subprocess (dadb0f8 from a git worktree); `warm s`: median of "
              f"{args.repeats} fits (seeds 0..{args.repeats - 1}) after a first fit (seed {FIRST_SEED}, `first s`) "
-             f"in the same process; `x single W`: warm time over dadb0f8's; held-out accuracy on {N_TEST:,} rows. "
+             f"in the same process; `x single W`: warm time over dadb0f8's; `CPU s`: the process's CPU time "
+             "(every thread) of the same warm fits (median), which a shared machine inflates less than the wall "
+             "time, and `x (CPU)` its ratio to dadb0f8's; "
+             f"held-out accuracy on {N_TEST:,} rows. "
              "`predicted s` / `selection s`: the plan's predicted seconds summed over the W's of a warm fit (what "
              "time_limit is compared with) and the measured seconds of their draws (medians over the warm fits); "
              "`worst W`: the largest ratio, either way, of a W's predicted to its measured seconds over every W of "
-             "the warm fits (the goal: at most 3). The machine (2 cores) was shared with other jobs: compare "
-             "ratios within the run.", "",
-             "| table | side | warm s | x single W | first s | held-out accuracy | predicted s | selection s "
-             "| W's | worst W |", "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "the warm fits (the goal: at most 3); `top down` / `scored`: the same over the W's drawn top down "
+             "and over those scored point by point by branch and bound (`now` only; table_shapes_w.csv has every "
+             "W). The machine (2 cores) was shared with other jobs: compare ratios within the run.", "",
+             "| table | side | warm s | x single W | CPU s | x (CPU) | first s | held-out accuracy | predicted s "
+             "| selection s | W's | worst W | top down | scored |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in rows:
         single = next((o for o in rows if o["table"] == r["table"] and o["side"] == SINGLE), None)
-        x = f"{r['warm_s'] / single['warm_s']:.2f}" if single else ""
-        lines.append(f"| {r['table']} | {r['side']} | {r['warm_s']:.2f} | {x} | {r['first_s']:.2f} | "
-                     f"{r['accuracy']:.3f} | {_f(r['predicted_s'], '.3g')} | {_f(r['selection_s'], '.3g')} | "
-                     f"{r['n_w']} | {_f(r['worst_w_ratio'], '.1f')} |")
+        x = f"{float(r['warm_s']) / float(single['warm_s']):.2f}" if single else ""
+        has_cpu = single is not None and r.get("cpu_s") not in ("", None) and single.get("cpu_s") not in ("", None)
+        xc = f"{float(r['cpu_s']) / float(single['cpu_s']):.2f}" if has_cpu else ""
+        mine = r["side"] == "now"
+        top = worst_by_path(w_rows, r["table"], "topdown") if mine else None
+        scored = worst_by_path(w_rows, r["table"], "enumerate") if mine else None
+        lines.append(f"| {r['table']} | {r['side']} | {float(r['warm_s']):.2f} | {x} | {_f(r.get('cpu_s'))} | {xc} | "
+                     f"{float(r['first_s']):.2f} | "
+                     f"{float(r['accuracy']):.3f} | {_f(r['predicted_s'], '.3g')} | {_f(r['selection_s'], '.3g')} | "
+                     f"{r['n_w']} | {_f(r['worst_w_ratio'], '.1f')} | {_f(top, '.1f')} | {_f(scored, '.1f')} |")
     _common.write_markdown(os.path.join(OUT, f"table_shapes{args.tag}.md"), lines)
 
 
@@ -225,11 +250,20 @@ def main(argv=None) -> int:
                     "binary, mixed, wide)")
     ap.add_argument("--sides", default=",".join(SIDES), help="now, dadb0f8, dpsgd")
     ap.add_argument("--tag", default="", help="suffix of the results files (e.g. _quick)")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="rebuild the Markdown table from the CSV files of an earlier run (nothing is fitted)")
     ap.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
     ap.add_argument("--table-file", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.table_file, args.child, args.repeats)))
+        return 0
+    if args.summary_only:
+        rows = _common.read_csv(os.path.join(OUT, f"table_shapes{args.tag}.csv"))
+        w_rows = _common.read_csv(os.path.join(OUT, f"table_shapes_w{args.tag}.csv"))
+        with open(os.path.join(OUT, f"table_shapes{args.tag}.md")) as fh:
+            head = fh.read().splitlines()[2]        # the stamp line of the run that made the CSVs
+        write_markdown(rows, w_rows, args, head)
         return 0
     env = _common.stamp(argv)
     sides = args.sides.split(",")
