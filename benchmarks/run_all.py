@@ -56,6 +56,10 @@ GROUPS: tuple[Group, ...] = (
         Bench("bench_default_fit.py", (), ("--repeats", "1", "--fresh", "1", "--tables", "2000x6", "--tag", "_quick"),
               needs="git"),
         Bench("bench_first_fit.py"),
+        # dadb0f8 (single W) runs in a git worktree
+        Bench("bench_table_shapes.py", (),
+              ("--repeats", "1", "--tables", "uniform:2000x6,make_classification:2000x6", "--tag", "_quick"),
+              needs="git"),
     )),
     Group("selection", "private selection: time to score or sample W, and the public time prediction", (
         Bench("bench_selection.py", (), ("--repeats", "1")),

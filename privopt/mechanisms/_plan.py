@@ -100,17 +100,20 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         n_points = int(problem.n_points)
         if single:
             check_w_size(n_points, widen="the grid or the ball")
-        predicted = float(problem.predicted_seconds(n_public))
-        workers = workers_for(executor, predicted)
+        # the pool is chosen by the lower-bound pass, as before; the time is the whole draw's
+        bound_pass = float(problem.predicted_seconds(n_public))
+        predicted = float(problem.sampling_seconds(n_public))
+        workers = workers_for(executor, bound_pass)
         return SelectionPlan(
             "topdown", n_points, predicted, predicted / workers,
-            work=(f"bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records is predicted to "
-                  f"take about {predicted / workers:,.0f} s on {workers} worker(s)"),
+            work=(f"bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records and finding the "
+                  f"smallest loss of those that may win is predicted to take about {predicted / workers:,.0f} s on "
+                  f"{workers} worker(s)"),
             remedy=("Raise time_limit, shard on more workers (executor=...), or make W smaller (norm_bound, fewer "
                     "features)."),
             reason=("privopt's 0/1-loss model on one integer grid with 0: W split by support and report-noisy-max "
                     "drawn top down, supports that cannot win never scored"),
-            sampler=TopDownSampler(problem, executor=executor, predicted=predicted, desc=desc),
+            sampler=TopDownSampler(problem, executor=executor, predicted=bound_pass, desc=desc),
             progress=predicted > PROGRESS_AFTER, norm_bound=problem.norm_bound, n_regions=problem.n_regions)
     evaluator = HalfspaceEvaluator(model, data, norm_bound=norm_bound, max_points=max_points)
     n_points = int(evaluator.n_points)

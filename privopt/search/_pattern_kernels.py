@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bounds", "minima", "one_support"]
+__all__ = ["bounds", "minima", "one_support", "screened_minima"]
 
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
@@ -176,6 +176,67 @@ def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: n
         else:
             val[r] = lb
     return val, exact, arg
+
+
+#: Patterns between two looks at the smallest partial objective in :func:`screened_minima`.
+SCREEN_EVERY = 32
+
+
+@numba.njit(cache=True, nogil=True)
+def screened_minima(records, supports, points, region_max, best_key, key_scale, slack, ws):   # pragma: no cover
+    """For every support: the exact minimum of J over its region, or, as soon as the
+    smallest partial objective (the patterns counted so far: each point's loss only grows
+    as patterns are added, so it is a lower bound on the point's J) shows that no key of
+    the region reaches ``best_key``, that lower bound.  The test is the sampler's:
+    ``upper = region_max[r] - low / key_scale`` cannot win when ``upper < best_key - slack
+    (1 + |upper| + |best_key|)``.  Returns ``(val, exact)``."""
+    R, j = supports.shape
+    P = points.V.shape[0]
+    scale = points.scale
+    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
+    xs, sc, loss, pert = ws.xs, ws.sc, ws.loss, ws.pert
+    for lev in range(j):
+        ws.prev[lev] = -1
+    val = np.empty(R, np.float64)
+    exact = np.zeros(R, np.bool_)
+    for r in range(R):
+        support = supports[r]
+        _, n_occ = histogram(support, records, ws)
+        perturbation(support, points, pert)
+        for p in range(P):
+            loss[p] = 0
+        stopped = False
+        for q in range(n_occ):
+            c = ws.occ[q]
+            i = ws.first_row[q]
+            for lev in range(j):
+                xs[lev] = values[digits_t[support[lev], i]]
+            for p in range(P):
+                sc[p] = 0.0
+            for lev in range(j):
+                x = xs[lev]
+                for p in range(P):
+                    sc[p] += x * Vt[lev, p]
+            wrong_if_positive = ws.counts[c, 2]
+            wrong_if_negative = ws.counts[c, 1]
+            for p in range(P):
+                loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
+            if (q + 1) % SCREEN_EVERY == 0 and q + 1 < n_occ:
+                low = np.inf
+                for p in range(P):
+                    low = min(low, loss[p] - scale * pert[p])
+                upper = region_max[r] - low / key_scale
+                if upper < best_key - slack * (1.0 + abs(upper) + abs(best_key)):
+                    val[r] = low
+                    stopped = True
+                    break
+        if not stopped:
+            best = np.inf
+            for p in range(P):
+                best = min(best, loss[p] - scale * pert[p])
+            val[r] = best
+            exact[r] = True
+    return val, exact
 
 
 @numba.njit(cache=True)

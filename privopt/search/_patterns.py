@@ -25,7 +25,8 @@ from .._limits import KEPT_WORKSPACE_PATTERNS, memory_budget
 from .._numba import lazy_kernel
 from .._runtime import kernel_threads, map_on_kernel_threads
 
-__all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "support_values",
+__all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "screened_minima",
+           "support_values",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
 
 
@@ -105,7 +106,7 @@ def _build_minima_kernels(numba):
     bound (1) where (2) would cost more than ``budget``) and one support
     (every point's loss and objective)."""
     kernels = _kernel_module()
-    return kernels.minima, kernels.one_support
+    return kernels.minima, kernels.one_support, kernels.screened_minima
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)
@@ -285,6 +286,35 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     if len(parts) == 1:
         return run(supports)
     results = map_on_kernel_threads(run, [supports[a:b] for a, b in parts])
+    return tuple(np.concatenate(col) for col in zip(*results))
+
+
+def screened_minima(records: Records, supports, points: Points, region_max, best_key: float, key_scale: float,
+                    slack: float):
+    """For each support (rows of ``supports``, all of one size, sorted lexicographically):
+    ``(val, exact)``: the exact minimum of J over its region (``exact``), or a lower bound
+    on it that already shows that the region cannot hold a key at or above ``best_key``:
+    ``upper = region_max - val / key_scale`` is below ``best_key - slack (1 + |upper| +
+    |best_key|)``, the sampler's test (:func:`privopt.search._topdown.sample_shard`).  Each
+    point's loss (2) is a sum over the patterns that occur of nonnegative counts, so the
+    smallest partial sum after some patterns is a lower bound on the region's minimum, and
+    the rest of the patterns are not visited once it settles the test.  Needs numba
+    (None without it)."""
+    supports = np.ascontiguousarray(supports, dtype=np.int64)
+    R, j = supports.shape
+    kernels = _minima_kernels()
+    if kernels is None or j == 0 or R == 0:
+        return None
+    region_max = np.ascontiguousarray(region_max, dtype=np.float64)
+
+    def run(part):
+        a, b = part
+        ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
+        return kernels[2](records, supports[a:b], points, region_max[a:b], float(best_key), float(key_scale),
+                          float(slack), ws)
+
+    parts = _thread_parts(R, j, records, False)
+    results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
 
 

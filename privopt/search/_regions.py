@@ -32,16 +32,30 @@ from .._lattice import unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
-from ._patterns import Points, points_of, records_of, region_minima, support_values
+from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "split_supports", "bound_search_work", "enumeration_levels", "EnumerationLevels", "BOUND_ROWS_PER_SECOND",
+           "EXACT_WORK_PER_SECOND", "SAMPLE_OVERHEAD_SECONDS",
            "MAX_PATTERNS", "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
+
+#: Seconds of one top-down draw beyond its kernels (the shards, their noise, the candidate's
+#: decoding), measured at about 1 ms for a W of a few regions (benchmarks/bench_table_shapes.py).
+SAMPLE_OVERHEAD_SECONDS = 1e-3
+
+#: The exact-minima phase of a top-down draw, in units of (rows x points x support size)
+#: summed over every region of W per second (:meth:`HalfspaceProblem.sampling_seconds`):
+#: the sampler asks for the minimum of the regions whose bound reaches the best key, a share
+#: of the regions that depends on the data (none on binary tables, about 40% on continuous
+#: ones at 10 levels), each counted until it is settled; set on the default fit's W's of
+#: benchmarks/bench_table_shapes.py (2 cores, shared) between the binary tables (no region
+#: asked: 5x below this rate's time) and the uniform ones (1.2x above it).
+EXACT_WORK_PER_SECOND = 1.6e10
 
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
@@ -223,6 +237,16 @@ class HalfspaceProblem(RegionProblem):
         groups' noise (:func:`privopt.search._topdown.sample_shard`)."""
         return region_minima(self.records, supports, self.points(supports.shape[1]), budget=_NO_BUDGET)[0]
 
+    def screened_minima(self, supports, region_max, best_key: float, key_scale: float, slack: float):
+        """Each region's exact minimum of the objective, or a lower bound on it that
+        already shows that no key ``region_max - J / key_scale`` of the region reaches
+        ``best_key`` (:func:`privopt.search._patterns.screened_minima`): what the sampler
+        asks of a region before drawing its groups' noise, the patterns of a region that
+        cannot win counted only until that is settled.  None without numba."""
+        out = screened_minima(self.records, supports, self.points(supports.shape[1]), region_max, best_key,
+                              key_scale, slack)
+        return None if out is None else out[0]
+
     def lower_bounds(self, supports):
         """A lower bound on the loss over each region: its exact minimum where
         the patterns are few (every such region, whatever its value: the
@@ -256,6 +280,26 @@ class HalfspaceProblem(RegionProblem):
         """The lower-bound pass on one core, with n standing in for the
         (data-dependent) number of distinct rows."""
         return self.n_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
+
+    def exact_work(self, n_records: int) -> int:
+        """sum over the regions of n x (points of the region) x (support size): what
+        scoring every point of every region from its histogram would visit, from public
+        sizes only (d, the points per support size, n for the distinct rows)."""
+        per_row = sum(math.comb(self.d, j) * int(self.vectors[j].shape[0]) * j for j in range(1, self.k + 1))
+        return per_row * max(1, int(n_records))
+
+    def sampling_seconds(self, n_records: int) -> float:
+        """A top-down draw from W, predicted from public sizes only:
+
+            T = SAMPLE_OVERHEAD_SECONDS + (regions x n) / BOUND_ROWS_PER_SECOND
+                + exact_work(n) / EXACT_WORK_PER_SECOND,
+
+        the per-draw overhead, the lower-bound pass (:meth:`predicted_seconds`) and the
+        exact-minima phase at the share of the regions measured in the middle of the
+        benchmark's tables (:data:`EXACT_WORK_PER_SECOND`); the kernels' threads are not
+        counted (on a machine shared with other work they barely shorten a draw)."""
+        return (SAMPLE_OVERHEAD_SECONDS + self.predicted_seconds(n_records)
+                + self.exact_work(n_records) / EXACT_WORK_PER_SECOND)
 
 
 class PerturbedHalfspaceProblem(HalfspaceProblem):

@@ -320,7 +320,7 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start
-    minima = _ExactMinima(problem, supports)
+    minima = _ExactMinima(problem, supports, M, scale)
     order = np.argsort(-bound, kind="stable")
     for i, r in enumerate(order):
         if best is not None and bound[r] < best[0]:
@@ -328,7 +328,7 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
         if best is not None and minima.available:
             # the region's exact minimum (computed for the next regions in this order at once) may show
             # that no key in it reaches the best: it is scored, and no noise of its groups is drawn
-            low = minima.of(int(r), order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]])
+            low = minima.of(int(r), order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]], best[0])
             if _cannot_win(float(M[r]) - low / scale, best[0]):
                 expanded[0] += 1
                 continue
@@ -355,25 +355,37 @@ def _cannot_win(upper: float, best_key: float) -> bool:
 
 
 class _ExactMinima:
-    """The exact smallest loss of the regions of one shard, asked of the problem
-    (``exact_minima(supports)``, optional: :class:`RegionProblem` implementations
-    without it expand every region as before) for several regions at once, each once."""
+    """The smallest loss of the regions of one shard, asked of the problem for several
+    regions at once, each once: ``screened_minima(supports, region_max, best_key,
+    key_scale, slack)`` where the problem has it (the exact minimum, or a lower bound on
+    it that already settles :func:`_cannot_win` against the best key at the time of
+    asking; a larger best key later only settles it more surely), else
+    ``exact_minima(supports)`` (optional: :class:`RegionProblem` implementations without
+    either expand every region as before).  A lower bound in place of the exact minimum
+    only skips regions that cannot win, whose expansion would have released nothing and
+    drawn noise no other region reads: the released point is the same."""
 
-    def __init__(self, problem, supports):
+    def __init__(self, problem, supports, region_max, scale):
+        self._screen = getattr(problem, "screened_minima", None)
         self._ask = getattr(problem, "exact_minima", None)
-        self._supports = supports
+        self._supports, self._max, self._scale = supports, region_max, float(scale)
         self._known: dict[int, float] = {}
 
     @property
     def available(self) -> bool:
-        return self._ask is not None
+        return self._ask is not None or self._screen is not None
 
-    def of(self, r: int, batch) -> float:
-        """Region r's exact minimum; when unknown, computed with those of ``batch``
-        (row indices into the shard's supports, r first)."""
+    def of(self, r: int, batch, best_key: float) -> float:
+        """Region r's minimum (or a lower bound that settles it against ``best_key``);
+        when unknown, computed with those of ``batch`` (row indices into the shard's
+        supports, r first)."""
         if r not in self._known:
             batch = [int(q) for q in batch if int(q) not in self._known] or [r]
-            values = self._ask(self._supports[batch])
+            values = None
+            if self._screen is not None:
+                values = self._screen(self._supports[batch], self._max[batch], float(best_key), self._scale, _SLACK)
+            if values is None:
+                values = self._ask(self._supports[batch])
             self._known.update(zip(batch, (float(v) for v in values)))
         return self._known[r]
 

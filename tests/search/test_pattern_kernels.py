@@ -13,7 +13,7 @@ import pytest
 
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import KeyedStreams, enumeration_levels, halfspace_problem, sample_top_down
-from privopt.search._patterns import region_minima, support_values
+from privopt.search._patterns import region_minima, screened_minima, support_values
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                  reason="numba (the 'fast' extra) is not installed")
@@ -52,13 +52,14 @@ def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(met
     exact minima are actually used."""
     problem = _problem(0)
     plain = copy.copy(problem)
-    plain.exact_minima = None                     # type: ignore[method-assign]
+    plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
     asked = 0
     for seed in range(12):
         for scale in (0.5, 2.0, 8.0):
             for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
                 counted = copy.copy(problem)
                 counted.exact_minima = _Counting(problem)     # type: ignore[method-assign]
+                counted.screened_minima = None                # type: ignore[method-assign]
                 a = sample_top_down(counted, KeyedStreams(np.random.default_rng(seed)), method, scale,
                                     floor=floor)
                 b = sample_top_down(plain, KeyedStreams(np.random.default_rng(seed)), method, scale,
@@ -66,6 +67,67 @@ def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(met
                 assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
                 asked += counted.exact_minima.asked
     assert asked > 0
+
+
+class _Screening:
+    """Wraps a problem's screened_minima, counting the regions left with a bound."""
+
+    def __init__(self, problem):
+        self.bounded = 0
+        self._problem = problem
+
+    def __call__(self, supports, region_max, best_key, key_scale, slack):
+        val, exact = screened_minima(self._problem.records, supports, self._problem.points(supports.shape[1]),
+                                     region_max, best_key, key_scale, slack)
+        self.bounded += int((~exact).sum())
+        return val
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
+def test_screened_minima_release_what_expanding_every_region_does(method):
+    """The sampler's default (each region's patterns counted only until its exact
+    minimum, or a lower bound on it, settles whether it can win) against expanding
+    every region whose bound reaches the best key: the same best candidate and the same
+    numbers of regions and groups, over seeds, scales and floors; and some regions are
+    settled by a partial count."""
+    problem = _problem(0, n=600, levels=6)
+    plain = copy.copy(problem)
+    plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
+    bounded = 0
+    for seed in range(12):
+        for scale in (0.5, 2.0, 8.0):
+            for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
+                screened = copy.copy(problem)
+                screened.screened_minima = _Screening(problem)     # type: ignore[method-assign]
+                a = sample_top_down(screened, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                    floor=floor)
+                b = sample_top_down(plain, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                    floor=floor)
+                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+                bounded += screened.screened_minima.bounded
+    assert bounded > 0
+
+
+@needs_numba
+def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test():
+    """Each value is the region's exact minimum (flagged exact) or below it, and then
+    the region's upper key is below the best key; a best key no region can miss gives
+    every minimum exactly."""
+    problem = _problem(3, n=600, levels=6)
+    for k in range(1, problem.k + 1):
+        S = problem.supports(k)
+        pts = problem.points(k)
+        exact_val = region_minima(problem.records, S, pts, budget=2 ** 62)[0]
+        M = np.linspace(0.0, 3.0, len(S))
+        for best_key in (-np.inf, -20.0, 0.0, 2.0):
+            val, exact = screened_minima(problem.records, S, pts, M, best_key, 2.0, 1e-9)
+            np.testing.assert_array_equal(val[exact], exact_val[exact])
+            assert np.all(val[~exact] <= exact_val[~exact])
+            upper = M[~exact] - val[~exact] / 2.0
+            assert np.all(upper < best_key - 1e-9 * (1 + np.abs(upper) + abs(best_key)))
+            if best_key == -np.inf:
+                assert exact.all()
 
 
 @needs_numba
