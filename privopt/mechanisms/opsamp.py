@@ -377,6 +377,12 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
+    if n_oracle_calls is not None:   # the m noise vectors and answers, refused from public sizes before the model's contract is read
+        check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
+                     f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
+                     f"solve report each, for d = {len(w_vars)})",
+                     "Use fewer n_oracle_calls (None: the paper's m; the deviation term of lambda shrinks only "
+                     "like 1/sqrt(m)).")
     n_samples = check_n_samples(keywords.n_samples, info)
     loss_range = keywords.loss_range if keywords.loss_range is not None else (
         info.loss_range if info is not None else None)
@@ -391,12 +397,6 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPSamp", n_samples=n_samples,
                                     asked=Asked(declare=None, bounds_give_w=True, continuous=True))
     n_samples = contract.n_records
-    if n_oracle_calls is not None:   # the m noise vectors and answers, refused before any is drawn
-        check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
-                     f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
-                     f"solve report each, for d = {len(w_vars)})",
-                     "Use fewer n_oracle_calls (None: the paper's m; the deviation term of lambda shrinks only "
-                     "like 1/sqrt(m)).")
     return _Run(model=model, w_vars=w_vars, info=info, epsilon=epsilon, delta=delta, beta=beta,
                 oracle_error=oracle_error, n_oracle_calls=n_oracle_calls, n_samples=n_samples, solve=solve, rng=rng,
                 project=project, persistent=persistent, return_noise=bool(keywords.return_noise),
