@@ -100,6 +100,8 @@ __all__ = [
     "expected_draws_until_distinct",
     "noisy_sgd_step_size",
     "NOISY_SGD_ACCOUNTING",
+    "noisy_sgd_grid_noise_multiplier",
+    "noisy_sgd_grid_epsilon",
     "allocation_add_remove_pld",
     "noisy_sgd_allocation_delta",
     "noisy_sgd_allocation_epsilon",
@@ -780,7 +782,32 @@ def noisy_sgd_step_size(radius: float, lipschitz: float, sigma: float, d: int,
 # Noisy SGD, one pass with random allocation [FS25, FS26, CGH+25]
 # ---------------------------------------------------------------------------
 #: Accountings of :class:`~privopt.baselines.NoisySGDClassifier`; the first is the default.
-NOISY_SGD_ACCOUNTING = ("allocation", "amu_subsampling")
+NOISY_SGD_ACCOUNTING = ("poisson_grid", "allocation", "amu_subsampling")
+
+
+def noisy_sgd_grid_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
+    """The noise multiplier z of the one-pass noisy SGD on the grid
+    (``accounting="poisson_grid"``): t steps, each batch a Poisson sample at
+    rate ``q = 1/t`` (one pass in expectation), per-record gradients of norm
+    <= L rounded to the grid, exact discrete Gaussian noise of std ``z Delta``
+    grid units.  It is DP-SGD's accounting on the grid,
+    :func:`dpsgd_grid_noise_multiplier` with ``sampling="poisson"``,
+    ``q = 1/t``, ``steps = t`` under replace-one: group privacy over the
+    add/remove PLD of the Poisson-subsampled Gaussian ([ZDW22], Theorem 11;
+    [KJH20]) at (epsilon/2, delta / (1 + e^{epsilon/2})), the discrete
+    Gaussian dominated by the Gaussian pair of shift 1/z ([CKS20], Theorem
+    15).  E.g. t = 1: the add/remove Gaussian mechanism of sensitivity 1 at
+    (epsilon/2, delta / (1 + e^{epsilon/2})), z = the analytic Gaussian sigma
+    there ([BW18]); the noise on the gradient sum is z L per coordinate."""
+    t = int(steps)
+    return dpsgd_grid_noise_multiplier(epsilon, delta, 1.0 / t, t, "poisson", None, "replace_one")
+
+
+def noisy_sgd_grid_epsilon(noise_multiplier: float, steps: int, epsilon: float, delta: float) -> float:
+    """epsilon spent at ``delta`` by the one-pass noisy SGD on the grid at z
+    (:func:`dpsgd_grid_epsilon` at ``q = 1/t``, ``steps = t``, Poisson, replace-one)."""
+    t = int(steps)
+    return dpsgd_grid_epsilon(noise_multiplier, 1.0 / t, t, epsilon, delta, "poisson", None, "replace_one")
 
 #: Discretization of the privacy loss and tail mass of the ``PLD_accounting``
 #: computation.  Both are pessimistic (``BoundType.DOMINATES``): a coarser grid
