@@ -283,9 +283,10 @@ class NoisySGDClassifier(PrivateLinearClassifier):
         n, d = Z.shape
         L = 1.0
         t = self._steps(n, d, eps, delta, p)
-        z = acc.noisy_sgd_grid_noise_multiplier(eps, delta, t)
-        spent = acc.noisy_sgd_grid_epsilon(z, t, eps, delta)
-        if spent > eps:
+        cal = acc.noisy_sgd_grid_calibration(eps, delta, t)
+        z = cal.noise_multiplier
+        spent = acc.noisy_sgd_grid_epsilon(z, t, cal.epsilon_target, delta)
+        if not spent <= cal.epsilon_target <= eps:
             raise RuntimeError("the calibrated noise does not meet the target epsilon")  # pragma: no cover
         sigma = z * L
         D = p["radius"]

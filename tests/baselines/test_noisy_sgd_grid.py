@@ -106,3 +106,20 @@ def test_learns_at_epsilon_one():
         est = NoisySGDClassifier(epsilon=1.0, delta=1 / n**2, bounds=(0, 1), batch_size=4,
                                  random_state=0).fit(X[:1400], y[:1400])
     assert est.accounting_ == "poisson_grid" and est.score(X[1400:], y[1400:]) > 0.8
+
+
+def test_a_large_epsilon_is_calibrated_at_a_smaller_target_the_accountant_resolves():
+    # epsilon = 200, delta = 1e-5: delta / (1 + e^100) = 4e-49 is below what the PLD accountant
+    # resolves, so the calibration at 200 (and at 100 and 50) over-noises; halving the target
+    # reaches 25, where delta / (1 + e^12.5) = 3.7e-11 is resolved
+    t = 1093
+    direct = acc.dpsgd_grid_noise_multiplier(200.0, 1e-5, 1 / t, t, "poisson", None, "replace_one")
+    assert acc.noisy_sgd_grid_epsilon(direct, t, 200.0, 1e-5) < 1.0          # the degenerate answer
+    cal = acc.noisy_sgd_grid_calibration(200.0, 1e-5, t)
+    assert cal.epsilon_target == 25.0 and cal.noise_multiplier < direct / 100
+    assert cal.noise_multiplier == acc.dpsgd_grid_noise_multiplier(25.0, 1e-5, 1 / t, t, "poisson", None,
+                                                                   "replace_one")
+    assert acc.noisy_sgd_grid_epsilon(cal.noise_multiplier, t, 25.0, 1e-5) <= 25.0
+    # at an ordinary epsilon nothing changes
+    assert acc.noisy_sgd_grid_calibration(1.0, 1e-4, 25) == acc.GridCalibration(
+        acc.dpsgd_grid_noise_multiplier(1.0, 1e-4, 1 / 25, 25, "poisson", None, "replace_one"), 1.0)
