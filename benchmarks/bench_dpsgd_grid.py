@@ -1,8 +1,11 @@
 """The DP-SGD family before and after its gradients went on a grid, in one invocation.
 
-Usage:  python benchmarks/bench_dpsgd_grid.py [--seeds 5] [--before 9297d82]
+Usage:  python benchmarks/bench_dpsgd_grid.py [--seeds 5] [--before 9297d82] [--methods dpsgd dpagd]
 Writes  benchmarks/results/dpsgd_grid.csv (one row per fit, ``version`` before/after)
         and benchmarks/results/dpsgd_grid.md (means, paired differences).
+        ``--methods noisy_sgd --out benchmarks/results/noisy_sgd_grid``: noisy SGD,
+        whose default went from random allocation with continuous Gaussian noise to
+        Poisson batches on the grid (``accounting="poisson_grid"``).
 
 "after" is this checkout: DP-SGD and DP-AGD round each clipped gradient to a grid
 fixed in advance and add exact discrete Gaussian noise (DP-SGD accounted under
@@ -39,7 +42,7 @@ EPSILONS = (0.5, 1.0, 2.0)
 COLUMNS = ["version", "dataset", "n_train", "d", "seed", "epsilon", "method", "accuracy", "seconds", "error"]
 
 
-def fits(version: str, seeds: int, datasets, epsilons) -> list[dict]:
+def fits(version: str, seeds: int, datasets, epsilons, methods=METHODS) -> list[dict]:
     """One row per fit of each method of ``METHODS`` with the privopt this process imports."""
     from privopt.baselines import PRIVATE_BASELINES
 
@@ -52,7 +55,7 @@ def fits(version: str, seeds: int, datasets, epsilons) -> list[dict]:
             Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
             n = len(ytr)
             for eps in epsilons:
-                for method in METHODS:
+                for method in methods:
                     est = PRIVATE_BASELINES[method](epsilon=eps, delta=min(1e-5, 1.0 / n**2), bounds=bounds,
                                                     random_state=seed)
                     t = time.perf_counter()
@@ -87,7 +90,7 @@ def summary(rows, args) -> list[str]:
         if info is None:
             continue
         for eps in args.epsilons:
-            for method in METHODS:
+            for method in args.methods:
                 pairs = [(key[("before", name, s, eps, method)], key[("after", name, s, eps, method)])
                          for s in range(args.seeds)
                          if ("before", name, s, eps, method) in key and ("after", name, s, eps, method) in key]
@@ -112,11 +115,12 @@ def main():
     ap.add_argument("--before", default="9297d82", help="git revision of the 'before' (continuous noise)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), help="names of PRIVATE_BASELINES")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "dpsgd_grid"))
     ap.add_argument("--worker", help=argparse.SUPPRESS)      # internal: write this version's rows to a CSV
     args = ap.parse_args()
     if args.worker:
-        rows = fits("before", args.seeds, args.datasets, args.epsilons)
+        rows = fits("before", args.seeds, args.datasets, args.epsilons, args.methods)
         _common.write_csv(args.worker, rows, COLUMNS)
         return
     tree = tempfile.mkdtemp(prefix="privopt-before-")
@@ -124,10 +128,10 @@ def main():
                    stdout=subprocess.DEVNULL)
     before_csv = os.path.join(tree, "before.csv")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", before_csv, "--seeds", str(args.seeds),
-           "--datasets", *args.datasets, "--epsilons", *map(str, args.epsilons)]
+           "--datasets", *args.datasets, "--epsilons", *map(str, args.epsilons), "--methods", *args.methods]
     proc = subprocess.Popen(cmd, env=_common.checkout_env(tree), cwd=tree)
     try:
-        rows = fits("after", args.seeds, args.datasets, args.epsilons)
+        rows = fits("after", args.seeds, args.datasets, args.epsilons, args.methods)
         if proc.wait() != 0:
             raise SystemExit(f"the run on {args.before} failed")
         for r in _common.read_csv(before_csv):

@@ -40,7 +40,9 @@ REVISIONS = {
     "dpsgd": "2026-11-28.2",  # .2: fewer than 4096 draws of noise from buffered words
     "dpsgd_tuned": "2026-11-28.2",
     "dpagd": "2026-11-28.2",  # .2: the noise of fewer than 64 draws from buffered words
-    "noisy_sgd": "2026-11-25",  # random allocation, one pass (issue 31)
+    # 2026-11-28: default accounting "poisson_grid" (Poisson batches at q = 1/t, gradients
+    # on a grid, exact discrete Gaussian noise); random allocation kept as "allocation"
+    "noisy_sgd": "2026-11-28",
     "objective_perturbation": "2026-11-24",
     # Gaussian noise when delta > 0 and it is the smaller (noise="auto")
     # 2026-11-27: exact integer noise on a grid fixed in advance (discrete Laplace

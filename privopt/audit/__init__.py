@@ -31,6 +31,7 @@ a grid (:class:`NoisyValueTarget` with ``release="double"``: Mironov's
 floating-point attack, replayed exactly), and DP-SGD's last iterate after one step
 with continuous Gaussian noise in doubles instead of its gradients on a grid with
 exact discrete Gaussian noise (:class:`DPSGDStepTarget` with ``release="double"``),
+and the same for noisy SGD's step (:class:`NoisySGDStepTarget` with ``release="double"``),
 and private selection on a user's model
 with a record's term outside ``loss_range`` left unclipped (:class:`RecordClipTarget`
 with ``clip=False``), and the same model built with :func:`privopt.RecordModel` without
@@ -71,7 +72,7 @@ from ._contract import CONTRACT_LEAKS, HandModelTarget, newsvendor_instance, new
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
-from ._dpsgd import DPSGDStepTarget, dpsgd_step_instance
+from ._dpsgd import DPSGDStepTarget, NoisySGDStepTarget, dpsgd_step_instance
 from ._targets import (
     AuditTarget,
     ConstrainedSelectionTarget,
@@ -91,6 +92,7 @@ __all__ = [
     "AuditTarget",
     "NoisyValueTarget",
     "DPSGDStepTarget",
+    "NoisySGDStepTarget",
     "dpsgd_step_instance",
     "reachable_by_double_laplace",
     "reachable_on_grid",

@@ -22,6 +22,13 @@ two neighbouring data sets (one label flipped) exactly:
   output is possible under a data set iff some word k gives it exactly (a
   binary search over the 2^53 words: the map is monotone in k).
 
+:class:`NoisySGDStepTarget` replays the same attack on the first step of
+:class:`~privopt.baselines.NoisySGDClassifier` (hinge loss, gradient sums not
+divided by the batch size): ``w_2 = -eta (S + noise)`` on the grid
+(``accounting="poisson_grid"``, the default) or with N(0, (z L)^2) in
+doubles (the continuous accountings ``"allocation"`` and
+``"amu_subsampling"``, the broken variant here).
+
 Each run's output is the pair of bits (possible under D, possible under D');
 an output impossible under one data set is an event of probability 0 there.
 """
@@ -35,11 +42,18 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._validation import check_choice, check_delta, check_epsilon
-from ..baselines import GradientGrid, dpsgd_batch_units, dpsgd_update, gradient_grid
+from ..baselines import (
+    GradientGrid,
+    dpsgd_batch_units,
+    dpsgd_update,
+    gradient_grid,
+    noisy_sgd_batch_units,
+    noisy_sgd_update,
+)
 from ..baselines import accounting as acc
 from ._targets import AuditTarget
 
-__all__ = ["DPSGDStepTarget", "dpsgd_step_instance"]
+__all__ = ["DPSGDStepTarget", "NoisySGDStepTarget", "dpsgd_step_instance"]
 
 RELEASES = ("grid", "double")
 _TWO_53 = float(2**53)
@@ -87,6 +101,7 @@ class DPSGDStepTarget(AuditTarget):
         self.release = check_choice(release, "release", RELEASES)
         self.clip, self.lr = float(clip_norm), float(learning_rate)
         self.n, self.d = self.pair.rows[0].shape
+        self.denominator = float(self.n)
         if self.release == "grid":
             z = acc.dpsgd_grid_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
             self.grid: GradientGrid | None = gradient_grid(self.clip, z, self.d)
@@ -116,9 +131,9 @@ class DPSGDStepTarget(AuditTarget):
     def _released(self, which: int, noise) -> np.ndarray:
         total = self._clipped_sum(which)
         if self.grid is not None:
-            return self._step(self.grid.to_value(total[None, :] + noise) / self.n)
+            return self._step(self.grid.to_value(total[None, :] + noise) / self.denominator)
         scale = self.noise_multiplier * self.clip
-        return self._step((total[None, :] + self._double_noise(noise, scale)) / self.n)
+        return self._step((total[None, :] + self._double_noise(noise, scale)) / self.denominator)
 
     @staticmethod
     def _double_noise(words, scale):
@@ -140,13 +155,13 @@ class DPSGDStepTarget(AuditTarget):
             lo, hi = -(2**52), 2**52
 
             def value(s):
-                return self._step(grid.to_value(s) / self.n)
+                return self._step(grid.to_value(s) / self.denominator)
         else:                       # the word k of the noise; w_j decreases in k
             lo, hi = 0, 2**53 - 1
             scale = self.noise_multiplier * self.clip
 
             def value(s):
-                return self._step((total[j] + self._double_noise(s, scale)) / self.n)
+                return self._step((total[j] + self._double_noise(s, scale)) / self.denominator)
         low = np.full(y.shape, lo, dtype=np.int64)
         high = np.full(y.shape, hi, dtype=np.int64)
         while np.any(low < high):
@@ -172,3 +187,49 @@ class DPSGDStepTarget(AuditTarget):
 
     def run_mechanism(self, which, rng):
         return self.outputs_from_noise(which, self.draw_noise(rng))[0]
+
+
+class NoisySGDStepTarget(DPSGDStepTarget):
+    """:class:`~privopt.baselines.NoisySGDClassifier`'s iterate after its first
+    step from w = 0 (hinge loss, learning rate ``learning_rate``, no
+    projection: the radius is taken large enough), ``w_2 = -eta (S + xi)``,
+    with the noise of a run of ``steps`` steps at (epsilon, delta): on the
+    grid (``release="grid"``, ``accounting="poisson_grid"``: z of
+    :func:`~privopt.baselines._accounting.noisy_sgd_grid_noise_multiplier`)
+    or ``N(0, (z L)^2)`` in doubles (``release="double"``, z the Gaussian's
+    at (epsilon, delta), sensitivity 1, as for DP-SGD's broken variant).  The
+    batch of the replayed step is the whole data set (the batch at t = 1; on
+    the grid every integer vector S is a possible release whatever the batch,
+    so the replay of an estimator's outputs holds for any t)."""
+
+    mechanism = "noisy SGD iterate after one step"
+
+    def __init__(self, pair=None, *, epsilon=1.0, delta=1e-5, learning_rate=0.5, steps=1, release="grid"):
+        self.pair = dpsgd_step_instance() if pair is None else pair
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.release = check_choice(release, "release", RELEASES)
+        self.clip, self.lr, self.steps = 1.0, float(learning_rate), int(steps)
+        self.n, self.d = self.pair.rows[0].shape
+        self.denominator = 1.0
+        if self.release == "grid":
+            z = acc.noisy_sgd_grid_noise_multiplier(self.epsilon, self.delta, self.steps)
+            self.grid: GradientGrid | None = gradient_grid(1.0, z, self.d)
+        else:
+            z = acc.dpsgd_calibrate_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
+            self.grid = None
+        self.noise_multiplier = float(z)
+        self.variant = "as shipped" if self.release == "grid" else "continuous Gaussian in doubles"
+        self.models = ()
+        self.parameters = {"release": self.release, "noise_multiplier": self.noise_multiplier, "steps": self.steps,
+                           "grid_step": None if self.grid is None else self.grid.step}
+
+    def _clipped_sum(self, which: int) -> np.ndarray:
+        rows = self.pair.rows[which]
+        if self.grid is not None:
+            return noisy_sgd_batch_units(self.grid, rows, np.zeros(self.d), "hinge")
+        return (-rows).sum(axis=0)       # the hinge's subgradient at w = 0: -y z
+
+    def _step(self, gradient) -> np.ndarray:
+        g = np.asarray(gradient, dtype=float)
+        return noisy_sgd_update(np.zeros(g.shape), g, self.lr, None)

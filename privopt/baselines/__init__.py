@@ -34,7 +34,7 @@ from .grid_search import (
     dpsgd_grid_search,
     private_grid_search,
 )
-from .noisy_sgd import NoisySGDClassifier
+from .noisy_sgd import NoisySGDClassifier, noisy_sgd_batch_units, noisy_sgd_update
 from .perturbation import (
     ObjectivePerturbationLogisticRegression,
     OutputPerturbationLogisticRegression,
@@ -45,6 +45,8 @@ __all__ = [
     "GradientGrid",
     "gradient_grid",
     "dpsgd_batch_units",
+    "noisy_sgd_batch_units",
+    "noisy_sgd_update",
     "dpsgd_update",
     "DPSGDLogisticRegression",
     "DPAGDLogisticRegression",

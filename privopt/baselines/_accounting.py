@@ -65,6 +65,7 @@ import importlib.metadata
 import inspect
 import json
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -100,6 +101,10 @@ __all__ = [
     "expected_draws_until_distinct",
     "noisy_sgd_step_size",
     "NOISY_SGD_ACCOUNTING",
+    "GridCalibration",
+    "noisy_sgd_grid_calibration",
+    "noisy_sgd_grid_noise_multiplier",
+    "noisy_sgd_grid_epsilon",
     "allocation_add_remove_pld",
     "noisy_sgd_allocation_delta",
     "noisy_sgd_allocation_epsilon",
@@ -780,7 +785,68 @@ def noisy_sgd_step_size(radius: float, lipschitz: float, sigma: float, d: int,
 # Noisy SGD, one pass with random allocation [FS25, FS26, CGH+25]
 # ---------------------------------------------------------------------------
 #: Accountings of :class:`~privopt.baselines.NoisySGDClassifier`; the first is the default.
-NOISY_SGD_ACCOUNTING = ("allocation", "amu_subsampling")
+NOISY_SGD_ACCOUNTING = ("poisson_grid", "allocation", "amu_subsampling")
+
+
+@dataclass(frozen=True)
+class GridCalibration:
+    """The noise multiplier z of the one-pass noisy SGD on the grid and the
+    epsilon target it was calibrated at (<= the requested epsilon; see
+    :func:`noisy_sgd_grid_calibration`)."""
+
+    noise_multiplier: float
+    epsilon_target: float
+
+
+def noisy_sgd_grid_calibration(epsilon: float, delta: float, steps: int) -> GridCalibration:
+    """The noise multiplier z of the one-pass noisy SGD on the grid
+    (``accounting="poisson_grid"``): t steps, each batch a Poisson sample at
+    rate ``q = 1/t`` (one pass in expectation), per-record gradients of norm
+    <= L rounded to the grid, exact discrete Gaussian noise of std ``z Delta``
+    grid units.  It is DP-SGD's accounting on the grid,
+    :func:`dpsgd_grid_noise_multiplier` with ``sampling="poisson"``,
+    ``q = 1/t``, ``steps = t`` under replace-one: group privacy over the
+    add/remove PLD of the Poisson-subsampled Gaussian ([ZDW22], Theorem 11;
+    [KJH20]) at (epsilon/2, delta / (1 + e^{epsilon/2})), the discrete
+    Gaussian dominated by the Gaussian pair of shift 1/z ([CKS20], Theorem
+    15).  E.g. t = 1: the add/remove Gaussian mechanism of sensitivity 1 at
+    (epsilon/2, delta / (1 + e^{epsilon/2})), z = the analytic Gaussian sigma
+    there ([BW18]); the noise on the gradient sum is z L per coordinate.
+
+    At a large epsilon delta / (1 + e^{epsilon/2}) falls below what the PLD
+    accountant resolves (e.g. 4e-49 at epsilon = 200, delta = 1e-5), and the
+    calibration returns a z far too large (256, spending 0.16).  So while the
+    z calibrated at a target spends less than half of it, the target is halved
+    (a z that meets a smaller target meets epsilon) and the smallest z is kept
+    with its target: z = 0.43 at target 25 for epsilon = 200, delta = 1e-5, t = 1093."""
+    t = int(steps)
+
+    def calibrate(target):
+        return dpsgd_grid_noise_multiplier(target, delta, 1.0 / t, t, "poisson", None, "replace_one")
+
+    best = GridCalibration(calibrate(epsilon), float(epsilon))
+    target = float(epsilon)
+    while target > 1.0 and noisy_sgd_grid_epsilon(best.noise_multiplier, t, best.epsilon_target,
+                                                  delta) < target / 2.0:
+        target /= 2.0
+        z = calibrate(target)
+        if z < best.noise_multiplier:
+            best = GridCalibration(z, target)
+    return best
+
+
+def noisy_sgd_grid_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
+    """z of :func:`noisy_sgd_grid_calibration` (the noise per unit of the
+    gradient norm bound L)."""
+    return noisy_sgd_grid_calibration(epsilon, delta, steps).noise_multiplier
+
+
+def noisy_sgd_grid_epsilon(noise_multiplier: float, steps: int, epsilon: float, delta: float) -> float:
+    """epsilon spent at ``delta`` by the one-pass noisy SGD on the grid at z
+    calibrated to the target ``epsilon`` (:func:`dpsgd_grid_epsilon` at
+    ``q = 1/t``, ``steps = t``, Poisson, replace-one)."""
+    t = int(steps)
+    return dpsgd_grid_epsilon(noise_multiplier, 1.0 / t, t, epsilon, delta, "poisson", None, "replace_one")
 
 #: Discretization of the privacy loss and tail mass of the ``PLD_accounting``
 #: computation.  Both are pessimistic (``BoundType.DOMINATES``): a coarser grid

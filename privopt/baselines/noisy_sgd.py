@@ -1,6 +1,8 @@
-"""Noisy SGD for convex Lipschitz losses: one pass with random allocation of
-records to steps [FS25, FS26] (default), or [AMU20]'s algorithm that stops
-when half the points have been seen."""
+"""Noisy SGD for convex Lipschitz losses: one pass in expectation of Poisson
+batches with gradients on a grid and exact discrete Gaussian noise (default),
+one pass with random allocation of records to steps [FS25, FS26], or [AMU20]'s
+algorithm that stops when half the points have been seen (the last two with
+continuous Gaussian noise in doubles)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from ._base import (
     hinge_dloss,
     logistic_dloss,
 )
+from ._gradient_grid import GradientGrid, gradient_grid
 
-__all__ = ["NoisySGDClassifier"]
+__all__ = ["NoisySGDClassifier", "noisy_sgd_batch_units", "noisy_sgd_update"]
 
 _DLOSS = {"hinge": hinge_dloss, "logistic": logistic_dloss}
 
@@ -32,15 +35,77 @@ def _logistic_dloss_scalar(margin: float) -> float:
 _DLOSS_SCALAR = {"hinge": _hinge_dloss_scalar, "logistic": _logistic_dloss_scalar}
 
 
+def noisy_sgd_batch_units(grid: GradientGrid, rows: np.ndarray, w: np.ndarray, loss: str) -> np.ndarray:
+    """The exact integer sum over a batch (rows ``y z``, ``||z|| <= 1``) of the
+    per-record (sub)gradients ``l'(y <w, z>) y z`` of the hinge or logistic
+    loss (norm <= L = 1; the division by ``max(1, ||g||)`` only absorbs the
+    float rounding of a norm-1 row), rounded to ``grid`` (int64 grid units;
+    zeros for an empty batch): what the noisy SGD on the grid adds its
+    discrete Gaussian noise to."""
+    if not rows.shape[0]:
+        return np.zeros(grid.dim, dtype=np.int64)
+    g = _DLOSS[loss](rows @ w)[:, None] * rows
+    g *= (1.0 / np.maximum(1.0, np.linalg.norm(g, axis=1)))[:, None]
+    return grid.to_units(g).sum(axis=0)
+
+
+def noisy_sgd_update(w: np.ndarray, step: np.ndarray, eta: float, radius: float | None) -> np.ndarray:
+    """``Pi_D(w - eta step)``: the projected step of noisy SGD (``step`` the noisy
+    gradient sum), projected onto ``{||w|| <= radius}`` unless radius is None."""
+    w = w - eta * step
+    if radius is not None:
+        nrm = math.sqrt(w @ w)
+        if nrm > radius:
+            w *= radius / nrm
+    return w
+
+
 class NoisySGDClassifier(PrivateLinearClassifier):
-    r"""Linear classifier (hinge or logistic loss) by one pass of noisy
+    r"""Linear classifier (hinge or logistic loss) by noisy projected SGD.
+
+    Algorithm (``accounting="poisson_grid"``, the default).  t steps (the
+    default rule below; ``batch_size``: t = ceil(n / b)), ``w_1 = 0``; for
+    j = 1..t:
+
+    * the batch ``B_j``: each record independently with probability q = 1/t
+      (Poisson sampling, from ``random_state``; one pass in expectation);
+    * each per-record (sub)gradient ``g_i(w_j)`` (norm <= L = 1 on the public
+      feature map, no clipping needed) rounded to DP-SGD's grid
+      ``L 2^-k Z^d`` (:class:`~privopt.baselines.GradientGrid`, k fixed from
+      the public z and d), summed exactly in integers, plus exact discrete
+      Gaussian noise ``N_Z(0, s^2)^d`` with ``s >= z Delta`` grid units
+      ([CKS20] sampler): an integer vector S_j
+      (:func:`noisy_sgd_batch_units`);
+    * ``w_{j+1} = Pi_D(w_j - eta step S_j)`` (:func:`noisy_sgd_update`);
+
+    output the average of w_1, ..., w_t.  Every later value is a function of
+    the integer releases, so no output is a double plus continuous noise (the
+    replay of Mironov's attack after one step finds no output impossible under
+    a neighbour: :class:`~privopt.audit.NoisySGDStepTarget`).
+
+    Privacy (replace-one, n public): DP-SGD's accounting on the grid
+    (:func:`~privopt.baselines._accounting.noisy_sgd_grid_noise_multiplier`):
+    Poisson subsampling at q = 1/t for t steps under add/remove ([ZDW22],
+    PLD accountant [KJH20]), the discrete Gaussian dominated by the Gaussian
+    pair of shift 1/z ([CKS20], the multivariate discrete Gaussian), replace-one by group privacy at
+    (epsilon/2, delta / (1 + e^{epsilon/2})) for the removal and for the
+    addition.  2-4% more noise than random allocation's below (z = 1.017
+    against 0.994 at n = 398, d = 10, t = 199; 1.206 against 1.164 at
+    n = 1050, d = 80, t = 132; epsilon = 1, delta = 1/n^2).  The step size
+    is random allocation's at sigma = z L, and the default t random
+    allocation's rule (n, d, epsilon, delta only).
+
+    ``accounting="allocation"`` and ``"amu_subsampling"`` add continuous
+    Gaussian noise in doubles (``x + noise``): they are not floating-point
+    safe (Mironov, CCS 2012).  "allocation": one pass of noisy
     projected SGD in which every record is used in one step chosen uniformly
     at random ("random allocation", [FS25]; "balls and bins", [CGH+25]), the
-    noise calibrated by the random-allocation accountant of [FS26].  The
+    noise calibrated by the random-allocation accountant of [FS26], which is
+    specific to the continuous Gaussian.  The
     former algorithm of Arora, Marinov and Ullah [AMU20] with privopt's
     subsampling accounting stays available as ``accounting="amu_subsampling"``.
 
-    Algorithm (``accounting="allocation"``, the default).  With the public
+    Algorithm (``accounting="allocation"``).  With the public
     feature map of ``_base`` (``||z|| <= 1``, so both losses are L = 1
     Lipschitz in w), ``w_1 = 0`` and t steps (``batch_size``: t = ceil(n / b);
     default: :func:`~privopt.baselines._accounting.noisy_sgd_allocation_steps`):
@@ -113,20 +178,25 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     radius : D, radius of the feasible ball (public).
     learning_rate : None (the formula above) or a fixed eta.
     batch_size : None (the default rule) or the expected batch size b of
-        ``accounting="allocation"`` (t = ceil(n / b) steps).
-    accounting : "allocation" (default) or "amu_subsampling".
+        ``accounting="poisson_grid"`` or ``"allocation"`` (t = ceil(n / b) steps).
+    accounting : "poisson_grid" (default), "allocation" or "amu_subsampling".
     fit_intercept, bounds, data_norm, random_state : see ``_base``.
 
     Attributes
     ----------
-    noise_std_ : sigma.  learning_rate_ : eta used.
+    noise_std_ : sigma (z L for "poisson_grid").  learning_rate_ : eta used.
+    noise_multiplier_, grid_step_, noise_sigma_units_ : z, the grid step
+        ``2^-k`` and s ("poisson_grid" only).
     n_steps_ : number of steps (t, or T draws for "amu_subsampling").
-    n_gradient_steps_ : records whose gradient was used (n, or m).
+    n_gradient_steps_ : gradients used (the sum of the Poisson batch sizes,
+        n, or m).
     epsilon_spent_ : epsilon of the run at delta (<= epsilon).
     accounting_ : the accounting used.
-    batch_size_ : n / t (expected batch size; "allocation" only).
-    base_epsilon_, base_delta_, sampling_fraction_ : the single step's
-        (eps0, delta0) and q = m/n ("amu_subsampling" only; None otherwise).
+    batch_size_ : n / t (expected batch size; "poisson_grid" and "allocation").
+    sampling_fraction_ : q = 1/t ("poisson_grid"), m/n ("amu_subsampling"),
+        None ("allocation").
+    base_epsilon_, base_delta_ : the single step's (eps0, delta0)
+        ("amu_subsampling" only; None otherwise).
 
     References
     ----------
@@ -142,10 +212,16 @@ class NoisySGDClassifier(PrivateLinearClassifier):
     tight analyses via couplings and divergences. NeurIPS 2018.
     [BW18] Balle, Wang. Improving the Gaussian mechanism for differential
     privacy: analytical calibration and optimal denoising. ICML 2018.
+    [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for differential
+    privacy. NeurIPS 2020.
+    [ZDW22] Zhu, Dong, Wang. Optimal accounting of differential privacy via
+    characteristic function. AISTATS 2022.
+    [KJH20] Koskela, Jalko, Honkela. Computing tight differential privacy
+    guarantees using FFT. AISTATS 2020.
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, loss="hinge", radius=10.0,
-                 learning_rate=None, batch_size=None, accounting="allocation",
+                 learning_rate=None, batch_size=None, accounting="poisson_grid",
                  fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None,
                  ledger=None):
         self.epsilon = epsilon
@@ -189,17 +265,63 @@ class NoisySGDClassifier(PrivateLinearClassifier):
                 return idx[:T], fresh[:T]
 
     def _fit_private(self, Z, y, rng, eps, delta, p):
+        if p["accounting"] == "poisson_grid":
+            return self._fit_poisson_grid(Z, y, rng, eps, delta, p)
         if p["accounting"] == "allocation":
             return self._fit_allocation(Z, y, rng, eps, delta, p)
         return self._fit_amu(Z, y, rng, eps, delta, p)
 
+    @staticmethod
+    def _steps(n, d, eps, delta, p):
+        """t: the public rule of :func:`~privopt.baselines._accounting.noisy_sgd_allocation_steps`,
+        or ``ceil(n / batch_size)``."""
+        if p["batch_size"] is None:
+            return acc.noisy_sgd_allocation_steps(n, d, eps, delta)
+        return max(1, math.ceil(n / p["batch_size"]))
+
+    def _fit_poisson_grid(self, Z, y, rng, eps, delta, p):
+        n, d = Z.shape
+        L = 1.0
+        t = self._steps(n, d, eps, delta, p)
+        cal = acc.noisy_sgd_grid_calibration(eps, delta, t)
+        z = cal.noise_multiplier
+        spent = acc.noisy_sgd_grid_epsilon(z, t, cal.epsilon_target, delta)
+        if not spent <= cal.epsilon_target <= eps:
+            raise RuntimeError("the calibrated noise does not meet the target epsilon")  # pragma: no cover
+        sigma = z * L
+        D = p["radius"]
+        eta = p["learning_rate"] or acc.noisy_sgd_allocation_step_size(D, L, sigma, d, n, t)
+        grid = gradient_grid(L, z, d)
+        noise = grid.noise(rng, t)
+        yz = Z * y[:, None]
+        w = np.zeros(d)
+        w_sum = np.zeros(d)
+        used = 0
+        for j in range(t):
+            w_sum += w
+            batch = np.flatnonzero(rng.random(n) < 1.0 / t)      # Poisson sample at q = 1/t
+            used += batch.size
+            released = noise[j] + noisy_sgd_batch_units(grid, yz[batch], w, p["loss"])   # exact integers
+            w = noisy_sgd_update(w, grid.to_value(released), eta, D)
+        self.accounting_ = "poisson_grid"
+        self.noise_std_ = float(sigma)
+        self.noise_multiplier_ = float(z)
+        self.grid_step_ = grid.step
+        self.noise_sigma_units_ = int(grid.sigma_units)
+        self.learning_rate_ = float(eta)
+        self.n_steps_ = int(t)
+        self.n_gradient_steps_ = int(used)
+        self.batch_size_ = n / t
+        self.sampling_fraction_ = 1.0 / t
+        self.base_epsilon_, self.base_delta_ = None, None
+        self.epsilon_spent_ = float(spent)
+        self.delta_spent_ = float(delta)
+        return w_sum / t
+
     def _fit_allocation(self, Z, y, rng, eps, delta, p):
         n, d = Z.shape
         L = 1.0
-        if p["batch_size"] is None:
-            t = acc.noisy_sgd_allocation_steps(n, d, eps, delta)
-        else:
-            t = max(1, math.ceil(n / p["batch_size"]))
+        t = self._steps(n, d, eps, delta, p)
         sigma = acc.noisy_sgd_allocation_sigma(eps, delta, t, L)
         D = p["radius"]
         eta = p["learning_rate"] or acc.noisy_sgd_allocation_step_size(D, L, sigma, d, n, t)

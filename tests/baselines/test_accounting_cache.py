@@ -63,7 +63,8 @@ def _data(n=60, seed=0):
 
 
 def _noisy_sgd():
-    return NoisySGDClassifier(epsilon=EPS, delta=DELTA, batch_size=20, bounds=(0.0, 1.0), random_state=0)
+    return NoisySGDClassifier(epsilon=EPS, delta=DELTA, batch_size=20, bounds=(0.0, 1.0), random_state=0,
+                              accounting="allocation")
 
 
 def _dpsgd():
@@ -261,7 +262,7 @@ def test_allocation_fit_reports_at_most_its_epsilon(cache_dir, eps):
     relative and reported 0.300003 at epsilon = 0.3."""
     X, y = _data(n=40)
     est = NoisySGDClassifier(epsilon=eps, delta=DELTA, batch_size=40, bounds=(0.0, 1.0),
-                             random_state=0).fit(X, y)
+                             random_state=0, accounting="allocation").fit(X, y)
     assert est.n_steps_ == 1
     assert est.epsilon_spent_ <= eps
     assert acc.noisy_sgd_allocation_delta(est.noise_std_, 1, est.epsilon_spent_) <= DELTA

@@ -149,7 +149,8 @@ def test_each_record_is_used_exactly_once_in_its_allocated_step(monkeypatch):
         return orig(m)
 
     monkeypatch.setitem(noisy_sgd._DLOSS, "hinge", counting)
-    est = NoisySGDClassifier(epsilon=1.0, delta=1e-4, bounds=(0, 1), batch_size=4, random_state=3).fit(X, y)
+    est = NoisySGDClassifier(epsilon=1.0, delta=1e-4, bounds=(0, 1), batch_size=4, random_state=3,
+                             accounting="allocation").fit(X, y)
     assert sum(seen) == 97 == est.n_gradient_steps_
     assert est.n_steps_ == math.ceil(97 / 4) and len(seen) <= est.n_steps_
     assert est.accounting_ == "allocation"
@@ -170,7 +171,8 @@ def test_allocation_is_independent_uniform_steps_from_the_generator():
             return super().integers(low, high, size)
 
     X, y = data(50)
-    est = NoisySGDClassifier(epsilon=1.0, delta=1e-4, bounds=(0, 1), batch_size=5, random_state=Recorder())
+    est = NoisySGDClassifier(epsilon=1.0, delta=1e-4, bounds=(0, 1), batch_size=5, random_state=Recorder(),
+                             accounting="allocation")
     est.fit(X, y)
     assert Recorder.calls == [(0, 10, 50)]
 
@@ -188,7 +190,7 @@ def test_noiseless_run_matches_a_hand_loop():
 
     X, y = data(40, d=2)
     est = NoisySGDClassifier(epsilon=1.0, delta=1e-4, bounds=(0, 1), batch_size=4, learning_rate=0.3,
-                             random_state=ZeroNoise(1)).fit(X, y)
+                             random_state=ZeroNoise(1), accounting="allocation").fit(X, y)
     J = np.random.default_rng(1).integers(0, 10, size=40)
     Z = est._feature_map.transform(X)
     yz = Z * np.where(y == est.classes_[1], 1.0, -1.0)[:, None]
@@ -237,7 +239,7 @@ def _audit_outputs(X, y, runs, seed, **kw):
     for r in range(runs):
         est = NoisySGDClassifier(epsilon=1.0, delta=1e-3, bounds=(0, 1), fit_intercept=False, batch_size=1,
                                  radius=100.0, learning_rate=1.0, random_state=np.random.default_rng([seed, r]),
-                                 **kw)
+                                 accounting="allocation", **kw)
         out[r] = est.fit(X, y).weights_[0]
     return out
 

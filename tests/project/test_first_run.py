@@ -212,7 +212,8 @@ def test_a_broken_cache_never_fails_a_fit(tmp_path, monkeypatch, damage):
     rng = np.random.default_rng(0)
     X = rng.uniform(0.0, 1.0, size=(60, 2))
     y = (X[:, 0] > 0.5).astype(int)
-    est = NoisySGDClassifier(epsilon=2.0, delta=1e-3, batch_size=20, bounds=(0.0, 1.0), random_state=0).fit(X, y)
+    est = NoisySGDClassifier(epsilon=2.0, delta=1e-3, batch_size=20, bounds=(0.0, 1.0), random_state=0,
+                             accounting="allocation").fit(X, y)
     assert est.n_steps_ == 3 and est.epsilon_spent_ <= 2.0
     assert est.noise_std_ == raw(2.0, 1e-3, 3)
 
