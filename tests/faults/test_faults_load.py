@@ -115,6 +115,97 @@ def test_a_healthy_pool_still_runs_and_is_left_usable(fork_pool):
         assert pool.apply_async(_square, (7,)).get(timeout=30) == 49
 
 
+#: A worker of the pool killed after privopt was handed the pool and before its first task: an
+#: idle worker holds the pool's queue lock while it waits, so the pool deadlocks (its
+#: replacement waits on the lock) and no death is seen while privopt waits.  Run in a fresh
+#: interpreter in its own session: such a pool's own terminate() blocks on the same lock, so
+#: the script leaves with os._exit and the test ends the session.
+_KILLED_BEFORE_FIRST_TASK = """
+import multiprocessing, os, signal, sys, time
+import numpy as np
+import pyomo.environ as pyo
+import privopt
+from privopt._runtime import check_executor, run_ordered
+from privopt.models import ModelInfo, attach_info
+
+def square(i):
+    return i * i
+
+def kill_workers(pool):
+    for proc in list(pool._pool):
+        os.kill(proc.pid, signal.SIGKILL)
+    time.sleep(0.5)          # the pool replaces them; the queue lock stays with the dead
+
+def small_lp():
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(2), bounds=(-1, 1))
+    m.t = pyo.Var(range(2), domain=pyo.NonNegativeReals)
+    m.c = pyo.ConstraintList()
+    for j, c in enumerate((0.3, -0.2)):
+        m.c.add(m.t[j] >= m.w[j] - c)
+        m.c.add(m.t[j] >= c - m.w[j])
+    m.loss = pyo.Objective(expr=(m.t[0] + m.t[1]) / 4.0)
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=2))
+    return m
+
+if __name__ == "__main__":
+    pool = multiprocessing.get_context("fork").Pool(2)
+    assert pool.apply_async(square, (3,)).get(30) == 9          # the workers are up and idle
+    start = time.monotonic()
+    try:
+        if sys.argv[1] == "executor":
+            ex = check_executor(pool)                              # privopt is handed the pool
+            kill_workers(pool)
+            run_ordered(ex, square, [(i,) for i in range(4)])
+        else:                                                      # opsamp: killed just before its tasks
+            opsamp_module = sys.modules["privopt.mechanisms.opsamp"]     # the module, not the function
+            inner = opsamp_module.run_ordered
+            def killing(*args, **kwargs):
+                kill_workers(pool)
+                return inner(*args, **kwargs)
+            opsamp_module.run_ordered = killing
+            privopt.opsamp(small_lp(), epsilon=2.0, delta=1e-4, n_oracle_calls=4, executor=pool,
+                           random_state=1, progress=False)
+        print("RETURNED", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, isinstance(exc, privopt.PrivoptError), round(time.monotonic() - start, 1),
+              flush=True)
+    os._exit(0)
+"""
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("entry", ["executor", "opsamp"])
+def test_a_worker_killed_before_the_first_task_ends_the_call(entry, tmp_path):
+    """The issue's case: a worker of a multiprocessing.Pool killed after privopt was handed the
+    pool but before its first task left the call waiting for ever (the watcher noted the
+    workers only at the first submit, after the death).  Now the workers are noted at the
+    hand-over, and the call ends with WorkerLostError (a PrivoptError) within 120 s."""
+    import subprocess
+    import textwrap
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out_file, open(err_path, "w") as err_file:   # files: the orphans hold no pipe
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_KILLED_BEFORE_FIRST_TASK), entry],
+                                stdout=out_file, stderr=err_file, start_new_session=True, cwd=root,
+                                env=dict(os.environ, PYTHONWARNINGS="ignore"))
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)       # the script (if hung) and the pool's orphaned workers
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    out, err = out_path.read_text(), err_path.read_text()
+    words = out.split()
+    assert words[:2] == ["WorkerLostError", "True"], (out + err)[-3000:]
+    assert float(words[2]) < 120
+
+
 # --- 2. inputs too wide for this machine, refused from public sizes before any work ---------
 
 WIDE = 10**6
