@@ -904,3 +904,15 @@ def test_noise_scales_under_the_auto_alpha_against_hand_values():
     obj = ObjectivePerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
     assert obj.epsilon_prime_ == pytest.approx(2 - 2 * math.log(2), rel=1e-12)
     assert obj.Delta_ == 0.0 and obj.beta_ == pytest.approx(1 - math.log(2), rel=1e-12)
+
+
+def test_newton_step_on_wide_data_solves_the_same_system():
+    """The Newton step of the logistic minimiser on k < d rows (the Woodbury form, O(k^2 d))
+    solves H step = grad for H = A^T diag(c) A + reg I as the d x d solve does."""
+    from privopt.baselines.perturbation import _newton_step
+
+    rng = np.random.default_rng(3)
+    for k, d in ((5, 60), (60, 5), (9, 9)):
+        a, c, g = rng.normal(size=(k, d)), rng.uniform(0.0, 0.25, size=k), rng.normal(size=d)
+        hess = (a.T * c) @ a + 0.01 * np.eye(d)
+        np.testing.assert_allclose(_newton_step(a, c, 0.01, g), np.linalg.solve(hess, g), rtol=1e-8, atol=1e-10)
