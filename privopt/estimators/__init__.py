@@ -23,7 +23,8 @@ import pyomo.environ as pyo
 
 from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
-from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
+from .._limits import (SCORING_MAX_POINTS, ZERO_ONE_MAX_FEATURES, check_memory, check_width, format_bytes,
+                       halfspace_fit_bytes, memory_budget, public_shape)
 from .._runtime import usable_cpus
 from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
@@ -78,6 +79,14 @@ LADDER_PRIOR = "occam"
 #: (from |W|, n and d only) to take at most this many seconds with
 #: ``time_limit=None``; otherwise at most ``time_limit``.
 AUTO_SELECTION_SECONDS = 120.0
+
+
+def _check_width(X) -> None:
+    """Refuse more features than the 0/1-loss models take
+    (:data:`privopt._limits.ZERO_ONE_MAX_FEATURES`), from X's shape alone."""
+    check_width(X, what="a halfspace classifier over W (the 0/1-loss models)", max_features=ZERO_ONE_MAX_FEATURES,
+                fix="Give fewer features (select or aggregate columns of X, or use the convex baselines of "
+                    "privopt.baselines, which scale linearly in them).")
 
 
 def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_work=None,
@@ -882,8 +891,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 raise ParameterError(
                     f"solver: private selection scores W by privopt's enumeration; use solver='auto' "
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
+        shape = public_shape(X)
+        if shape is not None:                   # from X's shape alone, before any value of X is read
+            self._check_fit_memory(shape, mechanism, milp_solver)
+            _check_width(X)
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
+        _check_width(Xa)
         if mechanism == "rspm":
             self._check_time_limit()
             self._check_rspm_outlook(Xa, epsilon)    # before the discretizer is fitted or anything solved
@@ -1096,7 +1110,9 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
     def _fit_exact(self, X, y):
         self._check_time_limit()
         check_bounds(self.bounds)
+        _check_width(X)
         Xa, classes, y_pm = validate_fit(self, X, y)
+        _check_width(Xa)
         Xd = self._transform(Xa, fitting=True)
         model = self._zero_one_model(Xd, np.where(y_pm == 1, 1, -1))
         solver = choose_solver(model) if self.solver == "auto" else self.solver
