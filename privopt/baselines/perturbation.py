@@ -77,7 +77,7 @@ def minimize_regularized_logistic(yz: np.ndarray, reg: float, linear=None,
             if f_new <= f - 1e-4 * t * (grad @ step) or t < 1e-12:
                 break
             t *= 0.5
-        if f_new > f:  # no further decrease possible in floating point
+        if f_new >= f:  # no further decrease possible in floating point (equal: the line search stalled)
             break
         w, f = w_new, f_new
     return w, gnorm
