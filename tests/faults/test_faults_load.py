@@ -282,3 +282,65 @@ def test_sizes_that_fit_today_are_not_refused(six_gib):
     # the model alone (private selection) is 8 times smaller than the MILP fit: 1 KiB and 8 KiB a value
     assert halfspace_fit_bytes(5, 10, 11, 5, milp=True) == 11 * 5 * 8192 + 5 * 10 * 24
     assert halfspace_fit_bytes(5, 10, 11, 5, milp=False) == 11 * 5 * 1024 + 5 * 10 * 24
+
+
+def _wide_entry_points():
+    """name -> a call on 5 records of a million features (each ran past 60 s or out of memory)."""
+    import privopt
+    from privopt import models
+    from privopt.baselines import ObjectivePerturbationLogisticRegression
+    from privopt.estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier
+    from privopt.scoring import PrivateScoringSystem
+    from privopt.scoring._select import select_scoring_system
+
+    X = np.zeros((5, WIDE))
+    X[::2, ::3] = 1.0
+    y = np.array([0, 1, 0, 1, 1])
+    pm = 2 * y - 1
+    est = {m: (lambda m=m: PrivateHalfspaceClassifier(bounds=(0, 1), mechanism=m, random_state=0).fit(X, y))
+           for m in ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")}
+    return {
+        **{f"PrivateHalfspaceClassifier[{m}]": f for m, f in est.items()},
+        "ZeroOneHalfspaceClassifier": lambda: ZeroOneHalfspaceClassifier(bounds=(0, 1), epsilon=1.0).fit(X, y),
+        "PrivateScoringSystem": lambda: PrivateScoringSystem(random_state=0).fit(X, y),
+        "select_scoring_system": lambda: select_scoring_system(X, y, epsilon=1.0, random_state=0),
+        "zero_one_halfspace": lambda: models.zero_one_halfspace(X, pm),
+        "zero_one_halfspace, a grid per coordinate": lambda: models.zero_one_halfspace(X, pm, grid=[(-1, 0, 1)] * WIDE),
+        "zero_one_loss": lambda: privopt.mixture_selection([models.zero_one_loss(X, pm, grid=g) for g in (1, 2)],
+                                                           epsilon=1.0),
+        "rspm_halfspace": lambda: privopt.rspm(models.rspm_halfspace(X, pm), epsilon=1.0),
+        "hinge_halfspace": lambda: privopt.opsamp(models.hinge_halfspace(X, pm), epsilon=1.0, delta=1e-5),
+        "absolute_regression": lambda: models.absolute_regression(X, y.astype(float)),
+        "squared_regression": lambda: models.squared_regression(X, y.astype(float)),
+        "ObjectivePerturbationLogisticRegression":
+            lambda: ObjectivePerturbationLogisticRegression(bounds=(0, 1), random_state=0).fit(X, y),
+    }
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", [
+    "PrivateHalfspaceClassifier[auto]", "PrivateHalfspaceClassifier[permute_and_flip]",
+    "PrivateHalfspaceClassifier[exponential]", "PrivateHalfspaceClassifier[opdisc]",
+    "PrivateHalfspaceClassifier[rspm]", "ZeroOneHalfspaceClassifier", "PrivateScoringSystem",
+    "select_scoring_system", "zero_one_halfspace", "zero_one_halfspace, a grid per coordinate", "zero_one_loss",
+    "rspm_halfspace", "hinge_halfspace", "absolute_regression", "squared_regression",
+    "ObjectivePerturbationLogisticRegression"])
+def test_a_million_features_are_refused_or_fitted_within_20_seconds(name):
+    """Every entry point ran past 60 s (or out of memory) on 5 records of a million features:
+    the 0/1-loss models and estimators, the scoring system and the Pyomo builders are now
+    refused from X's shape alone (privopt._limits.check_width, naming X, the limit and the
+    fix), and objective perturbation, linear in d, fits (the Woodbury Newton step)."""
+    import warnings
+
+    from privopt.exceptions import ParameterError
+
+    call = _wide_entry_points()[name]
+    start = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except ParameterError as err:
+            assert err.parameter == "X", str(err)
+            assert "features" in str(err) and "fewer" in str(err).lower()
+    assert time.monotonic() - start < 20
