@@ -6,6 +6,7 @@ kernel's out-of-memory killer) after minutes of work."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 
@@ -16,7 +17,7 @@ __all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS
            "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
            "AUTO_MAX_BOUND_WORK", "MILP_BYTES_PER_GRID_VALUE", "MODEL_BYTES_PER_GRID_VALUE", "FIT_BYTES_PER_VALUE",
            "halfspace_fit_bytes", "MODEL_MAX_TERMS", "ZERO_ONE_MAX_FEATURES", "SCORING_MAX_FEATURES",
-           "public_shape", "check_width"]
+           "public_shape", "check_width", "format_count"]
 
 # Work routed or refused before it starts: each limit of the exact search engine and of
 # the enumeration, defined once here (the modules that apply them import them).
@@ -183,6 +184,17 @@ def format_bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.3g} {unit}"
         n /= 1024
     return f"{n:.3g} PiB"  # pragma: no cover - unreachable
+
+
+def format_count(n: int) -> str:
+    """``n`` with thousands separators, or as ``"about 1.2e+477,121"`` past 15 digits
+    (a W of 3^(10^6) points has 477,122 digits: more than Python converts to text)."""
+    n = int(n)
+    if abs(n) < 10**15:
+        return f"{n:,}"
+    digits = math.log10(abs(n))             # exact enough for any int (math.log10 takes big ints)
+    exponent = int(digits)
+    return f"about {'-' if n < 0 else ''}{10 ** (digits - exponent):.2g}e+{exponent:,}"
 
 
 def check_memory(nbytes: float, parameter: str, what: str, fix: str) -> None:

@@ -344,3 +344,35 @@ def test_a_million_features_are_refused_or_fitted_within_20_seconds(name):
             assert err.parameter == "X", str(err)
             assert "features" in str(err) and "fewer" in str(err).lower()
     assert time.monotonic() - start < 20
+
+
+@pytest.mark.timeout(120)
+def test_selection_on_a_model_of_a_million_weights_is_refused_from_the_size_of_w():
+    """exponential_mechanism on a user's model of a million integer weights with a grid per
+    coordinate ran past 60 s (|W| = 3^(10^6) multiplied out one length at a time, then printed,
+    then weighed as a float); now |W| is counted by powers and refused as more than the samplers
+    can weigh, naming grid, within 20 s."""
+    import warnings
+
+    import privopt
+    from privopt.exceptions import ParameterError
+
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(WIDE), domain=pyo.Integers, bounds=(-1, 1))
+    m.loss = pyo.Objective(expr=pyo.quicksum(m.w[j] for j in range(0, WIDE, 1000)) / WIDE)
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=1.0, n_samples=5))
+    grid = [(-1, 0, 1)] * WIDE
+    start = time.monotonic()
+    with warnings.catch_warnings(), pytest.raises(ParameterError) as info:
+        warnings.simplefilter("ignore")
+        privopt.exponential_mechanism(m, epsilon=1.0, random_state=0, grid=grid)
+    assert time.monotonic() - start < 20
+    assert info.value.parameter == "grid" and "about 1.8e+477,121 points" in str(info.value)
+
+
+def test_format_count_and_product_size():
+    from privopt._limits import format_count
+    from privopt.space import product_size
+
+    assert format_count(12_345) == "12,345" and format_count(3 ** (10**6)) == "about 1.8e+477,121"
+    assert product_size([(0, 1, 2)] * 4 + [(0, 1)] * 3) == 3**4 * 2**3
