@@ -6,6 +6,8 @@ kernel's out-of-memory killer) after minutes of work."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 
 from .exceptions import ParameterError
@@ -14,7 +16,8 @@ __all__ = ["memory_budget", "check_memory", "format_bytes", "MAX_REGION_PATTERNS
            "MAX_REGION_POINTS",
            "SPARSE_MAX_PATTERNS", "ENUMERATE_MAX_POINTS", "SCORING_MAX_POINTS", "LOCAL_SECONDS", "AUTO_MAX_WORK",
            "AUTO_MAX_BOUND_WORK", "MILP_BYTES_PER_GRID_VALUE", "MODEL_BYTES_PER_GRID_VALUE", "FIT_BYTES_PER_VALUE",
-           "halfspace_fit_bytes", "PLD_MAX_POINTS"]
+           "halfspace_fit_bytes", "PLD_MAX_POINTS", "MODEL_MAX_TERMS", "ZERO_ONE_MAX_FEATURES",
+           "SCORING_MAX_FEATURES", "public_shape", "check_width", "format_count"]
 
 # Work routed or refused before it starts: each limit of the exact search engine and of
 # the enumeration, defined once here (the modules that apply them import them).
@@ -97,6 +100,67 @@ def halfspace_fit_bytes(n: int, n_features: int, d_model: int, grid_values: int,
     return int(d_model) * int(grid_values) * per_value + int(n) * int(n_features) * FIT_BYTES_PER_VALUE
 
 
+# Width: the number of features (columns of X) is public, and read from X's shape before
+# any of its values.  Every entry point whose cost grows faster than the data (a Pyomo
+# model's terms, W over the features) refuses a width beyond its limit here, with
+# :func:`check_width`, before the ledger's reservation is settled by any read of X.
+
+#: The most feature terms (records x features, an intercept counted as a feature) a Pyomo
+#: model builder of :mod:`privopt.models` writes: Pyomo builds about 1e5 terms a second
+#: (hinge_halfspace on 5 records x 20,000 features: 0.9 s), and every oracle call writes
+#: the model again for its solver, so a model of more terms would run for minutes before
+#: its first answer (a million features on 5 records: more than 60 s for the model alone).
+MODEL_MAX_TERMS = 2_000_000
+
+#: The most features the 0/1-loss halfspace models (zero_one_halfspace, zero_one_loss,
+#: rspm_halfspace) and the estimators built on them take.  Building them grows faster than d
+#: (the default W has 2 floor(sqrt(d)) + 1 values per weight; RSPM's cuts grow like d^2):
+#: measured on 5 records, zero_one_halfspace 2.0 / 4.6 / 14.7 s at 500 / 1,000 / 2,000
+#: features, rspm_halfspace 0.4 / 1.5 / 6.0 s, ZeroOneHalfspaceClassifier 46 s at 2,000;
+#: a million features ran past 60 s in every one of them.
+ZERO_ONE_MAX_FEATURES = 2_000
+
+#: The most binary features (items) :class:`privopt.scoring.PrivateScoringSystem` (and
+#: ``select_scoring_system``) takes: its W has C(d, max_items) supports, and at the default
+#: max_items = 4 the sampler's bound pass on 5 records is predicted at 65 s for 500 items and
+#: 16,650 s for 2,000, where it passed 6 GB of memory within 45 s.
+SCORING_MAX_FEATURES = 1_000
+
+
+def public_shape(X) -> tuple[int, int] | None:
+    """(rows, columns) of ``X`` from its ``shape`` attribute (numpy arrays, pandas
+    frames, scipy.sparse matrices), read without touching a value; None for an input
+    without one (a list is converted, and its width checked, by the entry point's own
+    checks)."""
+    shape = getattr(X, "shape", None)
+    if (isinstance(shape, tuple) and len(shape) == 2
+            and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in shape)):
+        return int(shape[0]), int(shape[1])
+    return None
+
+
+def check_width(X, *, what: str, fix: str, max_features: int | None = None, max_terms: int | None = None,
+                extra_columns: int = 0, parameter: str = "X") -> None:
+    """Refuse, from ``X``'s public shape alone (:func:`public_shape`), an input wider
+    than ``max_features`` columns, or with more than ``max_terms`` records x columns
+    (``extra_columns``: an intercept the entry point appends), with a
+    :class:`ParameterError` naming ``parameter``, ``what`` takes, the limit and the
+    ``fix``.  An input without a shape passes (its entry point checks it once converted)."""
+    shape = public_shape(X)
+    if shape is None:
+        return
+    n, d = shape[0], shape[1] + int(extra_columns)
+    if max_features is not None and d > max_features:
+        raise ParameterError(
+            f"{parameter} has {shape[1]:,} features; {what} takes at most {max_features:,} (its cost grows "
+            f"faster than the number of features). Nothing was computed. {fix}", parameter)
+    if max_terms is not None and n * d > max_terms:
+        raise ParameterError(
+            f"{parameter}: {n:,} records x {d:,} features is {n * d:,} terms, more than {what} writes "
+            f"({max_terms:,}: about 1e5 terms a second in Pyomo, again at every oracle call). Nothing was "
+            f"computed. {fix}", parameter)
+
+
 #: The share of the machine's physical memory one allocation privopt predicts may take.
 MEMORY_SHARE = 0.5
 #: The budget where the physical memory cannot be read (8 GiB).
@@ -120,6 +184,17 @@ def format_bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.3g} {unit}"
         n /= 1024
     return f"{n:.3g} PiB"  # pragma: no cover - unreachable
+
+
+def format_count(n: int) -> str:
+    """``n`` with thousands separators, or as ``"about 1.2e+477,121"`` past 15 digits
+    (a W of 3^(10^6) points has 477,122 digits: more than Python converts to text)."""
+    n = int(n)
+    if abs(n) < 10**15:
+        return f"{n:,}"
+    digits = math.log10(abs(n))             # exact enough for any int (math.log10 takes big ints)
+    exponent = int(digits)
+    return f"about {'-' if n < 0 else ''}{10 ** (digits - exponent):.2g}e+{exponent:,}"
 
 
 def check_memory(nbytes: float, parameter: str, what: str, fix: str) -> None:

@@ -38,6 +38,7 @@ import os
 import pickle
 import threading
 import time
+import weakref
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, InvalidStateError, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -106,10 +107,19 @@ class PoolExecutor(Executor):
     does not recycle its workers (``maxtasksperchild=None``), fails every
     pending task with :class:`~privopt.exceptions.WorkerLostError`: the pool
     cannot tell which task was lost, so none of them is trusted (as a
-    :class:`~concurrent.futures.ProcessPoolExecutor` does).  Not covered: a
-    worker that exits with status 0 from a pool with ``maxtasksperchild``, or
-    a pool whose worker died before the call (it may hold the pool's queue
-    lock; no process is seen to die while privopt waits)."""
+    :class:`~concurrent.futures.ProcessPoolExecutor` does).
+
+    The workers are noted when privopt is handed the pool (:func:`check_executor`,
+    which every public function runs on its ``executor`` argument before any
+    work), in a record kept per pool across calls (:class:`_PoolWorkers`), not
+    when the first task is submitted: an idle worker of a ``multiprocessing.Pool``
+    waits for its next task holding the pool's queue lock, so one killed before
+    the first task leaves the pool deadlocked, with its replacement alive and
+    no further death to see.  A worker noted at any earlier hand-over of the
+    same pool that has since ended is reported the same way at the next wait
+    (once).  Not covered: a worker that exits with status 0 from a pool with
+    ``maxtasksperchild``, or a pool whose worker died before privopt was ever
+    handed it (no process privopt saw alive ends)."""
 
     def __init__(self, pool, *, owned: bool = False):
         self._pool = pool
@@ -119,7 +129,7 @@ class PoolExecutor(Executor):
         self._lock = threading.Lock()
         self._pending: set[Future] = set()
         self._watcher: threading.Thread | None = None
-        self._seen: dict[int, object] = {}      # id -> worker process seen alive
+        self._workers = _pool_workers(pool)     # noted now: privopt is handed the pool
 
     def submit(self, fn, /, *args, **kwargs):
         fut: Future = Future()
@@ -142,9 +152,9 @@ class PoolExecutor(Executor):
 
     def _watch_workers(self) -> None:
         """Start the watcher thread (under ``self._lock``) when the pool shows its workers."""
-        if self._watcher is not None or not isinstance(getattr(self._pool, "_pool", None), list):
+        if self._watcher is not None or self._workers is None:
             return
-        self._note_workers()
+        self._workers.note()
         self._watcher = threading.Thread(target=self._watch, name="privopt-pool-liveness", daemon=True)
         self._watcher.start()
 
@@ -156,31 +166,12 @@ class PoolExecutor(Executor):
                 if not self._pending:
                     self._watcher = None
                     return
-                death = self._dead_worker()
+                death = self._workers.dead() if self._workers is not None else None
                 pending = list(self._pending) if death is not None else []
             if death is not None:
                 error = WorkerLostError(self._lost_message(death, len(pending)))
                 for fut in pending:
                     _set_exception(fut, error)
-
-    def _note_workers(self) -> None:
-        """Remember the pool's worker processes that are alive now (replacements included)."""
-        for proc in list(getattr(self._pool, "_pool", None) or ()):
-            if id(proc) not in self._seen and _exitcode(proc) is None:
-                self._seen[id(proc)] = proc
-
-    def _dead_worker(self) -> WorkerDeath | None:
-        """A worker seen alive that has ended abnormally, or None."""
-        self._note_workers()
-        recycles = bool(getattr(self._pool, "_maxtasksperchild", None))
-        for key, proc in list(self._seen.items()):
-            code = _exitcode(proc)
-            if code is None:
-                continue
-            del self._seen[key]
-            if code != 0 or not recycles:
-                return WorkerDeath(getattr(proc, "pid", None), code)
-        return None
 
     def _lost_message(self, death: WorkerDeath, n_pending: int) -> str:
         how = (f"killed by signal {-death.exitcode}" if death.exitcode < 0
@@ -192,9 +183,76 @@ class PoolExecutor(Executor):
                 f"waited for {n_pending} task(s); such a pool never answers for the task a dead worker "
                 "held, so privopt stopped instead of waiting for ever, and released nothing (no result "
                 "of this call was used). The usual cause is the out-of-memory killer or a signal: check "
-                "the workers' memory, then run again on a new pool (this one may not recover), or pass "
+                "the workers' memory, then run again on a new pool (this one may not recover: a worker killed "
+                "while it waited for a task takes the pool's queue lock with it, and then even the pool's "
+                "terminate() blocks, so end its worker processes), or pass "
                 "executor=None (privopt's own process pool) or a concurrent.futures.ProcessPoolExecutor, "
                 "which report a lost worker themselves.")
+
+
+class _PoolWorkers:
+    """The worker processes of one ``multiprocessing.Pool`` (its ``_pool`` list)
+    that privopt has seen alive since it was first handed the pool, shared by
+    every :class:`PoolExecutor` of that pool (a call checks its executor more
+    than once, and a user may pass the same pool to many calls)."""
+
+    def __init__(self, pool):
+        try:
+            self._pool = weakref.ref(pool)      # the per-pool record must not keep the pool alive
+        except TypeError:
+            self._pool = functools.partial(_same, pool)
+        self._lock = threading.Lock()
+        self._seen: dict[int, object] = {}      # id -> worker process seen alive
+
+    def note(self) -> None:
+        """Remember the pool's worker processes that are alive now (replacements included)."""
+        pool = self._pool()
+        procs = list(getattr(pool, "_pool", None) or ())
+        with self._lock:
+            for proc in procs:
+                if id(proc) not in self._seen and _exitcode(proc) is None:
+                    self._seen[id(proc)] = proc
+
+    def dead(self) -> WorkerDeath | None:
+        """A worker seen alive that has ended abnormally (then forgotten: reported once), or None.
+        Abnormally: a non-zero exit code, or any exit when the pool does not recycle its
+        workers (``maxtasksperchild=None``)."""
+        self.note()
+        recycles = bool(getattr(self._pool(), "_maxtasksperchild", None))
+        with self._lock:
+            for key, proc in list(self._seen.items()):
+                code = _exitcode(proc)
+                if code is None:
+                    continue
+                del self._seen[key]
+                if code != 0 or not recycles:
+                    return WorkerDeath(getattr(proc, "pid", None), code)
+        return None
+
+
+_HANDED_LOCK = threading.Lock()
+#: pool -> its :class:`_PoolWorkers`, for every pool privopt was handed (freed with the pool).
+_HANDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _pool_workers(pool) -> _PoolWorkers | None:
+    """The record of ``pool``'s workers, made at the first hand-over, with the workers
+    alive now noted; None for a pool that does not show its worker processes (Ray's)."""
+    if not isinstance(getattr(pool, "_pool", None), list):
+        return None
+    with _HANDED_LOCK:
+        try:
+            record = _HANDED.get(pool)
+            if record is None:
+                record = _HANDED[pool] = _PoolWorkers(pool)
+        except TypeError:       # not weakly referable or not hashable: a record for this executor only
+            record = _PoolWorkers(pool)
+    record.note()
+    return record
+
+
+def _same(obj):
+    return obj
 
 
 def _exitcode(proc) -> int | None:

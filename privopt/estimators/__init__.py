@@ -23,7 +23,8 @@ import pyomo.environ as pyo
 
 from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
-from .._limits import SCORING_MAX_POINTS, check_memory, format_bytes, halfspace_fit_bytes, memory_budget
+from .._limits import (SCORING_MAX_POINTS, ZERO_ONE_MAX_FEATURES, check_memory, check_width, format_bytes,
+                       halfspace_fit_bytes, memory_budget, public_shape)
 from .._runtime import usable_cpus
 from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
@@ -78,6 +79,14 @@ LADDER_PRIOR = "occam"
 #: (from |W|, n and d only) to take at most this many seconds with
 #: ``time_limit=None``; otherwise at most ``time_limit``.
 AUTO_SELECTION_SECONDS = 120.0
+
+
+def _check_width(X) -> None:
+    """Refuse more features than the 0/1-loss models take
+    (:data:`privopt._limits.ZERO_ONE_MAX_FEATURES`), from X's shape alone."""
+    check_width(X, what="a halfspace classifier over W (the 0/1-loss models)", max_features=ZERO_ONE_MAX_FEATURES,
+                fix="Give fewer features (select or aggregate columns of X, or use the convex baselines of "
+                    "privopt.baselines, which scale linearly in them).")
 
 
 def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_work=None,
@@ -900,7 +909,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         pure_only = self._pure_only(ledger)
         with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
                      ledger=ledger, data=(estimator_key(self), X, y),
-                     check=lambda: (check_public_input(X), self._check_params())) as charge:
+                     check=lambda: (check_public_input(X), self._check_public_shape(X))) as charge:
             self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
@@ -988,11 +997,22 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                     f"(got {self.solver!r}), or mechanism='opdisc' for a MILP solver.", "solver")
         return epsilon, mechanism, calibration, keep_report, warm_start, milp_solver
 
+    def _check_public_shape(self, X) -> None:
+        """The fit's memory and width, refused from X's shape alone, before any value of X is
+        read (and, under a ledger, before the reservation)."""
+        _, mechanism, _, _, _, milp_solver = self._check_params()
+        shape = public_shape(X)
+        if shape is not None:
+            self._check_fit_memory(shape, mechanism, milp_solver)
+            _check_width(X)
+
     def _fit(self, X, y, *, pure_only: bool = False):
         epsilon, mechanism, calibration, keep_report, warm_start, milp_solver = self._check_params()
+        self._check_public_shape(X)
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         bounds = self._resolved_bounds(Xa, X)      # once: every step below gets these arrays, in column order
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
+        _check_width(Xa)
         if mechanism == "rspm":
             self._check_time_limit()
             self._check_rspm_outlook(Xa, epsilon)    # before the discretizer is fitted or anything solved
@@ -1205,7 +1225,9 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
     def _fit_exact(self, X, y):
         self._check_time_limit()
         self._check_bounds_form()
+        _check_width(X)
         Xa, classes, y_pm = validate_fit(self, X, y)
+        _check_width(Xa)
         Xd = self._transform(Xa, fitting=True, bounds=self._resolved_bounds(Xa, X))
         model = self._zero_one_model(Xd, np.where(y_pm == 1, 1, -1))
         solver = choose_solver(model) if self.solver == "auto" else self.solver

@@ -13,7 +13,6 @@ fix-and-solve evaluator and the bounded sampler read the record; none counts W a
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..search import PrefixSpace
-from ..space import SeparableConstraints, count_constrained_points, linear_tables, norm_levels
+from ..space import SeparableConstraints, count_constrained_points, linear_tables, norm_levels, product_size
 
 __all__ = ["DecisionSet", "decision_set"]
 
@@ -81,7 +80,7 @@ def _prefix_space(grids, norm_bound, cons, sep, others, count):
     elif norm_bound is not None:   # the ball alone (_separable_constraints adds it only next to a linear row)
         space = PrefixSpace(grids, _ball_only(grids, norm_bound))
     else:
-        space = PrefixSpace(grids, None, size=math.prod(len(g) for g in grids))
+        space = PrefixSpace(grids, None, size=product_size(grids))
     if space.size(()) is None:
         return None, "the constraints' numbers are too irregular to count W exactly"
     return space, "W counted through the declared linear constraints" if space.cons is not None else (

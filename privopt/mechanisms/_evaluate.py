@@ -31,7 +31,7 @@ from typing import cast
 import numpy as np
 import pyomo.environ as pyo
 
-from .._limits import SCORING_MAX_POINTS
+from .._limits import SCORING_MAX_POINTS, format_count
 from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
                         worker_count)
 from ..exceptions import ModelError, NotCertifiedError, ParameterError
@@ -173,7 +173,7 @@ class HalfspaceEvaluator:
         limit = SCORING_MAX_POINTS if max_points is None else max_points
         if self.n_points > limit:
             raise ParameterError(
-                f"max_points: W has {self.n_points:,} points, more than max_points={limit:,}. Use a "
+                f"max_points: W has {format_count(self.n_points)} points, more than max_points={limit:,}. Use a "
                 "smaller norm_bound or grid, fewer features, or OPDisc (privopt.opdisc) with a MILP "
                 "solver, whose cost does not grow with |W|.", "max_points")
 
@@ -332,7 +332,7 @@ class FixAndSolveEvaluator:
         self.n_points = int(points.shape[0])
         if self.n_points > self.max_points:
             raise ParameterError(
-                f"max_points: W has {self.n_points:,} points and each needs one certified solve; the "
+                f"max_points: W has {format_count(self.n_points)} points and each needs one certified solve; the "
                 f"limit is max_points={self.max_points:,}. Raise max_points if you can wait, make W "
                 "smaller (tighter bounds, norm_bound, constraints on the weights), or use OPDisc "
                 "(privopt.opdisc), which solves one MILP whatever |W|.", "max_points")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._limits import LOCAL_SECONDS
+from .._limits import LOCAL_SECONDS, format_count
 from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from ..exceptions import ModelError, ParameterError
 from ..solvers import BoundedArgmax
@@ -124,7 +124,8 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
     argmax = None if single else BoundedArgmax.of(data, evaluator.coef, evaluator.bound)
     return SelectionPlan(
         "enumerate", n_points, predicted, predicted,
-        work=(f"scoring all {n_points:,} points of W is predicted to take about {predicted:,.0f} s (from |W|, "
+        work=(f"scoring all {format_count(n_points)} points of W is predicted to take about {predicted:,.0f} s "
+              "(from |W|, "
               f"n = {n_public:,} and d = {evaluator.d})"),
         remedy=("Raise time_limit, make W smaller (norm_bound, a coarser grid, fewer features), or use OPDisc "
                 "(privopt.opdisc), whose MILP does not score W."),
@@ -138,12 +139,31 @@ def _progress_default(predicted: float, n_points: int) -> bool:
     return (predicted > PROGRESS_AFTER) if math.isfinite(predicted) else n_points > 200
 
 
+#: The most points a W may have for the samplers, which weigh |W| and its regions as
+#: floats: 2^1023 (about 9e307; 646 coordinates of 3 values pass it).
+MAX_W_BITS = 1023
+
+
+def check_w_countable(n_points) -> None:
+    """Refuse, from |W| alone (public: the decision's grids and declared constraints), a W
+    with more points than a float holds, which the samplers cannot weigh (a million
+    coordinates of 3 values: |W| = 3^(10^6))."""
+    if n_points is not None and int(n_points).bit_length() > MAX_W_BITS:
+        raise ParameterError(
+            f"grid: W has {format_count(n_points)} points, more than private selection can weigh (2^{MAX_W_BITS}, "
+            "about 9e307: the samplers hold |W| and its regions' sizes as floats). Nothing was computed. Make W "
+            "smaller: fewer decision variables or values per variable (a grid of 3 values allows at most 646 "
+            "coordinates), or declare constraints that cut it; or use OPDisc (privopt.opdisc), whose cost does "
+            "not grow with |W|.", "grid")
+
+
 def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     """The plan of a user's model (``task``: the checked call,
     :class:`privopt.mechanisms.selection.SelectionTask`; ``grids``: the decision's
     grids): the bounded sampler where ``path`` asks for it, or "auto" finds |W| above
     ``max_points``; else every point scored by fix-and-solve."""
     decision = decision_set(task.w_vars, grids, task.norm_bound, task.public_cons)   # W, read and counted once
+    check_w_countable(decision.size)
     reason = _bounded_reason(task, decision)
     if reason is not None:
         return _plan_bounded(task, decision, reason)
@@ -160,8 +180,8 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     check = None if task.n_samples is None else RangeCheck(task.n_samples, task.loss_range, task.term is not None)
     return SelectionPlan(
         "fix_and_solve", n_points, predicted, predicted,
-        work=(f"scoring all {n_points:,} points of W is predicted to take about {predicted:,.0f} s (from |W| and "
-              f"the model's {model_size(task.model):,} rows and columns, one solve per point"
+        work=(f"scoring all {format_count(n_points)} points of W is predicted to take about {predicted:,.0f} s "
+              f"(from |W| and the model's {model_size(task.model):,} rows and columns, one solve per point"
               f"{slow_solver_note(task.solver)})"),
         remedy=("Raise time_limit, make W smaller (a coarser grid, tighter bounds or declared constraints on the "
                 "decision), or use OPDisc (privopt.opdisc), whose MILP does not score W."),
@@ -188,10 +208,10 @@ def _bounded_reason(task, decision) -> str | None:
     n_points = int(space.size(()))
     limit = DEFAULT_MAX_EVALUATIONS if task.max_points is None else task.max_points
     if task.path == "bounded":
-        return f"path='bounded' was asked; {why}: {n_points:,} points"
+        return f"path='bounded' was asked; {why}: {format_count(n_points)} points"
     if n_points <= limit:
         return None
-    return f"|W| = {n_points:,} ({why}) is above max_points={limit:,}, too many to solve once per point"
+    return f"|W| = {format_count(n_points)} ({why}) is above max_points={limit:,}, too many to solve once per point"
 
 
 def _plan_bounded(task, decision, why) -> SelectionPlan:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._limits import format_count
 from .._frozen import FrozenRecord
 
 __all__ = ["SelectionParameters", "MixtureParameters", "SelectionReport", "MixtureReport", "MixturePart",
@@ -140,7 +141,8 @@ class SelectionReport:
         object.__setattr__(self, "predicted_time", float(self.predicted_time))
 
     def __repr__(self):
-        return (f"{type(self).__name__}(path={self.path!r}, solver={self.solver!r}, n_points={self.n_points:,}, "
+        return (f"{type(self).__name__}(path={self.path!r}, solver={self.solver!r}, "
+                f"n_points={format_count(self.n_points)}, "
                 f"points_scored={self.points_scored}, solves={self.solves}, engine={self.engine!r}, "
                 f"wall_time={self.wall_time:.2f}, predicted_time={self.predicted_time:.3g})")
 

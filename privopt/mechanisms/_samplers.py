@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._limits import format_count
 from .._progress import progress_bar
 from ..exceptions import ModelError, NotCertifiedError
 from ..search import KeyedStreams, sample_prefix, sample_top_down
@@ -165,7 +166,7 @@ class ScoredSampler(Sampler):
                 bar.update(pts.shape[0])
                 if self.time_limit is not None and time.perf_counter() - start > self.time_limit and done < n_points:
                     raise NotCertifiedError(
-                        f"time_limit: {self.time_limit:g} s ran out after scoring {done:,} of {n_points:,} "
+                        f"time_limit: {self.time_limit:g} s ran out after scoring {done:,} of {format_count(n_points)} "
                         "points (the prediction was too optimistic for this machine); nothing is "
                         "released. Raise time_limit or make W smaller.", None)
         return best_key, best_w

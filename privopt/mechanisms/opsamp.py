@@ -377,7 +377,7 @@ def _check(model, weights, *, epsilon, delta, random_state, solve: SolveOptions,
 
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
-    if n_oracle_calls is not None:   # the m noise vectors and answers, refused from public sizes before the model's contract is read
+    if n_oracle_calls is not None:   # the m noise vectors and answers, refused from public sizes first
         check_memory(n_oracle_calls * _bytes_per_call(len(w_vars)), "n_oracle_calls",
                      f"OPSamp's {n_oracle_calls:,} oracle calls (a noise vector sigma_k, an answer and a "
                      f"solve report each, for d = {len(w_vars)})",

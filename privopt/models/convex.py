@@ -49,6 +49,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from .._limits import MODEL_MAX_TERMS, check_width
 from .._validation import check_binary_labels, check_bool, check_positive
 from ._common import (
     STATS_ATTR as _STATS_ATTR,
@@ -65,6 +66,26 @@ from ._common import (
 from ._info import ModelInfo, attach_info
 
 __all__ = ["hinge_halfspace", "absolute_regression", "squared_regression"]
+
+#: The fix of a model too wide for a Pyomo builder.
+_FEWER = ("Give fewer features (select or aggregate columns of X); for a linear classifier on "
+          "many features, the convex baselines of privopt.baselines (e.g. OutputPerturbationLogisticRegression) "
+          "scale linearly in them.")
+
+
+def _check_width(X, name: str) -> None:
+    """Refuse, from X's shape alone, a model of more than :data:`privopt._limits.MODEL_MAX_TERMS`
+    feature terms (one per record and feature, the intercept included), before X is read."""
+    check_width(X, what=f"{name}'s Pyomo model", fix=_FEWER, max_terms=MODEL_MAX_TERMS, extra_columns=1)
+
+
+def _check_quadratic_width(X) -> None:
+    """squared_regression writes d(d+1)/2 terms of X^T X whatever n is: refuse, from X's
+    shape alone, a d with more than :data:`privopt._limits.MODEL_MAX_TERMS` of them
+    (d up to 2,000), before X is read (and the d x d Gram matrix built)."""
+    check_width(X, what="squared_regression's Pyomo model (d(d+1)/2 quadratic terms)", fix=_FEWER,
+                max_features=math.isqrt(2 * MODEL_MAX_TERMS) - 1)
+
 
 def _prepare(X, fit_intercept, x_bound):
     Xa = check_X(X)
@@ -151,6 +172,7 @@ def hinge_halfspace(X, y, *, bound=1.0, x_bound=None, merge_rows=True, fit_inter
     <w, x> >= 0) used by :func:`privopt.models.predict_halfspace`.
     """
     start = time.perf_counter()
+    _check_width(X, "hinge_halfspace")
     Xa0 = check_X(X)
     classes, y_pm = check_binary_labels(y, Xa0.shape[0])
     bound = check_positive(bound, "bound")
@@ -193,6 +215,7 @@ def absolute_regression(X, y, *, bound=1.0, x_bound=None, y_bound=None, merge_ro
     sum_k count_k t_k / C.
     """
     start = time.perf_counter()
+    _check_width(X, "absolute_regression")
     Xa0 = check_X(X)
     yv = check_target(y, Xa0.shape[0])
     bound = check_positive(bound, "bound")
@@ -239,6 +262,7 @@ def squared_regression(X, y, *, bound=1.0, x_bound=None, y_bound=None, fit_inter
     and the objective ``loss`` are created.
     """
     start = time.perf_counter()
+    _check_quadratic_width(X)
     Xa0 = check_X(X)
     yv = check_target(y, Xa0.shape[0])
     bound = check_positive(bound, "bound")

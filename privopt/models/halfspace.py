@@ -132,7 +132,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from .._lattice import check_norm_square
-from .._limits import AUTO_MAX_BOUND_WORK
+from .._limits import AUTO_MAX_BOUND_WORK, ZERO_ONE_MAX_FEATURES, check_width
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 from ..search import HalfspaceData, bound_search_work
@@ -173,6 +173,10 @@ __all__ = [
 # ----------------------------------------------------------------------------
 
 def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
+    check_width(X, what="a 0/1-loss halfspace model (zero_one_halfspace, zero_one_loss, rspm_halfspace)",
+                max_features=ZERO_ONE_MAX_FEATURES, fix=(
+                    "Give fewer features (select or aggregate columns of X); for a linear classifier on many "
+                    "features, the convex baselines of privopt.baselines scale linearly in them."))
     Xa = check_X(X)
     classes, y_pm = check_binary_labels(y, Xa.shape[0], classes=classes)
     fit_intercept = check_bool(fit_intercept, "fit_intercept")

@@ -19,7 +19,7 @@ from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
 from ..ledger import estimator_key, release  # noqa: E402
-from ._select import check_binary_matrix, select_scoring_system  # noqa: E402
+from ._select import check_binary_matrix, check_scoring_width, select_scoring_system  # noqa: E402
 
 __all__ = ["PrivateScoringSystem", "ScoreCard"]
 
@@ -176,6 +176,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
 
     def _fit(self, X, y):
         mechanism, keep_report, eps_select, eps_table = self._check_params()
+        check_scoring_width(X)      # from X's shape alone, before any value is read
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         X01 = check_binary_matrix(Xa)
         names = self._item_names(X01.shape[1])

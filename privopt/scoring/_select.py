@@ -21,7 +21,7 @@ import importlib.util
 
 import numpy as np
 
-from .._limits import LOCAL_SECONDS, check_memory
+from .._limits import LOCAL_SECONDS, SCORING_MAX_FEATURES, check_memory, check_width
 from .._random import check_random_state
 from .._validation import check_epsilon, check_int, check_probability
 from ..calibration import check_selection_method, selection_noise_scale, selection_utility_bound
@@ -128,6 +128,13 @@ def check_space(n_features: int, max_points, max_items, signs) -> ScoreSpace:
     return ScoreSpace(n_features, P, k, s)
 
 
+def check_scoring_width(X, name: str = "X") -> None:
+    """Refuse, from X's shape alone, more items than a scoring system takes
+    (:data:`privopt._limits.SCORING_MAX_FEATURES`), before X is read."""
+    check_width(X, what="a scoring system (C(d, max_items) supports of points)", max_features=SCORING_MAX_FEATURES,
+                parameter=name, fix="Give fewer items (select the binary features worth a point beforehand).")
+
+
 def check_binary_matrix(X, name: str = "X") -> np.ndarray:
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] == 0:
@@ -190,6 +197,7 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
     epsilon = check_epsilon(epsilon)
     method = check_selection_method(method)
     beta = check_probability(beta, "beta")
+    check_scoring_width(X01)
     X01 = check_binary_matrix(X01)
     y01 = np.asarray(y01).astype(int)
     space = check_space(X01.shape[1], max_points, max_items, signs)

@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 from ..exceptions import NotCertifiedError
-from ..space import SeparableConstraints, constrained_points, count_constrained_points
+from ..space import SeparableConstraints, constrained_points, count_constrained_points, product_size
 from ._topdown import max_of, split_region
 
 __all__ = ["PrefixSpace", "BoundOracle", "PrefixStats", "sample_prefix"]
@@ -104,7 +104,7 @@ class PrefixSpace:
             return self._sizes[prefix]
         t = len(prefix)
         if self.cons is None:
-            out: int | None = math.prod(len(g) for g in self.grids[t:])
+            out: int | None = product_size(self.grids[t:])
         elif t == self.d:     # a full assignment: the constraints' own test of the point
             sums = self.cons.offset + sum((self.cons.tables[j][:, k] for j, k in enumerate(prefix)),
                                           np.zeros(self.cons.rows))

@@ -30,7 +30,7 @@ from ._constrained import (
 )
 from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bound, parse_grid
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
-from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, uniform_grid
+from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, product_size, uniform_grid
 from ._support import split_support_count
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "iter_grid_blocks",
     "prefix_counts",
     "uniform_grid",
+    "product_size",
     "split_support_count",
     "SeparableConstraints",
     "linear_tables",

@@ -94,7 +94,32 @@ def parse_grid(grid, d: int, name: str = "grid", *, min_values: int = 1) -> tupl
         raise ParameterError(
             f"{name} gives {len(grid)} per-coordinate grids but there are {d} coordinates; give one per "
             "coordinate, or one sequence for all.", name)
+    rectangular = _rectangular(grid, name, min_values)
+    if rectangular is not None:
+        return rectangular
     return tuple(_coordinate(g, f"{name}[{j}]", name, min_values) for j, g in enumerate(grid))
+
+
+def _rectangular(grid, name: str, min_values: int) -> tuple[tuple[float, ...], ...] | None:
+    """A per-coordinate grid whose coordinates all have the same number of finite, distinct
+    values, parsed at once as a (d, K) array (the same tuples as :func:`_coordinate`, one per
+    row, a row's tuple shared by the rows equal to it); None where it is not one (ragged, or
+    a coordinate is refused: the coordinate-by-coordinate path then names it).  A million
+    coordinates: about a second instead of 40."""
+    try:
+        arr = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or arr.shape[1] < max(1, min_values) or not np.all(np.isfinite(arr)):
+        return None
+    arr = np.sort(arr, axis=1)
+    if arr.shape[1] > 1 and np.any(np.diff(arr, axis=1) <= 0):
+        return None
+    if np.all(arr == arr[0]):
+        return (tuple(float(v) for v in arr[0]),) * arr.shape[0]
+    rows, inverse = np.unique(arr, axis=0, return_inverse=True)
+    tuples = [tuple(float(v) for v in row) for row in rows]
+    return tuple(tuples[i] for i in inverse.ravel().tolist())
 
 
 def common_step(values) -> Fraction | None:

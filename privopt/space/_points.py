@@ -6,11 +6,14 @@ the split by support and the mechanisms that list W."""
 
 from __future__ import annotations
 
+import collections
 import functools
+import math
 
 import numpy as np
 
-__all__ = ["count_grid_points", "grid_points", "prefix_counts", "iter_grid_blocks", "uniform_grid"]
+__all__ = ["count_grid_points", "grid_points", "prefix_counts", "iter_grid_blocks", "uniform_grid",
+           "product_size"]
 
 
 def count_grid_points(coef, bound: int) -> int:
@@ -116,3 +119,10 @@ def uniform_grid(grid):
     split by support needs it)."""
     g0 = tuple(grid[0])
     return g0 if all(tuple(g) == g0 for g in grid) and 0.0 in g0 else None
+
+
+def product_size(grids) -> int:
+    """The number of points of the product of ``grids``, exactly: prod_L L^(number of
+    coordinates with L values), one power per distinct length (a million coordinates of 3
+    values: 3^(10^6) in milliseconds, where multiplying the lengths one by one took minutes)."""
+    return math.prod(length ** times for length, times in collections.Counter(len(g) for g in grids).items())

@@ -937,3 +937,30 @@ def test_noise_scales_under_the_auto_alpha_against_hand_values():
     obj = ObjectivePerturbationLogisticRegression(epsilon=2.0, bounds=(0, 1), random_state=0).fit(X, y)
     assert obj.epsilon_prime_ == pytest.approx(2 - 2 * math.log(2), rel=1e-12)
     assert obj.Delta_ == 0.0 and obj.beta_ == pytest.approx(1 - math.log(2), rel=1e-12)
+
+
+def test_newton_step_on_wide_data_solves_the_same_system():
+    """The Newton step of the logistic minimiser on k < d rows (the Woodbury form, O(k^2 d))
+    solves H step = grad for H = A^T diag(c) A + reg I as the d x d solve does."""
+    from privopt.baselines.perturbation import _newton_step
+
+    rng = np.random.default_rng(3)
+    for k, d in ((5, 60), (60, 5), (9, 9)):
+        a, c, g = rng.normal(size=(k, d)), rng.uniform(0.0, 0.25, size=k), rng.normal(size=d)
+        hess = (a.T * c) @ a + 0.01 * np.eye(d)
+        np.testing.assert_allclose(_newton_step(a, c, 0.01, g), np.linalg.solve(hess, g), rtol=1e-8, atol=1e-10)
+
+
+def test_merge_rows_on_wide_data_matches_numpy_unique():
+    """Fewer rows than columns take the lexsort path: the same rows, order and counts as
+    np.unique(axis=0)."""
+    from privopt.baselines._base import merge_rows
+
+    rng = np.random.default_rng(5)
+    for n, d in ((7, 40), (40, 7), (6, 6)):
+        yz = rng.integers(-1, 2, size=(n, d)).astype(float)
+        yz[n // 2] = yz[0]
+        rows, counts = merge_rows(yz)
+        want_rows, want_counts = np.unique(yz, axis=0, return_counts=True)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(counts, want_counts.astype(float))

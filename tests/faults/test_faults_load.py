@@ -116,6 +116,97 @@ def test_a_healthy_pool_still_runs_and_is_left_usable(fork_pool):
         assert pool.apply_async(_square, (7,)).get(timeout=30) == 49
 
 
+#: A worker of the pool killed after privopt was handed the pool and before its first task: an
+#: idle worker holds the pool's queue lock while it waits, so the pool deadlocks (its
+#: replacement waits on the lock) and no death is seen while privopt waits.  Run in a fresh
+#: interpreter in its own session: such a pool's own terminate() blocks on the same lock, so
+#: the script leaves with os._exit and the test ends the session.
+_KILLED_BEFORE_FIRST_TASK = """
+import multiprocessing, os, signal, sys, time
+import numpy as np
+import pyomo.environ as pyo
+import privopt
+from privopt._runtime import check_executor, run_ordered
+from privopt.models import ModelInfo, attach_info
+
+def square(i):
+    return i * i
+
+def kill_workers(pool):
+    for proc in list(pool._pool):
+        os.kill(proc.pid, signal.SIGKILL)
+    time.sleep(0.5)          # the pool replaces them; the queue lock stays with the dead
+
+def small_lp():
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(2), bounds=(-1, 1))
+    m.t = pyo.Var(range(2), domain=pyo.NonNegativeReals)
+    m.c = pyo.ConstraintList()
+    for j, c in enumerate((0.3, -0.2)):
+        m.c.add(m.t[j] >= m.w[j] - c)
+        m.c.add(m.t[j] >= c - m.w[j])
+    m.loss = pyo.Objective(expr=(m.t[0] + m.t[1]) / 4.0)
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=2))
+    return m
+
+if __name__ == "__main__":
+    pool = multiprocessing.get_context("fork").Pool(2)
+    assert pool.apply_async(square, (3,)).get(30) == 9          # the workers are up and idle
+    start = time.monotonic()
+    try:
+        if sys.argv[1] == "executor":
+            ex = check_executor(pool)                              # privopt is handed the pool
+            kill_workers(pool)
+            run_ordered(ex, square, [(i,) for i in range(4)])
+        else:                                                      # opsamp: killed just before its tasks
+            opsamp_module = sys.modules["privopt.mechanisms.opsamp"]     # the module, not the function
+            inner = opsamp_module.run_ordered
+            def killing(*args, **kwargs):
+                kill_workers(pool)
+                return inner(*args, **kwargs)
+            opsamp_module.run_ordered = killing
+            privopt.opsamp(small_lp(), epsilon=2.0, delta=1e-4, n_oracle_calls=4, executor=pool,
+                           random_state=1, progress=False)
+        print("RETURNED", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, isinstance(exc, privopt.PrivoptError), round(time.monotonic() - start, 1),
+              flush=True)
+    os._exit(0)
+"""
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("entry", ["executor", "opsamp"])
+def test_a_worker_killed_before_the_first_task_ends_the_call(entry, tmp_path):
+    """The issue's case: a worker of a multiprocessing.Pool killed after privopt was handed the
+    pool but before its first task left the call waiting for ever (the watcher noted the
+    workers only at the first submit, after the death).  Now the workers are noted at the
+    hand-over, and the call ends with WorkerLostError (a PrivoptError) within 120 s."""
+    import subprocess
+    import textwrap
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out_file, open(err_path, "w") as err_file:   # files: the orphans hold no pipe
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_KILLED_BEFORE_FIRST_TASK), entry],
+                                stdout=out_file, stderr=err_file, start_new_session=True, cwd=root,
+                                env=dict(os.environ, PYTHONWARNINGS="ignore"))
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)       # the script (if hung) and the pool's orphaned workers
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    out, err = out_path.read_text(), err_path.read_text()
+    words = out.split()
+    assert words[:2] == ["WorkerLostError", "True"], (out + err)[-3000:]
+    assert float(words[2]) < 120
+
+
 # --- 2. inputs too wide for this machine, refused from public sizes before any work ---------
 
 WIDE = 10**6
@@ -192,3 +283,97 @@ def test_sizes_that_fit_today_are_not_refused(six_gib):
     # the model alone (private selection) is 8 times smaller than the MILP fit: 1 KiB and 8 KiB a value
     assert halfspace_fit_bytes(5, 10, 11, 5, milp=True) == 11 * 5 * 8192 + 5 * 10 * 24
     assert halfspace_fit_bytes(5, 10, 11, 5, milp=False) == 11 * 5 * 1024 + 5 * 10 * 24
+
+
+def _wide_entry_points():
+    """name -> a call on 5 records of a million features (each ran past 60 s or out of memory)."""
+    import privopt
+    from privopt import models
+    from privopt.baselines import ObjectivePerturbationLogisticRegression
+    from privopt.estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier
+    from privopt.scoring import PrivateScoringSystem
+    from privopt.scoring._select import select_scoring_system
+
+    X = np.zeros((5, WIDE))
+    X[::2, ::3] = 1.0
+    y = np.array([0, 1, 0, 1, 1])
+    pm = 2 * y - 1
+    est = {m: (lambda m=m: PrivateHalfspaceClassifier(bounds=(0, 1), mechanism=m, random_state=0).fit(X, y))
+           for m in ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")}
+    return {
+        **{f"PrivateHalfspaceClassifier[{m}]": f for m, f in est.items()},
+        "ZeroOneHalfspaceClassifier": lambda: ZeroOneHalfspaceClassifier(bounds=(0, 1), epsilon=1.0).fit(X, y),
+        "PrivateScoringSystem": lambda: PrivateScoringSystem(random_state=0).fit(X, y),
+        "select_scoring_system": lambda: select_scoring_system(X, y, epsilon=1.0, random_state=0),
+        "zero_one_halfspace": lambda: models.zero_one_halfspace(X, pm),
+        "zero_one_halfspace, a grid per coordinate": lambda: models.zero_one_halfspace(X, pm, grid=[(-1, 0, 1)] * WIDE),
+        "zero_one_loss": lambda: privopt.mixture_selection([models.zero_one_loss(X, pm, grid=g) for g in (1, 2)],
+                                                           epsilon=1.0),
+        "rspm_halfspace": lambda: privopt.rspm(models.rspm_halfspace(X, pm), epsilon=1.0),
+        "hinge_halfspace": lambda: privopt.opsamp(models.hinge_halfspace(X, pm), epsilon=1.0, delta=1e-5),
+        "absolute_regression": lambda: models.absolute_regression(X, y.astype(float)),
+        "squared_regression": lambda: models.squared_regression(X, y.astype(float)),
+        "ObjectivePerturbationLogisticRegression":
+            lambda: ObjectivePerturbationLogisticRegression(bounds=(0, 1), random_state=0).fit(X, y),
+    }
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", [
+    "PrivateHalfspaceClassifier[auto]", "PrivateHalfspaceClassifier[permute_and_flip]",
+    "PrivateHalfspaceClassifier[exponential]", "PrivateHalfspaceClassifier[opdisc]",
+    "PrivateHalfspaceClassifier[rspm]", "ZeroOneHalfspaceClassifier", "PrivateScoringSystem",
+    "select_scoring_system", "zero_one_halfspace", "zero_one_halfspace, a grid per coordinate", "zero_one_loss",
+    "rspm_halfspace", "hinge_halfspace", "absolute_regression", "squared_regression",
+    "ObjectivePerturbationLogisticRegression"])
+def test_a_million_features_are_refused_or_fitted_within_20_seconds(name):
+    """Every entry point ran past 60 s (or out of memory) on 5 records of a million features:
+    the 0/1-loss models and estimators, the scoring system and the Pyomo builders are now
+    refused from X's shape alone (privopt._limits.check_width, naming X, the limit and the
+    fix), and objective perturbation, linear in d, fits (the Woodbury Newton step)."""
+    import warnings
+
+    from privopt.exceptions import ParameterError
+
+    call = _wide_entry_points()[name]
+    start = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except ParameterError as err:
+            assert err.parameter == "X", str(err)
+            assert "features" in str(err) and "fewer" in str(err).lower()
+    assert time.monotonic() - start < 20
+
+
+@pytest.mark.timeout(120)
+def test_selection_on_a_model_of_a_million_weights_is_refused_from_the_size_of_w():
+    """exponential_mechanism on a user's model of a million integer weights with a grid per
+    coordinate ran past 60 s (|W| = 3^(10^6) multiplied out one length at a time, then printed,
+    then weighed as a float); now |W| is counted by powers and refused as more than the samplers
+    can weigh, naming grid, within 20 s."""
+    import warnings
+
+    import privopt
+    from privopt.exceptions import ParameterError
+
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(WIDE), domain=pyo.Integers, bounds=(-1, 1))
+    m.loss = pyo.Objective(expr=pyo.quicksum(m.w[j] for j in range(0, WIDE, 1000)) / WIDE)
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=1.0, n_samples=5))
+    grid = [(-1, 0, 1)] * WIDE
+    start = time.monotonic()
+    with warnings.catch_warnings(), pytest.raises(ParameterError) as info:
+        warnings.simplefilter("ignore")
+        privopt.exponential_mechanism(m, epsilon=1.0, random_state=0, grid=grid)
+    assert time.monotonic() - start < 20
+    assert info.value.parameter == "grid" and "about 1.8e+477,121 points" in str(info.value)
+
+
+def test_format_count_and_product_size():
+    from privopt._limits import format_count
+    from privopt.space import product_size
+
+    assert format_count(12_345) == "12,345" and format_count(3 ** (10**6)) == "about 1.8e+477,121"
+    assert product_size([(0, 1, 2)] * 4 + [(0, 1)] * 3) == 3**4 * 2**3

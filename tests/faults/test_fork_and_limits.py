@@ -235,6 +235,24 @@ def test_parse_grid_refuses_from_the_length_alone():
     assert parse_grid(3, 2) == (tuple(range(-3, 4)),) * 2       # small grids unchanged
 
 
+def test_a_per_coordinate_grid_of_a_million_coordinates_is_parsed_at_once():
+    """A (d, K) grid is parsed as one array: the same tuples as coordinate by coordinate (a
+    million coordinates took 40 s that way, now about a second); a ragged grid and a bad
+    coordinate still take the coordinate-by-coordinate path, which names the coordinate."""
+    from privopt.space import _grid, parse_grid
+
+    rng = np.random.default_rng(0)
+    grid = [tuple(rng.permutation([-1.0, 0.5, float(j % 3) + 2.0])) for j in range(50)]
+    by_coordinate = tuple(_grid._coordinate(g, "grid", "grid", 1) for g in grid)
+    assert parse_grid(grid, 50) == by_coordinate
+    assert parse_grid([[0.5, 1], [2, -1, 3]], 2) == ((0.5, 1.0), (-1.0, 2.0, 3.0))
+    with pytest.raises(ParameterError, match=r"grid\[1\] contains repeated values"):
+        parse_grid([[0, 1], [2, 2]], 2)
+    start = time.perf_counter()
+    wide = parse_grid([(1.0, 0.0, -1.0)] * 10**6, 10**6)
+    assert time.perf_counter() - start < 10 and len(wide) == 10**6 and wide[-1] == (-1.0, 0.0, 1.0)
+
+
 def test_norm_levels_limits():
     from privopt._lattice import MAX_GRID_SIZE
     from privopt.perturbation import norm_levels
