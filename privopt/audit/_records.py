@@ -18,7 +18,7 @@ from .._validation import check_bool, check_int, check_positive
 from ..calibration import selection_noise_scale
 from ..exceptions import ParameterError
 from ..mechanisms import FixAndSolveEvaluator, draw_selection_noise, exponential_mechanism
-from ..models import RecordModel
+from ..models import RecordModel, quiet_clone
 from ..solvers import solve
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget
@@ -61,7 +61,25 @@ def sites_model(X) -> pyo.ConcreteModel:
     return m
 
 
-class RecordClipTarget(AuditTarget):
+class _TwoPointSelection(AuditTarget):
+    """Private selection over the two points ``_W`` of the far-record models, replayed
+    exactly: the same noise as the mechanism, keys ``noise - L(w) / scale`` from each data
+    set's losses at the two points (``self.losses``), the first largest released."""
+
+    method: str
+    scale: float
+    losses: list
+
+    def draw_noise(self, rng, size=None):
+        return draw_selection_noise(rng, self.method, len(_W), size=size)
+
+    def outputs_from_noise(self, which, noise):
+        noise = np.asarray(noise, dtype=float).reshape(-1, len(_W))
+        keys = noise - self.losses[which][None, :] / self.scale
+        return _W[np.argmax(keys, axis=1)]
+
+
+class RecordClipTarget(_TwoPointSelection):
     """Private selection (:func:`privopt.exponential_mechanism`, fix-and-solve by the closed
     form of the blocks) on :func:`sites_model`, ``loss_range = (0, 1)``, on the pair
     :func:`far_record_instance`.  As shipped, the losses are the mechanism's own evaluator's
@@ -95,14 +113,6 @@ class RecordClipTarget(AuditTarget):
         self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": 2,
                            "n_records": self.n_records, "terms_clipped": list(self.clipped)}
 
-    def draw_noise(self, rng, size=None):
-        return draw_selection_noise(rng, self.method, len(_W), size=size)
-
-    def outputs_from_noise(self, which, noise):
-        noise = np.asarray(noise, dtype=float).reshape(-1, len(_W))
-        keys = noise - self.losses[which][None, :] / self.scale
-        return _W[np.argmax(keys, axis=1)]
-
     def run_mechanism(self, which, rng):
         if not self.clip:
             raise ParameterError("the variant without the clip is a replay of privopt before it; "
@@ -131,7 +141,7 @@ def record_sites_model(X, *, clip: bool = True) -> pyo.ConcreteModel:
                        loss_range=(0.0, 1.0), clip=clip)
 
 
-class RecordModelClipTarget(AuditTarget):
+class RecordModelClipTarget(_TwoPointSelection):
     """Private selection on :func:`record_sites_model` (a model built record by record with
     ``clip=True``), on the pair :func:`far_record_instance`, scored where privopt does not
     see the records' terms: by ``solver`` through Pyomo (``record_terms == "assumed"``), so
@@ -156,14 +166,6 @@ class RecordModelClipTarget(AuditTarget):
         self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": 2,
                            "n_records": self.n_records, "solver": solver}
 
-    def draw_noise(self, rng, size=None):
-        return draw_selection_noise(rng, self.method, len(_W), size=size)
-
-    def outputs_from_noise(self, which, noise):
-        noise = np.asarray(noise, dtype=float).reshape(-1, len(_W))
-        keys = noise - self.losses[which][None, :] / self.scale
-        return _W[np.argmax(keys, axis=1)]
-
     def run_mechanism(self, which, rng):
         if not self.clip:
             raise ParameterError("the variant without the clip is refused by the mechanism (its total leaves "
@@ -175,7 +177,7 @@ class RecordModelClipTarget(AuditTarget):
 
 def _fixed_optimum(model, point) -> float:
     """The certified optimum of ``model`` (a clone) with its decision fixed at ``point``."""
-    m = model.clone()
+    m = quiet_clone(model)
     for v, value in zip(m.w.values(), point):
         v.fix(float(value))
     report = solve(m, "highs")

@@ -103,6 +103,8 @@ __all__ = [
     "NOISY_SGD_ACCOUNTING",
     "GridCalibration",
     "noisy_sgd_grid_calibration",
+    "grid_calibration",
+    "GRID_MAX_TARGET",
     "noisy_sgd_grid_noise_multiplier",
     "noisy_sgd_grid_epsilon",
     "allocation_add_remove_pld",
@@ -790,12 +792,43 @@ NOISY_SGD_ACCOUNTING = ("poisson_grid", "allocation", "amu_subsampling")
 
 @dataclass(frozen=True)
 class GridCalibration:
-    """The noise multiplier z of the one-pass noisy SGD on the grid and the
+    """The noise multiplier z of a run on the grid (DP-SGD, noisy SGD) and the
     epsilon target it was calibrated at (<= the requested epsilon; see
-    :func:`noisy_sgd_grid_calibration`)."""
+    :func:`grid_calibration`)."""
 
     noise_multiplier: float
     epsilon_target: float
+
+
+#: The largest epsilon target a grid calibration starts from: above it the replace-one split's
+#: delta / (1 + e^{epsilon/2}) falls below what the PLD accountant resolves (1e-5 / e^32 = 1.3e-19
+#: here; at target 200 it is 4e-49, where the accountant returns a z far too large or overflows).
+#: A z that meets a smaller target meets every larger epsilon.
+GRID_MAX_TARGET = 64.0
+
+
+def grid_calibration(calibrate, spent, epsilon: float) -> GridCalibration:
+    """The smallest noise multiplier among the epsilon targets ``min(epsilon,
+    GRID_MAX_TARGET)``, then halved while the z calibrated at a target spends less than
+    half of it (``spent(z, target)``), or while the accountant overflows at a target:
+    each z meets its target, hence ``epsilon`` (a target <= epsilon), and the one kept
+    is returned with its target.  At an ordinary
+    epsilon this is ``calibrate(epsilon)`` itself (it spends more than half its target)."""
+    target = min(float(epsilon), GRID_MAX_TARGET)
+    while True:
+        try:
+            best = GridCalibration(calibrate(target), target)
+            break
+        except OverflowError:           # the accountant's privacy loss overflows at the z this target asks
+            if target <= 1.0:
+                raise
+            target /= 2.0
+    while target > 1.0 and spent(best.noise_multiplier, best.epsilon_target) < target / 2.0:
+        target /= 2.0
+        z = calibrate(target)
+        if z < best.noise_multiplier:
+            best = GridCalibration(z, target)
+    return best
 
 
 def noisy_sgd_grid_calibration(epsilon: float, delta: float, steps: int) -> GridCalibration:
@@ -820,19 +853,9 @@ def noisy_sgd_grid_calibration(epsilon: float, delta: float, steps: int) -> Grid
     (a z that meets a smaller target meets epsilon) and the smallest z is kept
     with its target: z = 0.43 at target 25 for epsilon = 200, delta = 1e-5, t = 1093."""
     t = int(steps)
-
-    def calibrate(target):
-        return dpsgd_grid_noise_multiplier(target, delta, 1.0 / t, t, "poisson", None, "replace_one")
-
-    best = GridCalibration(calibrate(epsilon), float(epsilon))
-    target = float(epsilon)
-    while target > 1.0 and noisy_sgd_grid_epsilon(best.noise_multiplier, t, best.epsilon_target,
-                                                  delta) < target / 2.0:
-        target /= 2.0
-        z = calibrate(target)
-        if z < best.noise_multiplier:
-            best = GridCalibration(z, target)
-    return best
+    return grid_calibration(
+        lambda target: dpsgd_grid_noise_multiplier(target, delta, 1.0 / t, t, "poisson", None, "replace_one"),
+        lambda z, target: noisy_sgd_grid_epsilon(z, t, target, delta), epsilon)
 
 
 def noisy_sgd_grid_noise_multiplier(epsilon: float, delta: float, steps: int) -> float:

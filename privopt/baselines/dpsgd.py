@@ -311,13 +311,18 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         sampling = p["sampling"]
         epochs = p["epochs"] if sampling == "shuffle" else None
         rel = p["neighbouring"]
+        target = eps
         if p["noise_multiplier"] is None:
-            z = acc.dpsgd_grid_noise_multiplier(eps, delta, q, steps, sampling, epochs, rel)
+            cal = acc.grid_calibration(
+                lambda t: acc.dpsgd_grid_noise_multiplier(t, delta, q, steps, sampling, epochs, rel),
+                lambda z, t: acc.dpsgd_grid_epsilon(z, q, steps, t, delta, sampling, epochs, rel,
+                                                    acc.pld_discretization_interval(t)), eps)
+            z, target = cal.noise_multiplier, cal.epsilon_target
         else:
             z = p["noise_multiplier"]
             self._refuse_if_one_step_exceeds(z, q, eps, delta, sampling, rel)
-        spent = acc.dpsgd_grid_epsilon(z, q, steps, eps, delta, sampling, epochs, rel,
-                                       acc.pld_discretization_interval(eps))
+        spent = acc.dpsgd_grid_epsilon(z, q, steps, target, delta, sampling, epochs, rel,
+                                       acc.pld_discretization_interval(target))
         if spent > eps:
             raise ParameterError(
                 f"noise_multiplier={z} gives epsilon={spent:.4g} > epsilon={eps} at delta={delta} "

@@ -103,29 +103,36 @@ def bounds(records, supports, ws):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
-    """The loss of every point from the histogram (ws.loss[:P]); a pattern's values are
-    read off the first row that has it (no division of its code)."""
+def add_pattern(records, support, points, ws, q):   # pragma: no cover - compiled
+    """Add the q-th pattern that occurs to every point's loss (ws.loss[:P]): its labels
+    that the point's rule gets wrong; the pattern's values are read off the first row
+    that has it (no division of its code)."""
     Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
     j, P = Vt.shape
     xs, sc, loss = ws.xs, ws.sc, ws.loss
+    c = ws.occ[q]
+    i = ws.first_row[q]
+    for lev in range(j):
+        xs[lev] = values[digits_t[support[lev], i]]
     for p in range(P):
-        loss[p] = 0
+        sc[p] = 0.0
+    for lev in range(j):
+        x = xs[lev]
+        for p in range(P):
+            sc[p] += x * Vt[lev, p]
+    wrong_if_positive = ws.counts[c, 2]
+    wrong_if_negative = ws.counts[c, 1]
+    for p in range(P):
+        loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
+
+
+@numba.njit(cache=True)
+def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
+    """The loss of every point from the histogram (ws.loss[:P])."""
+    for p in range(points.Vt.shape[1]):
+        ws.loss[p] = 0
     for q in range(n_occ):
-        c = ws.occ[q]
-        i = ws.first_row[q]
-        for lev in range(j):
-            xs[lev] = values[digits_t[support[lev], i]]
-        for p in range(P):
-            sc[p] = 0.0
-        for lev in range(j):
-            x = xs[lev]
-            for p in range(P):
-                sc[p] += x * Vt[lev, p]
-        wrong_if_positive = ws.counts[c, 2]
-        wrong_if_negative = ws.counts[c, 1]
-        for p in range(P):
-            loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
+        add_pattern(records, support, points, ws, q)
 
 
 @numba.njit(cache=True)
@@ -193,8 +200,7 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
     R, j = supports.shape
     P = points.V.shape[0]
     scale = points.scale
-    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
-    xs, sc, loss, pert = ws.xs, ws.sc, ws.loss, ws.pert
+    loss, pert = ws.loss, ws.pert
     for lev in range(j):
         ws.prev[lev] = -1
     val = np.empty(R, np.float64)
@@ -207,20 +213,7 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
             loss[p] = 0
         stopped = False
         for q in range(n_occ):
-            c = ws.occ[q]
-            i = ws.first_row[q]
-            for lev in range(j):
-                xs[lev] = values[digits_t[support[lev], i]]
-            for p in range(P):
-                sc[p] = 0.0
-            for lev in range(j):
-                x = xs[lev]
-                for p in range(P):
-                    sc[p] += x * Vt[lev, p]
-            wrong_if_positive = ws.counts[c, 2]
-            wrong_if_negative = ws.counts[c, 1]
-            for p in range(P):
-                loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
+            add_pattern(records, support, points, ws, q)
             if (q + 1) % SCREEN_EVERY == 0 and q + 1 < n_occ:
                 low = np.inf
                 for p in range(P):

@@ -110,16 +110,16 @@ def test_learns_at_epsilon_one():
 
 def test_a_large_epsilon_is_calibrated_at_a_smaller_target_the_accountant_resolves():
     # epsilon = 200, delta = 1e-5: delta / (1 + e^100) = 4e-49 is below what the PLD accountant
-    # resolves, so the calibration at 200 (and at 100 and 50) over-noises; halving the target
-    # reaches 25, where delta / (1 + e^12.5) = 3.7e-11 is resolved
+    # resolves, so the calibration at 200 over-noises; the targets start at GRID_MAX_TARGET = 64
+    # and are halved while the z found spends less than half its target: 64, then 32, kept
     t = 1093
     direct = acc.dpsgd_grid_noise_multiplier(200.0, 1e-5, 1 / t, t, "poisson", None, "replace_one")
     assert acc.noisy_sgd_grid_epsilon(direct, t, 200.0, 1e-5) < 1.0          # the degenerate answer
     cal = acc.noisy_sgd_grid_calibration(200.0, 1e-5, t)
-    assert cal.epsilon_target == 25.0 and cal.noise_multiplier < direct / 100
-    assert cal.noise_multiplier == acc.dpsgd_grid_noise_multiplier(25.0, 1e-5, 1 / t, t, "poisson", None,
+    assert cal.epsilon_target == 32.0 and cal.noise_multiplier < direct / 100
+    assert cal.noise_multiplier == acc.dpsgd_grid_noise_multiplier(32.0, 1e-5, 1 / t, t, "poisson", None,
                                                                    "replace_one")
-    assert acc.noisy_sgd_grid_epsilon(cal.noise_multiplier, t, 25.0, 1e-5) <= 25.0
+    assert acc.noisy_sgd_grid_epsilon(cal.noise_multiplier, t, 32.0, 1e-5) <= 32.0
     # at an ordinary epsilon nothing changes
     assert acc.noisy_sgd_grid_calibration(1.0, 1e-4, 25) == acc.GridCalibration(
         acc.dpsgd_grid_noise_multiplier(1.0, 1e-4, 1 / 25, 25, "poisson", None, "replace_one"), 1.0)

@@ -7,7 +7,7 @@ import pyomo.environ as pyo
 import pytest
 
 import privopt.perturbation  # noqa: F401  (registers the transformation)
-from privopt.exceptions import ModelError
+from privopt.exceptions import ModelError, ParameterError
 from privopt.perturbation import get_noise, is_transformed
 
 from tests.conftest import require_solver
@@ -53,17 +53,15 @@ def test_weights_in_a_deactivated_block_are_refused():
     assert err.value.parameter == "weights" and not is_transformed(m)
 
 
-def test_opdisc_without_n_samples_releases_with_alpha_none():
+def test_opdisc_without_n_samples_is_refused_naming_it():
+    """n is required (the contract counts the records' blocks against it), refused before any
+    noise; given, it sets the per-record bound and not the release."""
     require_solver("highs")
     from privopt import opdisc
     m = pyo.ConcreteModel()
     m.w = pyo.Var([0, 1], domain=pyo.Integers, bounds=(-1, 1))
     m.obj = pyo.Objective(expr=m.w[0] - m.w[1])
-    r = opdisc(m, epsilon=1.0, delta=1e-5, lipschitz=1.0, norm_bound=1.5, separation=1.0,
+    with pytest.raises(ParameterError, match="n_samples") as err:
+        opdisc(m, epsilon=1.0, delta=1e-5, lipschitz=1.0, norm_bound=1.5, separation=1.0,
                weights=m.w, random_state=0, public_constraints="w")
-    assert r.parameters["alpha_per_record"] is None and r.parameters["n_samples"] is None
-    assert r.weights.shape == (2,)
-    r2 = opdisc(m, epsilon=1.0, delta=1e-5, lipschitz=1.0, norm_bound=1.5, separation=1.0,
-                weights=m.w, n_samples=100, random_state=0, public_constraints="w")
-    assert r2.parameters["alpha_per_record"] > 0
-    np.testing.assert_array_equal(r.weights, r2.weights)  # n changes the bound, not the release
+    assert err.value.parameter == "n_samples"

@@ -341,7 +341,7 @@ CASES = [
     ("opsamp-time-limit-string", mech("opsamp", _hinge, time_limit="10"), ParameterTypeError, "time_limit"),
     ("opsamp-lipschitz-string", mech("opsamp", _hinge, lipschitz_l1="1"), ParameterTypeError, "lipschitz_l1"),
     ("opsamp-unbounded-weights", mech("opsamp", lambda: _real_box_model((-1.0, None)), lipschitz_l1=1.0,
-                                      n_samples=3), ParameterError, "linf_diameter"),
+                                      n_samples=3, public_constraints="w"), ParameterError, "linf_diameter"),
     ("opsamp-two-objectives", mech("opsamp", _two_objectives(_hinge)), ModelError, "model"),
     ("opsamp-already-perturbed", mech("opsamp", _transformed(_hinge, 2, normalize=False)), ModelError, "model"),
     ("opsamp-unknown-solver", mech("opsamp", _hinge, solver="gurobbi"), UnknownSolverError, "solver"),
