@@ -81,17 +81,15 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 #: GLPK and CBC are driven through files: every solve writes the model as an LP file, runs the
 #: solver's executable and reads its solution back, so a solve costs a process start plus Pyomo's
 #: writer over every row and column, not a warm re-solve.  Measured on p-medians of 519, 1,271
-#: and 2,049 rows and columns (``benchmarks/bench_own_model_speed.py``'s model, 28 and 120 points,
-#: permute-and-flip) on 2 cores shared with other jobs: GLPK 34, 59 and 88 ms per solve at load
-#: 5.5, medians 119, 165 and 287 ms over three runs at load 9 to 11; CBC 64, 97 and 109 ms at load
-#: 5.5, medians 185, 268 and 357 ms at load 9 to 11.  Their rates below are about 1.5 times the
-#: runs at load 5.5 (GLPK 24 ms + 0.053 ms per row or column, CBC 70 ms + 0.045 ms), with no margin
-#: on top: a quieter machine finishes within a factor 2 of the prediction, a busy one later (the
-#: medians at load 9 to 11 about 2.2 times the prediction, the slowest run 4.3 times).  At Pyomo's
-#: persistent rate (margin included) GLPK was predicted up to 7 times short under load, CBC up to
-#: 12 times.
+#: and 2,049 rows and columns (``benchmarks/bench_own_model_speed.py``'s model, 28 to 45 points,
+#: the exponential mechanism) on 2 quiet cores (load below 1): GLPK 13.7, 26.2 and 38.3 ms per
+#: solve (5.4 ms + 0.016 ms per row or column), CBC 26.4, 38.1 and 50.3 ms (18 ms + 0.016 ms).
+#: Their rates below are 1.4 times those, with no margin on top: a quiet machine finishes at
+#: 0.7 of the prediction, a shared one later (at load 5.5 about 1.6 times the quiet times, at
+#: load 9 to 11 about 4 times).  At Pyomo's persistent rate GLPK was predicted up to 7 times short
+#: under load, CBC up to 12 times; at rates taken under load, 3 to 3.6 times long on a quiet machine.
 FIX_SOLVE_RATES = {"highs_fixed": (2e-4, 1.2e-6), "pyomo": (2e-2, 2e-5), "direct": (1e-5, 2e-7),
-                   "glpk": (2.4e-2, 5.3e-5), "cbc": (7e-2, 4.5e-5)}
+                   "glpk": (7.5e-3, 2.25e-5), "cbc": (2.55e-2, 2.2e-5)}
 FIX_SOLVE_SETUP_PER_ENTRY = 5e-5
 #: The solvers Pyomo drives through files (one LP file written and read back per solve): slow for
 #: scoring W point by point, where HiGHS's session re-solves one model with the decision fixed.

@@ -146,7 +146,8 @@ def small_lp():
         m.c.add(m.t[j] >= m.w[j] - c)
         m.c.add(m.t[j] >= c - m.w[j])
     m.loss = pyo.Objective(expr=(m.t[0] + m.t[1]) / 4.0)
-    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=2))
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=0.25, n_samples=2,
+                             public_constraints=("w",)))     # the box [-1, 1]^2 is public
     return m
 
 if __name__ == "__main__":
