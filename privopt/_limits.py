@@ -155,20 +155,22 @@ def public_shape(X) -> tuple[int, int] | None:
 
 
 def check_width(X, *, what: str, fix: str, max_features: int | None = None, max_terms: int | None = None,
-                extra_columns: int = 0, parameter: str = "X") -> None:
+                extra_columns: int = 0, parameter: str = "X",
+                why: str = "its cost grows faster than the number of features") -> None:
     """Refuse, from ``X``'s public shape alone (:func:`public_shape`), an input wider
     than ``max_features`` columns, or with more than ``max_terms`` records x columns
     (``extra_columns``: an intercept the entry point appends), with a
     :class:`ParameterError` naming ``parameter``, ``what`` takes, the limit and the
-    ``fix``.  An input without a shape passes (its entry point checks it once converted)."""
+    ``fix`` (and ``why`` the limit is there).  An input without a shape passes (its entry
+    point checks it once converted)."""
     shape = public_shape(X)
     if shape is None:
         return
     n, d = shape[0], shape[1] + int(extra_columns)
     if max_features is not None and d > max_features:
         raise ParameterError(
-            f"{parameter} has {shape[1]:,} features; {what} takes at most {max_features:,} (its cost grows "
-            f"faster than the number of features). Nothing was computed. {fix}", parameter)
+            f"{parameter} has {shape[1]:,} features; {what} takes at most {max_features:,} ({why}). "
+            f"Nothing was computed. {fix}", parameter)
     if max_terms is not None and n * d > max_terms:
         raise ParameterError(
             f"{parameter}: {n:,} records x {d:,} features is {n * d:,} terms, more than {what} writes "

@@ -215,7 +215,8 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         refusal is free), more features than this baseline finishes in a few seconds
         (:attr:`_max_features`, one limit of :mod:`privopt._limits` per baseline)."""
         if self._max_features is not None:
-            check_width(X, what=type(self).__name__, max_features=self._max_features, fix=(
+            check_width(X, what=type(self).__name__, max_features=self._max_features,
+                        why="measured: more features would take more than a few seconds", fix=(
                 "Give fewer features: select or hash them publicly before privopt (e.g. a feature "
                 "selection on public data, or sklearn's FeatureHasher), or use a baseline linear in them "
                 "(ObjectivePerturbationLogisticRegression, DPSGDLogisticRegression)."))
