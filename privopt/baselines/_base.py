@@ -57,7 +57,7 @@ require("sklearn")
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted
 
-from .._limits import FIT_BYTES_PER_VALUE, check_memory
+from .._limits import FIT_BYTES_PER_VALUE, check_memory, check_width
 from .._random import check_random_state
 from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
 from .._validation import (
@@ -190,6 +190,9 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
 
     #: Whether ``delta = 0`` is allowed (pure-DP mechanisms).
     _pure_dp = False
+    #: The most features (columns of X) this baseline takes, refused from X's shape
+    #: (:meth:`_check_public_width`); None: no limit (its cost is linear in the data).
+    _max_features: int | None = None
 
     # -- validation -----------------------------------------------------
     def _check_common(self) -> _CommonParams:
@@ -206,6 +209,17 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
 
     def _check_params(self):  # pragma: no cover - overridden
         return {}
+
+    def _check_public_width(self, X) -> None:
+        """Refuse, from X's public shape alone (before a ledger's reservation, so the
+        refusal is free), more features than this baseline finishes in a few seconds
+        (:attr:`_max_features`, one limit of :mod:`privopt._limits` per baseline)."""
+        if self._max_features is not None:
+            check_width(X, what=type(self).__name__, max_features=self._max_features,
+                        why="measured: more features would take more than a few seconds", fix=(
+                "Give fewer features: select or hash them publicly before privopt (e.g. a feature "
+                "selection on public data, or sklearn's FeatureHasher), or use a baseline linear in them "
+                "(ObjectivePerturbationLogisticRegression, DPSGDLogisticRegression)."))
 
     def _work_bytes(self, n: int, d_z: int, params) -> int:
         """Bytes the fit will hold, from public sizes: the n x ``d_z`` float
@@ -273,10 +287,12 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         name = type(self).__name__
         with release(f"{name}.fit", name, self._ledger_spend, ledger=getattr(self, "ledger", None),
                      data=(estimator_key(self), X, y),
-                     check=lambda: (check_public_input(X), self._check_common(), self._check_params())):
+                     check=lambda: (check_public_input(X), self._check_public_width(X), self._check_common(),
+                                    self._check_params())):
             return self._fit_checked(X, y)
 
     def _fit_checked(self, X, y):
+        self._check_public_width(X)     # without a ledger, release() runs no check: here, before X is read
         common = self._check_common()
         eps, delta, bounds = common.epsilon, common.delta, common.bounds
         params = self._check_params()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._limits import DPAGD_MAX_FEATURES
 from .._validation import check_int, check_positive
 from ..exceptions import ParameterError
 from . import _accounting as acc
@@ -129,6 +130,9 @@ class DPAGDLogisticRegression(PrivateLinearClassifier):
     [NRVW20] Neel, Roth, Vietri, Wu. Oracle efficient private non-convex
     optimization. ICML 2020.
     """
+
+    # about a thousand noisy measurements of every weight: 8 s at 1,000 features (privopt._limits)
+    _max_features = DPAGD_MAX_FEATURES
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, splits=150, grad_clip=1.0, obj_clip=3.0,
                  gamma=0.1, n_step_sizes=20, max_step_size=2.0, grid_update_every=10,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._limits import OUTPUT_PERTURBATION_MAX_FEATURES
 from .._validation import check_auto_or, check_choice, check_positive
 from ..calibration import GridNoise, grid_gaussian, grid_laplace
 from ..exceptions import ParameterError, UncertifiedReleaseWarning
@@ -276,6 +277,8 @@ class OutputPerturbationLogisticRegression(_RegularizedLogisticRegression):
     """
 
     _auto_alpha = staticmethod(_defaults.default_output_perturbation_alpha)
+    # its exact noise on the grid takes 40 s at a million features (privopt._limits)
+    _max_features = OUTPUT_PERTURBATION_MAX_FEATURES
 
     def __init__(self, epsilon=1.0, delta=0.0, *, alpha="auto", noise="auto", tol=1e-8,
                  fit_intercept=True, bounds=None, data_norm=None, random_state=None, classes=None, ledger=None):
