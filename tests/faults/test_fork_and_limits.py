@@ -110,7 +110,8 @@ def integer_abs_model(n=12, d=2):
         m.c.add(m.t[i] >= float(y[i]) - s)
         m.c.add(m.t[i] >= s - float(y[i]))
     m.loss = pyo.Objective(expr=sum(m.t[i] for i in range(n)) / C)
-    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=float(np.abs(X).max() / C), n_samples=n))
+    attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=float(np.abs(X).max() / C), n_samples=n,
+                             public_constraints=("w",)))     # the box {-1, 0, 1}^d is public
     return m
 
 if __name__ == "__main__":
