@@ -95,15 +95,27 @@ class DPSGDStepTarget(AuditTarget):
 
     def __init__(self, pair=None, *, epsilon=1.0, delta=1e-5, clip_norm=1.0, learning_rate=4.0,
                  release="grid"):
+        self._setup(pair, epsilon, delta, release, float(clip_norm), float(learning_rate))
+        self.denominator = float(self.n)
+        self._calibrate()
+
+    def _setup(self, pair, epsilon, delta, release, clip: float, lr: float) -> None:
+        """The pair, the checked (epsilon, delta), the release and the step's constants."""
         self.pair = dpsgd_step_instance() if pair is None else pair
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.release = check_choice(release, "release", RELEASES)
-        self.clip, self.lr = float(clip_norm), float(learning_rate)
+        self.clip, self.lr = clip, lr
         self.n, self.d = self.pair.rows[0].shape
-        self.denominator = float(self.n)
+
+    def _grid_noise_multiplier(self) -> float:
+        """z of the estimator's accounting on the grid for this one step (q = 1)."""
+        return acc.dpsgd_grid_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
+
+    def _calibrate(self) -> None:
+        """The noise: on the grid as shipped, or the Gaussian's z in doubles (the broken variant)."""
         if self.release == "grid":
-            z = acc.dpsgd_grid_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
+            z = self._grid_noise_multiplier()
             self.grid: GradientGrid | None = gradient_grid(self.clip, z, self.d)
         else:
             z = acc.dpsgd_calibrate_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
@@ -205,24 +217,15 @@ class NoisySGDStepTarget(DPSGDStepTarget):
     mechanism = "noisy SGD iterate after one step"
 
     def __init__(self, pair=None, *, epsilon=1.0, delta=1e-5, learning_rate=0.5, steps=1, release="grid"):
-        self.pair = dpsgd_step_instance() if pair is None else pair
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.release = check_choice(release, "release", RELEASES)
-        self.clip, self.lr, self.steps = 1.0, float(learning_rate), int(steps)
-        self.n, self.d = self.pair.rows[0].shape
+        self._setup(pair, epsilon, delta, release, 1.0, float(learning_rate))
+        self.steps = int(steps)
         self.denominator = 1.0
-        if self.release == "grid":
-            z = acc.noisy_sgd_grid_noise_multiplier(self.epsilon, self.delta, self.steps)
-            self.grid: GradientGrid | None = gradient_grid(1.0, z, self.d)
-        else:
-            z = acc.dpsgd_calibrate_noise_multiplier(self.epsilon, self.delta, 1.0, 1)
-            self.grid = None
-        self.noise_multiplier = float(z)
-        self.variant = "as shipped" if self.release == "grid" else "continuous Gaussian in doubles"
-        self.models = ()
-        self.parameters = {"release": self.release, "noise_multiplier": self.noise_multiplier, "steps": self.steps,
-                           "grid_step": None if self.grid is None else self.grid.step}
+        self._calibrate()
+        self.parameters["steps"] = self.steps
+
+    def _grid_noise_multiplier(self) -> float:
+        """z of noisy SGD's grid accounting over ``steps`` steps."""
+        return acc.noisy_sgd_grid_noise_multiplier(self.epsilon, self.delta, self.steps)
 
     def _clipped_sum(self, which: int) -> np.ndarray:
         rows = self.pair.rows[which]
