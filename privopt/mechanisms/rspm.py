@@ -111,6 +111,26 @@ def _scalars(comp) -> list:
     return [comp[k] for k in keys]
 
 
+def _separators(model, separator_vars, info) -> tuple[list, list]:
+    """The separator binaries ``(p, n)`` of the model (``separator_vars``, else its info's),
+    checked to be two disjoint lists of the same length."""
+    if separator_vars is None and info is not None:
+        separator_vars = info.extra.get("separator_vars")
+    if separator_vars is None:
+        raise ModelError(
+            "model: it does not name its separator binaries (p, n). Build it with "
+            "privopt.models.rspm_halfspace, or pass separator_vars=(p, n).", "separator_vars")
+    if isinstance(separator_vars, str) or len(separator_vars) != 2:
+        raise ParameterTypeError("separator_vars must be a pair (p, n) of Vars or names.", "separator_vars")
+    p_vars = _indexed_scalars(model, separator_vars[0], "p[j] = 1[w_j = 1]")
+    n_vars = _indexed_scalars(model, separator_vars[1], "n[j] = 1[w_j = -1]")
+    if len(n_vars) != len(p_vars):
+        raise ModelError(f"separator_vars: p has {len(p_vars)} entries but n has {len(n_vars)}.", "separator_vars")
+    if {id(v) for v in p_vars} & {id(v) for v in n_vars}:
+        raise ModelError("separator_vars: p and n share variables.", "separator_vars")
+    return p_vars, n_vars
+
+
 def _indexed_scalars(model, component, what: str) -> list:
     """The scalar VarData of ``component`` (a name or a Var) in index order."""
     name = component if isinstance(component, str) else getattr(component, "name", None)
@@ -282,22 +302,8 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     separator_vars, sensitivity, return_noise = kw.separator_vars, kw.sensitivity, kw.return_noise
     info = get_info(model)
 
-    if separator_vars is None and info is not None:
-        separator_vars = info.extra.get("separator_vars")
-    if separator_vars is None:
-        raise ModelError(
-            "model: it does not name its separator binaries (p, n). Build it with "
-            "privopt.models.rspm_halfspace, or pass separator_vars=(p, n).", "separator_vars")
-    if isinstance(separator_vars, str) or len(separator_vars) != 2:
-        raise ParameterTypeError("separator_vars must be a pair (p, n) of Vars or names.", "separator_vars")
-    p_vars = _indexed_scalars(model, separator_vars[0], "p[j] = 1[w_j = 1]")
-    n_vars = _indexed_scalars(model, separator_vars[1], "n[j] = 1[w_j = -1]")
+    p_vars, n_vars = _separators(model, separator_vars, info)
     d = len(p_vars)
-    if len(n_vars) != d:
-        raise ModelError(f"separator_vars: p has {d} entries but n has {len(n_vars)}.", "separator_vars")
-    if {id(v) for v in p_vars} & {id(v) for v in n_vars}:
-        raise ModelError("separator_vars: p and n share variables.", "separator_vars")
-
     w_vars = weights_of(model, weights, default_name=info.weights if info is not None else "w")
     if len(w_vars) != d:
         raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {d}.",
