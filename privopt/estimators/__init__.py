@@ -218,6 +218,19 @@ def _check_raw_features(Xa: np.ndarray, declared: bool, feature_names=None, dtyp
             f"into levels. Or, if X is already on W's integer grid, declare it: bounds={AS_IS!r}.", "bounds")
 
 
+def _offered_with_prior(ladder, sizes, warm: bool, eps_select: float, n: int):
+    """``(ladder, sizes, prior)``: the public prior over the offered W's (the warm start's W,
+    last when ``warm``, weighs its points as the finest offered W does), with every W whose
+    weight underflows to 0 (epsilon n in the hundreds of thousands) left out: a public
+    choice, like the prior itself."""
+    if not warm:
+        prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
+    else:
+        prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n, LADDER_PRIOR), sizes[:-1], sizes[-1])
+    keep = [i for i, p in enumerate(prior) if p > 0]
+    return [ladder[i] for i in keep], [sizes[i] for i in keep], prior[prior > 0]
+
+
 def _say_bounds_leak() -> None:
     """The one PrivacyLeakWarning of a fit whose bounds are read from the data, at the
     user's line (:func:`user_stacklevel`), not one per discretizer at privopt's own."""
@@ -1038,14 +1051,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
                 ladder, sizes = ladder + [rung], sizes + [size]
         self.warm_start_, self.epsilon_warm_start_ = warm, eps_warm
         if ladder is not None and len(ladder) > 1:
-            if warm is None:
-                prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
-            else:       # the warm start's W weighs its points as the finest offered W does
-                prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n, LADDER_PRIOR), sizes[:-1], sizes[-1])
-            # a weight that underflows to 0 (epsilon n in the hundreds of thousands) leaves its W out: a public
-            # choice, like the prior itself
-            ladder = [rung for rung, p in zip(ladder, prior) if p > 0]
-            sizes, prior = [m for m, p in zip(sizes, prior) if p > 0], prior[prior > 0]
+            ladder, sizes, prior = _offered_with_prior(ladder, sizes, warm is not None, eps_select, n)
         if ladder is not None and len(ladder) > 1:
             models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
             result = mixture_selection(models, epsilon=eps_select, method=mechanism, prior=prior,
