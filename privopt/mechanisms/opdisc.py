@@ -69,7 +69,7 @@ from ._noise import draw_opdisc_noise
 OPDISC_ALPHA_RENAMED = ("OPDisc's utility bound is per record, on L/n; 'alpha' in private selection's "
                         "parameters is the total excess loss, so OPDisc's bound is named alpha_per_record")
 
-__all__ = ["opdisc", "OPDiscParameters", "OPDiscTask", "OPDiscPlan", "OPDiscAnswer"]
+__all__ = ["opdisc", "OPDiscParameters"]
 
 
 @dataclass(frozen=True)
@@ -242,9 +242,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     -------
     PrivateResult
         ``weights``, ``epsilon``, ``delta``, ``neighbouring``, ``parameters``
-        (``calibration``, ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
+        (an :class:`OPDiscParameters`, read as fields or keys: ``calibration``,
+        ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
         ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
-        ``pi_encoding``), ``report``.
+        ``noise_distribution``, ``pi_encoding``), ``report``.
     """
     solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
     task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve

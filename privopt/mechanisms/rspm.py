@@ -35,7 +35,7 @@ from ._checks import check_n_samples, check_named_solver, check_run, decision_bo
 from ._terms import TermBound, check_record_terms
 from ._noise import draw_rspm_noise
 
-__all__ = ["rspm", "rspm_outlook", "RSPMParameters", "RSPMTask", "RSPMPlan", "RSPMAnswer"]
+__all__ = ["rspm", "rspm_outlook", "RSPMParameters"]
 
 #: Name of the block rspm adds to its clone (encoding constraints).
 _ENCODING_BLOCK = "_privopt_rspm_encoding"
@@ -294,7 +294,8 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     -------
     PrivateResult
         ``weights`` (w_hat in {-1, 0, 1}^d), ``epsilon``, ``delta`` (0.0),
-        ``parameters`` (``noise_scale``, ``noise``, ``noise_distribution``,
+        ``parameters`` (an :class:`RSPMParameters`, read as fields or keys:
+        ``noise_scale``, ``noise``, ``noise_distribution``,
         ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
         ``requested_delta``, ``n_samples``, ``calibration``),
         ``report``.
