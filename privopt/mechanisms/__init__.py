@@ -24,6 +24,7 @@ from ._release import SelectionParameters as SelectionParameters
 from ._release import SelectionReport as SelectionReport
 from .opdisc import OPDiscParameters as OPDiscParameters
 from .opdisc import opdisc
+from .opsamp import OPSampReleaseParameters as OPSampReleaseParameters
 from .opsamp import opsamp
 from .rspm import RSPMParameters as RSPMParameters
 from .rspm import rspm
