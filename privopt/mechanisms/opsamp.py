@@ -569,7 +569,7 @@ class OPSampReleaseParameters(FrozenRecord):
     laplace_scale_over_width: float
     lipschitz_l1: float
     abs_gap: float
-    solver: str
+    solver: str | None
 
 
 def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.ndarray,
