@@ -22,8 +22,11 @@ from ._release import MixturePart as MixturePart
 from ._release import MixtureReport as MixtureReport
 from ._release import SelectionParameters as SelectionParameters
 from ._release import SelectionReport as SelectionReport
+from .opdisc import OPDiscParameters as OPDiscParameters
 from .opdisc import opdisc
+from .opsamp import OPSampReleaseParameters as OPSampReleaseParameters
 from .opsamp import opsamp
+from .rspm import RSPMParameters as RSPMParameters
 from .rspm import rspm
 from .mixture import mixture_selection
 from .selection import exponential_mechanism
