@@ -97,7 +97,7 @@ class RecordClipTarget(_TwoPointSelection):
         self.n_records = int(pair.X.shape[0])
         self.sensitivity = 1.0
         self.scale = selection_noise_scale(self.epsilon, self.sensitivity)
-        self.losses, self.clipped = [], []
+        self.losses = []
         for m in self.models:
             scorer = FixAndSolveEvaluator(m, list(m.open.values()), [(0.0, 1.0)] * 2, solver="highs",
                                           public_constraints=[m.one], n_records=self.n_records,
@@ -107,11 +107,10 @@ class RecordClipTarget(_TwoPointSelection):
             if not np.array_equal(points, _W):
                 raise ParameterError("pair: the model's W is not {A, B}; use far_record_instance().", "pair")
             self.losses.append(np.concatenate([lo for _, lo in blocks]))
-            self.clipped.append(scorer.terms_clipped)
         self.support = _W
         self.variant = "as shipped" if self.clip else "record terms not clipped"
         self.parameters = {"noise_scale": self.scale, "sensitivity": self.sensitivity, "dim": 2,
-                           "n_records": self.n_records, "terms_clipped": list(self.clipped)}
+                           "n_records": self.n_records}
 
     def run_mechanism(self, which, rng):
         if not self.clip:

@@ -253,10 +253,27 @@ def test_a_record_term_beyond_loss_range_is_refused_by_rspm():
                      public_constraints=_RSPM_PUBLIC, random_state=0)
 
 
-def test_selection_clips_the_same_term():
+def _clipped_losses(demand):
+    """L'(Q) for Q = 0..4: each record's term |Q - D_i| / 4 clipped into [0, 1], computed here."""
+    return np.array([np.clip(np.abs(q - demand) / 4, *RANGE).sum() for q in range(5)])
+
+
+def _spied_losses(mp):
+    """The losses private selection draws from, read where its noise is added (a list filled by the run)."""
+    import privopt.mechanisms.selection as sel
+
+    seen: list = []
+    mp.setattr(sel, "selection_keys",
+               lambda lo, *a, seen=seen, keys=sel.selection_keys: seen.append(np.array(lo)) or keys(lo, *a))
+    return seen
+
+
+def test_selection_clips_the_same_term(monkeypatch):
     require_solver("highs")
+    seen = _spied_losses(monkeypatch)
     res = _run("selection", _model("selection", FAR), n_samples=N)
-    assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped > 0
+    assert res.parameters["record_terms"] == "clipped"
+    np.testing.assert_allclose(np.concatenate(seen), _clipped_losses(FAR), atol=1e-9)
 
 
 def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
@@ -264,18 +281,15 @@ def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
     finder) and clips it: the released law is HiGHS's, point by point."""
     require_solver("highs")
     require_solver("glpk")
-    import privopt.mechanisms.selection as sel
-
     laws = []
     for solver in ("highs", "glpk"):
-        seen: list = []
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(sel, "selection_keys",
-                       lambda lo, *a, seen=seen, keys=sel.selection_keys: seen.append(np.array(lo)) or keys(lo, *a))
+            seen = _spied_losses(mp)
             res = _run("selection", _model("selection", FAR), n_samples=N, solver=solver)
-        assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped == 5
+        assert res.parameters["record_terms"] == "clipped"
         laws.append(np.concatenate(seen))
     np.testing.assert_allclose(laws[0], laws[1], atol=1e-7)
+    np.testing.assert_allclose(laws[1], _clipped_losses(FAR), atol=1e-7)
 
 
 # --- 7. refusals whose text carried a value of the data ----------------------------------------
@@ -332,6 +346,34 @@ def test_an_uncertified_solve_does_not_print_its_objective():
     report.abs_gap_achieved = 2e-6
     msg = not_certified_message(report)
     assert "28.2" not in msg and "2e-06" not in msg and "abs_gap" in msg
+
+
+# --- 8. nothing of the data in a release but the released point ------------------------------------
+
+NEAR = np.append(4.0, DEMAND[1:])       # record 0 replaced (0.5 -> 4): every term still in [0, 1]
+
+
+def _outputs(mechanism, demand):
+    """A release's parameters, its report's fields (private selection's; the solvers' own reports
+    of OPDisc, OPSamp and RSPM are documented as not private) and its warnings' text."""
+    model = rspm_model(demand) if mechanism == "rspm" else _model(mechanism, demand)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = _run(mechanism, model, n_samples=N)
+    report = ({k: v for k, v in vars(res.report).items() if k != "wall_time"}
+              if mechanism == "selection" else None)
+    return dict(res.parameters), report, sorted(str(w.message) for w in rec)
+
+
+@pytest.mark.parametrize("mechanism, other", [("selection", FAR), ("selection", NEAR), ("opdisc", NEAR),
+                                              ("opsamp", NEAR), ("rspm", np.append(-1.0, Y[1:]))])
+def test_neighbouring_data_sets_give_the_same_parameters_report_and_warnings(mechanism, other):
+    """Apart from the released point (and the wall time, a documented timing channel), what a
+    release returns is the same on two neighbouring data sets: no count of clipped terms (FAR's
+    far record is clipped on D only), no failed solve, nothing read from the data."""
+    require_solver("highs")
+    first = _outputs(mechanism, Y if mechanism == "rspm" else DEMAND)
+    assert _outputs(mechanism, other) == first
 
 
 # --- the one finder, and models built record by record ------------------------------------------
