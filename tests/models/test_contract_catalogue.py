@@ -169,6 +169,47 @@ def test_a_zero_coefficient_does_not_make_a_row_a_records_row(mechanism):
     assert f"{1.2 * DEMAND.mean():g}" not in str(err.value)
 
 
+#: Rows in which a record's variable is named with a coefficient negligible beside the row's others
+#: (below 1e-9 of its largest): each constrains Q as the row without it would.
+FAINT_ROWS = {
+    "tiny": lambda m, q, h, mean: q + 1e-300 * h <= 1.2 * mean,
+    "huge_decision": lambda m, q, h, mean: 1e12 * q + h <= 1.2e12 * mean,
+}
+
+
+@pytest.mark.parametrize("form", sorted(FAINT_ROWS))
+@pytest.mark.parametrize("mechanism", _NEWSVENDOR + ["rspm"])
+def test_a_negligible_coefficient_does_not_make_a_row_a_records_row(mechanism, form):
+    """``Q + 1e-300 h_0 <= 1.2 mean(D)`` (or ``1e12 Q + h_0 <= ...``) used to pass as record 0's row,
+    so the data-built cut on the decision went unseen; now it is a row on the decision, refused
+    unless declared, named, with no number of it in the message."""
+    if mechanism == "rspm":
+        model, q, mean = rspm_model(Y), "w", float(np.mean(Y))
+    else:
+        model, q, mean = _model(mechanism), "Q", float(DEMAND.mean())
+    model.cut = pyo.Constraint(expr=FAINT_ROWS[form](model, model.component(q), model.h[0], mean))
+    with pytest.raises(ModelError, match="constraints on the decision alone: cut") as err:
+        _run(mechanism, model, n_samples=N)
+    msg = str(err.value)
+    assert err.value.parameter == "public_constraints" and "counts as absent" in msg
+    assert f"{1.2 * mean:g}" not in msg and "1e-300" not in msg and "1e+12" not in msg
+
+
+@pytest.mark.parametrize("mechanism", _NEWSVENDOR)
+def test_an_honest_row_scaled_as_a_whole_is_still_a_records_row(mechanism):
+    """The rule is relative to the row's own coefficients: each record's rows written at any
+    scale (every coefficient times 1e-8) are the same rows, and release the same point."""
+    require_solver("highs")
+    scaled = _model(mechanism)
+    for i in scaled.I:
+        scaled.over[i].set_value(1e-8 * scaled.h[i] >= 1e-8 * (scaled.Q - float(DEMAND[i])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = _run(mechanism, _model(mechanism), n_samples=N)
+        b = _run(mechanism, scaled, n_samples=N)
+    np.testing.assert_allclose(a.weights, b.weights, atol=1e-6)
+
+
 # --- 3. records coupled by a row, n not given -----------------------------------------------
 
 @pytest.mark.parametrize("mechanism", _NEWSVENDOR + ["rspm"])
