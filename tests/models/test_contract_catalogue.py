@@ -486,3 +486,118 @@ def test_the_hand_model_target_is_the_mechanism_run_by_run():
         with pytest.raises(ModelError):
             privopt.exponential_mechanism(audit.newsvendor_model(DEMAND, leak), weights="Q", epsilon=1.0,
                                           loss_range=RANGE, n_samples=N)
+
+
+@pytest.mark.parametrize("leak", ["coupled", "shared"])
+def test_audit_passes_the_block_count_as_shipped_and_flags_the_coupled_records_released_uncounted(leak):
+    """Day 0's demand in every other day's term (a row joining their targets, or a variable they
+    share): 2 blocks for n = 6 records.  Released with the count disabled, L(Q) = 6 |Q - D_0| / 4
+    moves by 6 between the neighbours at a declared width of 1."""
+    require_solver("highs")
+    from privopt import audit
+
+    shipped = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak, broken=True), n_samples=20_000,
+                         random_state=0)
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 2.90 at eps 1
+
+
+def test_the_block_count_target_is_the_mechanism_and_its_leaks_are_refused():
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.BlockCountTarget(epsilon=1.0, leak="coupled", broken=True)
+    # the leaky losses, computed here: n |Q - D_0| / 4 on D (D_0 = 4) and D' (D_0 = 0)
+    np.testing.assert_allclose(target.losses[0], 6 * np.abs(np.arange(5) - 4.0) / 4, atol=1e-9)
+    np.testing.assert_allclose(target.losses[1], 6 * np.arange(5) / 4, atol=1e-9)
+    shipped = audit.BlockCountTarget(epsilon=1.0, leak="shared")
+    seeds = list(range(8))
+    for which in (0, 1):
+        fast = audit.sample_outputs(shipped, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(shipped, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    for leak in audit.BLOCK_LEAKS:
+        with pytest.raises(ModelError, match=f"2 independent block\\(s\\) for n = {N}"):
+            privopt.exponential_mechanism(audit.newsvendor_model(DEMAND, leak), weights="Q", epsilon=1.0,
+                                          loss_range=RANGE, n_samples=N, public_constraints="Q")
+
+
+def test_audit_passes_rspm_s_record_term_check_as_shipped_and_flags_it_disabled():
+    """RSPM with record 0's term between 10 and 30 at a declared (0, 1): refused (charged) by the
+    check; as shipped, the fix (the range (0, 30) declared) releases privately; the check
+    disabled, released with Delta = 1, the audit flags it."""
+    require_solver("highs")
+    from privopt import audit
+
+    shipped = audit.audit(audit.RecordTermTarget(epsilon=1.0), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.RecordTermTarget(epsilon=1.0, broken=True), n_samples=20_000, random_state=0)
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 3.30 at eps 1
+
+
+def test_the_record_term_target_is_rspm_run_by_run_and_its_broken_release_is_refused_and_charged():
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.RecordTermTarget(epsilon=1.0)
+    # L(w) at w = -1, 0, 1, computed here: sum_i a_i (|w - y_i| + o_i) / 2
+    for which in (0, 1):
+        X = target.pair.data(which)[0]
+        exact = [np.sum(X[:, 1] * (np.abs(w - X[:, 0]) + X[:, 2]) / 2) for w in (-1.0, 0.0, 1.0)]
+        np.testing.assert_allclose(target.losses[which], exact, atol=1e-9)
+    seeds = list(range(8))
+    for which in (0, 1):
+        fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    ledger = privopt.PrivacyLedger(epsilon=10.0)
+    for seed in range(3):                 # record 0's term is outside (0, 1) at every w: every call refused
+        with pytest.raises(ModelError, match=r"outside loss_range = \(0, 1\)") as err:
+            privopt.rspm(target.models[0], separator_vars=("pp", "nn"), epsilon=1.0, loss_range=RANGE,
+                         n_samples=6, public_constraints=["link", "excl", "w"], random_state=seed, ledger=ledger)
+        assert not any(f"{v:g}" in str(err.value) for v in (10, 15, 20, 22.5, 30))
+    assert ledger.spent.epsilon == 3.0          # each refusal charged: the data was read
+
+
+@pytest.mark.parametrize("offset", [1.0, 0.0])
+def test_audit_passes_rspm_on_the_model_built_with_the_clip(offset):
+    """The same records built with RecordModel(clip=True) at the declared (0, 1): each term is in
+    the range at every w by construction (L(w) is the clipped loss, computed here), so the
+    release is private with Delta = 1, also where the check at the answer sees nothing
+    (offset 0: record 0's term is 0 at w = 1, where it pulls the answer)."""
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.RecordTermTarget(pair=audit.heavy_record_instance(offset=offset), epsilon=1.0, clip=True)
+    for which in (0, 1):
+        X = target.pair.data(which)[0]
+        exact = [np.sum(np.clip(X[:, 1] * (np.abs(w - X[:, 0]) + X[:, 2]) / 2, *RANGE)) for w in (-1.0, 0.0, 1.0)]
+        np.testing.assert_allclose(target.losses[which], exact, atol=1e-9)
+        seeds = list(range(6))
+        fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    result = audit.audit(target, n_samples=20_000, random_state=0)
+    assert not result.violation                                        # measured 0.11 at eps 1
+
+
+def test_the_check_reads_the_answer_only_a_heavy_record_pulls_it_where_its_term_is_small():
+    """What the check of each record's term does not cover (docs/guarantees.md): record 0's term
+    20 |w - 1| / 2 is 20 at w = -1 and 10 at w = 0, far outside (0, 1), and 0 at w = 1, where
+    it pulls RSPM's answer.  The check refuses the runs that answer -1 or 0 and releases the
+    others (w = 1: about 91% of runs on D against 19% on D', ln ratio 1.59 > eps = 1,
+    measured with the replay at 200,000 runs)."""
+    require_solver("highs")
+    from privopt import audit
+
+    model = audit.signs_model(audit.heavy_record_instance(offset=0.0).X)
+    outcomes = []
+    for seed in range(6):
+        try:
+            res = privopt.rspm(model, separator_vars=("pp", "nn"), epsilon=1.0, loss_range=RANGE, n_samples=6,
+                               public_constraints=["link", "excl", "w"], random_state=seed)
+            outcomes.append(float(res.weights[0]))
+        except ModelError:
+            outcomes.append(None)
+    assert 1.0 in outcomes and set(outcomes) <= {1.0, None}
