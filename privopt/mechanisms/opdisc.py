@@ -45,7 +45,7 @@ from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
 from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
                       warn_if_mean_objective, warn_noise_disclosed)
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_opdisc_noise
 
 #: Why OPDisc's ``parameters["alpha"]`` was renamed: the name meant a per-record bound here and
@@ -228,7 +228,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``weights``, ``epsilon``, ``delta``, ``neighbouring``, ``parameters``
         (``calibration``, ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
         ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
-        ``pi_encoding``), ``report``.
+        ``pi_encoding``, ``record_terms``: ``"clipped by construction"`` for a model built with
+        ``privopt.RecordModel(clip=True)``, ``"checked at the points computed"`` where each
+        record's term is read at the answer only (the range elsewhere is assumed), None
+        for privopt's own models), ``report``.
     """
     # --- validation, all before any solve -----------------------------------
     solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
@@ -311,6 +314,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         "dim": d,
         "noise_distribution": f"N(0, sigma^2 I_{d + 1})",
         "pi_encoding": get_normalization(private_model)["pi_encoding"],
+        "record_terms": record_terms_kind(info, contract, TermBound(loss_range)),
     }
     if return_noise:
         warn_noise_disclosed("the noise vector")

@@ -58,7 +58,7 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
 from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
@@ -333,7 +333,8 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``oracle_error``, ``lipschitz_l1`` (G; also under its old key
         ``lipschitz``), ``linf_diameter``, ``l2_diameter``,
         ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
-        ``diameter_source``, ``noise_distribution``; ``certified`` False when
+        ``diameter_source``, ``noise_distribution``, ``record_terms`` (as in
+        :func:`privopt.opdisc`; read at every oracle answer); ``certified`` False when
         some call was not certified (``on_failure="return"``: how many, and which,
         depends on the data and is not in ``parameters`` or the warning);
         ``report``: the tuple of the m SolveReports, in call order (not private).
@@ -560,6 +561,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
         "abs_gap": run.solve.abs_gap,
         "solver": run.solve.solver,
+        "record_terms": record_terms_kind(run.info, run.contract, TermBound(run.loss_range)),
     })
     if run.return_noise:
         warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")

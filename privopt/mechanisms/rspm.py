@@ -22,7 +22,7 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, decision_bounds, warn_noise_disclosed
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_rspm_noise
 
 __all__ = ["rspm", "rspm_outlook"]
@@ -286,7 +286,10 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         ``weights`` (w_hat in {-1, 0, 1}^d), ``epsilon``, ``delta`` (0.0),
         ``parameters`` (``noise_scale``, ``noise``, ``noise_distribution``,
         ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
-        ``requested_delta``, ``n_samples``, ``calibration``),
+        ``requested_delta``, ``n_samples``, ``calibration``, ``record_terms``:
+        ``"clipped by construction"`` for a model built with ``privopt.RecordModel(clip=True)``,
+        ``"checked at the points computed"`` where each record's term is read at the answer
+        only (the range elsewhere is assumed), None for privopt's own models),
         ``report``.
     """
     # --- validation, all before any noise is drawn or any solve starts ------
@@ -361,6 +364,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         "dim": d,
         "requested_delta": requested_delta,
         "n_samples": contract.n_records,
+        "record_terms": record_terms_kind(info, contract, term_bound),
         "calibration": "b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
                        "privopt.calibration.rspm_noise_scale)",
     }

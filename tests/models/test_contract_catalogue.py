@@ -582,6 +582,24 @@ def test_audit_passes_rspm_on_the_model_built_with_the_clip(offset):
     assert not result.violation                                        # measured 0.11 at eps 1
 
 
+@pytest.mark.parametrize("mechanism", ["opdisc", "opsamp", "rspm"])
+def test_the_release_says_what_each_records_term_rests_on(mechanism):
+    """Read from the model's structure: a model by hand has its terms checked at the points
+    computed only; a model built with RecordModel(clip=True) has them clipped by construction."""
+    require_solver("highs")
+    model = rspm_model(Y) if mechanism == "rspm" else _model(mechanism)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = _run(mechanism, model, n_samples=N)
+    assert res.parameters["record_terms"] == "checked at the points computed"
+    if mechanism == "rspm":
+        from privopt import audit
+
+        built = audit.signs_record_model(audit.heavy_record_instance().X)
+        res = privopt.rspm(built, separator_vars=("pp", "nn"), epsilon=1.0, random_state=0)
+        assert res.parameters["record_terms"] == "clipped by construction"
+
+
 def test_the_check_reads_the_answer_only_a_heavy_record_pulls_it_where_its_term_is_small():
     """What the check of each record's term does not cover (docs/guarantees.md): record 0's term
     20 |w - 1| / 2 is 20 at w = -1 and 10 at w = 0, far outside (0, 1), and 0 at w = 1, where
