@@ -60,10 +60,9 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from pyomo.core.expr.numvalue import is_constant
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
-from pyomo.repn import generate_standard_repn
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
-from ._records import check_record_blocks
+from ._records import FAINT_RTOL, check_record_blocks, row_variables
 
 __all__ = ["ALL", "FAINT_RTOL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split",
            "records_of", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
@@ -142,45 +141,6 @@ class ModelSides:
     links: tuple = ()
     variables: tuple = ()
     faint: tuple = ()
-
-
-#: A variable of a row whose coefficient is below this fraction of the row's largest (in absolute
-#: value) is *faint*: it does not make the row a record's (:func:`row_variables`).  Solvers treat
-#: matrix entries of this order as zero (HiGHS's ``small_matrix_value`` is 1e-9).
-FAINT_RTOL = 1e-9
-
-
-def row_variables(expr) -> tuple[list, frozenset]:
-    """``(live, faint)``: the unfixed variables a constraint's body ``expr`` depends on, read
-    through Pyomo's standard representation so that a variable whose every coefficient is 0
-    (``Q + 0 * h[0]``) is not one, and the ids of those among them whose every coefficient is
-    below :data:`FAINT_RTOL` times the row's largest (``Q + 1e-300 * h[0]``).  A row does not
-    become a record's by naming a record's variable with a coefficient of 0, nor with one
-    negligible beside the row's others: its part on the decision survives unchanged.  (The
-    objective's variables are read as named, zero costs included: a record whose cost is 0
-    is still a record.)  The variables of a part that is not linear or quadratic are all
-    kept and never faint (their coefficients are not read there); an expression the
-    representation does not take falls back to every variable it names.  The coefficients'
-    magnitudes decide structure only; no value is ever shown."""
-    try:
-        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
-    except Exception:     # an expression the representation does not take: every variable it names
-        return [v for v in identify_variables(expr, include_fixed=False)], frozenset()
-    coef: dict = {}
-    for v, c in zip(repn.linear_vars, repn.linear_coefs):
-        coef[id(v)] = (v, max(coef.get(id(v), (v, 0.0))[1], abs(float(c))))
-    for pair, c in zip(repn.quadratic_vars, repn.quadratic_coefs):
-        for v in pair:
-            coef[id(v)] = (v, max(coef.get(id(v), (v, 0.0))[1], abs(float(c))))
-    strong = set()
-    if repn.nonlinear_expr is not None:
-        for v in repn.nonlinear_vars:
-            coef.setdefault(id(v), (v, 0.0))
-            strong.add(id(v))
-    big = max((c for _, c in coef.values()), default=0.0)
-    live = [v for k, (v, c) in coef.items() if (c != 0 or k in strong) and not v.fixed]
-    faint = frozenset(id(v) for v in live if id(v) not in strong and coef[id(v)][1] < FAINT_RTOL * big)
-    return live, faint
 
 
 def live_variables(expr) -> list:

@@ -619,3 +619,22 @@ def test_the_check_reads_the_answer_only_a_heavy_record_pulls_it_where_its_term_
         except ModelError:
             outcomes.append(None)
     assert 1.0 in outcomes and set(outcomes) <= {1.0, None}
+
+
+def test_a_record_block_s_row_with_only_a_negligible_own_variable_is_refused():
+    """Built record by record, a record's row on the decision that names its own variable
+    only with a negligible coefficient restricts W with the record's numbers: refused at build
+    by the same rule (privopt.models.FAINT_RTOL), as a coefficient of 0 is."""
+    from privopt.models import FAINT_RTOL
+
+    def record(b, q, d):
+        b.h = pyo.Var(domain=pyo.NonNegativeReals)
+        b.over = pyo.Constraint(expr=b.h >= q - float(d))
+        b.under = pyo.Constraint(expr=b.h >= float(d) - q)
+        b.cut = pyo.Constraint(expr=q + 1e-300 * b.h <= 1.2 * float(d) + 1)
+        return 0.25 * b.h
+
+    with pytest.raises(ModelError, match=r"cut in record block .* below 1e-09 of the row's largest") as err:
+        privopt.RecordModel(decision=pyo.Var(domain=pyo.Integers, bounds=(0, 4)), record=record, records=DEMAND,
+                            loss_range=RANGE)
+    assert FAINT_RTOL == 1e-9 and f"{1.2 * DEMAND[0] + 1:g}" not in str(err.value)
