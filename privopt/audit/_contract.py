@@ -12,7 +12,12 @@ terms.  Three of its checks are audited here, each by the leak it closes:
   unseen;
 * ``leak="cost_aux"``: a cost of the order built from one record, written through an
   auxiliary variable tied to the decision alone, ``f >= 5 D_0 Q / 4`` with ``+ f`` in the
-  objective, scored as part of L(w).
+  objective, scored as part of L(w) (the model then falls into n + 1 blocks: the count of
+  the records' blocks refuses it).
+
+:class:`BlockCountTarget` audits the same count where the model falls into fewer blocks
+than n: day 0's demand reaching every other day's term through a variable they share
+(``leak="shared"``) or one row joining their targets (``leak="coupled"``).
 
 As shipped the release is the one after the fix each refusal advises (the bounds the
 user declares fixed in advance, [0, 4]; the data-built row deactivated; the data-built
