@@ -61,7 +61,7 @@ from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
 from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
                       warn_if_mean_objective, warn_noise_disclosed)
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_opdisc_noise
 
 #: Why OPDisc's ``parameters["alpha"]`` was renamed: the name meant a per-record bound here and
@@ -245,7 +245,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (an :class:`OPDiscParameters`, read as fields or keys: ``calibration``,
         ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
         ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
-        ``noise_distribution``, ``pi_encoding``), ``report``.
+        ``noise_distribution``, ``pi_encoding``, ``record_terms``: ``"clipped by construction"`` for a model built with
+        ``privopt.RecordModel(clip=True)``, ``"checked at the points computed"`` where each
+        record's term is read at the answer only (the range elsewhere is assumed), None
+        for privopt's own models), ``report``.
     """
     solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
     task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve
@@ -475,6 +478,7 @@ class OPDiscParameters(FrozenRecord):
     dim: int
     noise_distribution: str
     pi_encoding: str
+    record_terms: str | None
 
 
 def _release(task: OPDiscTask, plan: OPDiscPlan, answer: OPDiscAnswer, eta: np.ndarray) -> PrivateResult:
@@ -483,7 +487,8 @@ def _release(task: OPDiscTask, plan: OPDiscPlan, answer: OPDiscAnswer, eta: np.n
         calibration=task.calibration, sigma=plan.sigma, provable_delta=plan.provable_delta,
         alpha_per_record=plan.alpha_per_record, beta=task.beta, lipschitz=task.lipschitz,
         norm_bound=task.norm_bound, separation=task.separation, n_samples=task.n_samples, dim=task.dim,
-        noise_distribution=plan.noise_distribution, pi_encoding=answer.pi_encoding)
+        noise_distribution=plan.noise_distribution, pi_encoding=answer.pi_encoding,
+        record_terms=record_terms_kind(task.info, task.contract, TermBound(task.loss_range)))
     if task.return_noise:
         warn_noise_disclosed("the noise vector")
     return PrivateResult(

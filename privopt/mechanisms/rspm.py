@@ -32,7 +32,7 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, decision_bounds, warn_noise_disclosed
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_rspm_noise
 
 __all__ = ["rspm", "rspm_outlook", "RSPMParameters"]
@@ -297,7 +297,10 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         ``parameters`` (an :class:`RSPMParameters`, read as fields or keys:
         ``noise_scale``, ``noise``, ``noise_distribution``,
         ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
-        ``requested_delta``, ``n_samples``, ``calibration``),
+        ``requested_delta``, ``n_samples``, ``calibration``, ``record_terms``:
+        ``"clipped by construction"`` for a model built with ``privopt.RecordModel(clip=True)``,
+        ``"checked at the points computed"`` where each record's term is read at the answer
+        only (the range elsewhere is assumed), None for privopt's own models),
         ``report``.
     """
     solve, kw = parse_keywords("rspm", options, kwargs, _Keywords, RSPM_OPTIONS)
@@ -330,6 +333,7 @@ class RSPMTask:
     contract: Any
     term_bound: TermBound
     return_noise: bool
+    record_terms: str | None
 
     @property
     def dim(self) -> int:
@@ -367,7 +371,7 @@ def _check(model, weights, epsilon, delta, solve: SolveOptions, kw: _Keywords) -
     term_bound = TermBound(loss_range) if loss_range is not None and kw.sensitivity is None else TermBound(
         None, sensitivity)
     return RSPMTask(model, w_vars, p_vars, n_vars, epsilon, requested_delta, noise, solve, sensitivity, contract,
-                    term_bound, bool(kw.return_noise))
+                    term_bound, bool(kw.return_noise), record_terms_kind(info, contract, term_bound))
 
 
 def _sensitivity(sensitivity, loss_range) -> float:
@@ -450,6 +454,7 @@ class RSPMParameters(FrozenRecord):
     dim: int
     requested_delta: float
     n_samples: int
+    record_terms: str | None
     calibration: str
 
 
@@ -460,7 +465,7 @@ def _release(task: RSPMTask, plan: RSPMPlan, answer: RSPMAnswer, xi: np.ndarray)
         noise_scale=b, noise=task.noise,
         noise_distribution=f"Laplace(0, {b:.6g}) i.i.d., one draw per separator element ({m} draws)",
         n_separators=m, separator_set="{+e_j, -e_j : j = 1..d}", sensitivity=task.sensitivity, dim=task.dim,
-        requested_delta=task.requested_delta, n_samples=task.contract.n_records,
+        requested_delta=task.requested_delta, n_samples=task.contract.n_records, record_terms=task.record_terms,
         calibration=("b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
                      "privopt.calibration.rspm_noise_scale)"))
     if task.return_noise:

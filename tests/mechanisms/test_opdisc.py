@@ -496,7 +496,8 @@ def test_parameters_are_a_typed_frozen_record_read_as_the_documented_mapping():
     p = res.parameters
     assert isinstance(p, OPDiscParameters)
     assert list(p) == ["calibration", "sigma", "provable_delta", "alpha_per_record", "beta", "lipschitz",
-                       "norm_bound", "separation", "n_samples", "dim", "noise_distribution", "pi_encoding"]
+                       "norm_bound", "separation", "n_samples", "dim", "noise_distribution", "pi_encoding",
+                       "record_terms"]
     assert p.sigma == p["sigma"] == pytest.approx(calibration.opdisc_sigma_proven(1.0, 1e-3, 1.0, math.sqrt(5),
                                                                                   1.0, 2), rel=1e-12)
     assert p.noise_distribution == "N(0, sigma^2 I_3)" and p.pi_encoding in ("piecewise", "binary")

@@ -524,7 +524,7 @@ def test_parameters_are_a_typed_frozen_record_read_as_the_documented_mapping():
     p = res.parameters
     assert isinstance(p, RSPMParameters)
     assert list(p) == ["noise_scale", "noise", "noise_distribution", "n_separators", "separator_set",
-                       "sensitivity", "dim", "requested_delta", "n_samples", "calibration"]
+                       "sensitivity", "dim", "requested_delta", "n_samples", "record_terms", "calibration"]
     assert p.noise_scale == p["noise_scale"] == pytest.approx(2 * 1.0 * 6 / 0.5)
     assert p.n_samples == 8 and p.noise_distribution.startswith("Laplace(0, 24) i.i.d.")
     with pytest.raises(dataclasses.FrozenInstanceError):
