@@ -7,7 +7,8 @@
   columns, and back in (for scripts that resume from their own CSV);
 * :func:`write_markdown`: a Markdown results file from its lines;
 * :func:`checkout_env`: the environment of a subprocess that must import privopt
-  from another checkout (a git worktree of an earlier revision).
+  from another checkout (a git worktree of an earlier revision);
+* :func:`shape_table`: the synthetic tables of the table-shape benchmarks.
 
 How the scripts find this module: ``import _common``.  Python puts a script's own
 folder first on ``sys.path`` when it runs it (``python benchmarks/bench_x.py`` from
@@ -105,3 +106,38 @@ def checkout_env(root: str, env: dict | None = None) -> dict:
     parts = [os.path.abspath(root), HERE] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     env["PYTHONPATH"] = os.pathsep.join(parts)
     return env
+
+
+def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
+    """(X, y, X_test, y_test, lo, hi): n training rows and ``n_test`` held-out rows of one of the
+    table shapes users bring (bench_table_shapes.py and bench_predictions.py), with public bounds
+    ``lo``, ``hi``: ``uniform`` (features uniform in [0, 1], label from a noisy linear rule on
+    three of them), ``make_classification`` / ``wide`` (scikit-learn's, d/2 informative, at
+    most 10; bounds the table's range), ``binary`` (Bernoulli(0.3) columns, a noisy rule on
+    four), ``mixed`` (half uniform, half binary)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    m = n + n_test
+    if shape in ("make_classification", "wide"):
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(n_samples=m, n_features=d, n_informative=min(10, max(2, d // 2)),
+                                   n_redundant=0, random_state=seed)
+        lo, hi = X.min(0), X.max(0)
+    else:
+        if shape == "uniform":
+            X = rng.uniform(0, 1, size=(m, d))
+            z = X[:, 0] + X[:, 1] - X[:, 2] - 0.5
+        elif shape == "binary":
+            X = (rng.uniform(size=(m, d)) < 0.3).astype(float)
+            z = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3] + 0.1
+        elif shape == "mixed":
+            half = d // 2
+            X = np.hstack([rng.uniform(0, 1, size=(m, half)), (rng.uniform(size=(m, d - half)) < 0.3).astype(float)])
+            z = X[:, 0] - X[:, 1] + X[:, half] - X[:, half + 1]
+        else:
+            raise SystemExit(f"unknown table shape {shape!r}")
+        y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
+        lo, hi = np.zeros(d), np.ones(d)
+    return X[:n], y[:n], X[n:], y[n:], lo, hi

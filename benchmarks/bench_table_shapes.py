@@ -70,34 +70,6 @@ COLUMNS = ("table", "shape", "n", "d", "side", "warm_s", "warm_runs", "cpu_s", "
 W_COLUMNS = ("table", "seed", "w", "path", "n_points", "predicted_s", "measured_s", "won", "regions_expanded")
 
 
-def make_table(shape: str, n: int, d: int, seed: int = 0):
-    """(X, y, X_test, y_test, lo, hi): n training rows and N_TEST held-out rows of ``shape``."""
-    rng = np.random.default_rng(seed)
-    m = n + N_TEST
-    if shape in ("make_classification", "wide"):
-        from sklearn.datasets import make_classification
-
-        X, y = make_classification(n_samples=m, n_features=d, n_informative=min(10, max(2, d // 2)),
-                                   n_redundant=0, random_state=seed)
-        lo, hi = X.min(0), X.max(0)
-    else:
-        if shape == "uniform":
-            X = rng.uniform(0, 1, size=(m, d))
-            z = X[:, 0] + X[:, 1] - X[:, 2] - 0.5
-        elif shape == "binary":
-            X = (rng.uniform(size=(m, d)) < 0.3).astype(float)
-            z = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3] + 0.1
-        elif shape == "mixed":
-            half = d // 2
-            X = np.hstack([rng.uniform(0, 1, size=(m, half)), (rng.uniform(size=(m, d - half)) < 0.3).astype(float)])
-            z = X[:, 0] - X[:, 1] + X[:, half] - X[:, half + 1]
-        else:
-            raise SystemExit(f"unknown table shape {shape!r}")
-        y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
-        lo, hi = np.zeros(d), np.ones(d)
-    return X[:n], y[:n], X[n:], y[n:], lo, hi
-
-
 def _estimator(side: str, seed: int, lo, hi):
     import privopt
 
@@ -276,7 +248,7 @@ def main(argv=None) -> int:
                 n, d = (int(v) for v in size.lower().split("x"))
                 table = f"{shape} {n:,} x {d}"
                 path = os.path.join(tmp, f"{shape}_{n}x{d}.npz")
-                X, y, Xt, yt, lo, hi = make_table(shape, n, d)
+                X, y, Xt, yt, lo, hi = _common.shape_table(shape, n, d, N_TEST)
                 np.savez(path, X=X, y=y, X_test=Xt, y_test=yt, lo=lo, hi=hi)
                 for side in sides:
                     root = tree if side == SINGLE else ROOT
