@@ -54,7 +54,7 @@ FIRST_SEED = 1000
 TABLES = ("uniform:2000x6,uniform:10000x14,make_classification:2000x6,make_classification:10000x14,"
           "make_classification:100000x6,binary:1000x14,binary:10000x14,mixed:1000x14,mixed:10000x14,wide:1000x60")
 COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point_work", "predicted_s",
-           "measured_s", "ratio", "won", "regions_expanded", "points_scored")
+           "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored")
 
 
 def _recording_plans(record: list):
@@ -65,8 +65,19 @@ def _recording_plans(record: list):
     def plan(data, problem, *, n_public, **kw):
         out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)
         regions, work = (None, None) if problem is None else problem.public_work()
-        record.append({"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
-                       "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)})
+        row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
+               "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)}
+        record.append(row)
+        sample = out.sampler.sample
+
+        def timed(*args, **kwargs):         # the process's CPU seconds of the draw (every thread)
+            c0 = time.process_time()
+            try:
+                return sample(*args, **kwargs)
+            finally:
+                row["cpu_s"] = time.process_time() - c0
+
+        out.sampler.sample = timed
         return out
 
     mixture.plan_halfspace = selection.plan_halfspace = plan     # the mixture's W's, and a single W's
@@ -123,6 +134,7 @@ def run_table(spec: str, repeats: int, tmp: str) -> list[dict]:
     for r in rows:
         r["table"] = f"{shape} {n:,} x {d}"
         r["ratio"] = ratio(r["predicted_s"], r["measured_s"])
+        r["cpu_ratio"] = ratio(r["predicted_s"], r["cpu_s"])
     return rows
 
 
@@ -150,14 +162,14 @@ def predicted(r) -> float:
     return _scored_seconds(BRANCH_AND_BOUND_COST, r)
 
 
-def _minimax(rows, model, make, start) -> tuple:
+def _minimax(rows, model, make, start, key: str = "measured_s") -> tuple:
     """The positive parameters (after the first, held) of the cost record ``make(*params)`` that
     make the worst log ratio of ``model(record, row)`` to the measured seconds over ``rows``
     smallest (Nelder-Mead on the log parameters from ``start`` and from random restarts), and
     that worst ratio."""
     from scipy.optimize import minimize
 
-    meas = np.array([float(r["measured_s"]) for r in rows])
+    meas = np.array([float(r[key]) for r in rows])
     held, free = start[0], np.log(np.asarray(start[1:], dtype=float))
 
     def worst(logp):
@@ -177,20 +189,22 @@ def _minimax(rows, model, make, start) -> tuple:
     return (held, *np.exp(best.x)), math.exp(best.fun)
 
 
-def fit(rows) -> list[str]:
-    """The refitted constants of both records (the overhead held), as lines of the results file."""
+def fit(rows, key: str = "measured_s") -> list[str]:
+    """The refitted constants of both records (the overhead held) on the seconds ``key`` of
+    ``rows`` (the wall time, or ``cpu_s``), as lines of the results file."""
+    rows = [r for r in rows if r.get(key) not in ("", None)]
     from privopt.mechanisms._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
     from privopt.search._regions import TOPDOWN_COST, TopDownCost
 
     lines = []
     top = [r for r in rows if r["path"] == "topdown"]
     if top:
-        p, w = _minimax(top, _topdown_seconds, TopDownCost, astuple(TOPDOWN_COST))
+        p, w = _minimax(top, _topdown_seconds, TopDownCost, astuple(TOPDOWN_COST), key)
         lines.append(f"- top down ({len(top)} W's): TopDownCost(overhead={p[0]:.3g}, row_seconds={p[1]:.3g}, "
                      f"exact_weight={p[2]:.3g}, row_base={p[3]:.3g}, row_exponent={p[4]:.3g}): worst ratio {w:.2f}")
     scored = [r for r in rows if r["path"] == "enumerate"]
     if scored:
-        p, w = _minimax(scored, _scored_seconds, BranchAndBoundCost, astuple(BRANCH_AND_BOUND_COST))
+        p, w = _minimax(scored, _scored_seconds, BranchAndBoundCost, astuple(BRANCH_AND_BOUND_COST), key)
         lines.append(f"- branch and bound ({len(scored)} W's): BranchAndBoundCost(overhead={p[0]:.3g}, "
                      f"point_seconds={p[1]:.3g}, row_exponent={p[2]:.3g}): worst ratio {w:.2f}")
     return lines
@@ -209,37 +223,52 @@ def floor_of(rows) -> dict:
     return {k: math.sqrt(max(v) / min(v)) for k, v in out.items()}
 
 
+def _worst(rows, key: str = "ratio"):
+    vals = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    return max(vals) if vals else None
+
+
+def _fmt(v, fmt: str = ".1f") -> str:
+    return "" if v is None else format(v, fmt)
+
+
 def summary_lines(rows) -> list[str]:
-    lines = ["| table | W's | top down: worst | scored: worst | worst W (path, |W|) | predicted s (sum) "
-             "| measured s (sum) |", "|---|--:|--:|--:|---|--:|--:|"]
+    lines = ["| table | W's | top down: worst | scored: worst | worst W (path, |W|) | worst (CPU s) "
+             "| predicted s (sum) | measured s (sum) | CPU s (sum) |", "|---|--:|--:|--:|---|--:|--:|--:|--:|"]
     for table in dict.fromkeys(r["table"] for r in rows):
         mine = [r for r in rows if r["table"] == table]
         worst = max(mine, key=lambda r: float(r["ratio"]))
-        by = {p: max((float(r["ratio"]) for r in mine if r["path"] == p), default=None)
-              for p in ("topdown", "enumerate")}
         seeds = sorted({int(r["seed"]) for r in mine})
-        pred = statistics.median(sum(float(r["predicted_s"]) for r in mine if int(r["seed"]) == s) for s in seeds)
-        meas = statistics.median(sum(float(r["measured_s"]) for r in mine if int(r["seed"]) == s) for s in seeds)
-        fmt = {p: "" if v is None else f"{v:.1f}" for p, v in by.items()}
-        lines.append(f"| {table} | {len({r['w'] for r in mine})} | {fmt['topdown']} | {fmt['enumerate']} | "
+
+        def total(key, mine=mine, seeds=seeds):
+            if any(r.get(key) in ("", None) for r in mine):
+                return None
+            return statistics.median(sum(float(r[key]) for r in mine if int(r["seed"]) == s) for s in seeds)
+
+        lines.append(f"| {table} | {len({r['w'] for r in mine})} | "
+                     f"{_fmt(_worst([r for r in mine if r['path'] == 'topdown']))} | "
+                     f"{_fmt(_worst([r for r in mine if r['path'] == 'enumerate']))} | "
                      f"{float(worst['ratio']):.1f} (W{worst['w']}, {worst['path']}, {int(worst['n_points']):,}) | "
-                     f"{pred:.3g} | {meas:.3g} |")
+                     f"{_fmt(_worst(mine, 'cpu_ratio'))} | {_fmt(total('predicted_s'), '.3g')} | "
+                     f"{_fmt(total('measured_s'), '.3g')} | {_fmt(total('cpu_s'), '.3g')} |")
     return lines
 
 
 def w_lines(rows) -> list[str]:
     floors = floor_of(rows)
     lines = ["| table | W | path | |W| | supports | predicted s | measured s (median) | worst ratio "
-             "| best any public prediction could do |", "|---|--:|---|--:|--:|--:|--:|--:|--:|"]
+             "| best any public prediction could do | CPU s (median) | worst ratio (CPU) |",
+             "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     keys = dict.fromkeys((r["table"], int(r["w"])) for r in rows)
     for table, w in keys:
         mine = [r for r in rows if r["table"] == table and int(r["w"]) == w]
         r0 = mine[0]
         floor = floors[(int(r0["n"]), int(r0["d"]), w, r0["path"], int(r0["n_points"]))]
         measured = statistics.median(float(r["measured_s"]) for r in mine)
+        cpu = [float(r["cpu_s"]) for r in mine if r.get("cpu_s") not in ("", None)]
         lines.append(f"| {table} | {w} | {r0['path']} | {int(r0['n_points']):,} | {r0['regions'] or ''} | "
-                     f"{float(r0['predicted_s']):.3g} | {measured:.3g} | "
-                     f"{max(float(r['ratio']) for r in mine):.1f} | {floor:.1f} |")
+                     f"{float(r0['predicted_s']):.3g} | {measured:.3g} | {_worst(mine):.1f} | {floor:.1f} | "
+                     f"{_fmt(statistics.median(cpu) if cpu else None, '.3g')} | {_fmt(_worst(mine, 'cpu_ratio'))} |")
     return lines
 
 
@@ -271,6 +300,8 @@ def main(argv=None) -> int:
     ap.add_argument("--summary-only", action="store_true", help="rebuild predictions.md from predictions.csv")
     ap.add_argument("--repredict", action="store_true",
                     help="with --summary-only: each W's prediction recomputed with the current constants")
+    ap.add_argument("--fit-on", choices=("wall", "cpu"), default="wall",
+                    help="with --fit: the measured seconds fitted (the draw's wall time, or its CPU seconds)")
     ap.add_argument("--also", action="append", default=[], metavar="CSV",
                     help="with --fit: also fit on the W's of this earlier predictions.csv (repeatable)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -287,6 +318,7 @@ def main(argv=None) -> int:
             for r in rows:
                 r["predicted_s"] = predicted(r)
                 r["ratio"] = ratio(float(r["predicted_s"]), float(r["measured_s"]))
+                r["cpu_ratio"] = ratio(float(r["predicted_s"]), float(r["cpu_s"])) if r.get("cpu_s") else ""
             _common.write_csv(csv_path, rows, COLUMNS)
     else:
         head = _common.stamp_line(_common.stamp(argv))
@@ -300,7 +332,8 @@ def main(argv=None) -> int:
                 print(f"{spec}: {len(got)} W's, worst ratio {max(r['ratio'] for r in got):.1f} "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
         _common.write_csv(csv_path, rows, COLUMNS)
-    fitted = fit(rows + [r for path in args.also for r in _common.read_csv(path)]) if args.fit else []
+    key = "measured_s" if args.fit_on == "wall" else "cpu_s"
+    fitted = fit(rows + [r for path in args.also for r in _common.read_csv(path)], key) if args.fit else []
     for line in fitted:
         print(line)
     write_markdown(rows, head, fitted, max(int(r["seed"]) for r in rows) + 1)

@@ -89,8 +89,10 @@ def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost:
     """A top-down draw's predicted seconds on one core (:class:`TopDownCost`) from the supports
     of W, their ``point_work`` (:meth:`HalfspaceProblem.public_work`,
     :func:`privopt.space.split_support_work`), n and d (W's coordinates), all public."""
-    cap = cost.row_base ** min(int(d), 1000) if cost.row_base > 1 else 1.0
-    rows = min(float(max(1, int(n_records))), cap)
+    n = float(max(1, int(n_records)))
+    # min(n, row_base ** d), compared in logarithms (row_base ** d overflows a float for large d)
+    log_cap = int(d) * math.log(cost.row_base) if cost.row_base > 0 else -math.inf
+    rows = n if log_cap >= math.log(n) else math.exp(log_cap)
     m = 1000.0 * (rows / 1000.0) ** cost.row_exponent
     return cost.overhead + cost.row_seconds * m * (int(regions) + cost.exact_weight * int(point_work))
 
