@@ -212,14 +212,16 @@ def fit(rows, key: str = "measured_s") -> list[str]:
 
 # -- the results file -------------------------------------------------------------------------
 
-def floor_of(rows) -> dict:
+def floor_of(rows, measure: str = "measured_s") -> dict:
     """Per (n, d, W index): the smallest worst ratio ANY prediction from public sizes could
     have over the tables of that size (they share every public quantity): the square root
-    of the largest over the smallest measured seconds."""
+    of the largest over the smallest measured seconds (``measure``: wall or ``cpu_s``)."""
     out: dict = {}
     for r in rows:
+        if r.get(measure) in ("", None):
+            continue
         key = (int(r["n"]), int(r["d"]), int(r["w"]), r["path"], int(r["n_points"]))
-        out.setdefault(key, []).append(float(r["measured_s"]))
+        out.setdefault(key, []).append(float(r[measure]))
     return {k: math.sqrt(max(v) / min(v)) for k, v in out.items()}
 
 
@@ -273,18 +275,24 @@ def w_lines(rows) -> list[str]:
 
 
 def write_markdown(rows, head: str, fitted: list[str], repeats: int) -> None:
-    worst = max(float(r["ratio"]) for r in rows)
+    worst, worst_cpu = _worst(rows), _worst(rows, "cpu_ratio")
     floor = max(floor_of(rows).values())
+    floor_cpu = max(floor_of(rows, "cpu_s").values(), default=None)
     lines = ["# Predicted against measured seconds of every W of the default fit", "", head, "",
              f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed)`, "
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
-             "points) against the measured wall time of its draw; `worst`: the largest ratio, either way, over every "
-             "W of the warm fits (the goal: at most 3). The machine (2 cores) was shared with other jobs.", "",
-             f"Worst ratio over every W: **{worst:.1f}**. The tables of one size share every public quantity "
-             "(n, d, the bounds' discretization, the W's), so one prediction serves them all; the last column "
-             "below is the square root of the largest over the smallest measured seconds of a W across them, "
-             f"the worst ratio ANY public prediction would have there (largest: {floor:.1f}).", "",
+             "points; the constants of privopt/search/_regions.py TOPDOWN_COST and privopt/mechanisms/_evaluate.py "
+             "BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
+             "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
+             "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
+             "shared with other jobs.", "",
+             f"Worst ratio over every W: **{worst:.1f}** against the wall time, **{_fmt(worst_cpu)}** against the "
+             "CPU seconds. The tables of one size share every public quantity (n, d, the bounds' discretization, "
+             "the W's), so one prediction serves them all; the column `best any public prediction could do` is the "
+             "square root of the largest over the smallest measured seconds of a W across them, the worst ratio "
+             f"ANY public prediction would have there (largest: {floor:.1f} on the wall time, {_fmt(floor_cpu)} on "
+             "the CPU seconds).", "",
              *summary_lines(rows), ""]
     if fitted:
         lines += ["Constants refitted on this run (`--fit`), minimizing the worst ratio:", "", *fitted, ""]

@@ -90,12 +90,12 @@ class BranchAndBoundCost:
     row_exponent: float
 
 
-#: Fitted on 2026-11-28 by benchmarks/bench_predictions.py (``--fit``, the overhead held at
-#: 0.5 ms) on two runs of the default fit's 55 W's scored by branch and bound (2,000 x 6 and
-#: 100,000 x 6 tables; 2 cores shared with other jobs), minimizing the worst ratio either
-#: way: 4.3 (two W's of the same public sizes differ up to 2.5-fold, and the pruning, which
-#: depends on the data, makes one W 46 times slower than another of 2.6 times fewer points).
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=5e-4, point_seconds=6.75e-8, row_exponent=0.414)
+#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
+#: (the overhead held at 1 ms) on the default fit's 22 W's scored by branch and bound (2,000 x 6
+#: and 100,000 x 6 tables): the worst ratio, either way, of predicted to the draw's CPU seconds
+#: is 2.4 (the pruning depends on the data: one W took 46 times longer than another of 2.6
+#: times fewer points; two W's of the same public sizes differ up to 2.5-fold).
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=1e-3, point_seconds=6.92e-8, row_exponent=0.29)
 
 
 def branch_and_bound_seconds(n_points: int, n_records: int, cost: BranchAndBoundCost = BRANCH_AND_BOUND_COST

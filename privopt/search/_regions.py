@@ -75,13 +75,14 @@ class TopDownCost:
     row_exponent: float = 1.0
 
 
-#: Fitted on 2026-11-28 by benchmarks/bench_predictions.py (``--fit``, the overhead held at
-#: 0.5 ms, about half of the smallest draws measured) on two runs of the default fit's 340
-#: top-down W's over its ten tables (2 cores shared with other jobs: one at load ~3, one at
-#: load ~6), minimizing the worst ratio either way: 9.9 (the binary and uniform tables of one
-#: size share every public quantity and differ up to 36-fold in measured seconds).
-TOPDOWN_COST = TopDownCost(overhead=5e-4, row_seconds=1.42e-8, exact_weight=0.0185, row_base=2.56,
-                           row_exponent=0.469)
+#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
+#: (the overhead held at 1 ms, the smallest draws' time) on the default fit's 136 top-down W's
+#: over its ten tables: the worst ratio, either way, of predicted to the draw's CPU seconds is
+#: 4.8, where the binary and uniform 10,000 x 14 tables, which share every public quantity,
+#: differ 20-fold (no public prediction can do better than 4.5 there).  CPU seconds, not wall:
+#: on the 2 cores shared with other jobs the draws' wall time was 1 to 10 times their CPU time.
+TOPDOWN_COST = TopDownCost(overhead=1e-3, row_seconds=8.39e-9, exact_weight=0.0156, row_base=2.74,
+                           row_exponent=0.502)
 
 
 def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost: TopDownCost = TOPDOWN_COST
