@@ -13,13 +13,15 @@ prediction reads, recorded as the plan is made:
   (:meth:`privopt.search._regions.HalfspaceProblem.public_work`);
 * scored by branch and bound (``enumerate``): n, |W| and d.
 
-``--fit`` (with ``--also`` earlier runs' CSVs) refits the constants (:data:`privopt.search._regions.TOPDOWN_COST` and
+``--fit`` (with ``--also`` earlier runs' CSVs) refits the constants
+(:data:`privopt.search._regions.TOPDOWN_COST` and
 :data:`privopt.mechanisms._evaluate.BRANCH_AND_BOUND_COST`) on the rows of this run (or of
 the CSV with ``--summary-only``): the values that make the worst ratio, either way, of
-predicted to measured over every W smallest (the overheads held), printed for the two
-records; ``--summary-only --repredict`` recomputes every W's prediction with the current
-constants (a pure function of the public quantities in the CSV).  A uniform speed
-change of the kernels is their ``row_seconds`` / ``point_seconds`` alone.
+predicted to the draws' CPU seconds (``--fit-on wall``: wall time) over every W smallest
+(the overheads held), printed for the two records; ``--summary-only --repredict``
+recomputes every W's prediction with the current constants (a pure function of the public
+quantities in the CSV).  A uniform speed change of the kernels is their ``row_seconds`` /
+``point_seconds`` alone.
 
 Each table runs in its own process: a first fit (seed 1000, not counted: numba's kernels
 load), then ``--repeats`` warm fits (seeds 0, 1, ...).
@@ -308,8 +310,10 @@ def main(argv=None) -> int:
     ap.add_argument("--summary-only", action="store_true", help="rebuild predictions.md from predictions.csv")
     ap.add_argument("--repredict", action="store_true",
                     help="with --summary-only: each W's prediction recomputed with the current constants")
-    ap.add_argument("--fit-on", choices=("wall", "cpu"), default="wall",
-                    help="with --fit: the measured seconds fitted (the draw's wall time, or its CPU seconds)")
+    ap.add_argument("--fit-on", choices=("cpu", "wall"), default="cpu",
+                    help="with --fit: the measured seconds fitted: the draw's CPU seconds (default: what the "
+                         "constants were fitted on; the load of a shared machine inflates them far less), or its "
+                         "wall time")
     ap.add_argument("--also", action="append", default=[], metavar="CSV",
                     help="with --fit: also fit on the W's of this earlier predictions.csv (repeatable)")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -20,7 +20,9 @@ Per W (``now`` side, warm fits): the plan's predicted seconds
 (:attr:`privopt.mechanisms.MixturePart.predicted_time`, from public sizes) beside the
 measured wall time of its draw; the table reports the worst ratio either way over
 the W's of a fit, and the whole fit's predicted (the sum over W's, what
-``time_limit`` is compared with) against its measured selection time.
+``time_limit`` is compared with) against its measured selection time.  (bench_predictions.py
+compares every W's prediction with the draw's CPU seconds too, which the load of a shared
+machine inflates far less, and refits the prediction's constants.)
 
 Tables (features, then label):
 
