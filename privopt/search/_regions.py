@@ -45,6 +45,7 @@ __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem",
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
 
+
 @dataclass(frozen=True)
 class TopDownCost:
     """The constants of a top-down draw's predicted time (:func:`topdown_seconds`), from
@@ -332,9 +333,10 @@ class HalfspaceProblem(RegionProblem):
     def sampling_seconds(self, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
         """A top-down draw from W, predicted from public sizes only (:class:`TopDownCost`):
 
-            T = overhead + row_seconds x n x (regions + exact_weight x point_work)
+            T = overhead + row_seconds x m x (regions + exact_weight x point_work)
 
-        (:meth:`public_work`); the kernels' threads are not counted (on a machine shared
+        (:meth:`public_work`, :func:`topdown_seconds`: m the rows the kernels visit, from n
+        and d); the kernels' threads are not counted (on a machine shared
         with other work they barely shorten a draw)."""
         return topdown_seconds(*self.public_work(), n_records, self.d, cost)
 
