@@ -8,7 +8,8 @@
 * :func:`write_markdown`: a Markdown results file from its lines;
 * :func:`checkout_env`: the environment of a subprocess that must import privopt
   from another checkout (a git worktree of an earlier revision);
-* :func:`shape_table`: the synthetic tables of the table-shape benchmarks.
+* :func:`shape_table`: the synthetic tables of the table-shape benchmarks;
+* :func:`record_plans`: every W's public quantities, predicted seconds and CPU seconds.
 
 How the scripts find this module: ``import _common``.  Python puts a script's own
 folder first on ``sys.path`` when it runs it (``python benchmarks/bench_x.py`` from
@@ -141,3 +142,35 @@ def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
         y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
         lo, hi = np.zeros(d), np.ones(d)
     return X[:n], y[:n], X[n:], y[n:], lo, hi
+
+
+def record_plans(record: list) -> None:
+    """Wrap privopt's planner of a 0/1-loss W (the mixture's W's and a single W's) so that
+    every W planned from now on appends to ``record`` (in the order of the W's, as the
+    selection report lists them) its public quantities (``path``, ``n``, ``d``,
+    ``n_points``, ``regions``, ``point_work``, ``predicted_s``) and, once drawn, ``cpu_s``:
+    the process's CPU seconds of the draw (every thread), which the load of a shared machine
+    inflates far less than its wall time.  For this checkout's privopt only."""
+    import time
+
+    from privopt.mechanisms import _plan, mixture, selection
+
+    def plan(data, problem, *, n_public, **kw):
+        out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)
+        regions, work = (None, None) if problem is None else problem.public_work()
+        row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
+               "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)}
+        record.append(row)
+        sample = out.sampler.sample
+
+        def timed(*args, **kwargs):         # the process's CPU seconds of the draw (every thread)
+            c0 = time.process_time()
+            try:
+                return sample(*args, **kwargs)
+            finally:
+                row["cpu_s"] = time.process_time() - c0
+
+        out.sampler.sample = timed
+        return out
+
+    mixture.plan_halfspace = selection.plan_halfspace = plan     # the mixture's W's, and a single W's

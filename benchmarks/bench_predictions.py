@@ -59,32 +59,6 @@ COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point
            "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored")
 
 
-def _recording_plans(record: list):
-    """Wrap the mixture's planner so that every W's public quantities are kept in ``record``
-    (in the order of the W's, as the report lists them)."""
-    from privopt.mechanisms import _plan, mixture, selection
-
-    def plan(data, problem, *, n_public, **kw):
-        out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)
-        regions, work = (None, None) if problem is None else problem.public_work()
-        row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
-               "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)}
-        record.append(row)
-        sample = out.sampler.sample
-
-        def timed(*args, **kwargs):         # the process's CPU seconds of the draw (every thread)
-            c0 = time.process_time()
-            try:
-                return sample(*args, **kwargs)
-            finally:
-                row["cpu_s"] = time.process_time() - c0
-
-        out.sampler.sample = timed
-        return out
-
-    mixture.plan_halfspace = selection.plan_halfspace = plan     # the mixture's W's, and a single W's
-
-
 def child(path: str, repeats: int) -> list[dict]:
     """The first fit, then ``repeats`` warm fits; one row per W of each warm fit."""
     import warnings
@@ -96,7 +70,7 @@ def child(path: str, repeats: int) -> list[dict]:
     rows: list[dict] = []
     for i, seed in enumerate([FIRST_SEED, *range(repeats)]):
         record: list[dict] = []
-        _recording_plans(record)
+        _common.record_plans(record)
         clf = privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=(lo, hi), random_state=seed,
                                                  keep_report=True)
         with warnings.catch_warnings():
