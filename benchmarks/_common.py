@@ -11,6 +11,8 @@
 * :func:`make_learner`, :func:`fit_timed`, :func:`resolution_label`, :func:`read_fit_rows`:
   the learners of the accuracy benchmarks (``bench_adaptive_w.py``,
   ``bench_adaptive_regimes.py``), one timed fit, and their results CSVs read back.
+* :func:`shape_table`: the synthetic tables of the table-shape benchmarks;
+* :func:`record_plans`: every W's public quantities, predicted seconds and CPU seconds.
 
 The data sets several scripts share are in ``_datasets.py``; no script imports another.
 
@@ -163,3 +165,70 @@ def fit_timed(clf, X, y, Xt, yt) -> tuple[float, float]:
         clf.fit(X, y)
     secs = time.perf_counter() - t0
     return float((clf.predict(Xt) == yt).mean()), secs
+
+
+def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
+    """(X, y, X_test, y_test, lo, hi): n training rows and ``n_test`` held-out rows of one of the
+    table shapes users bring (bench_table_shapes.py and bench_predictions.py), with public bounds
+    ``lo``, ``hi``: ``uniform`` (features uniform in [0, 1], label from a noisy linear rule on
+    three of them), ``make_classification`` / ``wide`` (scikit-learn's, d/2 informative, at
+    most 10; bounds the table's range), ``binary`` (Bernoulli(0.3) columns, a noisy rule on
+    four), ``mixed`` (half uniform, half binary)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    m = n + n_test
+    if shape in ("make_classification", "wide"):
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(n_samples=m, n_features=d, n_informative=min(10, max(2, d // 2)),
+                                   n_redundant=0, random_state=seed)
+        lo, hi = X.min(0), X.max(0)
+    else:
+        if shape == "uniform":
+            X = rng.uniform(0, 1, size=(m, d))
+            z = X[:, 0] + X[:, 1] - X[:, 2] - 0.5
+        elif shape == "binary":
+            X = (rng.uniform(size=(m, d)) < 0.3).astype(float)
+            z = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3] + 0.1
+        elif shape == "mixed":
+            half = d // 2
+            X = np.hstack([rng.uniform(0, 1, size=(m, half)), (rng.uniform(size=(m, d - half)) < 0.3).astype(float)])
+            z = X[:, 0] - X[:, 1] + X[:, half] - X[:, half + 1]
+        else:
+            raise SystemExit(f"unknown table shape {shape!r}")
+        y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
+        lo, hi = np.zeros(d), np.ones(d)
+    return X[:n], y[:n], X[n:], y[n:], lo, hi
+
+
+def record_plans(record: list) -> None:
+    """Wrap privopt's planner of a 0/1-loss W (the mixture's W's and a single W's) so that
+    every W planned from now on appends to ``record`` (in the order of the W's, as the
+    selection report lists them) its public quantities (``path``, ``n``, ``d``,
+    ``n_points``, ``regions``, ``point_work``, ``predicted_s``) and, once drawn, ``cpu_s``:
+    the process's CPU seconds of the draw (every thread), which the load of a shared machine
+    inflates far less than its wall time.  For this checkout's privopt only."""
+    import time
+
+    from privopt.mechanisms import _plan, mixture, selection
+
+    def plan(data, problem, *, n_public, **kw):
+        out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)
+        regions, work = (None, None) if problem is None else problem.public_work()
+        row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
+               "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)}
+        record.append(row)
+        sample = out.sampler.sample
+
+        def timed(*args, **kwargs):         # the process's CPU seconds of the draw (every thread)
+            c0 = time.process_time()
+            try:
+                return sample(*args, **kwargs)
+            finally:
+                row["cpu_s"] = time.process_time() - c0
+
+        out.sampler.sample = timed
+        return out
+
+    mixture.plan_halfspace = selection.plan_halfspace = plan     # the mixture's W's, and a single W's

@@ -20,7 +20,9 @@ Per W (``now`` side, warm fits): the plan's predicted seconds
 (:attr:`privopt.mechanisms.MixturePart.predicted_time`, from public sizes) beside the
 measured wall time of its draw; the table reports the worst ratio either way over
 the W's of a fit, and the whole fit's predicted (the sum over W's, what
-``time_limit`` is compared with) against its measured selection time.
+``time_limit`` is compared with) against its measured selection time.  (bench_predictions.py
+compares every W's prediction with the draw's CPU seconds too, which the load of a shared
+machine inflates far less, and refits the prediction's constants.)
 
 Tables (features, then label):
 
@@ -67,35 +69,8 @@ TABLES = ("uniform:2000x6,uniform:10000x14,make_classification:2000x6,make_class
           "make_classification:100000x6,binary:1000x14,binary:10000x14,mixed:1000x14,mixed:10000x14,wide:1000x60")
 COLUMNS = ("table", "shape", "n", "d", "side", "warm_s", "warm_runs", "cpu_s", "first_s", "accuracy", "predicted_s",
            "selection_s", "n_w", "worst_w_ratio", "coefs")
-W_COLUMNS = ("table", "seed", "w", "path", "n_points", "predicted_s", "measured_s", "won", "regions_expanded")
-
-
-def make_table(shape: str, n: int, d: int, seed: int = 0):
-    """(X, y, X_test, y_test, lo, hi): n training rows and N_TEST held-out rows of ``shape``."""
-    rng = np.random.default_rng(seed)
-    m = n + N_TEST
-    if shape in ("make_classification", "wide"):
-        from sklearn.datasets import make_classification
-
-        X, y = make_classification(n_samples=m, n_features=d, n_informative=min(10, max(2, d // 2)),
-                                   n_redundant=0, random_state=seed)
-        lo, hi = X.min(0), X.max(0)
-    else:
-        if shape == "uniform":
-            X = rng.uniform(0, 1, size=(m, d))
-            z = X[:, 0] + X[:, 1] - X[:, 2] - 0.5
-        elif shape == "binary":
-            X = (rng.uniform(size=(m, d)) < 0.3).astype(float)
-            z = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3] + 0.1
-        elif shape == "mixed":
-            half = d // 2
-            X = np.hstack([rng.uniform(0, 1, size=(m, half)), (rng.uniform(size=(m, d - half)) < 0.3).astype(float)])
-            z = X[:, 0] - X[:, 1] + X[:, half] - X[:, half + 1]
-        else:
-            raise SystemExit(f"unknown table shape {shape!r}")
-        y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
-        lo, hi = np.zeros(d), np.ones(d)
-    return X[:n], y[:n], X[n:], y[n:], lo, hi
+W_COLUMNS = ("table", "seed", "w", "path", "n_points", "predicted_s", "measured_s", "cpu_s", "won",
+             "regions_expanded")
 
 
 def _estimator(side: str, seed: int, lo, hi):
@@ -109,16 +84,18 @@ def _estimator(side: str, seed: int, lo, hi):
     return privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=(lo, hi), random_state=seed, **kw)
 
 
-def _parts(clf) -> list[dict]:
-    """The selection report's W's (predicted and measured seconds), where the fit kept one."""
+def _parts(clf, record: list | None = None) -> list[dict]:
+    """The selection report's W's (predicted and measured seconds), where the fit kept one;
+    with ``record`` (:func:`_common.record_plans`), each W's CPU seconds too."""
     report = getattr(getattr(clf, "result_", None), "report", None)
     parts = getattr(report, "parts", None) or ()
     if not parts and report is not None and hasattr(report, "predicted_time"):
         parts = (report,)
+    cpu = [r.get("cpu_s") for r in record] if record and len(record) == len(parts) else [None] * len(parts)
     return [{"path": getattr(p, "path", ""), "n_points": int(getattr(p, "n_points", 0) or 0),
-             "predicted_s": float(p.predicted_time), "measured_s": float(p.wall_time),
+             "predicted_s": float(p.predicted_time), "measured_s": float(p.wall_time), "cpu_s": c,
              "won": bool(getattr(p, "won", True)), "regions_expanded": getattr(p, "regions_expanded", None)}
-            for p in parts]
+            for p, c in zip(parts, cpu)]
 
 
 def child(path: str, side: str, repeats: int) -> dict:
@@ -130,6 +107,9 @@ def child(path: str, side: str, repeats: int) -> dict:
     out: dict = {"warm": [], "cpu": [], "accuracy": [], "coefs": [], "parts": []}
     for i, seed in enumerate([FIRST_SEED, *range(repeats)]):
         clf = _estimator(side, seed, lo, hi)
+        record: list = []
+        if side == "now":
+            _common.record_plans(record)        # each W's CPU seconds (this checkout's planner)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t0, c0 = time.perf_counter(), time.process_time()
@@ -142,7 +122,7 @@ def child(path: str, side: str, repeats: int) -> dict:
         out["cpu"].append(cpu)
         out["accuracy"].append(float(np.mean(clf.predict(Xt) == yt)))
         out["coefs"].append(np.concatenate([np.ravel(clf.coef_), np.ravel(clf.intercept_)]).round(12).tolist())
-        out["parts"].append(_parts(clf))
+        out["parts"].append(_parts(clf, record))
     return out
 
 
@@ -195,11 +175,12 @@ def _f(v, fmt=".2f") -> str:
     return "" if v in ("", None) else format(float(v), fmt)
 
 
-def worst_by_path(w_rows, table: str, path: str) -> float | None:
-    """The largest ratio, either way, of predicted to measured seconds over the W's of
-    ``table`` drawn on ``path`` ("topdown" or "enumerate"), or None when there are none."""
-    ratios = [ratio(float(w["predicted_s"]), float(w["measured_s"]))
-              for w in w_rows if w["table"] == table and w["path"] == path]
+def worst_by_path(w_rows, table: str, path: str | None, measure: str = "measured_s") -> float | None:
+    """The largest ratio, either way, of predicted to measured seconds (``measure``: the wall
+    time, or ``cpu_s``) over the W's of ``table`` drawn on ``path`` ("topdown" or
+    "enumerate"; None: every W), or None when there are none."""
+    ratios = [ratio(float(w["predicted_s"]), float(w[measure]))
+              for w in w_rows if w["table"] == table and path in (None, w["path"]) and w.get(measure) not in ("", None)]
     return max(ratios) if ratios else None
 
 
@@ -224,10 +205,12 @@ def write_markdown(rows, w_rows, args, head: str) -> None:
              "`worst W`: the largest ratio, either way, of a W's predicted to its measured seconds over every W of "
              "the warm fits (the goal: at most 3); `top down` / `scored`: the same over the W's drawn top down "
              "and over those scored point by point by branch and bound (`now` only; table_shapes_w.csv has every "
-             "W). The machine (2 cores) was shared with other jobs: compare ratios within the run.", "",
+             "W); `worst W (CPU)`: the worst ratio against the process's CPU seconds of each draw instead of its "
+             "wall time (`now` only: what the predictions are fitted on, bench_predictions.py). The machine (2 "
+             "cores) was shared with other jobs: compare ratios within the run.", "",
              "| table | side | warm s | x single W | CPU s | x (CPU) | first s | held-out accuracy | predicted s "
-             "| selection s | W's | worst W | top down | scored |",
-             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| selection s | W's | worst W | top down | scored | worst W (CPU) |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in rows:
         single = next((o for o in rows if o["table"] == r["table"] and o["side"] == SINGLE), None)
         x = f"{float(r['warm_s']) / float(single['warm_s']):.2f}" if single else ""
@@ -236,10 +219,12 @@ def write_markdown(rows, w_rows, args, head: str) -> None:
         mine = r["side"] == "now"
         top = worst_by_path(w_rows, r["table"], "topdown") if mine else None
         scored = worst_by_path(w_rows, r["table"], "enumerate") if mine else None
+        cpu_worst = worst_by_path(w_rows, r["table"], None, "cpu_s") if mine else None
         lines.append(f"| {r['table']} | {r['side']} | {float(r['warm_s']):.2f} | {x} | {_f(r.get('cpu_s'))} | {xc} | "
                      f"{float(r['first_s']):.2f} | "
                      f"{float(r['accuracy']):.3f} | {_f(r['predicted_s'], '.3g')} | {_f(r['selection_s'], '.3g')} | "
-                     f"{r['n_w']} | {_f(r['worst_w_ratio'], '.1f')} | {_f(top, '.1f')} | {_f(scored, '.1f')} |")
+                     f"{r['n_w']} | {_f(r['worst_w_ratio'], '.1f')} | {_f(top, '.1f')} | {_f(scored, '.1f')} | "
+                     f"{_f(cpu_worst, '.1f')} |")
     _common.write_markdown(os.path.join(OUT, f"table_shapes{args.tag}.md"), lines)
 
 
@@ -276,7 +261,7 @@ def main(argv=None) -> int:
                 n, d = (int(v) for v in size.lower().split("x"))
                 table = f"{shape} {n:,} x {d}"
                 path = os.path.join(tmp, f"{shape}_{n}x{d}.npz")
-                X, y, Xt, yt, lo, hi = make_table(shape, n, d)
+                X, y, Xt, yt, lo, hi = _common.shape_table(shape, n, d, N_TEST)
                 np.savez(path, X=X, y=y, X_test=Xt, y_test=yt, lo=lo, hi=hi)
                 for side in sides:
                     root = tree if side == SINGLE else ROOT

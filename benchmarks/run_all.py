@@ -63,6 +63,8 @@ GROUPS: tuple[Group, ...] = (
     )),
     Group("selection", "private selection: time to score or sample W, and the public time prediction", (
         Bench("bench_selection.py", (), ("--repeats", "1")),
+        Bench("bench_predictions.py", ("--repeats", "2"),
+              ("--repeats", "1", "--tables", "binary:1000x14,make_classification:2000x6")),
         Bench("bench_topdown.py", ("--n", "20000", "--seeds", "3"), ("--n", "2000", "--seeds", "1")),
         Bench("bench_bounded_selection.py", (),
               ("--sites", "10", "--choose-sites", "20", "--k", "3", "--customers", "30", "--instances", "11",

@@ -33,16 +33,17 @@ from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
 from ..ledger import current_ledger, estimator_key, release
-from ..mechanisms import MECHANISMS, check_solver_ready, mixture_selection, predict_evaluation_seconds, workers_for
+from ..mechanisms import (MECHANISMS, branch_and_bound_seconds, check_solver_ready, mixture_selection,
+                          predict_evaluation_seconds, workers_for)
 from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
                               rspm_outlook)
 from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
 from ..result import PrivateResult
-from ..search import BOUND_ROWS_PER_SECOND
+from ..search import BOUND_ROWS_PER_SECOND, topdown_seconds
 from ..solvers import choose_solver, scoring_costs, solve
-from ..space import count_grid_points, norm_levels, parse_grid, split_support_count
+from ..space import SupportWork, count_grid_points, norm_levels, parse_grid, split_support_work
 from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
                       default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
                       warm_start_resolution)
@@ -128,16 +129,19 @@ def _bound_pass_seconds(regions: int, n_records: int) -> float:
 
 
 def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None,
-                         topdown_regions: int | None = None) -> float:
-    """The public prediction of sampling one W_r inside ``mixture_selection``, as its plan
-    compares it with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`): the
-    bound pass on the workers the plan's own rule gives it (``workers_for``: this process
-    where it is short, else the usable CPUs); every point scored where the split by support
-    does not apply."""
-    if topdown_regions is None:
-        return float(predict_evaluation_seconds(n_points, n_records, d, sparse_work))
-    one_core = _bound_pass_seconds(topdown_regions, n_records)
-    return one_core / workers_for(None, one_core)
+                         topdown_work: SupportWork | None = None) -> float:
+    """The public prediction of sampling one W_r inside ``mixture_selection``, at least what
+    its plan compares with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`):
+    top down (``topdown_work``: :func:`privopt.search.topdown_seconds`) on the workers the
+    plan's own rule gives it (``workers_for`` on the bound pass: this process where it is
+    short, else the usable CPUs); where the split by support does not apply, the larger of
+    scoring every point and the branch and bound (which of the two runs depends on numba
+    and the integer scorer: the larger, so that the sum never falls short of the plan's)."""
+    if topdown_work is None:
+        return max(float(predict_evaluation_seconds(n_points, n_records, d, sparse_work)),
+                   float(branch_and_bound_seconds(n_points, n_records)))
+    one_core = topdown_seconds(topdown_work.regions, topdown_work.point_work, n_records, topdown_work.d)
+    return one_core / workers_for(None, _bound_pass_seconds(topdown_work.regions, n_records))
 
 
 def _grid_values(grid) -> int:
@@ -668,13 +672,19 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         :func:`privopt.space.split_support_count`, the rule the sampler itself
         uses), from the grid, the ball and the number of feature values (as for
         the sparse estimate); None otherwise."""
+        work = self._public_topdown_work(Xd, res)
+        return None if work is None else work.regions
+
+    def _public_topdown_work(self, Xd, res=None) -> SupportWork | None:
+        """The supports of W and their points (:func:`privopt.space.split_support_work`) when
+        the top-down sampler applies, from the same public quantities; None otherwise."""
         grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:
             return None
         d_model, _, lv = self._public_levels(Xd.shape[1], res)
         if not lv.exact:
             return None
-        return split_support_count(d_model, lv.coef[0], int(lv.bound), self._feature_values(Xd, res))
+        return split_support_work(d_model, lv.coef[0], int(lv.bound), self._feature_values(Xd, res))
 
     def _check_rspm_outlook(self, Xa, epsilon):
         """Refuse ``mechanism="rspm"`` up front where its MILP is predicted not
@@ -826,20 +836,21 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             if key in seen:
                 continue
             size = self._public_size(Xr.shape[1], res)
-            regions = self._public_topdown_regions(Xr, res)
+            split = self._public_topdown_work(Xr, res)
+            regions = None if split is None else split.regions
             work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
             if i > 0:
                 too_many = size >= 10 ** 18 or (regions is None and size > LADDER_ENUMERATE_POINTS)
                 if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
                         != "permute_and_flip":
                     continue
-                part = mixture_part_seconds(size, n, d_model, work, topdown_regions=regions)
+                part = mixture_part_seconds(size, n, d_model, work, topdown_work=split)
                 if total + size > LADDER_TOTAL_POINTS or self._over_time_limit(seconds + part):
                     break       # the ladder's total size, or the mixture's time_limit on the sum: it stops here
                 total += size
                 seconds += part
             else:
-                seconds += mixture_part_seconds(size, n, d_model, work, topdown_regions=regions)
+                seconds += mixture_part_seconds(size, n, d_model, work, topdown_work=split)
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]

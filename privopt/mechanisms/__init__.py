@@ -14,6 +14,7 @@ from ._evaluate import FixAndSolveEvaluator as FixAndSolveEvaluator
 from ._bounded import PyomoBoundOracle as PyomoBoundOracle
 from ._bounded import prefix_space as prefix_space
 from ._bounded import relaxation_bound as relaxation_bound
+from ._evaluate import branch_and_bound_seconds as branch_and_bound_seconds
 from ._evaluate import predict_evaluation_seconds as predict_evaluation_seconds
 from ._plan import workers_for as workers_for
 from ._release import MixtureParameters as MixtureParameters

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import pickle
 import time
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -43,7 +44,8 @@ from ._decision import DecisionSet, _linear_row, decision_set
 from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
                         iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
 
-__all__ = ["HalfspaceEvaluator", "FixAndSolveEvaluator", "SCORE_ENTRIES_PER_SECOND",
+__all__ = ["HalfspaceEvaluator", "FixAndSolveEvaluator", "SCORE_ENTRIES_PER_SECOND", "BranchAndBoundCost",
+           "BRANCH_AND_BOUND_COST", "branch_and_bound_seconds",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_evaluation_seconds"]
 
 #: Throughput of the halfspace engines used to PREDICT their time, in score
@@ -67,6 +69,41 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
     dense = n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD)
     work = dense if sparse_work is None else min(dense, sparse_work)
     return work / SCORE_ENTRIES_PER_SECOND
+
+
+@dataclass(frozen=True)
+class BranchAndBoundCost:
+    """The constants of the predicted time of one W_r of ``mixture_selection`` scored by
+    branch and bound (:class:`privopt.solvers.BoundedArgmax`), from public sizes only:
+
+        T = overhead + point_seconds x |W| x (n / 1000) ** row_exponent
+
+    ``point_seconds x |W|``: drawing the noise of every point and walking the enumeration's
+    tree (at n = 1000 records); the subtrees it scores instead of pruning depend on the data,
+    and each scored point costs a pass over the distinct rows (at most n), so the time grows
+    with n more slowly than scoring every point does (``row_exponent`` < 1).  A uniform
+    change of the kernels' speed is ``point_seconds`` alone.  Recalibrated by
+    ``python benchmarks/bench_predictions.py --repeats 2 --fit``."""
+
+    overhead: float
+    point_seconds: float
+    row_exponent: float
+
+
+#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
+#: (the overhead held at 1 ms) on the default fit's 22 W's scored by branch and bound (2,000 x 6
+#: and 100,000 x 6 tables): the worst ratio, either way, of predicted to the draw's CPU seconds
+#: is 2.4 (the pruning depends on the data: one W took 46 times longer than another of 2.6
+#: times fewer points; two W's of the same public sizes differ up to 2.5-fold).
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=1e-3, point_seconds=6.92e-8, row_exponent=0.29)
+
+
+def branch_and_bound_seconds(n_points: int, n_records: int, cost: BranchAndBoundCost = BRANCH_AND_BOUND_COST
+                             ) -> float:
+    """Seconds predicted for report-noisy-max over W by branch and bound
+    (:class:`BranchAndBoundCost`), from |W| and n only."""
+    n = max(1, int(n_records))
+    return cost.overhead + cost.point_seconds * int(n_points) * (n / 1000.0) ** cost.row_exponent
 
 
 #: The fix-and-solve evaluator's time PREDICTED from public sizes: (seconds per solve,

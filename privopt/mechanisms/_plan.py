@@ -19,8 +19,8 @@ from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from ..exceptions import ModelError, ParameterError
 from ..solvers import BoundedArgmax
 from ._decision import decision_set
-from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_engine,
-                        fix_solve_seconds, model_size, slow_solver_note)
+from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, branch_and_bound_seconds,
+                        fix_solve_engine, fix_solve_seconds, model_size, slow_solver_note)
 from ._samplers import BoundedSampler, RangeCheck, Sampler, ScoredSampler, TopDownSampler, selection_keys
 
 __all__ = ["SelectionPlan", "check_time_limit", "check_w_size", "plan_halfspace", "plan_user_model", "workers_for",
@@ -119,14 +119,18 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
     n_points = int(evaluator.n_points)
     if single:
         check_w_size(n_points)
-    predicted = float(evaluator.predicted_seconds(n_public))
     # its noise is held whole (8 bytes a point, within the evaluator's max_points)
     argmax = None if single else BoundedArgmax.of(data, evaluator.coef, evaluator.bound)
+    if argmax is None:
+        predicted = float(evaluator.predicted_seconds(n_public))
+        how = f"scoring all {format_count(n_points)} points of W"
+    else:
+        predicted = float(branch_and_bound_seconds(n_points, n_public))
+        how = f"report-noisy-max over the {format_count(n_points)} points of W by branch and bound"
     return SelectionPlan(
         "enumerate", n_points, predicted, predicted,
-        work=(f"scoring all {format_count(n_points)} points of W is predicted to take about {predicted:,.0f} s "
-              "(from |W|, "
-              f"n = {n_public:,} and d = {evaluator.d})"),
+        work=(f"{how} is predicted to take about {predicted:,.0f} s (from |W|, n = {n_public:,} and "
+              f"d = {evaluator.d})"),
         remedy=("Raise time_limit, make W smaller (norm_bound, a coarser grid, fewer features), or use OPDisc "
                 "(privopt.opdisc), whose MILP does not score W."),
         reason=("privopt's 0/1-loss model whose W cannot be split by support: every point scored by the exact "

@@ -12,6 +12,7 @@ from ._data import HalfspaceData as HalfspaceData
 from ._patterns import pattern_counts as pattern_counts
 from ._patterns import pattern_lower_bounds as pattern_lower_bounds
 from ._regions import BOUND_ROWS_PER_SECOND as BOUND_ROWS_PER_SECOND
+from ._regions import topdown_seconds as topdown_seconds
 from ._regions import bound_search_work as bound_search_work
 from ._regions import enumeration_levels as enumeration_levels
 from ._regions import halfspace_problem as halfspace_problem

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -37,25 +38,66 @@ from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "split_supports", "bound_search_work", "enumeration_levels", "EnumerationLevels", "BOUND_ROWS_PER_SECOND",
-           "EXACT_WORK_PER_SECOND", "SAMPLE_OVERHEAD_SECONDS",
+           "TopDownCost", "TOPDOWN_COST", "topdown_seconds",
            "MAX_PATTERNS", "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
 
-#: Seconds of one top-down draw beyond its kernels (the shards, their noise, the candidate's
-#: decoding), measured at about 1 ms for a W of a few regions (benchmarks/bench_table_shapes.py).
-SAMPLE_OVERHEAD_SECONDS = 1e-3
 
-#: The exact-minima phase of a top-down draw, in units of (rows x points x support size)
-#: summed over every region of W per second (:meth:`HalfspaceProblem.sampling_seconds`):
-#: the sampler asks for the minimum of the regions whose bound reaches the best key, a share
-#: of the regions that depends on the data (none on binary tables, about 40% on continuous
-#: ones at 10 levels), each counted until it is settled; set on the default fit's W's of
-#: benchmarks/bench_table_shapes.py (2 cores, shared) between the binary tables (no region
-#: asked: 5x below this rate's time) and the uniform ones (1.2x above it).
-EXACT_WORK_PER_SECOND = 1.6e10
+@dataclass(frozen=True)
+class TopDownCost:
+    """The constants of a top-down draw's predicted time (:func:`topdown_seconds`), from
+    public sizes only (n, d, the supports of W and their points):
+
+        T = overhead + row_seconds x m x (regions + exact_weight x point_work),
+        m = 1000 (min(n, row_base ** d) / 1000) ** row_exponent
+
+    ``overhead``: seconds of one draw beyond its kernels (the shards, their noise, the
+    candidate's decoding); ``row_seconds``: seconds per (support x row) of the lower-bound
+    pass, the pattern histogram of every support over the distinct rows; ``m``: the rows
+    the kernels visit, which depend on the data (the distinct rows, and the supports the
+    sampler asks about): at most n, at most about ``row_base ** d`` on few columns (a
+    100,000 x 6 table draws as fast as its 2,000-row one), growing more slowly than n
+    (``row_exponent`` < 1: a binary 10,000 x 14 table about 5 times slower than its
+    1,000-row one); ``exact_weight``: the exact-minima phase, whose unit is (row x point x
+    support size) summed over every support of W (``point_work``), in units of the bound
+    pass's.  A uniform change of the kernels' speed is ``row_seconds`` alone.  Recalibrated by
+    ``python benchmarks/bench_predictions.py --repeats 2 --fit``.
+
+    Fitted on n from 1,000 to 100,000 and d from 2 to 61: above that, the sublinear ``m``
+    is an extrapolation (a continuous 1,000,000 x 14 table may take several times longer)."""
+
+    overhead: float
+    row_seconds: float
+    exact_weight: float
+    row_base: float = math.inf
+    row_exponent: float = 1.0
+
+
+#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
+#: (the overhead held at 1 ms, the smallest draws' time) on the default fit's 136 top-down W's
+#: over its ten tables: the worst ratio, either way, of predicted to the draw's CPU seconds is
+#: 4.8, where the binary and uniform 10,000 x 14 tables, which share every public quantity,
+#: differ 20-fold (no public prediction can do better than 4.5 there).  CPU seconds, not wall:
+#: on the 2 cores shared with other jobs the draws' wall time was 1 to 10 times their CPU time.
+TOPDOWN_COST = TopDownCost(overhead=1e-3, row_seconds=8.39e-9, exact_weight=0.0156, row_base=2.74,
+                           row_exponent=0.502)
+
+
+def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost: TopDownCost = TOPDOWN_COST
+                    ) -> float:
+    """A top-down draw's predicted seconds on one core (:class:`TopDownCost`) from the supports
+    of W, their ``point_work`` (:meth:`HalfspaceProblem.public_work`,
+    :func:`privopt.space.split_support_work`), n and d (W's coordinates), all public."""
+    n = float(max(1, int(n_records)))
+    # min(n, row_base ** d), compared in logarithms (row_base ** d overflows a float for large d)
+    log_cap = int(d) * math.log(cost.row_base) if cost.row_base > 0 else -math.inf
+    rows = n if log_cap >= math.log(n) else math.exp(log_cap)
+    m = 1000.0 * (rows / 1000.0) ** cost.row_exponent
+    return cost.overhead + cost.row_seconds * m * (int(regions) + cost.exact_weight * int(point_work))
+
 
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
@@ -281,25 +323,22 @@ class HalfspaceProblem(RegionProblem):
         (data-dependent) number of distinct rows."""
         return self.n_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
 
-    def exact_work(self, n_records: int) -> int:
-        """sum over the regions of n x (points of the region) x (support size): what
-        scoring every point of every region from its histogram would visit, from public
-        sizes only (d, the points per support size, n for the distinct rows)."""
-        per_row = sum(math.comb(self.d, j) * int(self.vectors[j].shape[0]) * j for j in range(1, self.k + 1))
-        return per_row * max(1, int(n_records))
+    def public_work(self) -> tuple[int, int]:
+        """``(regions, point_work)``: the supports of W and the sum over them of (points of
+        the region) x (support size), from public sizes only (d, the grid and the ball):
+        what the bound pass and the exact-minima phase visit per record."""
+        work = sum(math.comb(self.d, j) * int(self.vectors[j].shape[0]) * j for j in range(1, self.k + 1))
+        return int(self.n_regions), int(work)
 
-    def sampling_seconds(self, n_records: int) -> float:
-        """A top-down draw from W, predicted from public sizes only:
+    def sampling_seconds(self, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
+        """A top-down draw from W, predicted from public sizes only (:class:`TopDownCost`):
 
-            T = SAMPLE_OVERHEAD_SECONDS + (regions x n) / BOUND_ROWS_PER_SECOND
-                + exact_work(n) / EXACT_WORK_PER_SECOND,
+            T = overhead + row_seconds x m x (regions + exact_weight x point_work)
 
-        the per-draw overhead, the lower-bound pass (:meth:`predicted_seconds`) and the
-        exact-minima phase at the share of the regions measured in the middle of the
-        benchmark's tables (:data:`EXACT_WORK_PER_SECOND`); the kernels' threads are not
-        counted (on a machine shared with other work they barely shorten a draw)."""
-        return (SAMPLE_OVERHEAD_SECONDS + self.predicted_seconds(n_records)
-                + self.exact_work(n_records) / EXACT_WORK_PER_SECOND)
+        (:meth:`public_work`, :func:`topdown_seconds`: m the rows the kernels visit, from n
+        and d); the kernels' threads are not counted (on a machine shared
+        with other work they barely shorten a draw)."""
+        return topdown_seconds(*self.public_work(), n_records, self.d, cost)
 
 
 class PerturbedHalfspaceProblem(HalfspaceProblem):

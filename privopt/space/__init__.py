@@ -31,7 +31,7 @@ from ._constrained import (
 from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bound, parse_grid
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
 from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, product_size, uniform_grid
-from ._support import split_support_count
+from ._support import SupportWork, split_support_count, split_support_work
 
 __all__ = [
     "parse_grid",
@@ -52,6 +52,8 @@ __all__ = [
     "uniform_grid",
     "product_size",
     "split_support_count",
+    "split_support_work",
+    "SupportWork",
     "SeparableConstraints",
     "linear_tables",
     "count_constrained_points",

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from ._points import prefix_counts
 
-__all__ = ["split_support_count"]
+__all__ = ["split_support_count", "split_support_work", "SupportWork"]
 
 
 def split_support_count(d: int, coef: Sequence[int], bound: int, n_values: int) -> int | None:
@@ -39,6 +40,24 @@ def split_support_count(d: int, coef: Sequence[int], bound: int, n_values: int) 
     of each size, summed over the sizes, at most
     :data:`privopt._limits.MAX_REGION_POINTS`.
     """
+    work = split_support_work(d, coef, bound, n_values)
+    return None if work is None else work.regions
+
+
+@dataclass(frozen=True)
+class SupportWork:
+    """What the top-down engine visits per record on W_tau split by support, from public
+    sizes only: ``regions``, the supports (sizes 0..kmax), ``point_work``, the sum over
+    them of (points of the region) x (support size), and ``d``, W's coordinates."""
+
+    regions: int
+    point_work: int
+    d: int
+
+
+def split_support_work(d: int, coef: Sequence[int], bound: int, n_values: int) -> SupportWork | None:
+    """The :class:`SupportWork` of W_tau where :func:`split_support_count`'s rule lets it be
+    split by support (same arguments), else None."""
     coef = [int(c) for c in coef]
     if 0 not in coef:
         return None
@@ -52,4 +71,6 @@ def split_support_count(d: int, coef: Sequence[int], bound: int, n_values: int) 
     counts = prefix_counts([units] * kmax, bound)     # counts[k][bound]: points of a support of size k
     if sum(int(c[bound]) for c in counts[1:]) > MAX_REGION_POINTS:
         return None
-    return sum(math.comb(int(d), k) for k in range(kmax + 1))
+    regions = sum(math.comb(int(d), k) for k in range(kmax + 1))
+    work = sum(math.comb(int(d), k) * int(counts[k][bound]) * k for k in range(1, kmax + 1))
+    return SupportWork(regions, work, int(d))

@@ -1,0 +1,70 @@
+"""The predicted time of a W_r scored by branch and bound inside mixture_selection
+(privopt/mechanisms/_evaluate.py branch_and_bound_seconds, read by the plan), and the
+estimator's mirror of the mixture's time_limit rule (mixture_part_seconds): from public
+sizes only, checked against values worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privopt.estimators import mixture_part_seconds
+from privopt.mechanisms import _plan
+from privopt.mechanisms._evaluate import (BRANCH_AND_BOUND_COST, BranchAndBoundCost, branch_and_bound_seconds,
+                                          predict_evaluation_seconds)
+from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
+from privopt.search import topdown_seconds
+from privopt.solvers import BoundedArgmax
+from privopt.space import SupportWork
+
+
+def test_branch_and_bound_seconds_by_hand():
+    """overhead 1e-3 + 1e-7 x |W| x (n / 1000) ** 0.5: |W| = 1,000 and n = 4,000 give
+    1e-3 + 1e-4 x 2 = 1.2e-3 s; n = 1,000: 1.1e-3 s."""
+    cost = BranchAndBoundCost(overhead=1e-3, point_seconds=1e-7, row_exponent=0.5)
+    assert branch_and_bound_seconds(1000, 4000, cost) == pytest.approx(1.2e-3, rel=1e-12)
+    assert branch_and_bound_seconds(1000, 1000, cost) == pytest.approx(1.1e-3, rel=1e-12)
+    c = BRANCH_AND_BOUND_COST
+    assert branch_and_bound_seconds(5000, 1000) == pytest.approx(c.overhead + c.point_seconds * 5000)
+
+
+def _per_coordinate_grid_data(seed: int):
+    """A W that cannot be split by support (a grid per coordinate), integer features."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(50, 3)).astype(float)
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + rng.normal(0, 0.5, 50) > 0.5, 1, 0)
+    model = zero_one_halfspace(X, y, grid=[[-1, 0, 1], [-2, -1, 0, 1, 2], [-1, 0, 1]], norm_bound=2.0)
+    return getattr(model, ENUMERATION_ATTR), model
+
+
+def test_a_mixture_w_scored_by_branch_and_bound_is_predicted_as_such_from_public_sizes():
+    if BoundedArgmax.of(*_levels(_per_coordinate_grid_data(0)[0])) is None:
+        pytest.skip("the branch and bound needs numba")
+    plans = []
+    for seed in (0, 1):          # two tables of the same shape, other values and labels
+        data, model = _per_coordinate_grid_data(seed)
+        plan = _plan.plan_halfspace(data, None, n_public=50, model=model, single=False)
+        assert plan.path == "enumerate"
+        assert plan.predicted_time == pytest.approx(branch_and_bound_seconds(plan.n_points, 50))
+        assert "branch and bound" in plan.work
+        plans.append(plan)
+    assert plans[0].predicted_time == plans[1].predicted_time
+    # a single W (exponential_mechanism) scores every point: the enumeration's prediction
+    single = _plan.plan_halfspace(data, None, n_public=50, model=model, single=True)
+    assert single.predicted_time != plans[1].predicted_time and "scoring all" in single.work
+
+
+def _levels(data):
+    from privopt.search import enumeration_levels
+
+    coef, bound, _, _ = enumeration_levels(data)
+    return data, coef, bound
+
+
+def test_the_estimators_mirror_is_never_short_of_the_plans_prediction():
+    """Top down: the same formula on the same public work (on one core where the bound pass
+    is short); scored: the larger of every point and the branch and bound."""
+    work = SupportWork(regions=99, point_work=5000, d=7)
+    assert mixture_part_seconds(953, 2000, 7, topdown_work=work) == topdown_seconds(99, 5000, 2000, 7)
+    scored = mixture_part_seconds(88_273, 2000, 7)
+    assert scored == max(predict_evaluation_seconds(88_273, 2000, 7), branch_and_bound_seconds(88_273, 2000))
