@@ -268,7 +268,9 @@ def test_a_time_limit_below_the_lower_bound_is_refused_before_the_model_is_read(
     space, _ = prefix_space([(0.0, 1.0)] * 20, None, [model.open], w)
     predicted, _ = privopt.mechanisms.selection.bounded_lower_bound(space, model, "highs")
     monkeypatch.setattr(HighsFixedSession, "build", classmethod(lambda *a, **k: pytest.fail("the model was read")))
-    with pytest.raises(ParameterError, match="at least 6 certified LP solve") as err:
+    # at least 6 on an idle machine; the count's search stops after 0.25 s, so under load it may stop
+    # a level higher (still a lower bound): the refusal, not the number, is what this test holds
+    with pytest.raises(ParameterError, match=r"at least [1-6] certified LP solve") as err:
         _release(model, path="bounded", random_state=0, time_limit=predicted / 2)
     assert err.value.parameter == "time_limit" and "lower bound" in str(err.value)
 
