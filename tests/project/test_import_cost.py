@@ -45,6 +45,27 @@ def test_import_estimators_adds_no_baselines_or_numba():
     assert loaded == ["sklearn.base"]
 
 
+def test_baselines_load_their_submodules_at_first_use():
+    """``privopt.baselines`` imports a baseline's module at the first use of one of its
+    names: objective perturbation (the default estimator's warm start) without the
+    reference baselines' scikit-learn LogisticRegression or the grid search's model
+    selection; every public name still resolves, to the class its submodule defines."""
+    code = ("import privopt.baselines as b\n"
+            "from privopt.baselines import ObjectivePerturbationLogisticRegression as O\n"
+            "from privopt.baselines.perturbation import ObjectivePerturbationLogisticRegression\n"
+            "assert O is ObjectivePerturbationLogisticRegression\n")
+    assert _loaded_after(code, ["privopt.baselines.perturbation", "privopt.baselines.reference",
+                                "privopt.baselines.grid_search", "sklearn.linear_model",
+                                "sklearn.model_selection"]) == ["privopt.baselines.perturbation"]
+    code = ("import privopt.baselines as b\n"
+            "names = [getattr(b, name) for name in b.__all__]\n"
+            "assert b.PRIVATE_BASELINES['dpsgd'] is b.DPSGDLogisticRegression\n"
+            "assert b.REFERENCE_BASELINES['majority'].__module__ == 'privopt.baselines.reference'\n"
+            "assert b.accounting.__name__ == 'privopt.baselines._accounting'\n")
+    assert _loaded_after(code, ["privopt.baselines.reference", "privopt.baselines.grid_search"]) == [
+        "privopt.baselines.reference", "privopt.baselines.grid_search"]
+
+
 def test_calibration_loads_scipy_at_first_use():
     """A calibration that needs scipy imports it when called (here scipy.integrate's
     quadrature, scipy.optimize's root finder and scipy.stats' normal tail), not before."""
