@@ -47,6 +47,11 @@ if TYPE_CHECKING:     # what the names below are; at run time each is imported a
     )
     from .reference import MajorityClassClassifier, NonPrivateLogisticRegression
 
+    #: name -> class, for running every private baseline through one interface.
+    PRIVATE_BASELINES: dict[str, type]
+    #: name -> class of the non-private reference points.
+    REFERENCE_BASELINES: dict[str, type]
+
 #: public name -> the submodule that defines it.  A submodule is imported at the first use of
 #: one of its names (PEP 562), so the default estimator's warm start, which needs objective
 #: perturbation alone, does not import scikit-learn's LogisticRegression and model selection
@@ -63,7 +68,7 @@ _HOMES = {
     "OutputPerturbationLogisticRegression": ".perturbation",
     "MajorityClassClassifier": ".reference", "NonPrivateLogisticRegression": ".reference",
 }
-#: name -> class name, for running every private baseline through one interface (``PRIVATE_BASELINES``).
+#: name -> class name of the private baselines (``PRIVATE_BASELINES``).
 _PRIVATE = {
     "dpsgd": "DPSGDLogisticRegression",
     "dpagd": "DPAGDLogisticRegression",
