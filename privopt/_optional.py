@@ -1,10 +1,18 @@
-"""Optional dependencies: import them or say which extra installs them."""
+"""Optional dependencies: import them or say which extra installs them; and the
+slow-to-import libraries that only some paths use, imported on first use.
+
+:func:`lazy_module` is the one accessor for the latter: ``stats =
+lazy_module("scipy.stats")`` at a module's top costs nothing, and ``stats.norm``
+imports scipy.stats at that first attribute access (0.4 to 0.8 s in a fresh
+process), so ``import privopt`` does not pay for what its first call may never
+use.  ``tests/project/test_import_cost.py`` checks which libraries a fresh
+``import privopt`` loads."""
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["require", "EXTRAS"]
+__all__ = ["require", "lazy_module", "LazyModule", "EXTRAS"]
 
 #: importable module -> (pip extra, what needs it)
 EXTRAS = {
@@ -30,3 +38,25 @@ def require(module: str):
         hint = f"pip install privopt[{extra}]" if extra else f"pip install {top}"
         raise ImportError(f"{what} need(s) the optional package {top!r}, which is not installed: "
                           f"{hint}") from exc
+
+
+class LazyModule:
+    """The module ``name``, imported at the first access to one of its attributes
+    (later accesses read it from ``sys.modules``: a dictionary look-up).  Thread
+    safe: Python's import lock serializes a first import from several threads."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"
+
+
+def lazy_module(name: str) -> LazyModule:
+    """``name`` (dotted), imported on first attribute access (see the module docstring)."""
+    return LazyModule(name)

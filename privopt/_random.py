@@ -25,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
+from ._optional import lazy_module
 from .exceptions import ParameterTypeError
+
+special = lazy_module("scipy.special")     # slow to import: loaded at first use
 
 __all__ = ["NoiseDraws", "SecureGenerator", "check_random_state", "is_secure", "noise_from_words", "spawn"]
 
@@ -152,7 +154,7 @@ class SecureGenerator:
         return low + (high - low) * self.random(size)
 
     def standard_normal(self, size=None):
-        return ndtri(self._open_uniform(size))
+        return special.ndtri(self._open_uniform(size))
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return loc + scale * self.standard_normal(size)

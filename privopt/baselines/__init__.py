@@ -24,22 +24,63 @@ bounds they take them from the data and emit
 computed in :mod:`privopt.baselines._accounting`.
 """
 
-from . import _accounting as accounting
-from ._gradient_grid import GradientGrid, gradient_grid
-from .dpagd import DPAGDLogisticRegression
-from .dpsgd import DPSGDLogisticRegression, dpsgd_batch_units, dpsgd_update
-from .grid_search import (
-    DEFAULT_DPSGD_GRID,
-    GridSearchResult,
-    dpsgd_grid_search,
-    private_grid_search,
-)
-from .noisy_sgd import NoisySGDClassifier, noisy_sgd_batch_units, noisy_sgd_update
-from .perturbation import (
-    ObjectivePerturbationLogisticRegression,
-    OutputPerturbationLogisticRegression,
-)
-from .reference import MajorityClassClassifier, NonPrivateLogisticRegression
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # what the names below are; at run time each is imported at its first use
+    from . import _accounting as accounting
+    from ._gradient_grid import GradientGrid, gradient_grid
+    from .dpagd import DPAGDLogisticRegression
+    from .dpsgd import DPSGDLogisticRegression, dpsgd_batch_units, dpsgd_update
+    from .grid_search import (
+        DEFAULT_DPSGD_GRID,
+        GridSearchResult,
+        dpsgd_grid_search,
+        private_grid_search,
+    )
+    from .noisy_sgd import NoisySGDClassifier, noisy_sgd_batch_units, noisy_sgd_update
+    from .perturbation import (
+        ObjectivePerturbationLogisticRegression,
+        OutputPerturbationLogisticRegression,
+    )
+    from .reference import MajorityClassClassifier, NonPrivateLogisticRegression
+
+    #: name -> class, for running every private baseline through one interface.
+    PRIVATE_BASELINES: dict[str, type]
+    #: name -> class of the non-private reference points.
+    REFERENCE_BASELINES: dict[str, type]
+
+#: public name -> the submodule that defines it.  A submodule is imported at the first use of
+#: one of its names (PEP 562), so the default estimator's warm start, which needs objective
+#: perturbation alone, does not import scikit-learn's LogisticRegression and model selection
+#: (the reference baselines and the grid search) in a fresh process.
+_HOMES = {
+    "accounting": "._accounting",
+    "GradientGrid": "._gradient_grid", "gradient_grid": "._gradient_grid",
+    "DPAGDLogisticRegression": ".dpagd",
+    "DPSGDLogisticRegression": ".dpsgd", "dpsgd_batch_units": ".dpsgd", "dpsgd_update": ".dpsgd",
+    "DEFAULT_DPSGD_GRID": ".grid_search", "GridSearchResult": ".grid_search", "dpsgd_grid_search": ".grid_search",
+    "private_grid_search": ".grid_search",
+    "NoisySGDClassifier": ".noisy_sgd", "noisy_sgd_batch_units": ".noisy_sgd", "noisy_sgd_update": ".noisy_sgd",
+    "ObjectivePerturbationLogisticRegression": ".perturbation",
+    "OutputPerturbationLogisticRegression": ".perturbation",
+    "MajorityClassClassifier": ".reference", "NonPrivateLogisticRegression": ".reference",
+}
+#: name -> class name of the private baselines (``PRIVATE_BASELINES``).
+_PRIVATE = {
+    "dpsgd": "DPSGDLogisticRegression",
+    "dpagd": "DPAGDLogisticRegression",
+    "noisy_sgd": "NoisySGDClassifier",
+    "objective_perturbation": "ObjectivePerturbationLogisticRegression",
+    "output_perturbation": "OutputPerturbationLogisticRegression",
+}
+#: name -> class name of the non-private reference points (``REFERENCE_BASELINES``).
+_REFERENCE = {
+    "nonprivate_lr": "NonPrivateLogisticRegression",
+    "majority": "MajorityClassClassifier",
+}
 
 __all__ = [
     "GradientGrid",
@@ -64,16 +105,21 @@ __all__ = [
     "REFERENCE_BASELINES",
 ]
 
-#: name -> class, for running every private baseline through one interface.
-PRIVATE_BASELINES = {
-    "dpsgd": DPSGDLogisticRegression,
-    "dpagd": DPAGDLogisticRegression,
-    "noisy_sgd": NoisySGDClassifier,
-    "objective_perturbation": ObjectivePerturbationLogisticRegression,
-    "output_perturbation": OutputPerturbationLogisticRegression,
-}
-#: name -> class of the non-private reference points.
-REFERENCE_BASELINES = {
-    "nonprivate_lr": NonPrivateLogisticRegression,
-    "majority": MajorityClassClassifier,
-}
+
+def __getattr__(name: str):
+    """A public name, its submodule imported on first use (then kept as a global)."""
+    if name in _HOMES:
+        module = importlib.import_module(_HOMES[name], __name__)
+        value = module if name == "accounting" else getattr(module, name)
+    elif name == "PRIVATE_BASELINES":
+        value = {key: __getattr__(cls) for key, cls in _PRIVATE.items()}
+    elif name == "REFERENCE_BASELINES":
+        value = {key: __getattr__(cls) for key, cls in _REFERENCE.items()}
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

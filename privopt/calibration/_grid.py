@@ -67,9 +67,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from scipy.optimize import brentq, minimize_scalar
-
+from .._optional import lazy_module
 from .._validation import check_delta, check_epsilon, check_int, check_positive
+
+optimize = lazy_module("scipy.optimize")     # slow to import: loaded at first use
 
 __all__ = ["GRID_BITS", "GridNoise", "count_laplace", "grid_gaussian", "grid_laplace", "grid_step",
            "largest_zcdp_rho", "zcdp_delta"]
@@ -159,7 +160,7 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> float:
 
     # the minimiser lies near (epsilon + rho) / (2 rho): search a bracket around it
     centre = max(1.0 + 1e-6, (epsilon + rho) / (2.0 * rho))
-    best = minimize_scalar(log_delta, bounds=(1.0 + 1e-12, 4.0 * centre + 10.0), method="bounded",
+    best = optimize.minimize_scalar(log_delta, bounds=(1.0 + 1e-12, 4.0 * centre + 10.0), method="bounded",
                            options={"xatol": 1e-10})
     return min(0.0, float(best.fun), log_delta(centre))
 
@@ -180,7 +181,7 @@ def largest_zcdp_rho(epsilon: float, delta: float) -> float:
         hi *= 2.0
     while _log_zcdp_delta(lo, epsilon) >= target:
         lo /= 2.0
-    rho = brentq(lambda r: _log_zcdp_delta(r, epsilon) - target, lo, hi, xtol=1e-300, rtol=1e-12)
+    rho = optimize.brentq(lambda r: _log_zcdp_delta(r, epsilon) - target, lo, hi, xtol=1e-300, rtol=1e-12)
     return rho * (1.0 - 1e-9)
 
 

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import integrate, optimize
-from scipy.stats import norm
-
+from .._optional import lazy_module
 from .._validation import (
     check_choice,
     check_delta,
@@ -36,6 +34,11 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import ParameterError
+
+# scipy.integrate and scipy.stats take about a second to import: loaded at first use.
+integrate = lazy_module("scipy.integrate")
+optimize = lazy_module("scipy.optimize")
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "OPDISC_CALIBRATIONS",
@@ -255,7 +258,7 @@ def opdisc_paper_argument_holds(epsilon: float, delta: float) -> bool:
     delta = check_delta(delta)
     s = 7.0 * math.sqrt(math.log(1.0 / delta)) / (4.0 * epsilon)
     z = s * epsilon - 1.0 / (2.0 * s)
-    return bool(z > 0.0 and norm.sf(z) <= delta)
+    return bool(z > 0.0 and stats.norm.sf(z) <= delta)
 
 
 def opdisc_sigma(

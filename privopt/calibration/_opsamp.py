@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from scipy.special import gammaincinv
-
+from .._optional import lazy_module
 from .._validation import (
     check_delta,
     check_epsilon,
@@ -25,6 +24,8 @@ from .._validation import (
 )
 from ..exceptions import ParameterError, ParameterTypeError
 from ._grid import GridNoise, grid_laplace
+
+special = lazy_module("scipy.special")     # slow to import: loaded at first use
 
 __all__ = ["opsamp_parameters", "OPSampParameters", "MAX_PAPER_ORACLE_CALLS"]
 
@@ -347,8 +348,8 @@ def opsamp_parameters(
     # (privopt.calibration._grid, eq. (3)); its scale is lambda/epsilon (1 + d gamma/lambda)
     grid = grid_laplace(lam, epsilon, d)
     b = grid.scale
-    alpha_perturbation = D_inf * float(gammaincinv(m * d, 1.0 - beta / 2.0) / eta) / (m * n)
-    alpha_laplace = G * float(gammaincinv(d, 1.0 - beta / 2.0) * b)
+    alpha_perturbation = D_inf * float(special.gammaincinv(m * d, 1.0 - beta / 2.0) / eta) / (m * n)
+    alpha_laplace = G * float(special.gammaincinv(d, 1.0 - beta / 2.0) * b)
     return OPSampParameters(
         n_oracle_calls=m,
         gamma=gamma,

@@ -56,13 +56,16 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from pyomo.core.expr.numvalue import is_constant
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
 
+from .._optional import lazy_module
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 from ._records import FAINT_RTOL, check_record_blocks, row_variables
+
+# scipy, once imported, makes Pyomo import scipy.stats (about a second): loaded at first use.
+sparse = lazy_module("scipy.sparse")
+csgraph = lazy_module("scipy.sparse.csgraph")
 
 __all__ = ["ALL", "FAINT_RTOL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split",
            "records_of", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
@@ -466,8 +469,8 @@ def _record_labels(sides: ModelSides, rows) -> tuple[np.ndarray, list]:
         members = [index[v] for v in group if v in index]
         a.extend(members[:1] * (len(members) - 1))
         b.extend(members[1:])
-    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(ids), len(ids)))
-    _, label = connected_components(graph, directed=False)
+    graph = sparse.coo_matrix((np.ones(len(a)), (a, b)), shape=(len(ids), len(ids)))
+    _, label = csgraph.connected_components(graph, directed=False)
     return label, ids
 
 

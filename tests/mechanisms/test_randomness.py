@@ -15,6 +15,7 @@ stream) reused across independent draws.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -85,6 +86,9 @@ def secure_only(monkeypatch):
     def forbidden(*a, **k):
         raise AssertionError("a seeded numpy generator was created although random_state=None")
 
+    # scipy.stats calls default_rng while it is imported (the examples of its docstrings);
+    # privopt imports it at the calibration's first use, so import it before forbidding.
+    importlib.import_module("scipy.stats")
     monkeypatch.setattr(_random.os, "urandom", counting)
     monkeypatch.setattr(np.random, "default_rng", forbidden)
     return count
