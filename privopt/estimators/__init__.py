@@ -100,7 +100,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     applies (one integer grid with 0): its cost is the lower-bound pass,
     supports x n rows at :data:`privopt.search._regions.BOUND_ROWS_PER_SECOND`
     per core, on the local process pool it uses by default (all usable CPUs).
-    Otherwise every point is scored (:func:`privopt.mechanisms._evaluate.predict_evaluation_seconds`).
+    Otherwise every point is scored (:func:`privopt.mechanisms.selection._evaluate.predict_evaluation_seconds`).
 
     Private selection's excess loss grows with ln |W| / epsilon, OPDisc's noise
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
@@ -130,7 +130,7 @@ def _bound_pass_seconds(regions: int, n_records: int) -> float:
 def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None,
                          topdown_regions: int | None = None) -> float:
     """The public prediction of sampling one W_r inside ``mixture_selection``, as its plan
-    compares it with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`): the
+    compares it with ``time_limit`` (:func:`privopt.mechanisms.selection._plan.plan_halfspace`): the
     bound pass on the workers the plan's own rule gives it (``workers_for``: this process
     where it is short, else the usable CPUs); every point scored where the split by support
     does not apply."""

@@ -179,7 +179,7 @@ def _sites_model(n_customers=12, n_sites=5, k=2, seed=0):
 
 
 def test_site_selection_scores_every_subset_exactly_and_releases_privately():
-    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+    from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
     from privopt.perturbation import resolve_grids
 
     m, dist = _sites_model()

@@ -264,7 +264,7 @@ def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
     finder) and clips it: the released law is HiGHS's, point by point."""
     require_solver("highs")
     require_solver("glpk")
-    import privopt.mechanisms.selection as sel
+    import privopt.mechanisms.selection.exponential as sel
 
     laws = []
     for solver in ("highs", "glpk"):

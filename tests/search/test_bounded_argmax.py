@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import privopt
-import privopt.mechanisms.mixture as mix
+import privopt.mechanisms.selection.mixture as mix
 from privopt.mechanisms import draw_selection_noise
 from privopt.models import zero_one_loss
 from privopt.search import enumeration_levels

@@ -41,26 +41,26 @@ from typing import Any
 
 import numpy as np
 
-from .._random import check_random_state
-from .._validation import check_epsilon, check_probability
-from ..calibration import (
+from ..._random import check_random_state
+from ..._validation import check_epsilon, check_probability
+from ...calibration import (
     base_measure_log_weights,
     check_prior,
     check_selection_method,
     mixture_utility_bound,
     selection_noise_scale,
 )
-from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
-from ..perturbation import weights_of
-from ..ledger import charges
-from ..result import PrivateResult, weight_labels
-from ..solvers import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
-from ..solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
-from ._checks import decision_bounds
+from ...exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
+from ...models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
+from ...perturbation import weights_of
+from ...ledger import charges
+from ...result import PrivateResult, weight_labels
+from ...solvers import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
+from ...solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from .._checks import decision_bounds
 from ._plan import PROGRESS_AFTER, SelectionPlan, check_time_limit, plan_halfspace
 from ._release import MixtureParameters, MixturePart, MixtureReport, noise_distribution
-from .selection import topdown_problem
+from .exponential import topdown_problem
 
 __all__ = ["mixture_selection", "MixtureReport"]
 
@@ -127,7 +127,7 @@ def _check_public(model, info, index):
 @dataclass(frozen=True)
 class _Part:
     """One W_r: its model's halfspace data and labels, and its plan (how it is sampled,
-    its size and predicted time: :func:`privopt.mechanisms._plan.plan_halfspace`)."""
+    its size and predicted time: :func:`privopt.mechanisms.selection._plan.plan_halfspace`)."""
 
     index: int
     data: object
@@ -280,7 +280,7 @@ def _sample_union(parts, log_mu, rng, method, scale, *, time_limit, progress):
     """Report-noisy-max over the union: key(r, w) = -L_r(w)/s + ln mu(r, .) + Z, W_r in turn
     (each with fresh noise from ``rng``), each with the best total so far as its floor
     (translated into its own key units).  Returns ``((r, w), draws)``, one
-    :class:`~privopt.mechanisms._samplers.Draw` per W_r."""
+    :class:`~privopt.mechanisms.selection._samplers.Draw` per W_r."""
     start = time.perf_counter()
     best_total, best = -math.inf, None
     draws = []

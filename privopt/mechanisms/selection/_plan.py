@@ -1,7 +1,7 @@
 """How private selection will draw from W, chosen in one place from public quantities only.
 
 A :class:`SelectionPlan` says which sampler runs (top down, every point scored, or bounded:
-:mod:`privopt.mechanisms._samplers`), |W|, the predicted time and why; it is decided before
+:mod:`privopt.mechanisms.selection._samplers`), |W|, the predicted time and why; it is decided before
 any of the data's values are read.  :func:`check_time_limit` is the one rule against
 ``time_limit``: a plan whose predicted time (on the workers that run it; on the bounded path
 a lower bound) is longer is refused before any work.  ``exponential_mechanism`` plans one W
@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._limits import LOCAL_SECONDS, format_count
-from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
-from ..exceptions import ModelError, ParameterError
-from ..solvers import BoundedArgmax
+from ..._limits import LOCAL_SECONDS, format_count
+from ..._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
+from ...exceptions import ModelError, ParameterError
+from ...solvers import BoundedArgmax
 from ._decision import decision_set
 from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_engine,
                         fix_solve_seconds, model_size, slow_solver_note)
@@ -39,7 +39,7 @@ class SelectionPlan:
     the bounded path a lower bound), as reported; ``seconds``: the same on the workers that
     run it, what :func:`check_time_limit` compares with ``time_limit``; ``work`` and
     ``remedy``: the refusal's words; ``reason``: why this path (one sentence, for the
-    report); ``sampler``: the :class:`~privopt.mechanisms._samplers.Sampler`; ``progress``:
+    report); ``sampler``: the :class:`~privopt.mechanisms.selection._samplers.Sampler`; ``progress``:
     whether a bar is shown by default; ``norm_bound``: the ball's radius D that W is in
     (None: no ball); ``n_regions``: the supports of W on the top-down path."""
 
@@ -95,7 +95,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
     the only one (``exponential_mechanism``: a W of fewer than two points is refused, and
     every point is scored block by block); else a W_r of the mixture (scored by branch and
     bound where :class:`privopt.solvers.BoundedArgmax` applies).  ``keys``: as
-    :class:`~privopt.mechanisms._samplers.ScoredSampler` takes it."""
+    :class:`~privopt.mechanisms.selection._samplers.ScoredSampler` takes it."""
     if problem is not None:
         n_points = int(problem.n_points)
         if single:
@@ -195,7 +195,7 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
 def _bounded_reason(task, decision) -> str | None:
     """Why the bounded sampler runs, or None (every point scored).  Decided from public
     quantities only: ``path``, |W| counted through the declared constraints (the
-    :class:`~privopt.mechanisms._decision.DecisionSet`'s count), and ``max_points``."""
+    :class:`~privopt.mechanisms.selection._decision.DecisionSet`'s count), and ``max_points``."""
     if task.path == "score":
         return None
     space, why = decision.space, decision.why
@@ -244,7 +244,7 @@ def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
     several points (:meth:`privopt.search.PrefixSpace.min_region_solves`, at most one per
     coordinate of the decision, counted from the grids and the declared constraints) and
     solves that point exactly; each solve is timed by the fix-and-solve evaluator's per-solve
-    prediction from the model's rows and columns (:func:`privopt.mechanisms._evaluate.fix_solve_seconds`)
+    prediction from the model's rows and columns (:func:`privopt.mechanisms.selection._evaluate.fix_solve_seconds`)
     at the measured rates, without the evaluator's safety margin, plus reading the model into
     the solver (two HiGHS sessions; one Pyomo clone otherwise).  How many regions A*
     sampling opens beyond these depends on how tight the bounds are, which depends on the

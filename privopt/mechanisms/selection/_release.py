@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._limits import format_count
-from .._frozen import FrozenRecord
+from ..._limits import format_count
+from ..._frozen import FrozenRecord
 
 __all__ = ["SelectionParameters", "MixtureParameters", "SelectionReport", "MixtureReport", "MixturePart",
            "noise_distribution"]

@@ -9,14 +9,14 @@ exponential mechanism, Exponential(1) for permute-and-flip, drawn by
 * :class:`TopDownSampler`: a 0/1-loss halfspace W split by support, drawn top down
   (:func:`privopt.search.sample_top_down`);
 * :class:`ScoredSampler`: every point of W scored (the exact enumeration or fix-and-solve,
-  :mod:`privopt.mechanisms._evaluate`), the noise drawn block by block in W's order, or
+  :mod:`privopt.mechanisms.selection._evaluate`), the noise drawn block by block in W's order, or
   all at once for the branch and bound of :class:`privopt.solvers.BoundedArgmax`;
 * :class:`BoundedSampler`: A* sampling over prefixes of a user's decision, each region
   bounded by the certified LP relaxation (:func:`privopt.search.sample_prefix` with
-  :class:`privopt.mechanisms._bounded.PyomoBoundOracle`).
+  :class:`privopt.mechanisms.selection._bounded.PyomoBoundOracle`).
 
 ``exponential_mechanism``, ``mixture_selection`` and the audit call them alike; which one
-runs is the :class:`privopt.mechanisms._plan.SelectionPlan`'s choice.  A sampler does not
+runs is the :class:`privopt.mechanisms.selection._plan.SelectionPlan`'s choice.  A sampler does not
 change the law: the keys drawn do not depend on the floor or on how much of W is scored.
 """
 
@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._limits import format_count
-from .._progress import progress_bar
-from ..exceptions import ModelError, NotCertifiedError
-from ..search import KeyedStreams, sample_prefix, sample_top_down
+from ..._limits import format_count
+from ..._progress import progress_bar
+from ...exceptions import ModelError, NotCertifiedError
+from ...search import KeyedStreams, sample_prefix, sample_top_down
 from ._bounded import PyomoBoundOracle
-from ._noise import draw_selection_noise
+from .._noise import draw_selection_noise
 
 __all__ = ["Draw", "Sampler", "TopDownSampler", "ScoredSampler", "BoundedSampler", "RangeCheck", "FAR"]
 

@@ -8,17 +8,17 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from .._random import check_random_state
-from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
-from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
-from ..exceptions import ModelError, ParameterError
-from ..models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
-from ..perturbation import is_transformed, resolve_grids, weights_of
-from ..ledger import charges
-from ..result import PrivateResult, weight_labels
-from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
-from ..search import enumeration_levels, halfspace_problem
-from ._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
+from ..._random import check_random_state
+from ..._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
+from ...calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
+from ...exceptions import ModelError, ParameterError
+from ...models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
+from ...perturbation import is_transformed, resolve_grids, weights_of
+from ...ledger import charges
+from ...result import PrivateResult, weight_labels
+from ...solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from ...search import enumeration_levels, halfspace_problem
+from .._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
                       decision_bounds, warn_if_mean_objective)
 from ._evaluate import slow_solver_note
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
