@@ -82,7 +82,7 @@ def engine_instances():
 
 
 def compare_engines():
-    from privopt.solvers._enumerate import enumeration_levels, choose_engine, iter_losses
+    from privopt.search import choose_engine, enumeration_levels, iter_losses
 
     out = []
     for name, model in engine_instances():

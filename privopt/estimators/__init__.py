@@ -40,8 +40,8 @@ from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decis
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
 from ..result import PrivateResult
-from ..search import BOUND_ROWS_PER_SECOND
-from ..solvers import choose_solver, scoring_costs, solve
+from ..search import BOUND_ROWS_PER_SECOND, scoring_costs
+from ..solvers import choose_solver, solve
 from ..space import count_grid_points, norm_levels, parse_grid, split_support_count
 from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
                       default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,

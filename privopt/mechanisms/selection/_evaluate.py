@@ -9,7 +9,7 @@ reproducible):
 
 * :class:`HalfspaceEvaluator` for the 0/1-loss models of
   :func:`privopt.models.zero_one_halfspace`: the streamed enumeration of
-  ``solver="enumerate"`` (:func:`privopt.solvers._enumerate.iter_losses`),
+  ``solver="enumerate"`` (:func:`privopt.search._losses.iter_losses`),
   exact integer error counts with the model's own decision and tie rule;
 * :class:`FixAndSolveEvaluator` for any other Pyomo model whose decision vector
   takes finitely many values: L(w) is the optimum of the model with the
@@ -38,10 +38,10 @@ from ...exceptions import ModelError, NotCertifiedError, ParameterError
 from ...models import quiet_clone, records_of
 from ...space import (constrained_points, count_grid_points,
                      grid_points, norm_levels)
-from ...search import enumeration_levels
+from ...search import enumeration_levels, iter_losses, scoring_costs
 from ._decision import DecisionSet, _linear_row, decision_set
 from ...solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
-                        iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
+                        persistent_solver, record_blocks, solve)
 
 __all__ = ["HalfspaceEvaluator", "FixAndSolveEvaluator", "SCORE_ENTRIES_PER_SECOND",
            "DEFAULT_MAX_EVALUATIONS", "DEFAULT_MAX_POINTS", "ROW_OVERHEAD", "predict_evaluation_seconds"]
@@ -62,7 +62,7 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
     """Seconds to score W, predicted from |W|, n (an upper bound on the
     distinct rows, which are data-dependent) and d: the dense engine's
     |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND, or the sparse
-    engine's work (:func:`privopt.solvers._enumerate.scoring_costs` with n
+    engine's work (:func:`privopt.search._losses.scoring_costs` with n
     rows) at the same rate when it is given and smaller."""
     dense = n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD)
     work = dense if sparse_work is None else min(dense, sparse_work)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..._limits import LOCAL_SECONDS, format_count
 from ..._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
 from ...exceptions import ModelError, ParameterError
-from ...solvers import BoundedArgmax
+from ...search import BoundedArgmax
 from ._decision import decision_set
 from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, fix_solve_engine,
                         fix_solve_seconds, model_size, slow_solver_note)
@@ -94,7 +94,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
     point scored by the exact enumeration (refused above ``max_points``).  ``single``: W is
     the only one (``exponential_mechanism``: a W of fewer than two points is refused, and
     every point is scored block by block); else a W_r of the mixture (scored by branch and
-    bound where :class:`privopt.solvers.BoundedArgmax` applies).  ``keys``: as
+    bound where :class:`privopt.search.BoundedArgmax` applies).  ``keys``: as
     :class:`~privopt.mechanisms.selection._samplers.ScoredSampler` takes it."""
     if problem is not None:
         n_points = int(problem.n_points)

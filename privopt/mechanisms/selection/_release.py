@@ -153,7 +153,7 @@ class MixturePart(FrozenRecord):
     also readable as a mapping, ``part["won"]``): ``path`` ("topdown" or "enumerate"),
     ``n_points``, ``predicted_time``, ``wall_time``, ``won`` (whether the release came
     from it), on the top-down path ``regions_expanded``, and where W_r is scored by branch
-    and bound (:class:`privopt.solvers.BoundedArgmax`) ``points_scored``."""
+    and bound (:class:`privopt.search.BoundedArgmax`) ``points_scored``."""
 
     path: str
     n_points: int

@@ -55,7 +55,7 @@ from ...models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract
 from ...perturbation import weights_of
 from ...ledger import charges
 from ...result import PrivateResult, weight_labels
-from ...solvers import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
+from ...search import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
 from ...solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from .._checks import decision_bounds
 from ._plan import PROGRESS_AFTER, SelectionPlan, check_time_limit, plan_halfspace

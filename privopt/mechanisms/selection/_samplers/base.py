@@ -10,7 +10,7 @@ exponential mechanism, Exponential(1) for permute-and-flip, drawn by
   (:func:`privopt.search.sample_top_down`);
 * :class:`ScoredSampler` (``scored.py``): every point of W scored (the exact enumeration or fix-and-solve,
   :mod:`privopt.mechanisms.selection._evaluate`), the noise drawn block by block in W's order, or
-  all at once for the branch and bound of :class:`privopt.solvers.BoundedArgmax`;
+  all at once for the branch and bound of :class:`privopt.search.BoundedArgmax`;
 * :class:`BoundedSampler` (``bounded.py``): A* sampling over prefixes of a user's decision, each region
   bounded by the certified LP relaxation (:func:`privopt.search.sample_prefix` with
   :class:`privopt.mechanisms.selection._bounded.PyomoBoundOracle`).

@@ -1,6 +1,6 @@
 """The scored sampler: every point of W scored (the exact enumeration or fix-and-solve,
 :mod:`privopt.mechanisms.selection._evaluate`), the noise drawn block by block in W's order,
-or all at once for the branch and bound of :class:`privopt.solvers.BoundedArgmax`; and the
+or all at once for the branch and bound of :class:`privopt.search.BoundedArgmax`; and the
 loss-range contract every scored loss of a user's model meets."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class RangeCheck:
 
 class ScoredSampler(Sampler):
     """Every point of W scored by ``evaluator`` (its ``blocks()`` in W's order), the noise
-    drawn block by block; or, with ``argmax`` (:class:`privopt.solvers.BoundedArgmax`), all
+    drawn block by block; or, with ``argmax`` (:class:`privopt.search.BoundedArgmax`), all
     of W's noise drawn in one call (the same numbers: a seeded generator's stream does not
     depend on how it is cut, the secure generator's draws are i.i.d.) and only the subtrees
     that may hold the winner scored.  ``sense="maximize"`` selects with the loss -U;
