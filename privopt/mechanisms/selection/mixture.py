@@ -126,11 +126,11 @@ def _check_public(model, info, index):
 
 @dataclass(frozen=True)
 class _Part:
-    """One W_r: its model's halfspace data and labels, and its plan (how it is sampled,
-    its size and predicted time: :func:`privopt.mechanisms.selection._plan.plan_halfspace`)."""
+    """One W_r: its model's labels and its plan (how it is sampled, its predicted time and
+    W_r itself, ``plan.w``, with the model's halfspace data:
+    :func:`privopt.mechanisms.selection._plan.plan_halfspace`)."""
 
     index: int
-    data: object
     labels: tuple
     plan: SelectionPlan
 
@@ -143,7 +143,7 @@ def _part(model, index, n_public, max_points, executor, method) -> _Part:
               else weight_labels(weights_of(model, None, default_name="w")))
     plan = plan_halfspace(data, topdown_problem(data, None), n_public=n_public, executor=executor,
                           max_points=max_points, single=False, desc=f"privopt {method} W_{index + 1}")
-    return _Part(index, data, tuple(labels), plan)
+    return _Part(index, tuple(labels), plan)
 
 
 @dataclass(frozen=True)
@@ -243,9 +243,9 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
         _check_public(m, info, i)
     parts = [_part(m, i, n, max_points, executor, method) for i, m in enumerate(models)]
     for p in parts:
-        if p.plan.n_points < 1:
+        if p.plan.w.n_points < 1:
             raise ModelError(f"models[{p.index}]: its W is empty.", "models")
-    sizes = [p.plan.n_points for p in parts]
+    sizes = [p.plan.w.n_points for p in parts]
     if sum(sizes) < 2:
         raise ModelError("models: the union of the W's has a single point; there is nothing to select.", "models")
     predicted = sum(p.plan.seconds for p in parts)
@@ -266,8 +266,9 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
         log_base_measure=tuple(float(x) for x in log_mu), sensitivity=sensitivity, loss_range=(lo, hi),
         noise_scale=scale, n_points=tuple(sizes), alpha=alpha[0], alpha_per_record=alpha[0] / n,
         alpha_by_resolution=tuple(alpha), beta=beta, n_samples=n, dim=len(chosen.labels),
-        norm_bound=float(chosen.data.norm_bound), path="mixture", noise_distribution=noise_distribution(method))
-    report = MixtureReport.of([MixturePart(p.plan.path, p.plan.n_points, p.plan.predicted_time, d.wall_time,
+        norm_bound=float(chosen.plan.w.halfspace.norm_bound), path="mixture",
+        noise_distribution=noise_distribution(method))
+    report = MixtureReport.of([MixturePart(p.plan.path, p.plan.w.n_points, p.plan.predicted_time, d.wall_time,
                                            p.index == r, regions_expanded=d.regions_expanded,
                                            points_scored=d.points_scored)
                                for p, d in zip(parts, draws)], wall, predicted)

@@ -25,6 +25,12 @@ class BoundedSampler(Sampler):
         self.time_limit, self.oracle_args = time_limit, oracle_args
         self.oracle: PyomoBoundOracle | None = None
 
+    @classmethod
+    def of(cls, w, model, w_vars, **kwargs) -> "BoundedSampler":
+        """The sampler of W (a :class:`~privopt.mechanisms.selection._w.SelectionW` of a
+        user's model counted through its declared constraints: its prefix tree ``space``)."""
+        return cls(w.space, model, w_vars, **kwargs)
+
     def sample(self, rng, method, scale, floor=None, progress=False):
         streams = KeyedStreams(rng)
         start = time.perf_counter()

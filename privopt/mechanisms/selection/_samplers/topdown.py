@@ -20,6 +20,12 @@ class TopDownSampler(Sampler):
     def __init__(self, problem, *, executor=None, predicted: float = 0.0, desc: str = "privopt selection"):
         self.problem, self.executor, self.predicted, self.desc = problem, executor, predicted, desc
 
+    @classmethod
+    def of(cls, w, **kwargs) -> "TopDownSampler":
+        """The sampler of W (a :class:`~privopt.mechanisms.selection._w.SelectionW` split by
+        support: its ``problem``)."""
+        return cls(w.problem, **kwargs)
+
     def sample(self, rng, method, scale, floor=None, progress=False):
         streams = KeyedStreams(rng)      # a fresh secret: independent of any other W's
         fl = None if floor is None else (float(floor), FAR, FAR, FAR)
