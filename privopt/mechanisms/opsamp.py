@@ -22,13 +22,13 @@ import uuid
 import warnings
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pyomo.environ as pyo
 
 from .._limits import check_memory
-from .._frozen import RenamedKeysDict
+from .._frozen import FrozenDict, FrozenRecord
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -68,7 +68,7 @@ from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
 #: selection's ``alpha`` is the total excess loss; each name now has one meaning.
 OPSAMP_ALPHA_RENAMED = ("OPSamp's utility bound is per record, on L/n; 'alpha' in private selection's "
                         "parameters is the total excess loss, so OPSamp's bound is named alpha_per_record")
-__all__ = ["opsamp"]
+__all__ = ["opsamp", "OPSampReleaseParameters"]
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,8 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
     Returns
     -------
     PrivateResult
-        ``weights``; ``parameters`` with ``n_oracle_calls``, ``gamma``,
+        ``weights``; ``parameters`` (an :class:`OPSampReleaseParameters`, read as
+        fields or keys) with ``n_oracle_calls``, ``gamma``,
         ``eta``, ``lambda``, ``laplace_scale``, ``stability_bound`` (A),
         ``t_hoeffding``, ``t_bernstein``, ``l1_diameter``, ``alpha_per_record``
         (privopt's utility bound on L/n, formerly ``alpha``, see
@@ -333,7 +334,9 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``oracle_error``, ``lipschitz_l1`` (G; also under its old key
         ``lipschitz``), ``linf_diameter``, ``l2_diameter``,
         ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
-        ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
+        ``diameter_source``, ``noise_distribution``, ``n_uncertified``,
+        ``grid_step``, ``output_noise``, ``projected``, ``output``,
+        ``laplace_scale_over_width``, ``abs_gap``, ``solver``;
         ``report``: the tuple of the m SolveReports, in call order.
     """
     solve, keywords = parse_keywords("opsamp", options, kwargs, _Keywords, OPSAMP_OPTIONS)
@@ -519,6 +522,56 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
 
 # --- 4. release: average plus Laplace noise, projected onto the public box -----------
 
+@dataclass(frozen=True, eq=False)
+class OPSampReleaseParameters(FrozenRecord):
+    """The ``parameters`` of :func:`opsamp` (documented there): typed fields, also readable
+    as a mapping.  The fields of the calibration's
+    :class:`~privopt.calibration.OPSampParameters` (but epsilon and delta, which the result
+    holds, and ``alpha``, here ``alpha_per_record``; ``lambda_`` reads as the key
+    ``"lambda"``; the output grid as ``grid_step`` and ``output_noise``), then what the run
+    adds.  The old key ``"alpha"`` still reads ``alpha_per_record``, with a
+    DeprecationWarning; ``"lipschitz"`` and ``"lipschitz_l1"`` are both G."""
+
+    _renamed: ClassVar[dict[str, tuple[str, str]]] = {"alpha": ("alpha_per_record", OPSAMP_ALPHA_RENAMED)}
+    _field_keys: ClassVar[dict[str, str]] = {"lambda_": "lambda"}
+
+    n_oracle_calls: int
+    gamma: float
+    eta: float
+    lambda_: float
+    laplace_scale: float
+    stability_bound: float
+    t_hoeffding: float
+    t_bernstein: float
+    l1_diameter: float
+    alpha_source: str
+    alpha_theorem7_rate: float
+    alpha_oracle: float
+    alpha_perturbation: float
+    alpha_laplace: float
+    paper_n_oracle_calls: float
+    gamma_source: str
+    lipschitz: float
+    linf_diameter: float
+    l2_diameter: float
+    n_samples: int
+    dim: int
+    beta: float
+    oracle_error: float
+    grid_step: float
+    output_noise: str
+    alpha_per_record: float
+    diameter_source: Any
+    noise_distribution: str
+    n_uncertified: int
+    projected: bool
+    output: str
+    laplace_scale_over_width: float
+    lipschitz_l1: float
+    abs_gap: float
+    solver: str | None
+
+
 def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.ndarray,
              mu: np.ndarray) -> PrivateResult:
     params, m, d = plan.params, len(answers), run.d
@@ -543,24 +596,26 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
             "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning,
             stacklevel=user_stacklevel())
 
-    parameters = params.as_dict()
+    fields = params.as_dict()
     for name in ("epsilon", "delta"):
-        parameters.pop(name)
-    parameters["alpha_per_record"] = parameters.pop("alpha")     # a bound on L/n: one meaning per name
-    parameters.update({
-        "diameter_source": dict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
-        "noise_distribution": (f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
-                               f"{params.output_grid.describe()}, ^{d}"),
-        "n_uncertified": len(uncertified),
-        "projected": projected,
-        "output": ("average of the oracle answers rounded to the grid "
-                   f"2^{params.output_grid.exponent} plus exact discrete Laplace noise"
-                   + (", clipped to the box of the declared bounds" if projected else "")),
-        "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
-        "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
-        "abs_gap": run.solve.abs_gap,
-        "solver": run.solve.solver,
-    })
+        fields.pop(name)
+    fields["lambda_"] = fields.pop("lambda")
+    fields["alpha_per_record"] = fields.pop("alpha")     # a bound on L/n: one meaning per name
+    parameters = OPSampReleaseParameters(
+        **fields,
+        diameter_source=FrozenDict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
+        noise_distribution=(f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
+                            f"{params.output_grid.describe()}, ^{d}"),
+        n_uncertified=len(uncertified),
+        projected=projected,
+        output=("average of the oracle answers rounded to the grid "
+                f"2^{params.output_grid.exponent} plus exact discrete Laplace noise"
+                + (", clipped to the box of the declared bounds" if projected else "")),
+        laplace_scale_over_width=params.laplace_scale / params.linf_diameter,
+        lipschitz_l1=params.lipschitz,   # G, l1; also under the old key "lipschitz"
+        abs_gap=run.solve.abs_gap,
+        solver=run.solve.solver,
+    )
     if run.return_noise:
         warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
     return PrivateResult(
@@ -569,7 +624,7 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         mechanism="opsamp",
         epsilon=run.epsilon,
         delta=run.delta,
-        parameters=RenamedKeysDict(parameters, {"alpha": ("alpha_per_record", OPSAMP_ALPHA_RENAMED)}),
+        parameters=parameters,
         report=tuple(a.report for a in answers),
         certified=not uncertified,
         noise=(np.vstack([sigmas, mu.astype(float)[None, :] * params.output_grid.step])
