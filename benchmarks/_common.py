@@ -211,7 +211,8 @@ def record_plans(record: list) -> None:
     inflates far less than its wall time.  For this checkout's privopt only."""
     import time
 
-    from privopt.mechanisms import _plan, mixture, selection
+    from privopt.mechanisms.selection import _plan, mixture
+    from privopt.mechanisms.selection import exponential as selection
 
     def plan(data, problem, *, n_public, **kw):
         out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)

@@ -76,11 +76,11 @@ def _kernel_stats() -> tuple[int, int]:
     """(cache hits, cache misses) summed over privopt's numba kernels built in this process."""
     from privopt.scoring import _engine
     from privopt.search import _patterns
-    from privopt.solvers import _enumerate
+    from privopt.search import _losses
 
     kernels: list = []
     for getter in (_patterns._numba_kernel, _patterns._minima_kernels, _engine._numba_kernel,
-                   _enumerate._numba_hist):
+                   _losses._numba_hist):
         k = getter()
         if k is None:
             continue

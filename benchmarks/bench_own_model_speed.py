@@ -48,7 +48,7 @@ import pyomo.environ as pyo
 
 import _common
 import privopt
-from privopt.mechanisms import _decision, _evaluate
+from privopt.mechanisms.selection import _decision, _evaluate
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, closed_form_blocks
 

@@ -15,7 +15,7 @@ prediction reads, recorded as the plan is made:
 
 ``--fit`` (with ``--also`` earlier runs' CSVs) refits the constants
 (:data:`privopt.search._regions.TOPDOWN_COST` and
-:data:`privopt.mechanisms._evaluate.BRANCH_AND_BOUND_COST`) on the rows of this run (or of
+:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`) on the rows of this run (or of
 the CSV with ``--summary-only``): the values that make the worst ratio, either way, of
 predicted to the draws' CPU seconds (``--fit-on wall``: wall time) over every W smallest
 (the overheads held), printed for the two records; ``--summary-only --repredict``
@@ -123,14 +123,14 @@ def _topdown_seconds(cost, r) -> float:
 
 
 def _scored_seconds(cost, r) -> float:
-    from privopt.mechanisms._evaluate import branch_and_bound_seconds
+    from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
 
     return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost)
 
 
 def predicted(r) -> float:
     """The current constants' prediction of the W of row ``r`` (from its public quantities)."""
-    from privopt.mechanisms._evaluate import BRANCH_AND_BOUND_COST
+    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST
     from privopt.search._regions import TOPDOWN_COST
 
     if r["path"] == "topdown":
@@ -169,7 +169,7 @@ def fit(rows, key: str = "measured_s") -> list[str]:
     """The refitted constants of both records (the overhead held) on the seconds ``key`` of
     ``rows`` (the wall time, or ``cpu_s``), as lines of the results file."""
     rows = [r for r in rows if r.get(key) not in ("", None)]
-    from privopt.mechanisms._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
+    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
     from privopt.search._regions import TOPDOWN_COST, TopDownCost
 
     lines = []
@@ -258,8 +258,8 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int) -> None:
              f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed)`, "
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
-             "points; the constants of privopt/search/_regions.py TOPDOWN_COST and privopt/mechanisms/_evaluate.py "
-             "BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
+             "points; the constants of privopt/search/_regions.py TOPDOWN_COST and "
+             "privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
              "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
              "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
              "shared with other jobs.", "",

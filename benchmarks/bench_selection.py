@@ -4,7 +4,7 @@ For each instance, ``privopt.exponential_mechanism`` (permute-and-flip and the
 exponential mechanism) scores every point of W; the table gives |W|, the
 number of distinct rows, the wall time, the throughput in score entries per
 second (points x distinct rows x (d + ROW_OVERHEAD), the unit of
-``privopt.mechanisms._evaluate.SCORE_ENTRIES_PER_SECOND``), and the time the
+``privopt.mechanisms.selection._evaluate.SCORE_ENTRIES_PER_SECOND``), and the time the
 mechanism predicted from public quantities only (|W|, n, d: n bounds the
 distinct rows, and the number of distinct feature values for the sparse
 engine).  The prediction must not be below the wall time, or a
@@ -37,7 +37,7 @@ import numpy as np
 
 import privopt
 from privopt.models import FeatureDiscretizer, zero_one_halfspace
-from privopt.mechanisms._evaluate import ROW_OVERHEAD, SCORE_ENTRIES_PER_SECOND
+from privopt.mechanisms.selection._evaluate import ROW_OVERHEAD, SCORE_ENTRIES_PER_SECOND
 from privopt.solvers import enumeration_size
 
 import _common
@@ -82,7 +82,7 @@ def engine_instances():
 
 
 def compare_engines():
-    from privopt.solvers._enumerate import enumeration_levels, choose_engine, iter_losses
+    from privopt.search import choose_engine, enumeration_levels, iter_losses
 
     out = []
     for name, model in engine_instances():

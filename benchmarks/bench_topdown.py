@@ -38,7 +38,9 @@ import privopt
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import zero_one_halfspace
 from privopt.models._common import ENUMERATION_ATTR
-from privopt.solvers._enumerate import enumeration_levels, _loss, iter_grid_blocks
+from privopt.search import enumeration_levels
+from privopt.search._losses import _loss
+from privopt.space import iter_grid_blocks
 
 import _common
 

@@ -621,7 +621,7 @@ class ConstrainedSelectionTarget(AuditTarget):
     deliberately broken variant "data constraint declared public": W is cut by
     the records' mean, so w = 4 can be released on D' and never on D (no
     finite epsilon).  Candidates and losses come from the mechanism's own
-    evaluator (:class:`privopt.mechanisms._evaluate.FixAndSolveEvaluator`, which
+    evaluator (:class:`privopt.mechanisms.selection._evaluate.FixAndSolveEvaluator`, which
     needs HiGHS); each run's noise is
     :func:`privopt.mechanisms._noise.draw_selection_noise` over the five
     values of the grid, of which the mechanism reads the first |W| in W's

@@ -41,8 +41,8 @@ from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decis
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
 from ..result import PrivateResult
-from ..search import BOUND_ROWS_PER_SECOND, topdown_seconds
-from ..solvers import choose_solver, scoring_costs, solve
+from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
+from ..solvers import choose_solver, solve
 from ..space import SupportWork, count_grid_points, norm_levels, parse_grid, split_support_work
 from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
                       default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
@@ -101,7 +101,7 @@ def auto_mechanism(n_points: int, n_records: int, d: int, time_limit, sparse_wor
     applies (one integer grid with 0): its cost is the lower-bound pass,
     supports x n rows at :data:`privopt.search._regions.BOUND_ROWS_PER_SECOND`
     per core, on the local process pool it uses by default (all usable CPUs).
-    Otherwise every point is scored (:func:`privopt.mechanisms._evaluate.predict_evaluation_seconds`).
+    Otherwise every point is scored (:func:`privopt.mechanisms.selection._evaluate.predict_evaluation_seconds`).
 
     Private selection's excess loss grows with ln |W| / epsilon, OPDisc's noise
     with D^2 / epsilon (measured in docs/estimators.md), so wherever W can be
@@ -131,7 +131,7 @@ def _bound_pass_seconds(regions: int, n_records: int) -> float:
 def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None,
                          topdown_work: SupportWork | None = None) -> float:
     """The public prediction of sampling one W_r inside ``mixture_selection``, at least what
-    its plan compares with ``time_limit`` (:func:`privopt.mechanisms._plan.plan_halfspace`):
+    its plan compares with ``time_limit`` (:func:`privopt.mechanisms.selection._plan.plan_halfspace`):
     top down (``topdown_work``: :func:`privopt.search.topdown_seconds`) on the workers the
     plan's own rule gives it (``workers_for`` on the bound pass: this process where it is
     short, else the usable CPUs); where the split by support does not apply, the larger of
@@ -278,6 +278,60 @@ def _without_guarantee(result: PrivateResult, epsilon: float) -> PrivateResult:
     :class:`DataBoundsParameters` around the release's own."""
     return dataclasses.replace(result, epsilon=math.inf,
                                parameters=DataBoundsParameters(result.parameters, float(epsilon)))
+
+
+@dataclass(frozen=True)
+class _WarmStart:
+    """The warm start of a fit, when it ran: its release (an
+    :class:`~privopt.baselines.ObjectivePerturbationLogisticRegression`, the fit's
+    ``warm_start_``) and the epsilon it spent."""
+
+    release: Any
+    epsilon: float
+
+
+@dataclass(frozen=True)
+class _OfferedWs:
+    """What the resolve step of a fit gives the select step: the offered W's as ``rungs``
+    ((Resolution, features, feature map) each, the warm start's last; None where the fit
+    offers no ladder), their sizes |W_r|, the public ``prior`` over them (None for one W),
+    the selection's ``epsilon`` (the budget less the warm start's share), the
+    ``random_state`` it draws with, and the ``warm`` start (None where it did not run)."""
+
+    rungs: list | None
+    sizes: list | None
+    prior: Any
+    epsilon: float
+    random_state: Any
+    warm: _WarmStart | None
+
+
+@dataclass(frozen=True)
+class _Selected:
+    """What the select step of a fit gives: the ``result`` (the fit's release), the
+    ``model`` it was drawn from (its ModelInfo reads the weights), the ``resolution`` of
+    its W and every ``resolutions`` offered, the feature map of its W (``discretizer``,
+    set on the estimator where ``set_discretizer``) and what it adds to the fit's
+    ``mechanism_reason_``."""
+
+    result: PrivateResult
+    model: Any
+    resolution: Resolution | None
+    resolutions: tuple
+    discretizer: Any = None
+    set_discretizer: bool = False
+    reason: str = ""
+
+
+def _with_warm_start(result: PrivateResult, epsilon: float, offered: _OfferedWs) -> PrivateResult:
+    """The release of a fit whose selection ran after a warm start: the sequential
+    composition of the two (Dwork, Roth 2014, Thm. 3.16), built once as a new result (``result``, the
+    selection's, is not changed): epsilon the whole budget, the parameters the
+    selection's with ``epsilon_selection``, ``epsilon_warm_start`` and ``warm_start``."""
+    assert offered.warm is not None
+    return dataclasses.replace(result, epsilon=float(epsilon), parameters=dataclasses.replace(
+        result.parameters, epsilon_selection=float(offered.epsilon), epsilon_warm_start=float(offered.warm.epsilon),
+        warm_start="objective_perturbation"))
 
 
 @contextlib.contextmanager
@@ -1049,70 +1103,105 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         mechanism, self.mechanism_reason_ = (self._auto_choice(Xd, milp_solver, pure_only) if mechanism == "auto"
                                              else (mechanism, "chosen by the caller"))
         self.mechanism_ = mechanism
-        ladder, eps_select, eps_warm, rng, warm = None, epsilon, 0.0, self.random_state, None
-        if self._uses_ladder(mechanism, milp_solver):
-            candidates = self._ladder(Xa, Xd, n)
-            ladder, sizes = self._capped(candidates[0], candidates[1], epsilon, n)
-            shares = split_warm_start_epsilon(epsilon)
-            if self._warm_start_wanted(warm_start, sizes, shares[1], n):
-                eps_warm, eps_select = shares
-                ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)
-                rng = check_random_state(self.random_state)
-                warm, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng, bounds)
-                ladder, sizes = ladder + [rung], sizes + [size]
-        self.warm_start_, self.epsilon_warm_start_ = warm, eps_warm
-        if ladder is not None and len(ladder) > 1:
+        offered = self._resolve_ws(Xa, Xd, y, n, epsilon, mechanism, milp_solver, warm_start, bounds)
+        self.warm_start_ = None if offered.warm is None else offered.warm.release
+        self.epsilon_warm_start_ = 0.0 if offered.warm is None else offered.warm.epsilon
+        selected = self._select(offered, Xd, y, mechanism, epsilon, delta, calibration)
+        self._set_fitted(selected, keep_report, classes, epsilon)
+        return self
+
+    def _resolve_ws(self, Xa, Xd, y, n: int, epsilon: float, mechanism: str, milp_solver: bool, warm_start,
+                    bounds) -> _OfferedWs:
+        """The resolve step (with the warm start): the W's this fit offers, from public
+        quantities (the ladder of resolutions capped by the budget rule, the warm start's W
+        when its rule applies, the prior over them with the W's whose weight underflows left
+        out), or none (``rungs`` None: the one W of the caller's grid, norm_bound and levels,
+        or OPDisc and RSPM).  The warm start, when it runs, spends its share of epsilon here
+        (its own release: objective perturbation) and the selection draws with the same
+        generator after it."""
+        if not self._uses_ladder(mechanism, milp_solver):
+            return _OfferedWs(None, None, None, epsilon, self.random_state, None)
+        candidates = self._ladder(Xa, Xd, n)
+        ladder, sizes = self._capped(candidates[0], candidates[1], epsilon, n)
+        eps_select, rng, warm = epsilon, self.random_state, None
+        shares = split_warm_start_epsilon(epsilon)
+        if self._warm_start_wanted(warm_start, sizes, shares[1], n):
+            eps_warm, eps_select = shares
+            ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)
+            rng = check_random_state(self.random_state)
+            release, rung, size = self._warm_start_rung(Xa, y, eps_warm, rng, bounds)
+            ladder, sizes = ladder + [rung], sizes + [size]
+            warm = _WarmStart(release, eps_warm)
+        prior = None
+        if len(ladder) > 1:
             ladder, sizes, prior = _offered_with_prior(ladder, sizes, warm is not None, eps_select, n)
-        if ladder is not None and len(ladder) > 1:
-            models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
-            result = mixture_selection(models, epsilon=eps_select, method=mechanism, prior=prior,
-                                       time_limit=self.time_limit, random_state=rng)
-            r = result.parameters.resolution
-            model = models[r]
-            self.discretizer_ = ladder[r][2]
-            self.resolution_ = ladder[r][0]
-            self.resolutions_ = tuple(res for res, _, _ in ladder)
-            self.mechanism_reason_ += (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
-                                       f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "
-                                       f"pi_r / |W_r|, pi the {LADDER_PRIOR} prior")
-            if warm is not None:        # the account of the whole: warm start + selection (sequential composition)
-                self.mechanism_reason_ += (f"; the last W is a warm start's (objective perturbation with epsilon "
-                                           f"{eps_warm:g}; the selection spent {eps_select:g})")
-                result = dataclasses.replace(result, epsilon=float(epsilon), parameters=dataclasses.replace(
-                    result.parameters, epsilon_selection=float(eps_select), epsilon_warm_start=float(eps_warm),
-                    warm_start="objective_perturbation"))
-        elif ladder is not None:        # one resolution offered: the plain mechanism on its W
-            res, Xr, disc = ladder[0]
+        return _OfferedWs(ladder, sizes, prior, eps_select, rng, warm)
+
+    def _select(self, offered: _OfferedWs, Xd, y, mechanism: str, epsilon: float, delta: float,
+                calibration: str) -> _Selected:
+        """The select step: the release on the offered W's (private selection among them, or
+        on the one offered), or on the one W of the caller's parameters (private selection,
+        OPDisc or RSPM)."""
+        if offered.rungs is not None and len(offered.rungs) > 1:
+            return self._select_among(offered, y, mechanism, epsilon)
+        if offered.rungs is not None:       # one resolution offered: the plain mechanism on its W
+            res, Xr, disc = offered.rungs[0]
             model = self._zero_one_model(Xr, y, res)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state)
-            if disc is not None:
-                self.discretizer_ = disc
-            self.resolution_, self.resolutions_ = res, (res,)
-        elif mechanism in _SELECTION:
+            return _Selected(result, model, res, (res,), disc, disc is not None)
+        if mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state)
             grid, D = self._ball(Xd.shape[1])
-            self.resolution_ = (Resolution(int(self._levels_value()), int(grid), D)
-                                if isinstance(grid, (int, np.integer)) and np.ndim(self._levels_value()) == 0
-                                else None)
-            self.resolutions_ = (self.resolution_,) if self.resolution_ is not None else ()
-        elif mechanism == "opdisc":
-            self.resolution_, self.resolutions_ = None, ()
+            resolution = (Resolution(int(self._levels_value()), int(grid), D)
+                          if isinstance(grid, (int, np.integer)) and np.ndim(self._levels_value()) == 0 else None)
+            return _Selected(result, model, resolution, (resolution,) if resolution is not None else ())
+        if mechanism == "opdisc":
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
                                           time_limit=self.time_limit, random_state=self.random_state,
                                           on_failure=self.on_failure, calibration=calibration)
-        else:
-            if self.grid is not None or self.norm_bound is not None:
-                raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
-                                     "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
-            self.resolution_, self.resolutions_ = None, ()
-            model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept, classes=(-1, 1))
-            result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
-                                        time_limit=self.time_limit, random_state=self.random_state,
-                                        on_failure=self.on_failure)
+            return _Selected(result, model, None, ())
+        if self.grid is not None or self.norm_bound is not None:
+            raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
+                                 "{-1, 0, 1}^d.", "grid" if self.grid is not None else "norm_bound")
+        model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept, classes=(-1, 1))
+        result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
+                                    time_limit=self.time_limit, random_state=self.random_state,
+                                    on_failure=self.on_failure)
+        return _Selected(result, model, None, ())
+
+    def _select_among(self, offered: _OfferedWs, y, mechanism: str, epsilon: float) -> _Selected:
+        """Private selection among the offered W's (:func:`privopt.mixture_selection` with the
+        public prior), with ``offered.epsilon``; where a warm start ran, the fit's release is
+        the sequential composition of the two (:func:`_with_warm_start`)."""
+        ladder, sizes = offered.rungs, offered.sizes
+        assert ladder is not None and sizes is not None     # the select step sends a ladder of two or more here
+        models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
+        result = mixture_selection(models, epsilon=offered.epsilon, method=mechanism, prior=offered.prior,
+                                   time_limit=self.time_limit, random_state=offered.random_state)
+        r = result.parameters.resolution
+        reason = (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
+                  f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "
+                  f"pi_r / |W_r|, pi the {LADDER_PRIOR} prior")
+        if offered.warm is not None:
+            reason += (f"; the last W is a warm start's (objective perturbation with epsilon "
+                       f"{offered.warm.epsilon:g}; the selection spent {offered.epsilon:g})")
+            result = _with_warm_start(result, epsilon, offered)
+        return _Selected(result, models[r], ladder[r][0], tuple(res for res, _, _ in ladder), ladder[r][2], True,
+                         reason)
+
+    def _set_fitted(self, selected: _Selected, keep_report: bool, classes, epsilon: float) -> None:
+        """The last step: the fitted attributes from the release (the W it was drawn from,
+        its feature map, the result kept without its report unless asked) and the linear
+        model from its weights."""
+        self.resolution_, self.resolutions_ = selected.resolution, selected.resolutions
+        if selected.set_discretizer:
+            self.discretizer_ = selected.discretizer
+        self.mechanism_reason_ += selected.reason
+        model, result = selected.model, selected.result
         info = model.info if isinstance(model, ZeroOneLoss) else get_info(model)
         self.model_info_ = info
         if self.discretizer_ is not None and getattr(self.discretizer_, "bounds", True) is None:
@@ -1124,7 +1213,6 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         self.neighbouring_ = result.neighbouring
         self.classes_ = np.asarray(classes)
         self._set_linear(np.asarray(result.weights, dtype=float), info)
-        return self
 
     def decision_function(self, X):
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""

@@ -10,27 +10,26 @@ from ._noise import draw_opdisc_noise as draw_opdisc_noise
 from ._noise import draw_opsamp_noise as draw_opsamp_noise
 from ._noise import draw_rspm_noise as draw_rspm_noise
 from ._noise import draw_selection_noise as draw_selection_noise
-from ._evaluate import FixAndSolveEvaluator as FixAndSolveEvaluator
-from ._bounded import PyomoBoundOracle as PyomoBoundOracle
-from ._bounded import prefix_space as prefix_space
-from ._bounded import relaxation_bound as relaxation_bound
-from ._evaluate import branch_and_bound_seconds as branch_and_bound_seconds
-from ._evaluate import predict_evaluation_seconds as predict_evaluation_seconds
-from ._plan import workers_for as workers_for
-from ._release import MixtureParameters as MixtureParameters
-from ._samplers import BoundedSampler as BoundedSampler
-from ._release import MixturePart as MixturePart
-from ._release import MixtureReport as MixtureReport
-from ._release import SelectionParameters as SelectionParameters
-from ._release import SelectionReport as SelectionReport
+from .selection import FixAndSolveEvaluator as FixAndSolveEvaluator
+from .selection import PyomoBoundOracle as PyomoBoundOracle
+from .selection import prefix_space as prefix_space
+from .selection import relaxation_bound as relaxation_bound
+from .selection import branch_and_bound_seconds as branch_and_bound_seconds
+from .selection import predict_evaluation_seconds as predict_evaluation_seconds
+from .selection import workers_for as workers_for
+from .selection import MixtureParameters as MixtureParameters
+from .selection import BoundedSampler as BoundedSampler
+from .selection import MixturePart as MixturePart
+from .selection import MixtureReport as MixtureReport
+from .selection import SelectionParameters as SelectionParameters
+from .selection import SelectionReport as SelectionReport
 from .opdisc import OPDiscParameters as OPDiscParameters
 from .opdisc import opdisc
 from .opsamp import OPSampReleaseParameters as OPSampReleaseParameters
 from .opsamp import opsamp
 from .rspm import RSPMParameters as RSPMParameters
 from .rspm import rspm
-from .mixture import mixture_selection
-from .selection import exponential_mechanism
+from .selection import exponential_mechanism, mixture_selection
 
 #: Mechanisms by name (used by ``@privopt.private`` and the estimators).
 #: ``"exponential"`` and ``"permute_and_flip"`` are

@@ -1,7 +1,7 @@
 """Each record's term against its declared range, where a mechanism cannot clip it.
 
 Private selection scores every point of W and clips each record's term into ``loss_range``
-(:class:`~privopt.mechanisms._evaluate.FixAndSolveEvaluator`).  OPDisc, OPSamp and RSPM
+(:class:`~privopt.mechanisms.selection._evaluate.FixAndSolveEvaluator`).  OPDisc, OPSamp and RSPM
 release an argmin of a perturbed model over all of W at once, so there is no per-point
 loss to clip; their guarantees assume every record's term in ``loss_range`` (OPSamp:
 an interval of width 1; OPDisc: the range over the separation gives the Lipschitz

@@ -2,13 +2,24 @@
 Pyomo: the top-down samplers of private selection (exact report-noisy-max drawn top down)
 and the optimum search by regions (:mod:`privopt.search._topdown`), A* sampling over prefixes
 of the decision with any bound oracle (:mod:`privopt.search._prefix`), the region problems of
-the 0/1-loss halfspace models (:mod:`privopt.search._regions`) and the pattern kernels
-(:mod:`privopt.search._patterns`).  Internal: the mechanisms
+the 0/1-loss halfspace models (:mod:`privopt.search._regions`), the pattern kernels
+(:mod:`privopt.search._patterns`), the exact 0/1 losses of every point of W
+(:mod:`privopt.search._losses`) and report-noisy-max over W by branch and bound
+(:mod:`privopt.search._argmax`).  Internal: the mechanisms
 (:func:`privopt.exponential_mechanism`, :func:`privopt.opdisc` with ``solver="enumerate"``),
 the scoring systems and the audit import the names below (package-level names, not
 public API: none is in ``__all__``)."""
 
+from ._argmax import BoundedArgmax as BoundedArgmax
+from ._argmax import NoisyArgmax as NoisyArgmax
 from ._data import HalfspaceData as HalfspaceData
+from ._losses import IntegerLattice as IntegerLattice
+from ._losses import SparseTables as SparseTables
+from ._losses import block_points_for as block_points_for
+from ._losses import choose_engine as choose_engine
+from ._losses import iter_losses as iter_losses
+from ._losses import scoring_costs as scoring_costs
+from ._losses import sparse_applicable as sparse_applicable
 from ._patterns import pattern_counts as pattern_counts
 from ._patterns import pattern_lower_bounds as pattern_lower_bounds
 from ._regions import BOUND_ROWS_PER_SECOND as BOUND_ROWS_PER_SECOND

@@ -40,10 +40,6 @@ from ._dispatch import solve_lock as solve_lock
 from ._dispatch import solver_availability as solver_availability
 from ._enumerate import check_unchanged as check_unchanged
 from ._enumerate import choose_solver, count_grid_points, enumeration_size
-from ._enumerate import iter_losses as iter_losses
-from ._enumerate import BoundedArgmax as BoundedArgmax
-from ._enumerate import NoisyArgmax as NoisyArgmax
-from ._enumerate import scoring_costs as scoring_costs
 from ._highs_costs import HighsCostSession as HighsCostSession
 from ._highs_fixed import HighsFixedSession as HighsFixedSession
 from ._blocks import BLOCKS_ENGINE as BLOCKS_ENGINE

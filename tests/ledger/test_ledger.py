@@ -288,7 +288,7 @@ def test_any_failure_after_the_reservation_stays_charged(monkeypatch):
                 raise error
     assert ledger.spent.epsilon == 2.0 and len(ledger.releases) == 4
     # a memory error inside a mechanism, after its model was read
-    from privopt.mechanisms import selection
+    from privopt.mechanisms.selection import exponential as selection
 
     def out_of_memory(task):
         raise MemoryError

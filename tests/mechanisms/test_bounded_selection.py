@@ -1,6 +1,6 @@
 """Bounded private selection: A* sampling over prefixes of the decision, each region
 bounded by a certified LP relaxation (privopt.search.sample_prefix,
-privopt.mechanisms._bounded, exponential_mechanism(path="bounded")).
+privopt.mechanisms.selection._bounded, exponential_mechanism(path="bounded")).
 
 The released law is checked against the exact softmax / permute-and-flip law computed by
 brute force over W (chi-square), with HiGHS, GLPK and CBC as the bounding solver."""
@@ -17,7 +17,7 @@ import pytest
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.exceptions import ParameterError
-from privopt.mechanisms._bounded import PyomoBoundOracle, prefix_space
+from privopt.mechanisms.selection._bounded import PyomoBoundOracle, prefix_space
 from privopt.search import KeyedStreams, PrefixSpace, sample_prefix
 from privopt.space import SeparableConstraints, linear_tables
 
@@ -309,7 +309,7 @@ def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
 @pytest.mark.parametrize("solver", ["highs", "glpk", "cbc"])
 def test_a_time_limit_below_the_predicted_lower_bound_is_refused_before_any_solve(solver, monkeypatch):
     # a tiny time_limit: refused up front from public sizes, no solve runs, nothing released
-    import privopt.mechanisms._bounded as bounded
+    import privopt.mechanisms.selection._bounded as bounded
     from privopt.solvers import HighsFixedSession
 
     require_solver(solver)
@@ -328,7 +328,7 @@ def test_an_uncertified_bound_releases_nothing(solver, monkeypatch):
     NotCertifiedError and releases nothing, rather than using the bound."""
     import dataclasses
 
-    import privopt.mechanisms._bounded as bounded
+    import privopt.mechanisms.selection._bounded as bounded
     from privopt.exceptions import NotCertifiedError
     from privopt.solvers import HighsFixedSession
 

@@ -1,5 +1,5 @@
 """The predicted time of a W_r scored by branch and bound inside mixture_selection
-(privopt/mechanisms/_evaluate.py branch_and_bound_seconds, read by the plan), and the
+(privopt/mechanisms/selection/_evaluate.py branch_and_bound_seconds, read by the plan), and the
 estimator's mirror of the mixture's time_limit rule (mixture_part_seconds): from public
 sizes only, checked against values worked out by hand."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from privopt.estimators import mixture_part_seconds
-from privopt.mechanisms import _plan
-from privopt.mechanisms._evaluate import (BRANCH_AND_BOUND_COST, BranchAndBoundCost, branch_and_bound_seconds,
+from privopt.mechanisms.selection import _plan
+from privopt.mechanisms.selection._evaluate import (BRANCH_AND_BOUND_COST, BranchAndBoundCost, branch_and_bound_seconds,
                                           predict_evaluation_seconds)
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import topdown_seconds

@@ -86,7 +86,7 @@ def _exact_law(losses, prior, epsilon, method):
 def test_release_has_the_exact_base_measure_law(method, path, monkeypatch):
     models, Ws, losses = _instance()
     if path == "enumerate":        # the fallback where W_r cannot be split by support
-        import privopt.mechanisms.mixture as mix
+        import privopt.mechanisms.selection.mixture as mix
 
         monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
     prior = (0.3, 0.7)
@@ -222,7 +222,7 @@ def test_zero_one_loss_carries_the_milp_s_info_and_data():
 def test_records_release_what_the_models_release_seed_for_seed(method, path, monkeypatch):
     """zero_one_loss records in place of the MILPs: the same release for every seed, on
     the top-down path and where every point is scored, and no MILP built."""
-    import privopt.mechanisms.mixture as mix
+    import privopt.mechanisms.selection.mixture as mix
     import privopt.models.halfspace as hs
     from privopt.models import zero_one_loss
 

@@ -21,8 +21,8 @@ import pytest
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
-from privopt.mechanisms import _decision, _evaluate
-from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+from privopt.mechanisms.selection import _decision, _evaluate
+from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, solver_availability
 from privopt.space import (SeparableConstraints, constrained_points, count_constrained_points, linear_tables,

@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 
 import privopt
-import privopt.mechanisms._bounded as bounded
+import privopt.mechanisms.selection._bounded as bounded
 from privopt.exceptions import NotCertifiedError, ParameterError
-from privopt.mechanisms._bounded import PyomoBoundOracle, prefix_space
+from privopt.mechanisms.selection._bounded import PyomoBoundOracle, prefix_space
 from privopt.search import PrefixSpace
 from privopt.solvers import HighsFixedSession
 from privopt.space import SeparableConstraints, linear_tables
@@ -302,7 +302,7 @@ def test_the_same_release_on_any_executor(method):
 
 def test_the_executor_scores_every_point_exactly():
     # the losses the workers return are the brute-force ones, in W's order
-    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+    from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
     from privopt.perturbation import resolve_grids
 
     m, dist = pmedian(n_sites=7, n_customers=25, k=3, seed=4)
@@ -351,7 +351,7 @@ def test_an_unpicklable_model_on_an_executor_is_refused_naming_executor(monkeypa
 
 def test_time_limit_on_an_executor_releases_nothing(monkeypatch):
     # the prediction set aside (so the up-front refusal does not fire): the workers run out
-    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+    from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
 
     monkeypatch.setattr(FixAndSolveEvaluator, "predicted_seconds", lambda self, n=None: 0.0)
     m, _ = pmedian(n_sites=12, n_customers=60)
@@ -366,7 +366,7 @@ def test_time_limit_on_an_executor_releases_nothing(monkeypatch):
 @pytest.mark.parametrize("solver", ["glpk", "cbc"])
 def test_a_file_solvers_prediction_is_within_2x_of_its_run_and_its_reason_names_highs(solver):
     """GLPK and CBC write, solve and read back one LP file per point: their rates
-    (privopt.mechanisms._evaluate.FIX_SOLVE_RATES) predict the run within a factor 2 either way,
+    (privopt.mechanisms.selection._evaluate.FIX_SOLVE_RATES) predict the run within a factor 2 either way,
     where Pyomo's persistent rate predicted it 2 to 12 times short; the plan says HiGHS is the
     fast path and why."""
     require_solver(solver)

@@ -179,7 +179,7 @@ def _sites_model(n_customers=12, n_sites=5, k=2, seed=0):
 
 
 def test_site_selection_scores_every_subset_exactly_and_releases_privately():
-    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+    from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
     from privopt.perturbation import resolve_grids
 
     m, dist = _sites_model()
@@ -380,7 +380,7 @@ def _onehot(n, groups, cats, seed):
 @pytest.mark.parametrize("use_numba", [True, False])
 @pytest.mark.slow
 def test_sparse_tables_equal_dense_losses(case, use_numba):
-    from privopt.solvers._enumerate import SparseTables, enumeration_levels, iter_losses
+    from privopt.search import SparseTables, enumeration_levels, iter_losses
 
     rng = np.random.default_rng(5)
     if case == "onehot":
@@ -410,7 +410,7 @@ def test_sparse_tables_equal_dense_losses(case, use_numba):
 
 def test_engines_release_the_same_point_for_the_same_seed():
     """The engine changes the time, never the answer: the same seed gives the same point."""
-    from privopt.solvers import _enumerate as en
+    from privopt.search import _losses as en
 
     X, y = _onehot(600, 5, 3, 2)
     model = zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True)

@@ -1,5 +1,5 @@
 """Private selection as plan -> sampler -> release: the plan chosen in one place
-(privopt.mechanisms._plan), one sampler interface (privopt.mechanisms._samplers) that the
+(privopt.mechanisms.selection._plan), one sampler interface (privopt.mechanisms.selection._samplers) that the
 mechanisms and the audit run alike, and the options as one record."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from privopt.audit import BoundedSelectionTarget
 from privopt.calibration import selection_noise_scale
 from privopt.exceptions import ParameterError
 from privopt.mechanisms import BoundedSampler, MixturePart
-from privopt.mechanisms import _plan
+from privopt.mechanisms.selection import _plan
 from privopt.search import PrefixSpace
 from privopt.solvers import SolveOptions
 from tests._models import tiny_halfspace as _halfspace
@@ -104,7 +104,7 @@ def _budget_model():
 def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
     """The decision set (the declared constraints as rows, |W| counted through them) is
     built once per release, and the plan, the evaluator and the bounded sampler read it."""
-    from privopt.mechanisms import _decision
+    from privopt.mechanisms.selection import _decision
 
     calls = {"rows": 0, "count": 0}
 
@@ -125,7 +125,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
 
 def _count_decision_sets(monkeypatch) -> list:
     """Every DecisionSet built from now on (whoever calls decision_set), in a list."""
-    from privopt.mechanisms import _decision
+    from privopt.mechanisms.selection import _decision
 
     built = []
 
@@ -162,8 +162,8 @@ def test_on_the_fix_and_solve_path_w_is_built_once_and_the_evaluator_reads_the_p
 def test_an_evaluator_built_directly_builds_w_once_as_the_plan_does():
     """A direct FixAndSolveEvaluator(model, w, grids, ...) and one from the plan's
     DecisionSet list the same W; the direct one builds its DecisionSet once."""
-    from privopt.mechanisms._decision import decision_set
-    from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+    from privopt.mechanisms.selection._decision import decision_set
+    from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
 
     m = _budget_model()
     w, grids = list(m.x.values()), [(0.0, 1.0)] * 4

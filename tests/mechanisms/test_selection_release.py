@@ -1,5 +1,5 @@
 """The release step of private selection: the report and the parameters are typed
-records, built whole once and never changed after (privopt.mechanisms._release)."""
+records, built whole once and never changed after (privopt.mechanisms.selection._release)."""
 
 from __future__ import annotations
 

@@ -301,7 +301,7 @@ def _clipped_losses(demand):
 
 def _spied_losses(mp):
     """The losses private selection draws from, read where its noise is added (a list filled by the run)."""
-    import privopt.mechanisms.selection as sel
+    import privopt.mechanisms.selection.exponential as sel
 
     seen: list = []
     mp.setattr(sel, "selection_keys",

@@ -96,7 +96,7 @@ def _law(model, monkeypatch, **kw):
     """The exact law of ``privopt.exponential_mechanism(model, **kw)`` (the exponential
     mechanism) over W in W's order: the losses the release is drawn from are read where
     the noise is added, and P(w) is proportional to exp(-L(w) / s), s = 2 Delta / eps."""
-    import privopt.mechanisms.selection as sel
+    import privopt.mechanisms.selection.exponential as sel
 
     seen = []
     keys = sel.selection_keys
@@ -455,7 +455,7 @@ def test_lp_solves_with_terms_inside_the_range_release_the_solved_losses(monkeyp
     """Nothing outside: the clipped loss is the solve's objective, point by point."""
     require_solver("highs")
     data = _lad_neighbours()[1]
-    import privopt.mechanisms.selection as sel
+    import privopt.mechanisms.selection.exponential as sel
 
     seen = []
     keys = sel.selection_keys

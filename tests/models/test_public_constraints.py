@@ -74,7 +74,7 @@ def test_a_data_built_constraint_declared_public_changes_w_with_one_record():
 
 
 def test_the_same_model_is_refused_naming_the_constraint_and_both_fixes(monkeypatch):
-    plan = importlib.import_module("privopt.mechanisms._plan")   # where a user's W is planned and scored
+    plan = importlib.import_module("privopt.mechanisms.selection._plan")   # where a user's W is planned and scored
 
     def boom(*a, **k):
         raise AssertionError("W was scored before the model's contract was checked")

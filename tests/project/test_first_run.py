@@ -30,11 +30,11 @@ needs_accounting = pytest.mark.skipif(
 def _kernels():
     from privopt.scoring import _engine
     from privopt.search import _patterns
-    from privopt.solvers import _enumerate
+    from privopt.search import _losses
 
     out = []
     for getter in (_patterns._numba_kernel, _patterns._minima_kernels, _engine._numba_kernel,
-                   _enumerate._numba_hist):
+                   _losses._numba_hist):
         k = getter()
         out.extend(k if isinstance(k, tuple) else (k,))
     return out

@@ -1,4 +1,4 @@
-"""Report-noisy-max over W by branch and bound (privopt.solvers.BoundedArgmax)
+"""Report-noisy-max over W by branch and bound (privopt.search.BoundedArgmax)
 releases exactly what scoring every point releases, seed for seed.
 
 The reference is the path it replaces: every point's loss from
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import privopt
-import privopt.mechanisms.mixture as mix
+import privopt.mechanisms.selection.mixture as mix
 from privopt.mechanisms import draw_selection_noise
 from privopt.models import zero_one_loss
 from privopt.search import enumeration_levels
-from privopt.solvers import BoundedArgmax, iter_losses
+from privopt.search import BoundedArgmax, iter_losses
 
 from tests._law import pooled_chi_square_pvalue
 from tests.mechanisms.test_mixture import _exact_law, _instance
@@ -62,7 +62,7 @@ def test_one_noise_call_is_the_block_by_block_stream():
 
 
 def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
-    from privopt.solvers._enumerate import _score_dtype
+    from privopt.search._argmax import _score_dtype
 
     xt, gint = np.array([[1, -2], [3, 0]]), np.array([[1, -1], [2, 0]])
     assert _score_dtype(xt, gint, 5) is np.int16            # 5 + 2 * 1 + 3 * 2 = 13
@@ -83,7 +83,7 @@ def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
 @pytest.mark.slow
 def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, threads,
                                                               monkeypatch):
-    import privopt.solvers._enumerate as enum
+    import privopt.search._argmax as enum
 
     # threads: the subtrees at coordinate d-2 dealt to 3 threads, however small W is
     monkeypatch.setattr(enum, "kernel_threads", lambda: threads)
@@ -177,7 +177,7 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
     assignment with each coordinate's units <= b lies inside, and for one free
     coordinate the range is exactly that of its values within b (a box over the
     whole grid, as before, would be wider at small budgets)."""
-    from privopt.solvers._enumerate import _partial_score_bounds
+    from privopt.search._argmax import _partial_score_bounds
 
     rng = np.random.default_rng(3)
     d, rows = 3, 40
@@ -205,7 +205,7 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
 def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
     """Past the tables' size cap, budgets share the column of a larger kept step: fewer
     columns, each range at least as wide as the budget's own (still a bound)."""
-    import privopt.solvers._enumerate as enum
+    import privopt.search._argmax as enum
 
     rng = np.random.default_rng(4)
     d, rows, bound = 2, 30, 13

@@ -1,5 +1,5 @@
 """The top-down draw's predicted time (privopt/search/_regions.py sampling_seconds, read by
-privopt/mechanisms/_plan.py): the per-draw overhead, the lower-bound pass and the
+privopt/mechanisms/selection/_plan.py): the per-draw overhead, the lower-bound pass and the
 exact-minima phase, from public sizes only, checked against values worked out by hand."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privopt.mechanisms._plan import plan_halfspace
+from privopt.mechanisms.selection._plan import plan_halfspace
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import enumeration_levels, halfspace_problem

@@ -18,8 +18,8 @@ import pytest
 
 import privopt
 from privopt.exceptions import NotCertifiedError
-from privopt.mechanisms import _evaluate
-from privopt.mechanisms._evaluate import FixAndSolveEvaluator
+from privopt.mechanisms.selection import _evaluate
+from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import BLOCKS_ENGINE, ChooseOneBlocks, HighsFixedSession, closed_form_blocks
 from privopt.solvers._blocks import connected_blocks, lp_arrays

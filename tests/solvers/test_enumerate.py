@@ -195,7 +195,7 @@ def test_branch_and_bound_equals_the_full_enumeration_on_wide_one_hot(normalize)
     answer is the argmin of L(w) - scale <eta, pi(w)> over all of W_tau, computed here
     point by point."""
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.solvers._enumerate import enumeration_levels, iter_losses
+    from privopt.search import enumeration_levels, iter_losses
 
     rng = np.random.default_rng(4)
     X = np.hstack([np.eye(4)[rng.integers(0, 4, 1500)] for _ in range(5)])
@@ -402,7 +402,8 @@ def test_integer_scorer_gives_the_numpy_losses_bit_for_bit(model):
     """IntegerLattice (exact integers, compiled) returns the float losses of the numpy
     engine exactly, in the enumeration's order and in any other order of the points."""
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.solvers._enumerate import IntegerLattice, _loss, enumeration_levels
+    from privopt.search import enumeration_levels
+    from privopt.search._losses import IntegerLattice, _loss
     from privopt.space import iter_grid_blocks
 
     pytest.importorskip("numba")
@@ -421,7 +422,7 @@ def test_integer_scorer_gives_the_numpy_losses_bit_for_bit(model):
 
 def test_integer_scorer_applies_to_the_exact_integer_lattice_only():
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.solvers._enumerate import IntegerLattice
+    from privopt.search import IntegerLattice
 
     X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1.0, 1.0]])
     y = np.array([1, -1, 1, -1])

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._limits import format_count
-from .._frozen import FrozenRecord
+from ..._limits import format_count
+from ..._frozen import FrozenRecord
 
 __all__ = ["SelectionParameters", "MixtureParameters", "SelectionReport", "MixtureReport", "MixturePart",
            "noise_distribution"]
@@ -152,7 +152,7 @@ class MixturePart(FrozenRecord):
     also readable as a mapping, ``part["won"]``): ``path`` ("topdown" or "enumerate"),
     ``n_points``, ``predicted_time``, ``wall_time``, ``won`` (whether the release came
     from it), on the top-down path ``regions_expanded``, and where W_r is scored by branch
-    and bound (:class:`privopt.solvers.BoundedArgmax`) ``points_scored``."""
+    and bound (:class:`privopt.search.BoundedArgmax`) ``points_scored``."""
 
     path: str
     n_points: int

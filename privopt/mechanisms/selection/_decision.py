@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
-from ..search import PrefixSpace
-from ..space import SeparableConstraints, count_constrained_points, linear_tables, norm_levels, product_size
+from ...search import PrefixSpace
+from ...space import SeparableConstraints, count_constrained_points, linear_tables, norm_levels, product_size
 
 __all__ = ["DecisionSet", "decision_set"]
 

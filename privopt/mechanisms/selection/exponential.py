@@ -8,17 +8,17 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from .._random import check_random_state
-from .._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
-from ..calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
-from ..exceptions import ModelError, ParameterError
-from ..models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
-from ..perturbation import is_transformed, resolve_grids, weights_of
-from ..ledger import charges
-from ..result import PrivateResult, weight_labels
-from ..solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
-from ..search import enumeration_levels, halfspace_problem
-from ._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
+from ..._random import check_random_state
+from ..._validation import check_choice, check_epsilon, check_int, check_positive, check_probability
+from ...calibration import check_loss_range, check_selection_method, selection_noise_scale, selection_utility_bound
+from ...exceptions import ModelError, ParameterError
+from ...models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
+from ...perturbation import is_transformed, resolve_grids, weights_of
+from ...ledger import charges
+from ...result import PrivateResult, weight_labels
+from ...solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from ...search import enumeration_levels, halfspace_problem
+from .._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
                       decision_bounds, warn_if_mean_objective)
 from ._evaluate import slow_solver_note
 from ._plan import SelectionPlan, bounded_lower_bound, check_time_limit, plan_halfspace, plan_user_model
@@ -481,7 +481,8 @@ def _release(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> PrivateRes
 
 def _parameters(task: SelectionTask, plan: SelectionPlan) -> SelectionParameters:
     """The ``parameters`` of a selection result (documented in :func:`exponential_mechanism`)."""
-    alpha = selection_utility_bound(task.epsilon, task.sensitivity, plan.n_points, task.beta)
+    w = plan.w
+    alpha = selection_utility_bound(task.epsilon, task.sensitivity, w.n_points, task.beta)
     sampler = plan.sampler
     record_terms = None
     if (plan.path == "fix_and_solve" and isinstance(sampler, ScoredSampler)
@@ -489,9 +490,9 @@ def _parameters(task: SelectionTask, plan: SelectionPlan) -> SelectionParameters
         record_terms = "clipped" if sampler.evaluator.records_seen else "assumed"
     return SelectionParameters(
         method=task.method, sensitivity=task.sensitivity, loss_range=task.loss_range,
-        noise_scale=selection_noise_scale(task.epsilon, task.sensitivity), n_points=plan.n_points, alpha=alpha,
+        noise_scale=selection_noise_scale(task.epsilon, task.sensitivity), n_points=w.n_points, alpha=alpha,
         alpha_per_record=None if not task.n_samples else alpha / task.n_samples, beta=task.beta,
-        n_samples=task.n_samples, dim=len(task.w_vars), norm_bound=plan.norm_bound, path=plan.path,
+        n_samples=task.n_samples, dim=len(task.w_vars), norm_bound=w.norm_bound, path=plan.path,
         noise_distribution=noise_distribution(task.method), sense=None if plan.path == "topdown" else task.sense,
         record_terms=record_terms)
 
@@ -499,7 +500,7 @@ def _parameters(task: SelectionTask, plan: SelectionPlan) -> SelectionParameters
 def _report(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> SelectionReport:
     """The run's report (not private): which path, engine and listing ran, and why."""
     def report(**fields) -> SelectionReport:
-        return SelectionReport(plan.path, task.solver, plan.n_points, draw.wall_time, plan.predicted_time, **fields)
+        return SelectionReport(plan.path, task.solver, plan.w.n_points, draw.wall_time, plan.predicted_time, **fields)
 
     sampler = plan.sampler
     if isinstance(sampler, BoundedSampler) and sampler.oracle is not None:
@@ -511,8 +512,8 @@ def _report(task: SelectionTask, plan: SelectionPlan, draw: Draw) -> SelectionRe
         return report(**_fix_and_solve_fields(sampler.evaluator, task.solver))
     if plan.path == "topdown":
         return report(engine="topdown", reason=plan.reason, regions_expanded=draw.regions_expanded,
-                      points_scored=draw.points_scored, n_regions=plan.n_regions)
-    return report(engine="enumerate", points_scored=plan.n_points, reason=plan.reason)
+                      points_scored=draw.points_scored, n_regions=plan.w.n_regions)
+    return report(engine="enumerate", points_scored=plan.w.n_points, reason=plan.reason)
 
 
 def _fix_and_solve_fields(evaluator, solver: str) -> dict:

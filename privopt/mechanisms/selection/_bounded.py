@@ -30,11 +30,11 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from ..exceptions import ModelError, NotCertifiedError, SolverError
-from ..oracle import SMALLER_USER_MODEL, certified_solve, not_certified_message
-from ..search import BoundOracle
-from ..solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
-from ..models import quiet_clone
+from ...exceptions import ModelError, NotCertifiedError, SolverError
+from ...oracle import SMALLER_USER_MODEL, certified_solve, not_certified_message
+from ...search import BoundOracle
+from ...solvers import DEFAULT_ABS_GAP, HighsFixedSession, get_spec
+from ...models import quiet_clone
 from ._decision import decision_set
 
 __all__ = ["PyomoBoundOracle", "prefix_space", "relaxation_bound", "BOUND_SLACK"]
@@ -57,7 +57,7 @@ def prefix_space(grids, norm_bound, weight_cons, w_vars):
     declared linear constraints on the weights alone (and the ball), or ``(None,
     reason)`` where it cannot be (a constraint on the weights that is not linear, or
     numbers too irregular to count): the ``space`` and ``why`` of
-    :func:`privopt.mechanisms._decision.decision_set`."""
+    :func:`privopt.mechanisms.selection._decision.decision_set`."""
     decision = decision_set(w_vars, grids, norm_bound, weight_cons)
     return decision.space, decision.why
 

@@ -41,26 +41,26 @@ from typing import Any
 
 import numpy as np
 
-from .._random import check_random_state
-from .._validation import check_epsilon, check_probability
-from ..calibration import (
+from ..._random import check_random_state
+from ..._validation import check_epsilon, check_probability
+from ...calibration import (
     base_measure_log_weights,
     check_prior,
     check_selection_method,
     mixture_utility_bound,
     selection_noise_scale,
 )
-from ..exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
-from ..models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
-from ..perturbation import weights_of
-from ..ledger import charges
-from ..result import PrivateResult, weight_labels
-from ..solvers import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
-from ..solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
-from ._checks import decision_bounds
+from ...exceptions import ModelError, NotCertifiedError, ParameterError, ParameterTypeError
+from ...models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
+from ...perturbation import weights_of
+from ...ledger import charges
+from ...result import PrivateResult, weight_labels
+from ...search import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
+from ...solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
+from .._checks import decision_bounds
 from ._plan import PROGRESS_AFTER, SelectionPlan, check_time_limit, plan_halfspace
 from ._release import MixtureParameters, MixturePart, MixtureReport, noise_distribution
-from .selection import topdown_problem
+from .exponential import topdown_problem
 
 __all__ = ["mixture_selection", "MixtureReport"]
 
@@ -126,11 +126,11 @@ def _check_public(model, info, index):
 
 @dataclass(frozen=True)
 class _Part:
-    """One W_r: its model's halfspace data and labels, and its plan (how it is sampled,
-    its size and predicted time: :func:`privopt.mechanisms._plan.plan_halfspace`)."""
+    """One W_r: its model's labels and its plan (how it is sampled, its predicted time and
+    W_r itself, ``plan.w``, with the model's halfspace data:
+    :func:`privopt.mechanisms.selection._plan.plan_halfspace`)."""
 
     index: int
-    data: object
     labels: tuple
     plan: SelectionPlan
 
@@ -143,7 +143,7 @@ def _part(model, index, n_public, max_points, executor, method) -> _Part:
               else weight_labels(weights_of(model, None, default_name="w")))
     plan = plan_halfspace(data, topdown_problem(data, None), n_public=n_public, executor=executor,
                           max_points=max_points, single=False, desc=f"privopt {method} W_{index + 1}")
-    return _Part(index, data, tuple(labels), plan)
+    return _Part(index, tuple(labels), plan)
 
 
 @dataclass(frozen=True)
@@ -243,9 +243,9 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
         _check_public(m, info, i)
     parts = [_part(m, i, n, max_points, executor, method) for i, m in enumerate(models)]
     for p in parts:
-        if p.plan.n_points < 1:
+        if p.plan.w.n_points < 1:
             raise ModelError(f"models[{p.index}]: its W is empty.", "models")
-    sizes = [p.plan.n_points for p in parts]
+    sizes = [p.plan.w.n_points for p in parts]
     if sum(sizes) < 2:
         raise ModelError("models: the union of the W's has a single point; there is nothing to select.", "models")
     predicted = sum(p.plan.seconds for p in parts)
@@ -266,8 +266,9 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
         log_base_measure=tuple(float(x) for x in log_mu), sensitivity=sensitivity, loss_range=(lo, hi),
         noise_scale=scale, n_points=tuple(sizes), alpha=alpha[0], alpha_per_record=alpha[0] / n,
         alpha_by_resolution=tuple(alpha), beta=beta, n_samples=n, dim=len(chosen.labels),
-        norm_bound=float(chosen.data.norm_bound), path="mixture", noise_distribution=noise_distribution(method))
-    report = MixtureReport.of([MixturePart(p.plan.path, p.plan.n_points, p.plan.predicted_time, d.wall_time,
+        norm_bound=float(chosen.plan.w.halfspace.norm_bound), path="mixture",
+        noise_distribution=noise_distribution(method))
+    report = MixtureReport.of([MixturePart(p.plan.path, p.plan.w.n_points, p.plan.predicted_time, d.wall_time,
                                            p.index == r, regions_expanded=d.regions_expanded,
                                            points_scored=d.points_scored)
                                for p, d in zip(parts, draws)], wall, predicted)
@@ -280,7 +281,7 @@ def _sample_union(parts, log_mu, rng, method, scale, *, time_limit, progress):
     """Report-noisy-max over the union: key(r, w) = -L_r(w)/s + ln mu(r, .) + Z, W_r in turn
     (each with fresh noise from ``rng``), each with the best total so far as its floor
     (translated into its own key units).  Returns ``((r, w), draws)``, one
-    :class:`~privopt.mechanisms._samplers.Draw` per W_r."""
+    :class:`~privopt.mechanisms.selection._samplers.Draw` per W_r."""
     start = time.perf_counter()
     best_total, best = -math.inf, None
     draws = []

@@ -9,7 +9,7 @@ reproducible):
 
 * :class:`HalfspaceEvaluator` for the 0/1-loss models of
   :func:`privopt.models.zero_one_halfspace`: the streamed enumeration of
-  ``solver="enumerate"`` (:func:`privopt.solvers._enumerate.iter_losses`),
+  ``solver="enumerate"`` (:func:`privopt.search._losses.iter_losses`),
   exact integer error counts with the model's own decision and tie rule;
 * :class:`FixAndSolveEvaluator` for any other Pyomo model whose decision vector
   takes finitely many values: L(w) is the optimum of the model with the
@@ -32,17 +32,17 @@ from typing import cast
 import numpy as np
 import pyomo.environ as pyo
 
-from .._limits import SCORING_MAX_POINTS, format_count
-from .._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
+from ..._limits import SCORING_MAX_POINTS, format_count
+from ..._runtime import (RAY, check_executor, dumps_model, is_local, ray_executor, run_ordered, share, usable_cpus,
                         worker_count)
-from ..exceptions import ModelError, NotCertifiedError, ParameterError
-from ..models import quiet_clone, records_of
-from ..space import (constrained_points, count_grid_points,
+from ...exceptions import ModelError, NotCertifiedError, ParameterError
+from ...models import quiet_clone, records_of
+from ...space import (constrained_points, count_grid_points,
                      grid_points, norm_levels)
-from ..search import enumeration_levels
+from ...search import enumeration_levels, iter_losses, scoring_costs
 from ._decision import DecisionSet, _linear_row, decision_set
-from ..solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
-                        iter_losses, persistent_solver, record_blocks, scoring_costs, solve)
+from ...solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
+                        persistent_solver, record_blocks, solve)
 
 __all__ = ["HalfspaceEvaluator", "FixAndSolveEvaluator", "SCORE_ENTRIES_PER_SECOND", "BranchAndBoundCost",
            "BRANCH_AND_BOUND_COST", "branch_and_bound_seconds",
@@ -64,7 +64,7 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
     """Seconds to score W, predicted from |W|, n (an upper bound on the
     distinct rows, which are data-dependent) and d: the dense engine's
     |W| n (d + ROW_OVERHEAD) / SCORE_ENTRIES_PER_SECOND, or the sparse
-    engine's work (:func:`privopt.solvers._enumerate.scoring_costs` with n
+    engine's work (:func:`privopt.search._losses.scoring_costs` with n
     rows) at the same rate when it is given and smaller."""
     dense = n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD)
     work = dense if sparse_work is None else min(dense, sparse_work)
@@ -316,10 +316,10 @@ class FixAndSolveEvaluator:
     solve must be certified optimal (:func:`privopt.solvers.is_certified`);
     otherwise the release is refused (:class:`~privopt.exceptions.NotCertifiedError`).
 
-    W is a :class:`~privopt.mechanisms._decision.DecisionSet` (:attr:`decision`), built
+    W is a :class:`~privopt.mechanisms.selection._decision.DecisionSet` (:attr:`decision`), built
     once per evaluator: the plan builds it and hands it over (:meth:`from_decision`); a
     direct call ``FixAndSolveEvaluator(model, w_vars, grids, ...)`` builds it through the
-    same :func:`~privopt.mechanisms._decision.decision_set`.
+    same :func:`~privopt.mechanisms.selection._decision.decision_set`.
     """
 
     path = "fix_and_solve"
@@ -327,13 +327,13 @@ class FixAndSolveEvaluator:
     def __init__(self, model, w_vars, grids, *, norm_bound=None, public_constraints=(), **options):
         """The evaluator of a user's ``model`` for direct callers: W (the decision
         ``w_vars`` on ``grids``, in the ball ``norm_bound`` and the declared
-        ``public_constraints``) built once, by :func:`~privopt.mechanisms._decision.decision_set`;
+        ``public_constraints``) built once, by :func:`~privopt.mechanisms.selection._decision.decision_set`;
         ``options``: the keywords of :meth:`from_decision`."""
         self._build(model, decision_set(w_vars, grids, norm_bound, public_constraints), **options)
 
     @classmethod
     def from_decision(cls, model, decision: DecisionSet, **options) -> FixAndSolveEvaluator:
-        """The evaluator of W already built (:class:`~privopt.mechanisms._decision.DecisionSet`,
+        """The evaluator of W already built (:class:`~privopt.mechanisms.selection._decision.DecisionSet`,
         the plan's): it reads the decision, its grids, ball and declared constraints from
         ``decision`` and never builds W again.  ``options``: ``solver``, ``time_limit``,
         ``threads``, ``abs_gap``, ``solver_options``, ``max_points``, ``public_term``,

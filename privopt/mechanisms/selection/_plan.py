@@ -1,7 +1,7 @@
 """How private selection will draw from W, chosen in one place from public quantities only.
 
 A :class:`SelectionPlan` says which sampler runs (top down, every point scored, or bounded:
-:mod:`privopt.mechanisms._samplers`), |W|, the predicted time and why; it is decided before
+:mod:`privopt.mechanisms.selection._samplers`), |W|, the predicted time and why; it is decided before
 any of the data's values are read.  :func:`check_time_limit` is the one rule against
 ``time_limit``: a plan whose predicted time (on the workers that run it; on the bounded path
 a lower bound) is longer is refused before any work.  ``exponential_mechanism`` plans one W
@@ -14,14 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._limits import LOCAL_SECONDS, format_count
-from .._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
-from ..exceptions import ModelError, ParameterError
-from ..solvers import BoundedArgmax
+from ..._limits import LOCAL_SECONDS, format_count
+from ..._runtime import RAY, check_executor, is_local, usable_cpus, worker_count
+from ...exceptions import ModelError, ParameterError
+from ...search import BoundedArgmax
 from ._decision import decision_set
 from ._evaluate import (DEFAULT_MAX_EVALUATIONS, FixAndSolveEvaluator, HalfspaceEvaluator, branch_and_bound_seconds,
                         fix_solve_engine, fix_solve_seconds, model_size, slow_solver_note)
 from ._samplers import BoundedSampler, RangeCheck, Sampler, ScoredSampler, TopDownSampler, selection_keys
+from ._w import SelectionW
 
 __all__ = ["SelectionPlan", "check_time_limit", "check_w_size", "plan_halfspace", "plan_user_model", "workers_for",
            "bounded_lower_bound", "PROGRESS_AFTER"]
@@ -34,17 +35,19 @@ PROGRESS_AFTER = 10.0
 class SelectionPlan:
     """Which sampler draws from one W, and why (from public quantities only).
 
-    ``path``: "topdown", "enumerate", "fix_and_solve" or "bounded"; ``n_points``: |W|;
-    ``predicted_time``: seconds predicted from public sizes (NaN where there is none; on
-    the bounded path a lower bound), as reported; ``seconds``: the same on the workers that
-    run it, what :func:`check_time_limit` compares with ``time_limit``; ``work`` and
-    ``remedy``: the refusal's words; ``reason``: why this path (one sentence, for the
-    report); ``sampler``: the :class:`~privopt.mechanisms._samplers.Sampler`; ``progress``:
-    whether a bar is shown by default; ``norm_bound``: the ball's radius D that W is in
-    (None: no ball); ``n_regions``: the supports of W on the top-down path."""
+    ``path``: "topdown", "enumerate", "fix_and_solve" or "bounded"; ``w``: W, the one
+    record the sampler and the release read
+    (:class:`~privopt.mechanisms.selection._w.SelectionW`: |W|, the ball, the
+    representation its engine reads); ``predicted_time``: seconds predicted from public
+    sizes (NaN where there is none; on the bounded path a lower bound), as reported;
+    ``seconds``: the same on the workers that run it, what :func:`check_time_limit`
+    compares with ``time_limit``; ``work`` and ``remedy``: the refusal's words;
+    ``reason``: why this path (one sentence, for the report); ``sampler``: the
+    :class:`~privopt.mechanisms.selection._samplers.Sampler`; ``progress``: whether a bar
+    is shown by default."""
 
     path: str
-    n_points: int
+    w: SelectionW
     predicted_time: float
     seconds: float
     work: str
@@ -52,8 +55,11 @@ class SelectionPlan:
     reason: str
     sampler: Sampler
     progress: bool = False
-    norm_bound: float | None = None
-    n_regions: int | None = None
+
+    @property
+    def n_points(self) -> int:
+        """|W| (``w.n_points``)."""
+        return self.w.n_points
 
 
 def check_time_limit(seconds: float, time_limit: float | None, work: str, remedy: str) -> None:
@@ -94,8 +100,8 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
     point scored by the exact enumeration (refused above ``max_points``).  ``single``: W is
     the only one (``exponential_mechanism``: a W of fewer than two points is refused, and
     every point is scored block by block); else a W_r of the mixture (scored by branch and
-    bound where :class:`privopt.solvers.BoundedArgmax` applies).  ``keys``: as
-    :class:`~privopt.mechanisms._samplers.ScoredSampler` takes it."""
+    bound where :class:`privopt.search.BoundedArgmax` applies).  ``keys``: as
+    :class:`~privopt.mechanisms.selection._samplers.ScoredSampler` takes it."""
     if problem is not None:
         n_points = int(problem.n_points)
         if single:
@@ -104,8 +110,9 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         bound_pass = float(problem.predicted_seconds(n_public))
         predicted = float(problem.sampling_seconds(n_public))
         workers = workers_for(executor, bound_pass)
+        w = SelectionW(n_points, problem.norm_bound, halfspace=data, problem=problem)
         return SelectionPlan(
-            "topdown", n_points, predicted, predicted / workers,
+            "topdown", w, predicted, predicted / workers,
             work=(f"bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records and finding the "
                   f"smallest loss of those that may win is predicted to take about {predicted / workers:,.0f} s on "
                   f"{workers} worker(s)"),
@@ -113,8 +120,8 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
                     "features)."),
             reason=("privopt's 0/1-loss model on one integer grid with 0: W split by support and report-noisy-max "
                     "drawn top down, supports that cannot win never scored"),
-            sampler=TopDownSampler(problem, executor=executor, predicted=bound_pass, desc=desc),
-            progress=predicted > PROGRESS_AFTER, norm_bound=problem.norm_bound, n_regions=problem.n_regions)
+            sampler=TopDownSampler.of(w, executor=executor, predicted=bound_pass, desc=desc),
+            progress=predicted > PROGRESS_AFTER)
     evaluator = HalfspaceEvaluator(model, data, norm_bound=norm_bound, max_points=max_points)
     n_points = int(evaluator.n_points)
     if single:
@@ -128,7 +135,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         predicted = float(branch_and_bound_seconds(n_points, n_public))
         how = f"report-noisy-max over the {format_count(n_points)} points of W by branch and bound"
     return SelectionPlan(
-        "enumerate", n_points, predicted, predicted,
+        "enumerate", SelectionW(n_points, evaluator.norm_bound, halfspace=data), predicted, predicted,
         work=(f"{how} is predicted to take about {predicted:,.0f} s (from |W|, n = {n_public:,} and "
               f"d = {evaluator.d})"),
         remedy=("Raise time_limit, make W smaller (norm_bound, a coarser grid, fewer features), or use OPDisc "
@@ -136,7 +143,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         reason=("privopt's 0/1-loss model whose W cannot be split by support: every point scored by the exact "
                 "enumeration"),
         sampler=ScoredSampler(evaluator, argmax=argmax, desc=desc, keys=keys),
-        progress=_progress_default(predicted, n_points), norm_bound=evaluator.norm_bound)
+        progress=_progress_default(predicted, n_points))
 
 
 def _progress_default(predicted: float, n_points: int) -> bool:
@@ -183,7 +190,7 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     predicted = float(evaluator.predicted_seconds(task.n_public))
     check = None if task.n_samples is None else RangeCheck(task.n_samples, task.loss_range, task.term is not None)
     return SelectionPlan(
-        "fix_and_solve", n_points, predicted, predicted,
+        "fix_and_solve", SelectionW(n_points, task.norm_bound, decision=decision), predicted, predicted,
         work=(f"scoring all {format_count(n_points)} points of W is predicted to take about {predicted:,.0f} s "
               f"(from |W| and the model's {model_size(task.model):,} rows and columns, one solve per point"
               f"{slow_solver_note(task.solver)})"),
@@ -193,13 +200,13 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
                 f"{task.solver}{slow_solver_note(task.solver)}"),
         sampler=ScoredSampler(evaluator, sense=task.sense, check=check, time_limit=opts.time_limit,
                               desc=f"privopt {task.method}", keys=keys),
-        progress=_progress_default(predicted, n_points), norm_bound=task.norm_bound)
+        progress=_progress_default(predicted, n_points))
 
 
 def _bounded_reason(task, decision) -> str | None:
     """Why the bounded sampler runs, or None (every point scored).  Decided from public
     quantities only: ``path``, |W| counted through the declared constraints (the
-    :class:`~privopt.mechanisms._decision.DecisionSet`'s count), and ``max_points``."""
+    :class:`~privopt.mechanisms.selection._decision.DecisionSet`'s count), and ``max_points``."""
     if task.path == "score":
         return None
     space, why = decision.space, decision.why
@@ -225,12 +232,13 @@ def _plan_bounded(task, decision, why) -> SelectionPlan:
     check_w_size(n_points)
     predicted, min_solves = bounded_lower_bound(space, task.model, task.solver)
     opts = task.options
-    sampler = BoundedSampler(space, task.model, task.w_vars, time_limit=opts.time_limit, solver=task.solver,
+    w = SelectionW(n_points, task.norm_bound, decision=decision)
+    sampler = BoundedSampler.of(w, task.model, task.w_vars, time_limit=opts.time_limit, solver=task.solver,
                              weight_cons=decision.constraints, sense=task.sense, threads=opts.threads,
                              abs_gap=opts.abs_gap, solver_options=opts.solver_options, public_term=task.term,
                              n_samples=task.n_samples, loss_range=task.loss_range)
     return SelectionPlan(
-        "bounded", n_points, predicted, predicted,
+        "bounded", w, predicted, predicted,
         work=(f"the bounded sampler needs at least {min_solves} certified LP solve(s) (the regions above any point "
               "of W, at most one per coordinate of the decision, counted from the grids and the declared "
               f"constraints) and one exact solve, at least about {predicted:.3g} s for a model of "
@@ -239,7 +247,7 @@ def _plan_bounded(task, decision, why) -> SelectionPlan:
         remedy="Raise time_limit, or make the model or the decision smaller.",
         reason=(f"bounded sampler: {why}; report-noisy-max drawn exactly by A* sampling over prefixes of the "
                 f"decision, each region bounded by the LP relaxation solved by {task.solver} (certified)"),
-        sampler=sampler, norm_bound=task.norm_bound)
+        sampler=sampler)
 
 
 def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
@@ -248,7 +256,7 @@ def bounded_lower_bound(space, model, solver) -> tuple[float, int]:
     several points (:meth:`privopt.search.PrefixSpace.min_region_solves`, at most one per
     coordinate of the decision, counted from the grids and the declared constraints) and
     solves that point exactly; each solve is timed by the fix-and-solve evaluator's per-solve
-    prediction from the model's rows and columns (:func:`privopt.mechanisms._evaluate.fix_solve_seconds`)
+    prediction from the model's rows and columns (:func:`privopt.mechanisms.selection._evaluate.fix_solve_seconds`)
     at the measured rates, without the evaluator's safety margin, plus reading the model into
     the solver (two HiGHS sessions; one Pyomo clone otherwise).  How many regions A*
     sampling opens beyond these depends on how tight the bounds are, which depends on the

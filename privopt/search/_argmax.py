@@ -1,0 +1,365 @@
+"""Report-noisy-max over W_tau of a 0/1-loss halfspace model by branch and bound, without
+Pyomo (:class:`BoundedArgmax`, compiled): the same point as scoring every point of W with
+:class:`privopt.search._losses.IntegerLattice` and taking the first largest key, with the
+subtrees that cannot hold it bounded away."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .._numba import lazy_kernel
+from .._runtime import kernel_threads, map_on_kernel_threads
+from ..space import prefix_counts
+from ._losses import IntegerLattice
+
+__all__ = ["BoundedArgmax", "NoisyArgmax"]
+
+
+class _Lattice(NamedTuple):
+    """The integer scorer's data, as the branch and bound's kernel reads it (every array in
+    the narrowest integer type that holds it: :func:`_score_dtype`)."""
+
+    xt: np.ndarray           #: (d, rows) feature values
+    diff: np.ndarray         #: pos - neg of each row
+    total_pos: int
+    thr: int                 #: ceil(theta)
+
+
+class _Tree(NamedTuple):
+    """W_tau's enumeration tree: grid values, their norm units, the points below each budget,
+    and the thresholds a row's partial score is compared with."""
+
+    gint: np.ndarray         #: (d, width) int64 grid values
+    nk: np.ndarray           #: grid size of each coordinate
+    coef: np.ndarray         #: (d, width) squared-norm units of each grid value
+    counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
+    bucket: np.ndarray       #: budget -> its column of tmin and tmax (:func:`_partial_score_bounds`)
+    tmin: np.ndarray         #: (d + 1, columns, rows) thr - the smallest partial score of coordinates < j
+    tmax: np.ndarray         #: (d + 1, columns, rows) thr - the largest partial score of coordinates < j
+    leaf: np.ndarray         #: (width, rows) thr - x[r, 0] * (k-th grid value of coordinate 0)
+    bound: int
+    min_bound: int           #: fewest points of a subtree whose bound is computed
+
+
+class _Noise(NamedTuple):
+    """The noise of every point, its block maxima, the scale and the floor."""
+
+    noise: np.ndarray
+    table: np.ndarray        #: :func:`_block_maxima` of ``noise``
+    block: int
+    scale: float
+    floor: float
+    has_floor: bool
+
+
+class _Found(NamedTuple):
+    """What the kernel returns: the best key, its position in the enumeration (-1: none), points scored,
+    nodes bounded."""
+
+    key: float
+    position: int
+    scored: int
+    bounded: int
+
+
+def _build_argmax_kernel(numba):
+    """The compiled branch and bound of :class:`BoundedArgmax` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def kernel(lattice, tree, noisy, best_k, part, parts, split):   # pragma: no cover - compiled
+        # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
+        # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
+        # the points [first[j], first[j] + counts[j, budget[j]]) of that order; with parts > 1, only
+        # the subtrees at level `split` whose rank is part modulo parts (one thread's share)
+        xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
+        gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
+        bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
+        min_bound = tree.min_bound
+        noise, table, block = noisy.noise, noisy.table, noisy.block
+        scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
+        d, rows = xt.shape
+        level = np.zeros((d + 1, rows), dtype=xt.dtype)
+        budget = np.zeros(d + 1, dtype=np.int64)
+        first = np.zeros(d + 1, dtype=np.int64)
+        nxt_k = np.zeros(d + 1, dtype=np.int64)
+        nxt_p = np.zeros(d + 1, dtype=np.int64)
+        drops = np.zeros(d + 1, dtype=np.float64)
+        k0 = nk[0]
+        cur = np.zeros(d, dtype=np.int64)
+        best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
+        rank = np.zeros(d + 1, dtype=np.int64)
+        budget[d] = bound
+        j, entering = d, True
+        while j <= d:
+            if entering:
+                lo, hi = first[j], first[j] + counts[j, budget[j]]
+                if j == d or hi - lo >= min_bound:
+                    # lower bound on the loss of every point below: rows predicted +1 (or -1)
+                    # whatever the free coordinates 0..j-1 take (each within the node's budget)
+                    bounded += 1
+                    acc = np.int64(0)
+                    b = bucket[budget[j]]
+                    for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
+                        s, dr = level[j, r], diff[r]
+                        acc += dr * ((s >= tmin[j, b, r]) | ((s >= tmax[j, b, r]) & (dr > 0)))
+                    drops[j] = np.float64(total_pos - acc) / scale
+                else:      # a small subtree: its parent's bound holds for it too
+                    drops[j] = drops[j + 1]
+                drop = drops[j]
+                # the largest noise of [lo, hi): whole blocks from the sparse table, the ends scanned
+                top = -np.inf
+                bl, bh = (lo + block - 1) // block, hi // block
+                if bl < bh:
+                    t = 0
+                    while (2 << t) <= bh - bl:
+                        t += 1
+                    top = max(table[t, bl], table[t, bh - (1 << t)])
+                    for p in range(lo, bl * block):
+                        top = max(top, noise[p])
+                    for p in range(bh * block, hi):
+                        top = max(top, noise[p])
+                else:
+                    for p in range(lo, hi):
+                        top = max(top, noise[p])
+                ub = top - drop
+                if ub < best or (has_floor and ub <= floor):
+                    j += 1
+                    entering = False
+                    continue
+                if j == 1:
+                    p = lo
+                    for k in range(k0):
+                        if coef[0, k] > budget[1]:
+                            continue
+                        if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
+                            a = np.int64(0)
+                            for r in range(rows):
+                                a += diff[r] * (level[1, r] >= leaf[k, r])
+                            scored += 1
+                            key = noise[p] - np.float64(total_pos - a) / scale
+                            if key > best:
+                                best, best_p = key, p
+                                best_k[0] = k
+                                for i in range(1, d):
+                                    best_k[i] = cur[i]
+                        p += 1
+                    j += 1
+                    entering = False
+                    continue
+                nxt_k[j], nxt_p[j] = 0, lo
+            # the next child of node j: coordinate j-1 at its next value with a completion
+            c_j = j - 1
+            k = nxt_k[j]
+            while k < nk[c_j] and (coef[c_j, k] > budget[j] or counts[c_j, budget[j] - coef[c_j, k]] == 0):
+                k += 1
+            if k >= nk[c_j]:
+                j += 1
+                entering = False
+                continue
+            nxt_k[j] = k + 1
+            cur[c_j] = k
+            budget[c_j] = budget[j] - coef[c_j, k]
+            first[c_j] = nxt_p[j]
+            nxt_p[j] += counts[c_j, budget[c_j]]
+            # another thread's subtree (ranked by its values' indices, not by visit: this thread's
+            # pruning must not move it to another thread): node j's next child
+            rank[c_j] = rank[j] * nk[c_j] + k
+            if parts > 1 and c_j == split and rank[c_j] % parts != part:
+                entering = False
+                continue
+            wk = gint[c_j, k]
+            for r in range(rows):
+                level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+            j = c_j
+            entering = True
+        return _Found(best, best_p, scored, bounded)
+
+    return kernel
+
+
+_argmax_kernel = lazy_kernel(_build_argmax_kernel)
+
+#: Points per block of the noise's block maxima (:class:`BoundedArgmax`).
+_NOISE_BLOCK = 64
+#: The fewest points of a subtree whose loss bound :class:`BoundedArgmax` computes (a pass over
+#: the rows, as scoring one point); a smaller subtree inherits its parent's bound.
+_MIN_BOUND_POINTS = 2
+
+
+@dataclass(frozen=True)
+class NoisyArgmax:
+    """What :meth:`BoundedArgmax.best` found: the largest key ``-L(w)/scale +
+    noise`` over W (the first of equal keys in the enumeration's order), the
+    point ``w``, its position ``index`` in that order (``-inf``, -1 and None
+    when no key is above the floor), ``points_scored``, how many points had
+    their loss computed (the others were bounded away), and
+    ``nodes_bounded``, how many subtrees had their bound computed."""
+
+    key: float
+    index: int
+    point: np.ndarray | None
+    points_scored: int
+    nodes_bounded: int
+
+
+class BoundedArgmax:
+    """Report-noisy-max over W_tau of a 0/1 model without scoring every point.
+
+    Given the noise of every point of W in the enumeration's order (drawn
+    before, in one call), it returns the same point as scoring every point and
+    taking the first largest key ``noise - L(w) / scale``, but walks the
+    enumeration's tree (the last coordinate most significant) depth first and
+    leaves out a subtree when its largest noise minus a lower bound on its
+    losses, divided by ``scale``, is below the best key found so far, or at or
+    below ``floor``: no point in it could be released.  The lower bound counts
+    the rows that are misclassified whatever values the free coordinates take
+    in their grids; the losses and keys it does compute are those of
+    :class:`IntegerLattice` (exact integers, the same float64 numbers), so
+    every seed releases the same point.  Built by :meth:`of` where the integer
+    scorer applies and numba is installed, else None."""
+
+    def __init__(self, data, coef, bound, kernel):
+        lattice = IntegerLattice.__new__(IntegerLattice)
+        IntegerLattice.__init__(lattice, data, None)
+        self.xt, self.diff, self.total_pos, self.thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
+        d, width = len(data.grid), max(len(g) for g in data.grid)
+        self.gint = np.zeros((d, width), dtype=np.int64)
+        self.coef = np.full((d, width), int(bound) + 1, dtype=np.int64)
+        self.nk = np.array([len(g) for g in data.grid], dtype=np.int64)
+        for j, g in enumerate(data.grid):
+            self.gint[j, :len(g)] = np.asarray(g, dtype=np.float64).astype(np.int64)
+            self.coef[j, :len(g)] = np.asarray(coef[j], dtype=np.int64)
+        cap = 2 ** 62
+        self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
+                               dtype=np.int64)
+        self.n_points = int(self.counts[d, int(bound)])
+        bucket, fmin, fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound))
+        self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
+        self.bound = int(bound)
+        self.min_bound = _MIN_BOUND_POINTS
+        self.kernel = kernel
+        score = _score_dtype(self.xt, self.gint, self.thr)
+        leaf = self.thr - self.gint[0][:, None] * self.xt[0][None, :]
+        self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
+                                 int(self.total_pos), int(self.thr))
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, (self.thr - fmin).astype(score),
+                           (self.thr - fmax).astype(score), leaf.astype(score), self.bound, self.min_bound)
+
+    def _valid(self):
+        return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
+
+    @classmethod
+    def of(cls, data, coef, bound):
+        """The branch and bound for this enumeration data and levels, or None
+        where the integer scorer does not apply (:meth:`IntegerLattice.of`)."""
+        if IntegerLattice.of(data) is None or len(data.grid) == 0:
+            return None
+        kernel = _argmax_kernel()
+        return None if kernel is None else cls(data, coef, bound, kernel)
+
+    def best(self, noise, scale: float, floor: float | None = None) -> NoisyArgmax:
+        """The first largest key ``noise[i] - L(w_i) / scale`` over W (``noise``:
+        one number per point, in the enumeration's order); ``point`` None when
+        no key is above ``floor``."""
+        noise = np.ascontiguousarray(noise, dtype=np.float64)
+        if noise.shape != (self.n_points,):
+            raise ValueError(f"noise: expected {self.n_points} numbers, one per point of W")
+        noisy = _Noise(noise, _block_maxima(noise, _NOISE_BLOCK), _NOISE_BLOCK, float(scale),
+                       0.0 if floor is None else float(floor), floor is not None)
+        parts = self.threads()
+        run = functools.partial(self._search, noisy, parts=parts)
+        found = map_on_kernel_threads(run, range(parts))
+        # the largest key; of equal keys, the first in the enumeration's order (each part's is its first)
+        (key, index, _, _), best_k = max(found, key=lambda f: (f[0].key, -f[0].position))
+        scored, bounded = sum(f[0].scored for f in found), sum(f[0].bounded for f in found)
+        if index < 0 or (floor is not None and key <= floor):
+            return NoisyArgmax(-math.inf, -1, None, int(scored), int(bounded))
+        point = np.array([g[k] for g, k in zip(self.grid, best_k)], dtype=np.float64)
+        return NoisyArgmax(float(key), int(index), point, int(scored), int(bounded))
+
+    def threads(self) -> int:
+        """Threads :meth:`best` searches with: one per :data:`_THREAD_MIN_POINT_ROWS` of
+        points x rows, at most :func:`privopt._runtime.kernel_threads`; one where W has one
+        coordinate (the threads take turns over the subtrees below the last two)."""
+        if len(self.grid) < 2:
+            return 1
+        work = self.n_points * self.xt.shape[1]
+        return int(max(1, min(kernel_threads(), work // _THREAD_MIN_POINT_ROWS)))
+
+    def _search(self, noisy, part: int, parts: int) -> tuple[_Found, np.ndarray]:
+        """The kernel over one thread's share of the subtrees: (what it found, the grid index
+        of each coordinate of its best point)."""
+        best_k = np.zeros(len(self.grid), dtype=np.int64)
+        split = max(1, len(self.grid) - 2)      # the subtrees below coordinates d-1 and d-2 (d-1 alone if d = 2)
+        return self.kernel(self._lattice, self._tree, noisy, best_k, part, parts, split), best_k
+
+
+#: Points x rows of a W per thread of :meth:`BoundedArgmax.best` (a thread's hand-off costs
+#: about what scoring a few thousand rows does; 10M point-rows take about half a millisecond).
+_THREAD_MIN_POINT_ROWS = 10_000_000
+
+
+#: The most entries of each of :func:`_partial_score_bounds`' tables (8 bytes each).
+_SCORE_BOUND_ENTRIES = 1 << 22
+
+
+def _score_dtype(xt, gint=None, thr: int = 0) -> type:
+    """The narrowest of int16, int32 and int64 that holds every value of ``xt`` and, with
+    ``gint``, every partial score ``sum_j x[r, j] w_j`` over any coordinates and any grid
+    values and ``thr`` minus any of them: the kernel of :class:`BoundedArgmax` compares these
+    in that type (more numbers per vector instruction), exactly, since none of them is out
+    of its range."""
+    largest = int(np.abs(xt).max(initial=0))
+    if gint is not None:
+        spans = np.abs(xt).max(axis=1, initial=0) * np.abs(gint).max(axis=1, initial=0)
+        largest = max(largest, abs(int(thr)) + int(spans.sum()))
+    for kind in (np.int16, np.int32):
+        if largest <= np.iinfo(kind).max:
+            return kind
+    return np.int64
+
+
+def _partial_score_bounds(xt, gint, coef, valid, bound):
+    """``(bucket, fmin, fmax)``: the smallest and largest score that coordinates 0..j-1
+    can add to each row when each of them alone stays within a squared-norm budget b
+    (the ball relaxed to a box), for every j and every budget b <= ``bound``, in integer
+    units.  A coordinate's range changes only where b reaches one of its ``coef``
+    values, so budgets share columns: ``bucket[b]`` is b's column (``fmin[j, bucket[b], r]``),
+    that of the largest such value <= b; where the tables would pass
+    :data:`_SCORE_BOUND_ENTRIES`, of a larger kept value (a wider range: still a bound)."""
+    cap = 2 ** 62
+    steps = np.unique(np.concatenate([[0], coef[valid]]))
+    steps = steps[steps <= bound]
+    column = np.searchsorted(steps, np.arange(bound + 1), side="right") - 1
+    most = max(1, _SCORE_BOUND_ENTRIES // (xt.shape[0] + 1) // max(1, xt.shape[1]))
+    if len(steps) > most:       # keep `most` steps, the largest among them; each budget takes the next kept one
+        kept = np.unique(np.linspace(len(steps) - 1, 0, most).round().astype(np.int64))   # the last among them
+        column, steps = np.searchsorted(kept, column, side="left"), steps[kept]
+    bucket = column.astype(np.int64)
+    allowed = valid[:, None, :] & (coef[:, None, :] <= steps[None, :, None])      # (d, columns, width)
+    lo_val = np.where(allowed, gint[:, None, :], cap).min(axis=2)
+    hi_val = np.where(allowed, gint[:, None, :], -cap).max(axis=2)
+    empty = ~allowed.any(axis=2)      # no value within the budget: no point below, any bound holds
+    lo_val[empty], hi_val[empty] = 0, 0
+    a, b = xt[:, None, :] * lo_val[:, :, None], xt[:, None, :] * hi_val[:, :, None]
+    zeros = np.zeros((1,) + a.shape[1:], dtype=np.int64)
+    fmin = np.concatenate([zeros, np.cumsum(np.minimum(a, b), axis=0)])
+    fmax = np.concatenate([zeros, np.cumsum(np.maximum(a, b), axis=0)])
+    return bucket, np.ascontiguousarray(fmin), np.ascontiguousarray(fmax)
+
+
+def _block_maxima(values, block):
+    """Sparse table of the maxima of ``values`` in blocks of ``block``: row t
+    holds the maximum of 2^t consecutive blocks from each block on."""
+    nb = len(values) // block
+    rows = [values[:nb * block].reshape(nb, block).max(axis=1) if nb else np.full(1, -np.inf)]
+    while (2 << (len(rows) - 1)) <= nb:
+        half = 1 << (len(rows) - 1)
+        prev = rows[-1]
+        rows.append(np.concatenate([np.maximum(prev[:-half], prev[half:]), np.full(half, -np.inf)]))
+    return np.ascontiguousarray(np.vstack(rows))
