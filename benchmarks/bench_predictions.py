@@ -259,7 +259,8 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int) -> None:
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
              "points; the constants of privopt/search/_regions.py TOPDOWN_COST and "
-             "privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
+             "privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the measured wall time of "
+             "its draw and the process's CPU seconds "
              "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
              "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
              "shared with other jobs.", "",
