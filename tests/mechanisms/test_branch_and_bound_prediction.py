@@ -14,7 +14,7 @@ from privopt.mechanisms.selection._evaluate import (BRANCH_AND_BOUND_COST, Branc
                                           predict_evaluation_seconds)
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import topdown_seconds
-from privopt.solvers import BoundedArgmax
+from privopt.search import BoundedArgmax
 from privopt.space import SupportWork
 
 

@@ -74,7 +74,7 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
 @dataclass(frozen=True)
 class BranchAndBoundCost:
     """The constants of the predicted time of one W_r of ``mixture_selection`` scored by
-    branch and bound (:class:`privopt.solvers.BoundedArgmax`), from public sizes only:
+    branch and bound (:class:`privopt.search.BoundedArgmax`), from public sizes only:
 
         T = overhead + point_seconds x |W| x (n / 1000) ** row_exponent
 
