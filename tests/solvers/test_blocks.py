@@ -314,7 +314,7 @@ def test_on_the_closed_form_each_customers_term_is_clipped_into_the_range(monkey
     # 20 customers' distances, each far above b = 0.05: with one block per customer the closed
     # form sees every record's term and clips it (the release says so); the LP path reads each
     # customer's term from each solve's solution and clips the same terms
-    import privopt.mechanisms.selection as sel
+    import privopt.mechanisms.selection.exponential as sel
 
     m, dist = _pmedian(n_sites=6, n_customers=20, k=1, seed=4)
     seen: list = []
