@@ -7,7 +7,12 @@
   columns, and back in (for scripts that resume from their own CSV);
 * :func:`write_markdown`: a Markdown results file from its lines;
 * :func:`checkout_env`: the environment of a subprocess that must import privopt
-  from another checkout (a git worktree of an earlier revision).
+  from another checkout (a git worktree of an earlier revision);
+* :func:`make_learner`, :func:`fit_timed`, :func:`resolution_label`, :func:`read_fit_rows`:
+  the learners of the accuracy benchmarks (``bench_adaptive_w.py``,
+  ``bench_adaptive_regimes.py``), one timed fit, and their results CSVs read back.
+
+The data sets several scripts share are in ``_datasets.py``; no script imports another.
 
 How the scripts find this module: ``import _common``.  Python puts a script's own
 folder first on ``sys.path`` when it runs it (``python benchmarks/bench_x.py`` from
@@ -25,6 +30,8 @@ import os
 import platform
 import shlex
 import sys
+import time
+import warnings
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -105,3 +112,54 @@ def checkout_env(root: str, env: dict | None = None) -> dict:
     parts = [os.path.abspath(root), HERE] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     env["PYTHONPATH"] = os.pathsep.join(parts)
     return env
+
+
+def make_learner(learner: str, eps: float, bounds, seed: int):
+    """An accuracy benchmark's learner, built as a user would: ``"after"``, the default
+    ``PrivateHalfspaceClassifier``; ``"before"``, its single default W
+    (``resolutions=None``); ``"ladder"``, the ladder without the warm start's W
+    (``warm_start=False``); ``"logreg"``, non-private logistic regression; any other name,
+    the private baseline of that name (``privopt.baselines.PRIVATE_BASELINES``)."""
+    import privopt
+    from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
+
+    if learner == "before":
+        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, resolutions=None)
+    if learner == "after":
+        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed)
+    if learner == "ladder":         # the previous default: the ladder without the warm start's W
+        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, warm_start=False)
+    if learner == "logreg":
+        return NonPrivateLogisticRegression()
+    return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
+
+
+def resolution_label(res) -> str:
+    """levels/grid/D, with /c for centred steps, /wide for the wide intercept and /warm for the
+    warm start's W."""
+    if res is None:
+        return ""
+    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
+            + ("/wide" if getattr(res, "wide_intercept", False) else "")
+            + ("/warm" if getattr(res, "warm_start", False) else ""))
+
+
+def read_fit_rows(path) -> list[dict]:
+    """The rows of a results CSV of bench_adaptive_w.py or bench_adaptive_regimes.py, numbers parsed."""
+    rows = read_csv(path)
+    for r in rows:
+        for key in ("eps", "accuracy", "seconds", "offered"):
+            r[key] = float(r[key])
+        for key in ("seed", "n_train", "d"):
+            r[key] = int(r[key])
+    return rows
+
+
+def fit_timed(clf, X, y, Xt, yt) -> tuple[float, float]:
+    """Fit ``clf`` on (X, y) with warnings silenced; (held-out accuracy on (Xt, yt), fit seconds)."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    secs = time.perf_counter() - t0
+    return float((clf.predict(Xt) == yt).mean()), secs

@@ -29,9 +29,8 @@ import numpy as np
 
 
 import _common
-from bench_adaptive_w import fit_timed, read_rows, resolution_label
-from bench_adaptive_w import make as adaptive_w_make
-from bench_regimes import DATA_SETS, N_VALUES, load
+from _common import fit_timed, read_fit_rows, resolution_label
+from _datasets import REGIMES_DATA_SETS, REGIMES_N_VALUES, regimes_data
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "adaptive_regimes"
@@ -42,24 +41,25 @@ LEARNERS = ("single_w", "ladder", "default") + PEERS
 
 
 def make(learner, eps, seed):
-    """The learner on the public bounds (0, 1): ``single_w`` and ``default`` are bench_adaptive_w's
-    ``before`` and ``after``; ``ladder`` and the peers are the same there."""
-    return adaptive_w_make({"single_w": "before", "default": "after"}.get(learner, learner), eps, (0.0, 1.0), seed)
+    """The learner on the public bounds (0, 1): ``single_w`` and ``default`` are
+    :func:`_common.make_learner`'s ``before`` and ``after``; ``ladder`` and the peers are the same there."""
+    return _common.make_learner({"single_w": "before", "default": "after"}.get(learner, learner), eps, (0.0, 1.0),
+                                seed)
 
 
 def configurations(stages, only=None):
     out = []
     if "n" in stages:
-        out += [("n", "adult", n, ("adult", n)) for n in N_VALUES]
+        out += [("n", "adult", n, ("adult", n)) for n in REGIMES_N_VALUES]
     if "data" in stages:
-        out += [("data", name, None, (name, None)) for name in DATA_SETS]
+        out += [("data", name, None, (name, None)) for name in REGIMES_DATA_SETS]
     return [c for c in out if not only or c[1] in only]
 
 
 def run(runs, epsilons, stages, save=None, only=None, learners=LEARNERS, kept=()):
     rows = list(kept)
     for stage, name, _n, key in configurations(stages, only):
-        X, y, Xt, yt, _, _ = load(key)
+        X, y, Xt, yt, _, _ = regimes_data(key)
         for eps in epsilons:
             for seed in range(runs):
                 for learner in learners:
@@ -159,14 +159,14 @@ def main(argv=None):
                     help="run only these learners; the rows of the others are kept from the results file")
     args = ap.parse_args(argv)
     if args.merge:
-        rows = [r for path in args.merge for r in read_rows(path)]
+        rows = [r for path in args.merge for r in read_fit_rows(path)]
     else:
         def save(rows):
             _common.write_csv(args.out + ".csv", rows, list(rows[0]))
 
         kept = []
         if set(args.learners) != set(LEARNERS) and Path(args.out + ".csv").exists():
-            kept = [r for r in read_rows(args.out + ".csv") if r["learner"] not in args.learners]
+            kept = [r for r in read_fit_rows(args.out + ".csv") if r["learner"] not in args.learners]
         rows = run(args.runs, tuple(args.epsilons), args.stages, save, args.only, tuple(args.learners), kept)
     _common.write_csv(args.out + ".csv", rows, list(rows[0]))
     _common.write_markdown(args.out + ".md", summarize(rows, args.runs, tuple(args.epsilons)))

@@ -25,16 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-import privopt
-from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
+from privopt.baselines import PRIVATE_BASELINES
 
 import _common
+from _common import fit_timed, read_fit_rows, resolution_label
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"
@@ -176,49 +174,6 @@ def all_datasets(only=None):
     return [it for it in items if not only or it[1] in only]
 
 
-def make(learner, eps, bounds, seed):
-    if learner == "before":
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, resolutions=None)
-    if learner == "after":
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed)
-    if learner == "ladder":         # the previous default: the ladder without the warm start's W
-        return privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=bounds, random_state=seed, warm_start=False)
-    if learner == "logreg":
-        return NonPrivateLogisticRegression()
-    return PRIVATE_BASELINES[learner](epsilon=eps, bounds=bounds, random_state=seed)
-
-
-def resolution_label(res):
-    """levels/grid/D, with /c for centred steps, /wide for the wide intercept and /warm for the
-    warm start's W."""
-    if res is None:
-        return ""
-    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
-            + ("/wide" if getattr(res, "wide_intercept", False) else "")
-            + ("/warm" if getattr(res, "warm_start", False) else ""))
-
-
-def read_rows(path):
-    """The rows of a results CSV of this script (or of bench_adaptive_regimes.py), numbers parsed."""
-    rows = _common.read_csv(path)
-    for r in rows:
-        for key in ("eps", "accuracy", "seconds", "offered"):
-            r[key] = float(r[key])
-        for key in ("seed", "n_train", "d"):
-            r[key] = int(r[key])
-    return rows
-
-
-def fit_timed(clf, X, y, Xt, yt):
-    """Fit ``clf`` on (X, y) with warnings silenced; (held-out accuracy on (Xt, yt), fit seconds)."""
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf.fit(X, y)
-    secs = time.perf_counter() - t0
-    return float(np.mean(clf.predict(Xt) == yt)), secs
-
-
 def run(seeds, epsilons, only, save=None, learners=LEARNERS):
     rows = []
     for role, name, X, y, bounds in all_datasets(only):
@@ -232,7 +187,7 @@ def run(seeds, epsilons, only, save=None, learners=LEARNERS):
                         continue
                     if learner == "noisy_sgd" and len(ytr) > NOISY_SGD_MAX_N:
                         continue
-                    clf = make(learner, eps, bounds, seed)
+                    clf = _common.make_learner(learner, eps, bounds, seed)
                     acc, secs = fit_timed(clf, Xtr, ytr, Xte, yte)
                     res = getattr(clf, "resolution_", None)
                     rows.append({"role": role, "data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps,
@@ -332,7 +287,7 @@ def main(argv=None):
                     help="run only these learners (to be merged with the others' rows by --merge)")
     args = ap.parse_args(argv)
     if args.merge:
-        rows = [r for path in args.merge for r in read_rows(path)]
+        rows = [r for path in args.merge for r in read_fit_rows(path)]
         order = {"dev": 0, "aside": 1, "fresh": 2}
         rows.sort(key=lambda r: order[r["role"]])
     else:

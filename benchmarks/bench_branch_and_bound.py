@@ -50,10 +50,10 @@ def model_of(name):
         X = np.clip(np.rint(2 + Z + rng.normal(size=(12000, 40))), 0, 4).astype(int)
         y = np.where((X - 2) @ rng.normal(size=40) + rng.normal(0, 2, 12000) > 0, 1, -1)
         return zero_one_halfspace(X, y, grid=2, norm_bound=2.0, fit_intercept=True), len(y)
-    import bench_oracle_suite as suite
+    from _datasets import oracle_instance, oracle_model
 
-    X, y, _, _ = suite.instance(name)
-    return suite.model_of(name, "D2=4"), len(y)
+    X, y, _, _ = oracle_instance(name)
+    return oracle_model(name, "D2=4"), len(y)
 
 
 def solve(name, seed, threads=1):

@@ -13,7 +13,7 @@ replace-one by group privacy over add/remove).  "before" is privopt at git revis
 ``--before`` (continuous Gaussian noise in doubles), run by this same script in a
 temporary git worktree, in parallel.  Each method is built as a user would:
 ``cls(epsilon, delta=min(1e-5, 1/n^2), bounds, random_state=seed)``, on table shapes
-of ``bench_small_data.py`` (70/30 stratified splits, the same seeds for both
+of ``bench_small_data.py`` (``_datasets.small_data_sets``; 70/30 stratified splits, the same seeds for both
 versions).  A difference is "within noise" when its paired mean is within two
 standard errors of the paired differences.
 """
@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 import _common
-import bench_small_data
+from _datasets import small_data_sets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 METHODS = ("dpsgd", "dpagd")
@@ -48,7 +48,7 @@ def fits(version: str, seeds: int, datasets, epsilons, methods=METHODS) -> list[
 
     warnings.simplefilter("ignore")
     rows = []
-    for _, name, X, y, bounds in bench_small_data.datasets():
+    for _, name, X, y, bounds in small_data_sets():
         if name not in datasets:
             continue
         for seed in range(seeds):

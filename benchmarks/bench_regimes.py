@@ -57,6 +57,7 @@ import numpy as np  # noqa: E402
 from privopt.experiments.adult import read_results, run_experiment  # noqa: E402
 
 import _common  # noqa: E402
+from _datasets import REGIMES_DATA_SETS, REGIMES_N_VALUES, regimes_data  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,10 +70,7 @@ PEERS = ["rspm", "dpsgd", "objective_perturbation", "dpsgd_tuned", "nonprivate_l
 SELECTION = ["permute_and_flip"]
 #: private convex peers whose hyperparameters follow a public rule
 UNTUNED_PEERS = ("dpsgd", "objective_perturbation")
-N_VALUES = (500, 1000, 2000, 4000, 12546)
 D_VALUES = (1.0, 2.0, 3.0, 4.0, SQRT23)
-DATA_SETS = ("breast-cancer-10-l4", "wine-13-l4", "planted-continuous-12", "planted-onehot-30",
-             "adult-onehot-28", "adult-mixed-18")
 #: Seconds per solve where the default (--time-limit) would make the sweep take hours on 2 cores:
 #: RSPM's MILP on these sets runs into the limit on most draws (planted-continuous-12 at 300 s
 #: certified 2 of 15), and an uncertified run only counts as "not certified" anyway.
@@ -81,44 +79,11 @@ COLUMNS = ["stage", "dataset", "n_train", "d", "norm_bound", "method", "calibrat
            "train_accuracy", "test_accuracy", "seconds", "certified", "status", "message"]
 
 
-def _adult():
-    from privopt.datasets import load_adult
-    from privopt.experiments.adult import adult_levels
-
-    data = load_adult(random_state=0)
-    lv = adult_levels(data.feature_blocks, data.X_train.shape[1], 4)
-    return data.X_train, data.y_train, data.X_test, data.y_test, lv, {}
-
-
-def _suite(name):
-    """A suite instance with features mapped to [0, 1] by its PUBLIC levels (the
-    discretization steps fixed by the suite), so every method gets the same public
-    bounds (0, 1) and the MIP methods recover the suite's integer grid exactly."""
-    from bench_oracle_suite import ADULT_ONEHOT, instance
-
-    X, y, Xt, yt = instance(name)
-    if name in ADULT_ONEHOT or name == "adult-mixed-18":
-        from privopt.datasets import load_adult
-        from privopt.experiments.adult import adult_levels
-
-        attrs = ADULT_ONEHOT.get(name) or ("marital-status", "relationship", "sex", "age", "education-num",
-                                           "hours-per-week")
-        data = load_adult(feature_set=attrs, scale="public", random_state=0)
-        lv = np.array(adult_levels(data.feature_blocks, data.X_train.shape[1], 4), dtype=float)
-    elif name == "planted-onehot-30":
-        lv = np.ones(X.shape[1])
-    else:  # breast-cancer-10-l4, wine-13-l4, planted-continuous-12: every column on 4 levels
-        lv = np.full(X.shape[1], 4.0)
-    # the baselines take privopt's default row-norm bound sqrt(d): their feature map is centred
-    # on [-1, 1], where one-hot rows are no longer sparse
-    return X / lv, y, Xt / lv, yt, [int(v) for v in lv], {}
-
-
 def configurations(stages, runs):
     """(stage, dataset, folder, data loader, run_experiment keywords) per configuration."""
     out = []
     if "n" in stages:
-        for n in N_VALUES:
+        for n in REGIMES_N_VALUES:
             for ball, methods in (("D2", ["opdisc", "nonprivate_01", *PEERS, *SELECTION]), ("paper", ["opdisc"])):
                 out.append(("n", "adult", f"n/{n}-{ball}", ("adult", n),
                             dict(methods=methods, epsilons=[0.1, 1.0], runs=runs,
@@ -131,22 +96,11 @@ def configurations(stages, runs):
                         dict(methods=["opdisc", "nonprivate_01"], epsilons=[0.1, 0.5, 1.0], runs=runs,
                              norm_bound=D)))
     if "data" in stages:
-        for name in DATA_SETS:
+        for name in REGIMES_DATA_SETS:
             out.append(("data", name, f"data/{name}", (name, None),
                         dict(methods=["opdisc", "nonprivate_01", *PEERS, *SELECTION], epsilons=[0.1, 0.5, 1.0],
                              runs=runs, norm_bound=2.0)))
     return out
-
-
-def load(key):
-    name, n = key
-    if name == "adult":
-        X, y, Xt, yt, lv, bp = _adult()
-    else:
-        X, y, Xt, yt, lv, bp = _suite(name)
-    if n is not None and n < len(y):
-        X, y = X[:n], y[:n]
-    return X, y, Xt, yt, lv, bp
 
 
 def run(args):
@@ -157,7 +111,7 @@ def run(args):
             kw = dict(kw, methods=[m for m in kw["methods"] if m in args.methods])
             if not kw["methods"]:
                 continue
-        X, y, Xt, yt, lv, bp = load(key)
+        X, y, Xt, yt, lv, bp = regimes_data(key)
         limit = TIME_LIMITS.get(dataset, args.time_limit)
         print(f"== {folder}: n = {len(y)}, d = {X.shape[1]}, {', '.join(kw['methods'])}, "
               f"time limit {limit:g} s", flush=True)
@@ -411,7 +365,7 @@ def _figures(rows):
     # other data sets
     sr = [r for r in rows if r["stage"] == "data"]
     if sr:
-        names = [n for n in DATA_SETS if any(r["dataset"] == n for r in sr)]
+        names = [n for n in REGIMES_DATA_SETS if any(r["dataset"] == n for r in sr)]
         cols = 3
         nrow = math.ceil(len(names) / cols)
         fig, axes = plt.subplots(nrow, cols, figsize=(4.6 * cols, 3.6 * nrow), squeeze=False)

@@ -51,20 +51,13 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.datasets import (
-    load_breast_cancer,
-    load_diabetes,
-    load_digits,
-    load_iris,
-    load_wine,
-    make_classification,
-)
 from sklearn.model_selection import train_test_split
 
 import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 
 import _common
+from _datasets import small_data_sets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -98,66 +91,12 @@ EPSILONS = (0.5, 1.0, 2.0)
 MARGIN = 0.05
 
 
-def _range(X):
-    return X.min(0), X.max(0)
-
-
-def datasets():
-    """(role, name, X, y, bounds)."""
-    X, y = load_breast_cancer(return_X_y=True)
-    yield "dev", "breast_cancer", X, y, _range(X)
-    for n in (200, 2000):
-        X, y = make_classification(n_samples=n, n_features=10, n_informative=5, random_state=0)
-        yield "dev", f"synthetic_n{n}_d10", X, y, _range(X)
-    X, y = make_classification(n_samples=50000, n_features=20, n_informative=6, weights=[0.7], random_state=3)
-    yield "dev", "synthetic_n50000_d20", X, y, _range(X)
-    Xw, yw = load_wine(return_X_y=True)
-    for c in (0, 1, 2):
-        yield "held-out", f"wine_{c}_vs_rest", Xw, (yw == c).astype(int), _range(Xw)
-    Xi, yi = load_iris(return_X_y=True)
-    yield "held-out", "iris_virginica_vs_rest", Xi, (yi == 2).astype(int), _range(Xi)
-    Xd, yd = load_digits(return_X_y=True)
-    yield "held-out", "digits_0-4_vs_5-9", Xd, (yd >= 5).astype(int), (0.0, 16.0)
-    yield "held-out", "digits_odd_vs_even", Xd, (yd % 2).astype(int), (0.0, 16.0)
-    keep = (yd == 3) | (yd == 8)
-    yield "held-out", "digits_3_vs_8", Xd[keep], (yd[keep] == 8).astype(int), (0.0, 16.0)
-    for n, d, inf, seed, w, sep in ((300, 5, 3, 2, None, 1.0), (500, 30, 8, 1, None, 1.0),
-                                    (10000, 40, 10, 4, [0.6], 1.0), (300, 8, 4, 7, None, 2.0),
-                                    (1000, 15, 5, 5, None, 1.5), (5000, 25, 8, 6, [0.65], 1.5)):
-        X, y = make_classification(n_samples=n, n_features=d, n_informative=inf, n_redundant=0 if d == 5 else 2,
-                                   weights=w, class_sep=sep, random_state=seed)
-        yield "held-out", f"synthetic_n{n}_d{d}" + (f"_sep{sep:g}" if sep != 1.0 else ""), X, y, _range(X)
-    # 'fresh': defined after the intercept scaling of the feature map was changed (s = R -> 1,
-    # a change prompted by output perturbation's results on the held-out sets above), and
-    # first run with the final code.
-    Xdb, ydb = load_diabetes(return_X_y=True)
-    yield "fresh", "diabetes_above_median", Xdb, (ydb > np.median(ydb)).astype(int), _range(Xdb)
-    keep = (yd == 1) | (yd == 7)
-    yield "fresh", "digits_1_vs_7", Xd[keep], (yd[keep] == 7).astype(int), (0.0, 16.0)
-    keep = (yd == 4) | (yd == 9)
-    yield "fresh", "digits_4_vs_9", Xd[keep], (yd[keep] == 9).astype(int), (0.0, 16.0)
-    for n, d, inf, seed, w, sep in ((400, 20, 6, 13, [0.6], 2.0), (800, 12, 4, 11, [0.75], 1.5),
-                                    (3000, 50, 10, 12, None, 1.2), (20000, 30, 8, 14, [0.8], 1.0)):
-        X, y = make_classification(n_samples=n, n_features=d, n_informative=inf, n_redundant=2,
-                                   weights=w, class_sep=sep, random_state=seed)
-        yield "fresh", f"synthetic_n{n}_d{d}_sep{sep:g}" + (f"_w{w[0]:g}" if w else ""), X, y, _range(X)
-    # 'fresh-2': defined after output perturbation's Gaussian noise (for delta > 0) was added, a
-    # change prompted by its results on the digits sets above; first run with that code.
-    for a, b in ((2, 3), (5, 6)):
-        keep = (yd == a) | (yd == b)
-        yield "fresh-2", f"digits_{a}_vs_{b}", Xd[keep], (yd[keep] == b).astype(int), (0.0, 16.0)
-    for n, d, inf, seed, w, sep in ((1500, 80, 12, 15, None, 1.5), (600, 40, 8, 16, [0.65], 1.5)):
-        X, y = make_classification(n_samples=n, n_features=d, n_informative=inf, n_redundant=2,
-                                   weights=w, class_sep=sep, random_state=seed)
-        yield "fresh-2", f"synthetic_n{n}_d{d}_sep{sep:g}" + (f"_w{w[0]:g}" if w else ""), X, y, _range(X)
-
-
 def run(seeds: int, methods=None, epsilons=EPSILONS, after_set=None, only=None):
     """Rows of every fit (of the sets named in ``only``, default all); ``after_set(rows)``
     after each data set (to save as it goes)."""
     rows = []
     warnings.simplefilter("ignore")
-    for role, name, X, y, bounds in datasets():
+    for role, name, X, y, bounds in small_data_sets():
         if only and name not in only:
             continue
         t0 = time.perf_counter()

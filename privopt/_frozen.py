@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 __all__ = ["FrozenDict", "RenamedKeysDict", "FrozenRecord"]
 
@@ -89,19 +89,32 @@ class FrozenRecord(Mapping):
     (``result.parameters.noise_scale``), users may keep reading keys
     (``result.parameters["noise_scale"]``, ``dict(result.parameters)``).  A field declared
     with ``metadata={"optional": True}`` is a key only when its value is not None (an entry
-    present on some releases only).  Equal to any mapping with the same items; hashable
-    when its values are.
+    present on some releases only).  A subclass's ``_renamed`` maps an old key to ``(new key,
+    why)``, read as :class:`RenamedKeysDict` reads it (a :class:`DeprecationWarning`, the
+    old key never listed).  Equal to any mapping with the same items; hashable when its
+    values are.  A subclass's ``_field_keys`` maps a field to the key it reads as, for a key
+    that cannot be a field's name (``{"lambda_": "lambda"}``).
     """
 
     __slots__ = ()
+    _renamed: ClassVar[dict[str, tuple[str, str]]] = {}
+    _field_keys: ClassVar[dict[str, str]] = {}
 
     def _keys(self) -> tuple:
-        return tuple(f.name for f in dataclasses.fields(self)  # type: ignore[arg-type]
+        return tuple(self._field_keys.get(f.name, f.name) for f in dataclasses.fields(self)  # type: ignore[arg-type]
                      if not (f.metadata.get("optional") and getattr(self, f.name) is None))
 
     def __getitem__(self, key):
         if isinstance(key, str) and key in self._keys():
-            return getattr(self, key)
+            fields = {v: k for k, v in self._field_keys.items()}
+            return getattr(self, fields.get(key, key))
+        if isinstance(key, str) and key in self._renamed:
+            import warnings
+
+            new, why = self._renamed[key]
+            warnings.warn(f"parameters[{key!r}] is deprecated and will be removed: read parameters[{new!r}] "
+                          f"({why}).", DeprecationWarning, stacklevel=2)
+            return self[new]
         raise KeyError(key)
 
     def __iter__(self) -> Iterator:

@@ -150,7 +150,7 @@ with warnings.catch_warnings():
                    "excess_bar": risk(w_bar)[0] - F_star, "excess_out": risk(res.weights)[0] - F_star}
         print(f"m = {m:3d}: {seconds:5.1f} s; w_bar = {np.round(w_bar, 3)}, output = {np.round(res.weights, 3)}; "
               f"laplace scale = {scale:.3f}, alpha = {res.parameters['alpha_per_record']:.3f}; "
-              f"uncertified calls: {res.parameters['n_uncertified']}")
+              f"certified: {res.certified}")
 local.shutdown()
 print("the reports of one run:", len(res.report), "SolveReports, e.g.", res.report[0])
 

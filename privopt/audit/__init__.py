@@ -39,7 +39,11 @@ with ``clip=False``), and the same model built with :func:`privopt.RecordModel` 
 (:class:`RecordModelClipTarget` with ``clip=False``), and private selection on a model built by hand with a
 leak the model's contract refuses, released as before the check: bounds from the data, a data-built
 row naming a record's variable with coefficient 0, a data-built cost through an auxiliary
-variable (:class:`HandModelTarget` with ``broken=True``).
+variable (:class:`HandModelTarget` with ``broken=True``), and the same model with day 0's demand
+reaching every other day's term through a shared variable or a row joining their targets, released
+with the records' blocks not counted (:class:`BlockCountTarget` with ``broken=True``), and RSPM on a
+model whose record's term leaves ``loss_range``, released with the check of each record's term
+disabled (:class:`RecordTermTarget` with ``broken=True``).
 
 Usage::
 
@@ -67,8 +71,25 @@ from ._instances import (
 from ._mixture import MixtureSelectionTarget
 from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
-from ._records import RecordClipTarget, RecordModelClipTarget, far_record_instance, record_sites_model, sites_model
-from ._contract import CONTRACT_LEAKS, HandModelTarget, newsvendor_instance, newsvendor_model
+from ._records import (
+    RecordClipTarget,
+    RecordModelClipTarget,
+    RecordTermTarget,
+    far_record_instance,
+    heavy_record_instance,
+    record_sites_model,
+    signs_model,
+    signs_record_model,
+    sites_model,
+)
+from ._contract import (
+    BLOCK_LEAKS,
+    CONTRACT_LEAKS,
+    BlockCountTarget,
+    HandModelTarget,
+    newsvendor_instance,
+    newsvendor_model,
+)
 from ._run import ORACLES, audit, sample_outputs
 from ._stats import AuditResult, clopper_pearson, estimate_epsilon
 from ._float import NoisyValueTarget, reachable_by_double_laplace, reachable_on_grid
@@ -114,6 +135,12 @@ __all__ = [
     "record_sites_model",
     "HandModelTarget",
     "CONTRACT_LEAKS",
+    "BlockCountTarget",
+    "BLOCK_LEAKS",
+    "RecordTermTarget",
+    "heavy_record_instance",
+    "signs_model",
+    "signs_record_model",
     "newsvendor_instance",
     "newsvendor_model",
     "far_record_instance",

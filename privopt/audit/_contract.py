@@ -12,7 +12,12 @@ terms.  Three of its checks are audited here, each by the leak it closes:
   unseen;
 * ``leak="cost_aux"``: a cost of the order built from one record, written through an
   auxiliary variable tied to the decision alone, ``f >= 5 D_0 Q / 4`` with ``+ f`` in the
-  objective, scored as part of L(w).
+  objective, scored as part of L(w) (the model then falls into n + 1 blocks: the count of
+  the records' blocks refuses it).
+
+:class:`BlockCountTarget` audits the same count where the model falls into fewer blocks
+than n: day 0's demand reaching every other day's term through a variable they share
+(``leak="shared"``) or one row joining their targets (``leak="coupled"``).
 
 As shipped the release is the one after the fix each refusal advises (the bounds the
 user declares fixed in advance, [0, 4]; the data-built row deactivated; the data-built
@@ -37,10 +42,14 @@ from ..perturbation import resolve_grids
 from ._instances import NeighbouringPair
 from ._targets import AuditTarget
 
-__all__ = ["HandModelTarget", "CONTRACT_LEAKS", "newsvendor_instance", "newsvendor_model"]
+__all__ = ["HandModelTarget", "BlockCountTarget", "CONTRACT_LEAKS", "BLOCK_LEAKS", "newsvendor_instance",
+           "newsvendor_model"]
 
 #: The leaks :class:`HandModelTarget` audits (its ``leak=``).
 CONTRACT_LEAKS = ("bounds", "zero_row", "cost_aux")
+
+#: The leaks :class:`BlockCountTarget` audits: the records' side falls into fewer blocks than n.
+BLOCK_LEAKS = ("coupled", "shared")
 
 #: W as shipped: the orders 0..4 (public bounds).
 _ORDERS = np.arange(5.0)[:, None]
@@ -60,15 +69,20 @@ def newsvendor_instance() -> NeighbouringPair:
 
 def newsvendor_model(demand, leak: str | None = None) -> pyo.ConcreteModel:
     """The user's model on one data set: order Q (integer), day t's term |Q - D_t| / 4 through
-    its own h_t; ``leak`` adds one of :data:`CONTRACT_LEAKS` as a user would write it
-    (without a leak, Q's bounds are [0, 4], fixed in advance)."""
+    its own h_t; ``leak`` adds one of :data:`CONTRACT_LEAKS` or :data:`BLOCK_LEAKS` as a user
+    would write it (without a leak, Q's bounds are [0, 4], fixed in advance).  The block leaks
+    put day 0's demand into every other day's term: ``"shared"`` through one target variable
+    t == D_0 in every other day's rows; ``"coupled"`` through each other day's own target g_t,
+    the targets joined by one row sum_t g_t == (n - 1) D_0.  Either way L(Q) = n |Q - D_0| / 4
+    and the model falls into 2 blocks for n records with Q fixed."""
     demand = np.asarray(demand, dtype=float).ravel()
     m = pyo.ConcreteModel()
     m.T = pyo.RangeSet(0, len(demand) - 1)
     m.Q = pyo.Var(domain=pyo.Integers, bounds=(0, float(demand.max()) if leak == "bounds" else 4.0))
     m.h = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.over = pyo.Constraint(m.T, rule=lambda m, t: m.h[t] >= m.Q - float(demand[t]))
-    m.under = pyo.Constraint(m.T, rule=lambda m, t: m.h[t] >= float(demand[t]) - m.Q)
+    target = _targets(m, demand, leak)
+    m.over = pyo.Constraint(m.T, rule=lambda m, t: m.h[t] >= m.Q - target[t])
+    m.under = pyo.Constraint(m.T, rule=lambda m, t: m.h[t] >= target[t] - m.Q)
     cost = sum(0.25 * m.h[t] for t in m.T)
     if leak == "zero_row":
         m.cut = pyo.Constraint(expr=m.Q + 0 * m.h[0] <= 1.2 * float(demand.mean()))
@@ -80,15 +94,33 @@ def newsvendor_model(demand, leak: str | None = None) -> pyo.ConcreteModel:
     return m
 
 
+def _targets(m, demand, leak) -> list:
+    """Each day's target in its rows: its own demand, or (a block leak) day 0's demand reaching
+    every other day through a shared variable or a row that joins the days' targets."""
+    target: list = [float(x) for x in demand]
+    if leak == "shared":
+        m.t = pyo.Var()
+        m.t_row = pyo.Constraint(expr=m.t == target[0])
+        target[1:] = [m.t] * (len(target) - 1)
+    elif leak == "coupled":
+        m.g = pyo.Var(range(1, len(target)))
+        m.joined = pyo.Constraint(expr=sum(m.g.values()) == (len(target) - 1) * target[0])
+        target[1:] = list(m.g.values())
+    return target
+
+
 class HandModelTarget(AuditTarget):
     """Private selection on :func:`newsvendor_model` with one leak of :data:`CONTRACT_LEAKS`
     (the module doc): as shipped, the release after the fix the contract's refusal advises;
     ``broken=True``, the release with the leak, as privopt made it before the check."""
 
+    #: the leaks this target audits (its ``leak=``)
+    LEAKS: tuple[str, ...] = CONTRACT_LEAKS
+
     def __init__(self, pair=None, *, epsilon, leak="bounds", method="exponential", broken=False):
         pair = newsvendor_instance() if pair is None else pair
         self._set_pure_selection(pair, epsilon, method)
-        self.leak = check_choice(leak, "leak", CONTRACT_LEAKS)
+        self.leak = check_choice(leak, "leak", self.LEAKS)
         self.broken = check_bool(broken, "broken")
         self.n_records = int(pair.X.shape[0])
         self.models = tuple(self._model(pair.data(k)[0]) for k in (0, 1))
@@ -148,3 +180,26 @@ class HandModelTarget(AuditTarget):
                                     n_samples=self.n_records, method=self.method, random_state=rng, progress=False,
                                     public_constraints="Q")
         return np.asarray(res.weights, dtype=float)
+
+
+class BlockCountTarget(HandModelTarget):
+    """Private selection on :func:`newsvendor_model` with one leak of :data:`BLOCK_LEAKS`: day 0's
+    demand reaches every other day's term through a variable they share (``"shared"``) or a row
+    that joins their targets (``"coupled"``), so that with Q fixed the model falls into 2 blocks
+    for n records.  The contract's count of the records' blocks (:func:`privopt.models.check_model_contract`)
+    refuses it before any solve.  As shipped, the release after the fix the refusal advises
+    (each day's term on its own variables and rows: the model without the leak); ``broken=True``,
+    the release with the leak, as privopt would make it with the count disabled: every total
+    stays in [n a, n b] = [0, n], so nothing else refuses it, and L(Q) = n |Q - D_0| / 4 moves
+    by n b - n a between the neighbours, not by b - a."""
+
+    LEAKS = BLOCK_LEAKS
+
+    def __init__(self, pair=None, *, epsilon, leak="coupled", method="exponential", broken=False):
+        super().__init__(pair, epsilon=epsilon, leak=leak, method=method, broken=broken)
+        if self.broken:
+            self.variant = f"{self.leak}: the records' blocks not counted"
+
+    def _model(self, X):
+        """The model the release runs on: with the leak (broken), or each day on its own (shipped)."""
+        return newsvendor_model(X[:, 0], self.leak if self.broken else None)

@@ -65,7 +65,8 @@ METHOD_DESCRIPTIONS = {
     "dpsgd_tuned": ("DP-SGD logistic regression, hyperparameters chosen on the private data as in "
                     "the paper (the choice is not itself private)"),
     "dpagd": "DP-AGD logistic regression [LK18]",
-    "noisy_sgd": "noisy SGD on the hinge loss [AMU20]",
+    "noisy_sgd": ("noisy SGD on the hinge loss, one pass in expectation of Poisson batches, gradients on a "
+                  "grid with exact discrete Gaussian noise [ZDW22, CKS20]"),
     "objective_perturbation": "objective-perturbed logistic regression [CMS11, Alg. 2]",
     "output_perturbation": "output-perturbed logistic regression [CMS11, Alg. 1]",
     "nonprivate_lr": "logistic regression, not private (reference)",

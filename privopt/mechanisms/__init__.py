@@ -22,8 +22,11 @@ from .selection import MixturePart as MixturePart
 from .selection import MixtureReport as MixtureReport
 from .selection import SelectionParameters as SelectionParameters
 from .selection import SelectionReport as SelectionReport
+from .opdisc import OPDiscParameters as OPDiscParameters
 from .opdisc import opdisc
+from .opsamp import OPSampReleaseParameters as OPSampReleaseParameters
 from .opsamp import opsamp
+from .rspm import RSPMParameters as RSPMParameters
 from .rspm import rspm
 from .selection import exponential_mechanism, mixture_selection
 

@@ -33,7 +33,14 @@ from ..models import quiet_clone
 from ..oracle import certified_solve
 from ..solvers import HighsFixedSession, SolveOptions, record_blocks
 
-__all__ = ["TermBound", "check_record_terms"]
+__all__ = ["TermBound", "check_record_terms", "record_terms_kind", "CLIPPED_BY_CONSTRUCTION", "CHECKED_AT_ANSWERS"]
+
+#: ``parameters["record_terms"]`` of OPDisc, OPSamp and RSPM (:func:`record_terms_kind`), read from
+#: the model's structure and declarations only: each record's term clipped into ``loss_range`` at
+#: every w by the model's construction (:func:`privopt.RecordModel` with ``clip=True``) ...
+CLIPPED_BY_CONSTRUCTION = "clipped by construction"
+#: ... or read at the points the mechanism computed only (a term outside the range elsewhere is not seen).
+CHECKED_AT_ANSWERS = "checked at the points computed"
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,21 @@ def check_record_terms(model, w_vars, contract, points, bound: TermBound, what: 
         if bound.broken(values):
             raise ModelError(_broken_message(bound, what), "model")
     return int(pts.shape[0])
+
+
+def record_terms_kind(info, contract, bound: TermBound) -> str | None:
+    """What the release rests on for each record's term, from public structure only:
+    :data:`CLIPPED_BY_CONSTRUCTION` for a model built record by record with ``clip=True`` (each
+    term in ``loss_range`` at every w, whatever the data), :data:`CHECKED_AT_ANSWERS` where
+    :func:`check_record_terms` reads the records' blocks (the range elsewhere is assumed), None
+    where there is nothing to read (no range declared, or privopt's own builders, whose rows
+    merge identical records)."""
+    split = None if contract is None else contract.split
+    if split is None or split.n_blocks == 0 or not bound.active:
+        return None
+    if contract.by_construction and info is not None and bool(info.extra.get("clipped")):
+        return CLIPPED_BY_CONSTRUCTION
+    return CHECKED_AT_ANSWERS
 
 
 def _broken_message(bound: TermBound, what: str) -> str:

@@ -1,15 +1,31 @@
 """OPDisc: objective perturbation over a discrete parameter space
-[NRVW20, Algorithm 1]."""
+[NRVW20, Algorithm 1].
+
+:func:`opdisc` runs in four steps, each a function of this module with a frozen record
+out (after :func:`_public`, the scalar checks a ledger runs before it reserves the call):
+
+1. :func:`_check` -- every argument and the model, before any noise is drawn or any
+   solve starts (:class:`OPDiscTask`: W_tau, G, D, tau, n);
+2. :func:`_plan` -- sigma from the calibration and the bounds, from public constants only
+   (:class:`OPDiscPlan`);
+3. :func:`_run` -- the perturbed objective on a clone, solved and certified, each record's
+   term checked at the answer (:class:`OPDiscAnswer`);
+4. :func:`_release` -- the result with its typed :class:`OPDiscParameters`.
+
+The noise eta is drawn in :func:`opdisc` itself, between steps 2 and 3.
+"""
 
 from __future__ import annotations
 
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
+import numpy as np
 import pyomo.environ as pyo
 
-from .._frozen import RenamedKeysDict
+from .._frozen import FrozenRecord
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -45,7 +61,7 @@ from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
 from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
                       warn_if_mean_objective, warn_noise_disclosed)
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_opdisc_noise
 
 #: Why OPDisc's ``parameters["alpha"]`` was renamed: the name meant a per-record bound here and
@@ -53,7 +69,7 @@ from ._noise import draw_opdisc_noise
 OPDISC_ALPHA_RENAMED = ("OPDisc's utility bound is per record, on L/n; 'alpha' in private selection's "
                         "parameters is the total excess loss, so OPDisc's bound is named alpha_per_record")
 
-__all__ = ["opdisc"]
+__all__ = ["opdisc", "OPDiscParameters"]
 
 
 @dataclass(frozen=True)
@@ -226,12 +242,60 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     -------
     PrivateResult
         ``weights``, ``epsilon``, ``delta``, ``neighbouring``, ``parameters``
-        (``calibration``, ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
+        (an :class:`OPDiscParameters`, read as fields or keys: ``calibration``,
+        ``sigma``, ``provable_delta``, ``alpha_per_record``, ``beta``,
         ``lipschitz``, ``norm_bound``, ``separation``, ``n_samples``, ``dim``,
-        ``pi_encoding``), ``report``.
+        ``noise_distribution``, ``pi_encoding``, ``record_terms``: ``"clipped by construction"`` for a model built with
+        ``privopt.RecordModel(clip=True)``, ``"checked at the points computed"`` where each
+        record's term is read at the answer only (the range elsewhere is assumed), None
+        for privopt's own models), ``report``.
     """
-    # --- validation, all before any solve -----------------------------------
     solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
+    task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve
+    plan = _plan(task)
+    eta = draw_opdisc_noise(check_random_state(random_state), plan.sigma, task.dim)   # all the noise, here
+    answer = _run(task, eta)
+    return _release(task, plan, answer, eta)
+
+
+# --- 1. check: every argument and the model, before any noise or solve ---------------
+
+@dataclass(frozen=True)
+class OPDiscTask:
+    """One call of :func:`opdisc`, checked before any noise is drawn or any solve starts:
+    the model and its decision ``w_vars``, the privacy and utility parameters, the solve's
+    options (solver resolved), W_tau's ``grids`` (``grid``: the keyword as given, None when
+    W is the model's), and the public constants G, D, tau and n."""
+
+    model: Any
+    w_vars: list
+    info: Any
+    epsilon: float
+    delta: float
+    beta: float
+    calibration: str
+    pi_encoding: str
+    solve: SolveOptions
+    grid: Any
+    grids: list
+    contract: Any
+    n_samples: int
+    loss_range: tuple | None
+    separation: float
+    norm_bound: float
+    lipschitz: float
+    return_noise: bool
+
+    @property
+    def dim(self) -> int:
+        """d, the number of weights."""
+        return len(self.w_vars)
+
+
+def _check(model, weights, epsilon, delta, solve: SolveOptions, kw: _Keywords) -> OPDiscTask:
+    """Every check of a call, in this order, before any noise is drawn or any solve starts:
+    the scalar arguments, the run, the model's contract, W_tau (its grid, tau, the ball
+    ||w||_2 <= D: refused when one point is left), G, and the two warnings on n."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     beta = check_probability(kw.beta, "beta")
@@ -239,7 +303,7 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     if kw.pi_encoding not in ("auto", "piecewise", "binary"):
         raise ParameterError("pi_encoding must be 'auto', 'piecewise' or 'binary'.", "pi_encoding")
     solve = _check_solve(model, solve, kw.return_noise)
-    grid, return_noise = kw.grid, kw.return_noise
+    grid = kw.grid
     info = get_info(model)
     w_vars = weights_of(model, weights, default_name=info.weights if info else "w")
     n_samples = check_n_samples(kw.n_samples, info)
@@ -247,84 +311,20 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "OPDisc", n_samples=n_samples,
                                     asked=Asked(declare=None, **decision_bounds(grid, info)))
     n_samples = contract.n_records
-    d = len(w_vars)
     grids = resolve_grids(w_vars, grid, info.grid if info else None, read_bounds=grid is None)
-    grid_tau = grid_separation(grids)
-
-    separation = _separation(kw.separation, info, grid_tau)
+    separation = _separation(kw.separation, info, grid_separation(grids))
     levels = norm_levels(grids, _norm_bound(kw.norm_bound, info))  # raises if no grid point is inside the ball
-    D = levels.norm_bound
     lipschitz = _lipschitz(kw.lipschitz, info, separation, loss_range)
 
     warn_if_delta_weak(delta, n_samples)
     warn_if_mean_objective(model, n_samples, "OPDisc")   # the objective's structure against n, before any solve
     if levels.exact and count_grid_points(levels.coef, int(levels.bound)) == 1:
         raise ParameterError(
-            f"norm_bound: only one grid point lies in the ball ||w||_2 <= {D:g}, so the release would "
-            "not depend on the data (or the noise); raise norm_bound.", "norm_bound")
-
-    # --- noise ----------------------------------------------------------------
-    sigma = opdisc_sigma(epsilon, delta, lipschitz, D, separation, d, calibration=calibration)
-    provable_delta = opdisc_delta(sigma, epsilon, lipschitz, D, separation, d)
-    if calibration == "paper" and not opdisc_paper_argument_holds(epsilon, delta):
-        warnings.warn(
-            f"calibration='paper' at epsilon={epsilon:g}, delta={delta:g}: even the paper's own "
-            "tail argument does not cover this epsilon; the delta privopt can prove for this "
-            f"sigma is {provable_delta:.3g} (parameters['provable_delta']). Use "
-            "calibration='proven' for a guarantee.", UnprovenGuaranteeWarning, stacklevel=user_stacklevel())
-    alpha = None if n_samples is None else opdisc_utility_bound(sigma, n_samples, d, beta)
-    rng = check_random_state(random_state)
-    eta = draw_opdisc_noise(rng, sigma, d)
-
-    # --- oracle on a clone ------------------------------------------------------
-    private_model = quiet_clone(model)
-    private_w = [private_model.find_component(v) for v in w_vars]
-    if grid is not None:       # W is the grid: the weights' own bounds (never read, maybe the data's) must not cut it
-        for v in private_w:
-            v.setlb(None)
-            v.setub(None)
-    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
-        private_model,
-        weights=private_w,
-        noise=eta,
-        normalize=True,
-        norm_bound=D,
-        grid=grids,
-        grid_encoding=None if grid is not None else (info.grid_encoding if info else None),
-        pi_encoding=kw.pi_encoding,
-    )
-    report = certified_solve(private_model, options=solve, what="the OPDisc objective", _prechecked=True)
-    w_hat = snap_to_grid([pyo.value(v) for v in private_w], grids)
-    # each record's term at the answer, against loss_range: refused (charged) when broken, never released as is
-    check_record_terms(model, w_vars, contract, [w_hat], TermBound(loss_range), "OPDisc", solve)
-
-    parameters = {
-        "calibration": calibration,
-        "sigma": sigma,
-        "provable_delta": provable_delta,
-        "alpha_per_record": alpha,
-        "beta": beta,
-        "lipschitz": lipschitz,
-        "norm_bound": D,
-        "separation": separation,
-        "n_samples": n_samples,
-        "dim": d,
-        "noise_distribution": f"N(0, sigma^2 I_{d + 1})",
-        "pi_encoding": get_normalization(private_model)["pi_encoding"],
-    }
-    if return_noise:
-        warn_noise_disclosed("the noise vector")
-    return PrivateResult(
-        labels=weight_labels(w_vars),
-        weights=w_hat,
-        mechanism="opdisc",
-        epsilon=epsilon,
-        delta=delta,
-        parameters=RenamedKeysDict(parameters, {"alpha": ("alpha_per_record", OPDISC_ALPHA_RENAMED)}),
-        report=report,
-        certified=report.certified_optimal,
-        noise=eta if return_noise else None,
-    )
+            f"norm_bound: only one grid point lies in the ball ||w||_2 <= {levels.norm_bound:g}, so the release "
+            "would not depend on the data (or the noise); raise norm_bound.", "norm_bound")
+    return OPDiscTask(model, w_vars, info, epsilon, delta, beta, calibration, kw.pi_encoding, solve, grid, grids,
+                      contract, n_samples, loss_range, separation, levels.norm_bound, lipschitz,
+                      bool(kw.return_noise))
 
 
 def _check_solve(model, solve: SolveOptions, return_noise) -> SolveOptions:
@@ -378,3 +378,127 @@ def _lipschitz(lipschitz, info, separation: float, loss_range=None) -> float:
             "lipschitz: give G, the l2-Lipschitz constant of each per-example loss on the grid "
             "(a loss with values in [0, 1] on a tau-separated grid has G = 1/tau).", "lipschitz")
     return check_positive(lipschitz, "lipschitz")
+
+
+
+# --- 2. plan: sigma from the calibration, from public constants only ---------------
+
+@dataclass(frozen=True)
+class OPDiscPlan:
+    """What a call computes from public inputs before the noise: ``sigma``
+    (:func:`privopt.calibration.opdisc_sigma`), ``provable_delta``
+    (:func:`privopt.calibration.opdisc_delta` at that sigma) and the utility bound
+    ``alpha_per_record`` (:func:`privopt.calibration.opdisc_utility_bound`); eta's law
+    ``noise_distribution``, N(0, sigma^2 I_{d+1})."""
+
+    sigma: float
+    provable_delta: float
+    alpha_per_record: float | None
+    noise_distribution: str
+
+
+def _plan(task: OPDiscTask) -> OPDiscPlan:
+    """sigma for (epsilon, delta) at G, D, tau and d under ``task.calibration``, the delta
+    privopt proves for it, and the utility bound; warns where ``calibration="paper"`` is
+    not even covered by the paper's own argument."""
+    epsilon, d = task.epsilon, task.dim
+    sigma = opdisc_sigma(epsilon, task.delta, task.lipschitz, task.norm_bound, task.separation, d,
+                         calibration=task.calibration)
+    provable_delta = opdisc_delta(sigma, epsilon, task.lipschitz, task.norm_bound, task.separation, d)
+    if task.calibration == "paper" and not opdisc_paper_argument_holds(epsilon, task.delta):
+        warnings.warn(
+            f"calibration='paper' at epsilon={epsilon:g}, delta={task.delta:g}: even the paper's own "
+            "tail argument does not cover this epsilon; the delta privopt can prove for this "
+            f"sigma is {provable_delta:.3g} (parameters['provable_delta']). Use "
+            "calibration='proven' for a guarantee.", UnprovenGuaranteeWarning, stacklevel=user_stacklevel())
+    alpha = None if task.n_samples is None else opdisc_utility_bound(sigma, task.n_samples, d, task.beta)
+    return OPDiscPlan(sigma, provable_delta, alpha, f"N(0, sigma^2 I_{d + 1})")
+
+
+# --- 3. run: the perturbed objective on a clone, solved and certified ---------------
+
+@dataclass(frozen=True)
+class OPDiscAnswer:
+    """The oracle's answer: ``weights`` (snapped to W_tau), the solve's ``report`` and the
+    encoding of pi the transformation chose (``pi_encoding``)."""
+
+    weights: np.ndarray
+    report: Any
+    pi_encoding: str
+
+
+def _run(task: OPDiscTask, eta: np.ndarray) -> OPDiscAnswer:
+    """argmin_{w in W_tau} L(D, w) - <eta, pi(w)> on a clone of the model (the
+    ``privopt.objective_perturbation`` transformation), certified by the solver; each
+    record's term at the answer checked against ``loss_range`` (refused, charged, when
+    broken: the data was read)."""
+    private_model = quiet_clone(task.model)
+    private_w = [private_model.find_component(v) for v in task.w_vars]
+    if task.grid is not None:   # W is the grid: the weights' own bounds (never read, maybe the data's) must not cut it
+        for v in private_w:
+            v.setlb(None)
+            v.setub(None)
+    pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
+        private_model,
+        weights=private_w,
+        noise=eta,
+        normalize=True,
+        norm_bound=task.norm_bound,
+        grid=task.grids,
+        grid_encoding=None if task.grid is not None else (task.info.grid_encoding if task.info else None),
+        pi_encoding=task.pi_encoding,
+    )
+    report = certified_solve(private_model, options=task.solve, what="the OPDisc objective", _prechecked=True)
+    w_hat = snap_to_grid([pyo.value(v) for v in private_w], task.grids)
+    # each record's term at the answer, against loss_range: refused (charged) when broken, never released as is
+    check_record_terms(task.model, task.w_vars, task.contract, [w_hat], TermBound(task.loss_range), "OPDisc",
+                       task.solve)
+    return OPDiscAnswer(w_hat, report, get_normalization(private_model)["pi_encoding"])
+
+
+# --- 4. release: the answer with its typed parameters -------------------------------
+
+@dataclass(frozen=True, eq=False)
+class OPDiscParameters(FrozenRecord):
+    """The ``parameters`` of :func:`opdisc` (documented there): typed fields, also readable
+    as a mapping (``result.parameters["sigma"]``).  The old key ``"alpha"`` still reads
+    ``alpha_per_record``, with a DeprecationWarning."""
+
+    _renamed: ClassVar[dict[str, tuple[str, str]]] = {"alpha": ("alpha_per_record", OPDISC_ALPHA_RENAMED)}
+
+    calibration: str
+    sigma: float
+    provable_delta: float
+    alpha_per_record: float | None
+    beta: float
+    lipschitz: float
+    norm_bound: float
+    separation: float
+    n_samples: int
+    dim: int
+    noise_distribution: str
+    pi_encoding: str
+    record_terms: str | None
+
+
+def _release(task: OPDiscTask, plan: OPDiscPlan, answer: OPDiscAnswer, eta: np.ndarray) -> PrivateResult:
+    """The release step: the answer, with its typed parameters, built once."""
+    parameters = OPDiscParameters(
+        calibration=task.calibration, sigma=plan.sigma, provable_delta=plan.provable_delta,
+        alpha_per_record=plan.alpha_per_record, beta=task.beta, lipschitz=task.lipschitz,
+        norm_bound=task.norm_bound, separation=task.separation, n_samples=task.n_samples, dim=task.dim,
+        noise_distribution=plan.noise_distribution, pi_encoding=answer.pi_encoding,
+        record_terms=record_terms_kind(task.info, task.contract, TermBound(task.loss_range)))
+    if task.return_noise:
+        warn_noise_disclosed("the noise vector")
+    return PrivateResult(
+        labels=weight_labels(task.w_vars),
+        weights=answer.weights,
+        mechanism="opdisc",
+        epsilon=task.epsilon,
+        delta=task.delta,
+        parameters=parameters,
+        report=answer.report,
+        certified=answer.report.certified_optimal,
+        noise=eta if task.return_noise else None,
+    )

@@ -22,13 +22,13 @@ import uuid
 import warnings
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pyomo.environ as pyo
 
 from .._limits import check_memory
-from .._frozen import RenamedKeysDict
+from .._frozen import FrozenDict, FrozenRecord
 from .._random import check_random_state
 from .._validation import (
     check_bool,
@@ -58,7 +58,7 @@ from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from .._runtime import (RAY, check_executor, default_executor, dumps_model, ray_executor, run_ordered, share,
                         worker_count)
 from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
@@ -68,7 +68,7 @@ from ._parallel import OracleAnswer, OracleSolve, install_payload, oracle_chunk
 #: selection's ``alpha`` is the total excess loss; each name now has one meaning.
 OPSAMP_ALPHA_RENAMED = ("OPSamp's utility bound is per record, on L/n; 'alpha' in private selection's "
                         "parameters is the total excess loss, so OPSamp's bound is named alpha_per_record")
-__all__ = ["opsamp"]
+__all__ = ["opsamp", "OPSampReleaseParameters"]
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,8 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
     Returns
     -------
     PrivateResult
-        ``weights``; ``parameters`` with ``n_oracle_calls``, ``gamma``,
+        ``weights``; ``parameters`` (an :class:`OPSampReleaseParameters`, read as
+        fields or keys) with ``n_oracle_calls``, ``gamma``,
         ``eta``, ``lambda``, ``laplace_scale``, ``stability_bound`` (A),
         ``t_hoeffding``, ``t_bernstein``, ``l1_diameter``, ``alpha_per_record``
         (privopt's utility bound on L/n, formerly ``alpha``, see
@@ -333,8 +334,12 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``oracle_error``, ``lipschitz_l1`` (G; also under its old key
         ``lipschitz``), ``linf_diameter``, ``l2_diameter``,
         ``n_samples``, ``dim``, ``paper_n_oracle_calls``, ``gamma_source``,
-        ``diameter_source``, ``noise_distribution``, ``n_uncertified``;
-        ``report``: the tuple of the m SolveReports, in call order.
+        ``diameter_source``, ``noise_distribution``, ``grid_step``, ``output_noise``,
+        ``projected``, ``output``, ``laplace_scale_over_width``, ``abs_gap``, ``solver``,
+        ``record_terms`` (as in :func:`privopt.opdisc`; read at every oracle answer);
+        ``certified`` False when some call was not certified (``on_failure="return"``: how
+        many, and which, depends on the data and is not in ``parameters`` or the warning);
+        ``report``: the tuple of the m SolveReports, in call order (not private).
     """
     solve, keywords = parse_keywords("opsamp", options, kwargs, _Keywords, OPSAMP_OPTIONS)
     lipschitz_l1 = renamed_argument("opsamp", "lipschitz_l1", keywords.lipschitz_l1, "lipschitz",
@@ -511,23 +516,72 @@ def _run_calls(run: _Run, sigmas: np.ndarray) -> list[OracleAnswer]:
             f"({bad.report.termination.name}); the privacy guarantee needs every call's argmin, so nothing is "
             "released. Raise time_limit, try another solver, or see on_failure.", bad.report)
     answers = [a for batch in results for a in batch]
-    for k, a in enumerate(answers):
+    for a in answers:    # which call failed depends on the data: not said
         if a.values is None:  # pragma: no cover - solve() raises when there is no solution
-            raise SolverError(f"OPSamp oracle call {k + 1} returned no solution.", a.report)
+            raise SolverError("An OPSamp oracle call returned no solution; nothing is released.", a.report)
     return answers
 
 
 # --- 4. release: average plus Laplace noise, projected onto the public box -----------
 
+@dataclass(frozen=True, eq=False)
+class OPSampReleaseParameters(FrozenRecord):
+    """The ``parameters`` of :func:`opsamp` (documented there): typed fields, also readable
+    as a mapping.  The fields of the calibration's
+    :class:`~privopt.calibration.OPSampParameters` (but epsilon and delta, which the result
+    holds, and ``alpha``, here ``alpha_per_record``; ``lambda_`` reads as the key
+    ``"lambda"``; the output grid as ``grid_step`` and ``output_noise``), then what the run
+    adds.  The old key ``"alpha"`` still reads ``alpha_per_record``, with a
+    DeprecationWarning; ``"lipschitz"`` and ``"lipschitz_l1"`` are both G."""
+
+    _renamed: ClassVar[dict[str, tuple[str, str]]] = {"alpha": ("alpha_per_record", OPSAMP_ALPHA_RENAMED)}
+    _field_keys: ClassVar[dict[str, str]] = {"lambda_": "lambda"}
+
+    n_oracle_calls: int
+    gamma: float
+    eta: float
+    lambda_: float
+    laplace_scale: float
+    stability_bound: float
+    t_hoeffding: float
+    t_bernstein: float
+    l1_diameter: float
+    alpha_source: str
+    alpha_theorem7_rate: float
+    alpha_oracle: float
+    alpha_perturbation: float
+    alpha_laplace: float
+    paper_n_oracle_calls: float
+    gamma_source: str
+    lipschitz: float
+    linf_diameter: float
+    l2_diameter: float
+    n_samples: int
+    dim: int
+    beta: float
+    oracle_error: float
+    grid_step: float
+    output_noise: str
+    alpha_per_record: float
+    diameter_source: Any
+    noise_distribution: str
+    projected: bool
+    output: str
+    laplace_scale_over_width: float
+    lipschitz_l1: float
+    abs_gap: float
+    solver: str | None
+    record_terms: str | None
+
+
 def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.ndarray,
              mu: np.ndarray) -> PrivateResult:
     params, m, d = plan.params, len(answers), run.d
-    uncertified = [k for k, a in enumerate(answers) if not a.certified]
-    if uncertified:
+    certified = all(a.certified for a in answers)
+    if not certified:    # how many calls, and which, depends on the data: neither is said
         warnings.warn(
-            f"{len(uncertified)} of {m} OPSamp oracle calls were not certified optimal (first: call "
-            f"{uncertified[0] + 1}); the answer is returned WITHOUT a privacy guarantee.",
-            UncertifiedReleaseWarning, stacklevel=user_stacklevel())
+            f"Some of the {m} OPSamp oracle calls were not certified optimal; the answer is returned WITHOUT a "
+            "privacy guarantee.", UncertifiedReleaseWarning, stacklevel=user_stacklevel())
 
     w_bar = np.mean(np.array([a.values for a in answers], dtype=float), axis=0)
     output = release_on_grid(w_bar, params.output_grid, mu)
@@ -543,24 +597,26 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
             "epsilon or more oracle calls (n_oracle_calls) reduce it.", NoiseDominatesWarning,
             stacklevel=user_stacklevel())
 
-    parameters = params.as_dict()
+    fields = params.as_dict()
     for name in ("epsilon", "delta"):
-        parameters.pop(name)
-    parameters["alpha_per_record"] = parameters.pop("alpha")     # a bound on L/n: one meaning per name
-    parameters.update({
-        "diameter_source": dict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
-        "noise_distribution": (f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
-                               f"{params.output_grid.describe()}, ^{d}"),
-        "n_uncertified": len(uncertified),
-        "projected": projected,
-        "output": ("average of the oracle answers rounded to the grid "
-                   f"2^{params.output_grid.exponent} plus exact discrete Laplace noise"
-                   + (", clipped to the box of the declared bounds" if projected else "")),
-        "laplace_scale_over_width": params.laplace_scale / params.linf_diameter,
-        "lipschitz_l1": params.lipschitz,   # G, l1; also under the old key "lipschitz"
-        "abs_gap": run.solve.abs_gap,
-        "solver": run.solve.solver,
-    })
+        fields.pop(name)
+    fields["lambda_"] = fields.pop("lambda")
+    fields["alpha_per_record"] = fields.pop("alpha")     # a bound on L/n: one meaning per name
+    parameters = OPSampReleaseParameters(
+        **fields,
+        diameter_source=FrozenDict(zip(("linf_diameter", "l2_diameter", "l1_diameter"), plan.sources)),
+        noise_distribution=(f"sigma_k ~ Exp(rate eta)^{d} (k = 1..{m}), mu: "
+                            f"{params.output_grid.describe()}, ^{d}"),
+        projected=projected,
+        output=("average of the oracle answers rounded to the grid "
+                f"2^{params.output_grid.exponent} plus exact discrete Laplace noise"
+                + (", clipped to the box of the declared bounds" if projected else "")),
+        laplace_scale_over_width=params.laplace_scale / params.linf_diameter,
+        lipschitz_l1=params.lipschitz,   # G, l1; also under the old key "lipschitz"
+        abs_gap=run.solve.abs_gap,
+        solver=run.solve.solver,
+        record_terms=record_terms_kind(run.info, run.contract, TermBound(run.loss_range)),
+    )
     if run.return_noise:
         warn_noise_disclosed("the noise (sigma_1..sigma_m, mu)")
     return PrivateResult(
@@ -569,9 +625,9 @@ def _release(run: _Run, plan: _Plan, answers: list[OracleAnswer], sigmas: np.nda
         mechanism="opsamp",
         epsilon=run.epsilon,
         delta=run.delta,
-        parameters=RenamedKeysDict(parameters, {"alpha": ("alpha_per_record", OPSAMP_ALPHA_RENAMED)}),
+        parameters=parameters,
         report=tuple(a.report for a in answers),
-        certified=not uncertified,
+        certified=certified,
         noise=(np.vstack([sigmas, mu.astype(float)[None, :] * params.output_grid.step])
                if run.return_noise else None),
     )

@@ -1,5 +1,14 @@
 """RSPM: Report Separator-Perturbed Noisy Max (Min) [NRW18] for halfspaces
-over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5."""
+over {-1, 0, 1}^d, the private competitor of OPDisc in [NRVW20] Section 5.
+
+:func:`rspm` runs in four steps, as :func:`~privopt.mechanisms.opdisc` does, each a
+function of this module with a frozen record out (after :func:`_public`, the scalar checks
+a ledger runs before it reserves the call): :func:`_check` (:class:`RSPMTask`),
+:func:`_plan` (:class:`RSPMPlan`: m and b), :func:`_run` (:class:`RSPMAnswer`: the
+certified argmin on a clone) and :func:`_release` (the result with its typed
+:class:`RSPMParameters`).  The noise xi is drawn in :func:`rspm` itself, between the plan
+and the run.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.modeling import unique_component_name
 
+from .._frozen import FrozenRecord
 from .._random import check_random_state
 from .._validation import check_bool, check_delta, check_epsilon, check_positive, user_stacklevel
 from ..calibration import check_loss_range, check_rspm_noise, rspm_noise_scale
@@ -22,10 +32,10 @@ from ..ledger import charges
 from ..result import PrivateResult, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, decision_bounds, warn_noise_disclosed
-from ._terms import TermBound, check_record_terms
+from ._terms import TermBound, check_record_terms, record_terms_kind
 from ._noise import draw_rspm_noise
 
-__all__ = ["rspm", "rspm_outlook"]
+__all__ = ["rspm", "rspm_outlook", "RSPMParameters"]
 
 #: Name of the block rspm adds to its clone (encoding constraints).
 _ENCODING_BLOCK = "_privopt_rspm_encoding"
@@ -284,13 +294,58 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     -------
     PrivateResult
         ``weights`` (w_hat in {-1, 0, 1}^d), ``epsilon``, ``delta`` (0.0),
-        ``parameters`` (``noise_scale``, ``noise``, ``noise_distribution``,
+        ``parameters`` (an :class:`RSPMParameters`, read as fields or keys:
+        ``noise_scale``, ``noise``, ``noise_distribution``,
         ``n_separators``, ``separator_set``, ``sensitivity``, ``dim``,
-        ``requested_delta``, ``n_samples``, ``calibration``),
+        ``requested_delta``, ``n_samples``, ``calibration``, ``record_terms``:
+        ``"clipped by construction"`` for a model built with ``privopt.RecordModel(clip=True)``,
+        ``"checked at the points computed"`` where each record's term is read at the answer
+        only (the range elsewhere is assumed), None for privopt's own models),
         ``report``.
     """
-    # --- validation, all before any noise is drawn or any solve starts ------
     solve, kw = parse_keywords("rspm", options, kwargs, _Keywords, RSPM_OPTIONS)
+    task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve
+    plan = _plan(task)
+    # all the noise, here: one draw per separator element (+e_j then -e_j)
+    xi = draw_rspm_noise(check_random_state(random_state), plan.noise_scale, plan.n_separators)
+    answer = _run(task, xi)
+    return _release(task, plan, answer, xi)
+
+
+# --- 1. check: every argument and the model, before any noise or solve ---------------
+
+@dataclass(frozen=True)
+class RSPMTask:
+    """One call of :func:`rspm`, checked before any noise is drawn or any solve starts:
+    the model, its decision ``w_vars`` and separator binaries ``p_vars``, ``n_vars``, the
+    privacy parameters, the solve's options, the sensitivity Delta and how each record's
+    term is checked at the answer (``term_bound``)."""
+
+    model: Any
+    w_vars: list
+    p_vars: list
+    n_vars: list
+    epsilon: float
+    requested_delta: float
+    noise: str
+    solve: SolveOptions
+    sensitivity: float
+    contract: Any
+    term_bound: TermBound
+    return_noise: bool
+    record_terms: str | None
+
+    @property
+    def dim(self) -> int:
+        """d, the number of weights."""
+        return len(self.w_vars)
+
+
+def _check(model, weights, epsilon, delta, solve: SolveOptions, kw: _Keywords) -> RSPMTask:
+    """Every check of a call, in this order, before any noise is drawn or any solve starts:
+    the scalar arguments (``delta`` deprecated: warned), the run, the separator binaries and
+    the decision, Delta (from ``sensitivity`` or the width of ``loss_range``), and the
+    model's contract."""
     epsilon = check_epsilon(epsilon)
     requested_delta = check_delta(0.0 if delta is None else delta, allow_zero=True)
     if delta is not None:
@@ -299,25 +354,15 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
             "leave delta out.", DeprecationWarning, stacklevel=user_stacklevel())
     noise = check_rspm_noise(kw.noise)
     solve = check_run(model, solve, kw.return_noise)
-    separator_vars, sensitivity, return_noise = kw.separator_vars, kw.sensitivity, kw.return_noise
     info = get_info(model)
-
-    p_vars, n_vars = _separators(model, separator_vars, info)
-    d = len(p_vars)
+    p_vars, n_vars = _separators(model, kw.separator_vars, info)
     w_vars = weights_of(model, weights, default_name=info.weights if info is not None else "w")
-    if len(w_vars) != d:
-        raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {d}.",
+    if len(w_vars) != len(p_vars):
+        raise ModelError(f"weights: w has {len(w_vars)} entries but the separator binaries have {len(p_vars)}.",
                          "weights")
-
     loss_range = kw.loss_range if kw.loss_range is not None else (info.loss_range if info is not None else None)
     loss_range = None if loss_range is None else check_loss_range(loss_range)
-    if sensitivity is None and loss_range is not None:
-        sensitivity = float(loss_range[1]) - float(loss_range[0])
-    if sensitivity is None:
-        raise ModelError(
-            "sensitivity: give Delta, the most one replaced record changes the loss of any w "
-            "(1 for a 0/1 error count).", "sensitivity")
-    sensitivity = check_positive(sensitivity, "sensitivity")
+    sensitivity = _sensitivity(kw.sensitivity, loss_range)
     n_samples = check_n_samples(kw.n_samples, info)
     contract = check_model_contract(model, w_vars, solve.public_constraints, info, "RSPM", n_samples=n_samples,
                                     asked=Asked(coupled_declared=kw.sensitivity is not None,
@@ -325,19 +370,59 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     # each record's term against loss_range (or, with only Delta declared, the terms at one w within Delta)
     term_bound = TermBound(loss_range) if loss_range is not None and kw.sensitivity is None else TermBound(
         None, sensitivity)
+    return RSPMTask(model, w_vars, p_vars, n_vars, epsilon, requested_delta, noise, solve, sensitivity, contract,
+                    term_bound, bool(kw.return_noise), record_terms_kind(info, contract, term_bound))
 
-    m = 2 * d
-    b = rspm_noise_scale(epsilon, requested_delta, m, noise, sensitivity=sensitivity)
 
-    # --- noise: one draw per separator element (+e_j then -e_j) -------------
-    rng = check_random_state(random_state)
-    xi = draw_rspm_noise(rng, b, m)
+def _sensitivity(sensitivity, loss_range) -> float:
+    """Delta: the given sensitivity, else the width of ``loss_range``; required."""
+    if sensitivity is None and loss_range is not None:
+        sensitivity = float(loss_range[1]) - float(loss_range[0])
+    if sensitivity is None:
+        raise ModelError(
+            "sensitivity: give Delta, the most one replaced record changes the loss of any w "
+            "(1 for a 0/1 error count).", "sensitivity")
+    return check_positive(sensitivity, "sensitivity")
 
-    # --- oracle on a clone ------------------------------------------------------
-    private_model = quiet_clone(model)
-    p_c = [private_model.find_component(v) for v in p_vars]
-    n_c = [private_model.find_component(v) for v in n_vars]
-    w_c = [private_model.find_component(v) for v in w_vars]
+
+# --- 2. plan: the noise scale, from public constants only --------------------------
+
+@dataclass(frozen=True)
+class RSPMPlan:
+    """What a call computes from public inputs before the noise: the separator set's size
+    ``n_separators`` (m = 2d) and the Laplace scale ``noise_scale``
+    (b = 2 Delta m / epsilon, :func:`privopt.calibration.rspm_noise_scale`)."""
+
+    n_separators: int
+    noise_scale: float
+
+
+def _plan(task: RSPMTask) -> RSPMPlan:
+    """m = 2d separators and b = 2 Delta m / epsilon for them."""
+    m = 2 * task.dim
+    return RSPMPlan(m, rspm_noise_scale(task.epsilon, task.requested_delta, m, task.noise,
+                                        sensitivity=task.sensitivity))
+
+
+# --- 3. run: the perturbed objective on a clone, solved and certified ---------------
+
+@dataclass(frozen=True)
+class RSPMAnswer:
+    """The oracle's answer: ``weights`` (w_hat = p - n in {-1, 0, 1}^d) and the solve's ``report``."""
+
+    weights: np.ndarray
+    report: Any
+
+
+def _run(task: RSPMTask, xi: np.ndarray) -> RSPMAnswer:
+    """argmin_w L(w) + sum_j xi_j p_j + xi_{d+j} n_j on a clone of the model (with the
+    encoding p_j + n_j <= 1, w_j = p_j - n_j added again), certified by the solver; each
+    record's term at the answer checked (refused, charged, when broken)."""
+    d = task.dim
+    private_model = quiet_clone(task.model)
+    p_c = [private_model.find_component(v) for v in task.p_vars]
+    n_c = [private_model.find_component(v) for v in task.n_vars]
+    w_c = [private_model.find_component(v) for v in task.w_vars]
     enc = pyo.Block(concrete=True)
     private_model.add_component(unique_component_name(private_model, _ENCODING_BLOCK), enc)
     enc.exclusive = pyo.Constraint(range(d), rule=lambda blk, j: p_c[j] + n_c[j] <= 1)
@@ -345,35 +430,54 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
     # objective: L(w) - (-1) * <xi, (p, n)> = L(w) + sum_j xi_j p_j + xi_{d+j} n_j
     pyo.TransformationFactory("privopt.objective_perturbation").apply_to(
         private_model, weights=p_c + n_c, noise=xi, normalize=False, scale=-1.0)
-    report = certified_solve(private_model, options=solve, what="the RSPM objective", _prechecked=True)
+    report = certified_solve(private_model, options=task.solve, what="the RSPM objective", _prechecked=True)
     p_hat = np.array([round(pyo.value(v)) for v in p_c], dtype=int)
     n_hat = np.array([round(pyo.value(v)) for v in n_c], dtype=int)
     w_hat = (p_hat - n_hat).astype(float)
-    check_record_terms(model, w_vars, contract, [w_hat], term_bound, "RSPM", solve)
+    check_record_terms(task.model, task.w_vars, task.contract, [w_hat], task.term_bound, "RSPM", task.solve)
+    return RSPMAnswer(w_hat, report)
 
-    parameters = {
-        "noise_scale": b,
-        "noise": noise,
-        "noise_distribution": f"Laplace(0, {b:.6g}) i.i.d., one draw per separator element ({m} draws)",
-        "n_separators": m,
-        "separator_set": "{+e_j, -e_j : j = 1..d}",
-        "sensitivity": sensitivity,
-        "dim": d,
-        "requested_delta": requested_delta,
-        "n_samples": contract.n_records,
-        "calibration": "b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
-                       "privopt.calibration.rspm_noise_scale)",
-    }
-    if return_noise:
+
+# --- 4. release: the answer with its typed parameters -------------------------------
+
+@dataclass(frozen=True, eq=False)
+class RSPMParameters(FrozenRecord):
+    """The ``parameters`` of :func:`rspm` (documented there): typed fields, also readable
+    as a mapping (``result.parameters["noise_scale"]``)."""
+
+    noise_scale: float
+    noise: str
+    noise_distribution: str
+    n_separators: int
+    separator_set: str
+    sensitivity: float
+    dim: int
+    requested_delta: float
+    n_samples: int
+    record_terms: str | None
+    calibration: str
+
+
+def _release(task: RSPMTask, plan: RSPMPlan, answer: RSPMAnswer, xi: np.ndarray) -> PrivateResult:
+    """The release step: the answer, with its typed parameters, built once."""
+    b, m = plan.noise_scale, plan.n_separators
+    parameters = RSPMParameters(
+        noise_scale=b, noise=task.noise,
+        noise_distribution=f"Laplace(0, {b:.6g}) i.i.d., one draw per separator element ({m} draws)",
+        n_separators=m, separator_set="{+e_j, -e_j : j = 1..d}", sensitivity=task.sensitivity, dim=task.dim,
+        requested_delta=task.requested_delta, n_samples=task.contract.n_records, record_terms=task.record_terms,
+        calibration=("b = 2 * sensitivity * n_separators / epsilon (privopt's derivation, "
+                     "privopt.calibration.rspm_noise_scale)"))
+    if task.return_noise:
         warn_noise_disclosed("the noise vector")
     return PrivateResult(
-        labels=weight_labels(w_vars),
-        weights=w_hat,
+        labels=weight_labels(task.w_vars),
+        weights=answer.weights,
         mechanism="rspm",
-        epsilon=epsilon,
+        epsilon=task.epsilon,
         delta=0.0,
         parameters=parameters,
-        report=report,
-        certified=report.certified_optimal,
-        noise=xi if return_noise else None,
+        report=answer.report,
+        certified=answer.report.certified_optimal,
+        noise=xi if task.return_noise else None,
     )

@@ -31,6 +31,7 @@ from ._contract import records_of as records_of
 from ._contract import check_public_constraints as check_public_constraints
 from ._contract import check_public_term as check_public_term
 from ._info import ModelInfo, attach_info, get_info, has_info
+from ._records import FAINT_RTOL as FAINT_RTOL
 from ._records import RecordModel, check_record_blocks
 from .convex import absolute_regression, hinge_halfspace, squared_regression
 from .discretize import FeatureDiscretizer, discretize_features

@@ -25,12 +25,15 @@ blanket declaration also covers a constraint whose numbers came from the records
 neighbour), and privopt cannot tell such numbers from numbers fixed in advance.
 
 Which constraints are decision constraints is decided from the model's
-structure alone (never from a coefficient): a variable is *record-side* when
-it appears in the objective (and is not a weight), or in a constraint with a
-record-side variable; a constraint is a decision constraint when none of its
-variables is record-side.  So ``w_j = sum_k g_k r_jk`` and any constraint on
-the grid binaries r count as decision constraints, while ``u_t >= w . x_t``
-(u_t in the objective) is part of the loss.
+structure alone (never from a coefficient's value, only whether it is 0 or
+negligible): a variable is *record-side* when it appears in the objective (and is
+not a weight), or in a constraint with a record-side variable; a constraint is a
+decision constraint when none of its variables is record-side.  A variable named
+in a row with a coefficient of 0, or below ``FAINT_RTOL`` = 1e-9 of the row's
+largest coefficient, does not count (``Q + 1e-300 h_0 <= 1.2 mean(D)`` constrains
+the decision exactly as ``Q <= 1.2 mean(D)`` does).  So ``w_j = sum_k g_k r_jk``
+and any constraint on the grid binaries r count as decision constraints, while
+``u_t >= w . x_t`` (u_t in the objective) is part of the loss.
 
 A third place is the decision's own bounds, where a mechanism reads W from them
 (no ``grid=``): ``Var(domain=Integers, bounds=(0, hi))`` with ``hi`` computed
@@ -57,13 +60,12 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from pyomo.core.expr.numvalue import is_constant
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
-from pyomo.repn import generate_standard_repn
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
-from ._records import check_record_blocks
+from ._records import FAINT_RTOL, check_record_blocks, row_variables
 
-__all__ = ["ALL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split", "records_of",
-           "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
+__all__ = ["ALL", "FAINT_RTOL", "Asked", "ModelContract", "RecordSplit", "check_model_contract", "record_split",
+           "records_of", "decision_constraints", "param_bounds", "bounded_by_own_bounds", "check_public_constraints",
            "check_public_term", "parse_public_names"]
 
 #: ``public_constraints="all"``: parsed, but declares nothing (:func:`check_public_constraints`
@@ -126,8 +128,10 @@ class ModelSides:
     objective's own non-weight variables, ``rows`` every active constraint with the ids
     of its variables, ``external[k]`` whether row k is on the records' side, ``links`` the
     ids of the record-side variables of each summand of the objective that holds several
-    (a summand joins its variables as a row does), and ``variables`` the record-side
-    variables themselves (VarData)."""
+    (a summand joins its variables as a row does), ``variables`` the record-side
+    variables themselves (VarData), and ``faint[k]`` the ids of row k's variables whose
+    coefficients are negligible beside the row's others (:func:`row_variables`): they do
+    not make the row a record's."""
 
     weight_ids: frozenset
     record: frozenset
@@ -136,25 +140,12 @@ class ModelSides:
     external: tuple
     links: tuple = ()
     variables: tuple = ()
+    faint: tuple = ()
 
 
 def live_variables(expr) -> list:
-    """The unfixed variables a constraint's body ``expr`` depends on, read through Pyomo's
-    standard representation so that a variable whose every coefficient is 0 (``Q + 0 * h[0]``)
-    is not one: a row does not become a record's row by naming a record's variable with a
-    zero coefficient.  (The objective's variables are read as named, zero costs included:
-    a record whose cost is 0 is still a record.)  The variables of a part that is not linear
-    or quadratic are all kept (its coefficients are not read there); an expression the
-    representation does not take falls back to every variable it names."""
-    try:
-        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
-    except Exception:     # an expression the representation does not take: every variable it names
-        return [v for v in identify_variables(expr, include_fixed=False)]
-    out = [v for v, c in zip(repn.linear_vars, repn.linear_coefs) if c != 0]
-    out += [v for pair, c in zip(repn.quadratic_vars, repn.quadratic_coefs) if c != 0 for v in pair]
-    if repn.nonlinear_expr is not None:
-        out += list(repn.nonlinear_vars)
-    return [v for v in out if not v.fixed]
+    """The live variables of a constraint's body (:func:`row_variables`), faint ones included."""
+    return row_variables(expr)[0]
 
 
 def model_sides(model, w_vars, skip=(), decision=()) -> ModelSides:
@@ -172,23 +163,27 @@ def model_sides(model, w_vars, skip=(), decision=()) -> ModelSides:
         record.update(id(v) for v in identify_variables(obj.expr, include_fixed=False))
     record -= weight_ids
     objective = frozenset(record)
-    cons = []
+    cons: list = []
+    faint: list = []
     for comp in model.component_objects(pyo.Constraint, active=True, descend_into=True):
         if comp.name in skip:
             continue
         for con in comp.values():
             if not con.active:
                 continue
-            ids = {id(v) for v in live_variables(con.body)}
+            live, weak = row_variables(con.body)
+            ids = {id(v) for v in live}
             if ids:
                 cons.append((con, ids))
-    # propagate "record-side" through the constraints until nothing changes
+                faint.append(weak)
+    # propagate "record-side" through the constraints until nothing changes: a row is the records'
+    # when a record-side variable occurs in it with a coefficient that is not faint
     external = [False] * len(cons)
     changed = True
     while changed:
         changed = False
         for k, (_, ids) in enumerate(cons):
-            if not external[k] and not ids.isdisjoint(record):
+            if not external[k] and not (ids - faint[k]).isdisjoint(record):
                 external[k] = True
                 new = ids - weight_ids - record
                 if new:
@@ -196,7 +191,7 @@ def model_sides(model, w_vars, skip=(), decision=()) -> ModelSides:
                     changed = True
     links, by_id = _objective_links(model, record)
     return ModelSides(frozenset(weight_ids), frozenset(record), objective, tuple(cons), tuple(external),
-                      links, tuple(by_id.values()))
+                      links, tuple(by_id.values()), tuple(faint))
 
 
 def _objective_links(model, record) -> tuple:
@@ -618,7 +613,7 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
             listed = [name if len(cs) == 1 and not cs[0].parent_component().is_indexed()
                       else f"{name} ({len(cs)} constraint{'s' if len(cs) > 1 else ''})"
                       for name, cs in comps.items()]
-            parts.append(f"constraints on the decision alone: {_summary(listed)}")
+            parts.append(f"constraints on the decision alone: {_summary(listed)}{_faint_note(sides, undeclared)}")
             fix += list(comps)
         if loose:
             parts.append("bounds of the decision given by mutable Params: "
@@ -658,6 +653,19 @@ def check_public_constraints(model, w_vars, public_constraints=None, info=None, 
     if n_samples is not None and not asked.coupled_declared and not builder_records:
         _refuse_coupling(sides, n_samples, what, declare)
     return [c for c in cons if _declared(c, names)]
+
+
+def _faint_note(sides: ModelSides, undeclared) -> str:
+    """What the refusal adds when some undeclared decision row names a record's variable only
+    with a negligible coefficient (:data:`FAINT_RTOL`): the rows by name, never a coefficient."""
+    ids = {id(c) for c in undeclared}
+    named = [con.parent_component().name for (con, _), weak in zip(sides.rows, sides.faint)
+             if id(con) in ids and not weak.isdisjoint(sides.record)]
+    if not named:
+        return ""
+    return (f" ({_summary(list(dict.fromkeys(named)), 4)} name{'s' if len(named) == 1 else ''} a record's variable "
+            f"only with a coefficient below {FAINT_RTOL:g} of the row's largest, which counts as absent: the "
+            "row still constrains the decision as if that variable were not there, so it is not a record's row)")
 
 
 #: The start of a refusal of ``public_constraints="all"`` (:func:`check_public_constraints`).
@@ -829,8 +837,9 @@ def check_model_contract(model, w_vars, public_constraints=None, info=None, what
     * a model built by hand: every constraint on the decision alone, every bound of the
       decision (``asked.bounds_give_w``; with ``asked.continuous`` a continuous decision's too) and
       every objective term on the decision alone must be declared
-      (:func:`check_public_constraints`); a coefficient of 0 does not make a row a
-      record's (:func:`live_variables`); a variable declared by name in
+      (:func:`check_public_constraints`); a coefficient of 0, or one below
+      :data:`FAINT_RTOL` of the row's largest, does not make a row a record's
+      (:func:`row_variables`); a variable declared by name in
       ``public_constraints`` that is not a weight is part of the decision
       (:func:`declared_decision`), its rows and costs then declared as the decision's;
       and the records' side must fall into exactly n blocks (:func:`record_split`): fewer

@@ -57,11 +57,12 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
+from pyomo.repn import generate_standard_repn
 
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 from ._info import ModelInfo, attach_info
 
-__all__ = ["RecordModel", "check_record_blocks", "RECORDS", "clip_bounds"]
+__all__ = ["RecordModel", "check_record_blocks", "RECORDS", "clip_bounds", "FAINT_RTOL", "row_variables"]
 
 #: The default name of the indexed Block that holds one block per record.
 RECORDS = "records"
@@ -171,29 +172,58 @@ def check_record_blocks(model, w_vars, block_name: str = RECORDS) -> int:
     return len(blocks)
 
 
-def _effective_vars(body) -> list:
-    """The variables of a constraint's body with a nonzero coefficient (Pyomo's standard
-    representation drops a term written ``0 * h``); every variable of a nonlinear part."""
-    from pyomo.repn import generate_standard_repn
+#: A variable of a row whose coefficient is below this fraction of the row's largest (in absolute
+#: value) is *faint*: it does not make the row a record's (:func:`row_variables`).  Solvers treat
+#: matrix entries of this order as zero (HiGHS's ``small_matrix_value`` is 1e-9).
+FAINT_RTOL = 1e-9
 
-    repn = generate_standard_repn(body, compute_values=True, quadratic=True)
-    out = [v for v, c in zip(repn.linear_vars, repn.linear_coefs) if c != 0]
-    for (v1, v2), c in zip(repn.quadratic_vars, repn.quadratic_coefs):
-        if c != 0:
-            out += [v1, v2]
-    return out + list(repn.nonlinear_vars)
+
+def row_variables(expr) -> tuple[list, frozenset]:
+    """``(live, faint)``: the unfixed variables a constraint's body ``expr`` depends on, read
+    through Pyomo's standard representation so that a variable whose every coefficient is 0
+    (``Q + 0 * h[0]``) is not one, and the ids of those among them whose every coefficient is
+    below :data:`FAINT_RTOL` times the row's largest (``Q + 1e-300 * h[0]``).  A row does not
+    become a record's by naming a record's variable with a coefficient of 0, nor with one
+    negligible beside the row's others: its part on the decision survives unchanged.  (The
+    objective's variables are read as named, zero costs included: a record whose cost is 0
+    is still a record.)  The variables of a part that is not linear or quadratic are all
+    kept and never faint (their coefficients are not read there); an expression the
+    representation does not take falls back to every variable it names.  The coefficients'
+    magnitudes decide structure only; no value is ever shown."""
+    try:
+        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    except Exception:     # an expression the representation does not take: every variable it names
+        return [v for v in identify_variables(expr, include_fixed=False)], frozenset()
+    coef: dict = {}
+    for v, c in zip(repn.linear_vars, repn.linear_coefs):
+        coef[id(v)] = (v, max(coef.get(id(v), (v, 0.0))[1], abs(float(c))))
+    for pair, c in zip(repn.quadratic_vars, repn.quadratic_coefs):
+        for v in pair:
+            coef[id(v)] = (v, max(coef.get(id(v), (v, 0.0))[1], abs(float(c))))
+    strong = set()
+    if repn.nonlinear_expr is not None:
+        for v in repn.nonlinear_vars:
+            coef.setdefault(id(v), (v, 0.0))
+            strong.add(id(v))
+    big = max((c for _, c in coef.values()), default=0.0)
+    live = [v for k, (v, c) in coef.items() if (c != 0 or k in strong) and not v.fixed]
+    faint = frozenset(id(v) for v in live if id(v) not in strong and coef[id(v)][1] < FAINT_RTOL * big)
+    return live, faint
 
 
 def _check_own_rows(block, own: int, var_owner) -> None:
     """Refuse an active constraint of a record's block in which none of the block's own
-    variables occurs with a nonzero coefficient: a row on the decision alone, built from
-    the record, restricts W with the data."""
+    variables occurs with a coefficient that is neither 0 nor negligible beside the row's
+    others (:func:`row_variables`): a row on the decision alone, built from the record,
+    restricts W with the data."""
     for con in block.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        if not any(var_owner.get(id(v)) == own for v in _effective_vars(con.body)):
+        live, faint = row_variables(con.body)
+        if not any(var_owner.get(id(v)) == own and id(v) not in faint for v in live):
             raise ModelError(
                 f"model: the constraint {con.name} in record block {block.name} involves none of the block's own "
-                "variables (a variable with coefficient 0 does not count): it restricts the decision alone, with "
-                "numbers built from the record, so one record could change the set of decisions W. Fix: a "
+                f"variables (a variable with coefficient 0, or below {FAINT_RTOL:g} of the row's largest, does not "
+                "count): it restricts the decision alone, with numbers built from the record, so one record could "
+                "change the set of decisions W. Fix: a "
                 "restriction of the decision fixed before the data belongs in the public part; a record's "
                 "preference belongs in its term (a penalty).", "record_blocks")
 

@@ -206,9 +206,8 @@ def sample_prefix(space: PrefixSpace, oracle, streams, method: str, scale: float
         if best is not None and -neg_ub < best[0]:
             break
         if deadline is not None and time.perf_counter() > deadline:
-            raise NotCertifiedError(
-                f"time_limit: ran out after bounding {stats.regions_solved:,} regions and scoring "
-                f"{stats.points_scored:,} points; nothing is released. Raise time_limit.", None)
+            raise NotCertifiedError(     # how many regions and points were reached depends on the data: not said
+                "time_limit: ran out before the sampling was done; nothing is released. Raise time_limit.", None)
         if size == 1:
             full = space.only_completion(prefix)
             stats.points_scored += 1

@@ -481,3 +481,26 @@ def test_results_keep_the_users_weight_labels():
     assert res.labels == ("age", "income")
     assert list(res.weights_by_label) == ["age", "income"]
     assert res.weights_by_label["age"] == res.weights[0]
+
+
+def test_parameters_are_a_typed_frozen_record_read_as_the_documented_mapping():
+    """The release's parameters: typed fields (what the plan and the run computed), the same
+    values under the documented keys, frozen, and equal to their own dict."""
+    import dataclasses
+
+    from privopt.mechanisms import OPDiscParameters
+
+    X, y, model = _toy()
+    res = privopt.opdisc(model, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(5),
+                         n_samples=6, random_state=7)
+    p = res.parameters
+    assert isinstance(p, OPDiscParameters)
+    assert list(p) == ["calibration", "sigma", "provable_delta", "alpha_per_record", "beta", "lipschitz",
+                       "norm_bound", "separation", "n_samples", "dim", "noise_distribution", "pi_encoding",
+                       "record_terms"]
+    assert p.sigma == p["sigma"] == pytest.approx(calibration.opdisc_sigma_proven(1.0, 1e-3, 1.0, math.sqrt(5),
+                                                                                  1.0, 2), rel=1e-12)
+    assert p.noise_distribution == "N(0, sigma^2 I_3)" and p.pi_encoding in ("piecewise", "binary")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.sigma = 0.0
+    assert p == dict(p) and hash(p) == hash(pickle.loads(pickle.dumps(p)))

@@ -115,6 +115,30 @@ def test_every_solve_gets_the_time_left_and_one_stopped_by_it_is_never_used(solv
     assert "nothing is released" in str(err.value) and oracle._bounds == {}
 
 
+def test_an_uncertified_point_and_a_time_limit_on_the_bounded_path_say_no_point_and_no_count(monkeypatch):
+    """Which point a solve failed at, and how many regions and points were reached when the
+    time ran out, depend on the data: neither is in the message (it used to say "the model
+    with the decision fixed at [1.0, 0.0, ...]" and "after 3 region bound(s) and 1 point
+    score(s)")."""
+    require_solver("highs")
+    monkeypatch.setattr(HighsFixedSession, "build", classmethod(lambda *a, **k: None))   # Pyomo's path
+    model, _, _ = facility_model(n_sites=6, n_cust=10, seed=3)
+    said = []
+
+    def failing(*a, **k):
+        said.append(k["what"])
+        raise NotCertifiedError("Not certified: stopped", None)
+
+    monkeypatch.setattr(bounded, "certified_solve", failing)
+    oracle = _oracle(model, "highs", time.perf_counter() + 60.0)
+    with pytest.raises(NotCertifiedError):
+        oracle.loss(np.array([1.0, 0, 0, 0, 0, 0]))
+    assert said == ["the model with the decision fixed at a point of W"]
+    oracle.regions_solved, oracle.points_scored = 3, 1
+    text = str(oracle._out_of_time(True))
+    assert "3" not in text and "region bound" not in text and "nothing is released" in text
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_solve_ending_past_the_deadline_or_a_deadline_already_past_raises(solver):
     require_solver(solver)

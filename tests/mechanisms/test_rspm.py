@@ -510,3 +510,23 @@ def test_not_a_model(no_solve):
     with pytest.raises(ModelError) as err:
         rspm("model", epsilon=1.0)
     assert err.value.parameter == "model"
+
+
+def test_parameters_are_a_typed_frozen_record_read_as_the_documented_mapping():
+    """RSPM's parameters: typed fields, the same values under the documented keys, frozen."""
+    import dataclasses
+    import pickle
+
+    from privopt.mechanisms import RSPMParameters
+
+    require_solver("highs")
+    res = rspm(_small(), epsilon=0.5, random_state=0)
+    p = res.parameters
+    assert isinstance(p, RSPMParameters)
+    assert list(p) == ["noise_scale", "noise", "noise_distribution", "n_separators", "separator_set",
+                       "sensitivity", "dim", "requested_delta", "n_samples", "record_terms", "calibration"]
+    assert p.noise_scale == p["noise_scale"] == pytest.approx(2 * 1.0 * 6 / 0.5)
+    assert p.n_samples == 8 and p.noise_distribution.startswith("Laplace(0, 24) i.i.d.")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.noise_scale = 1.0
+    assert pickle.loads(pickle.dumps(res)).parameters == p == dict(p)

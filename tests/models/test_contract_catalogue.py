@@ -169,6 +169,47 @@ def test_a_zero_coefficient_does_not_make_a_row_a_records_row(mechanism):
     assert f"{1.2 * DEMAND.mean():g}" not in str(err.value)
 
 
+#: Rows in which a record's variable is named with a coefficient negligible beside the row's others
+#: (below 1e-9 of its largest): each constrains Q as the row without it would.
+FAINT_ROWS = {
+    "tiny": lambda m, q, h, mean: q + 1e-300 * h <= 1.2 * mean,
+    "huge_decision": lambda m, q, h, mean: 1e12 * q + h <= 1.2e12 * mean,
+}
+
+
+@pytest.mark.parametrize("form", sorted(FAINT_ROWS))
+@pytest.mark.parametrize("mechanism", _NEWSVENDOR + ["rspm"])
+def test_a_negligible_coefficient_does_not_make_a_row_a_records_row(mechanism, form):
+    """``Q + 1e-300 h_0 <= 1.2 mean(D)`` (or ``1e12 Q + h_0 <= ...``) used to pass as record 0's row,
+    so the data-built cut on the decision went unseen; now it is a row on the decision, refused
+    unless declared, named, with no number of it in the message."""
+    if mechanism == "rspm":
+        model, q, mean = rspm_model(Y), "w", float(np.mean(Y))
+    else:
+        model, q, mean = _model(mechanism), "Q", float(DEMAND.mean())
+    model.cut = pyo.Constraint(expr=FAINT_ROWS[form](model, model.component(q), model.h[0], mean))
+    with pytest.raises(ModelError, match="constraints on the decision alone: cut") as err:
+        _run(mechanism, model, n_samples=N)
+    msg = str(err.value)
+    assert err.value.parameter == "public_constraints" and "counts as absent" in msg
+    assert f"{1.2 * mean:g}" not in msg and "1e-300" not in msg and "1e+12" not in msg
+
+
+@pytest.mark.parametrize("mechanism", _NEWSVENDOR)
+def test_an_honest_row_scaled_as_a_whole_is_still_a_records_row(mechanism):
+    """The rule is relative to the row's own coefficients: each record's rows written at any
+    scale (every coefficient times 1e-8) are the same rows, and release the same point."""
+    require_solver("highs")
+    scaled = _model(mechanism)
+    for i in scaled.I:
+        scaled.over[i].set_value(1e-8 * scaled.h[i] >= 1e-8 * (scaled.Q - float(DEMAND[i])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = _run(mechanism, _model(mechanism), n_samples=N)
+        b = _run(mechanism, scaled, n_samples=N)
+    np.testing.assert_allclose(a.weights, b.weights, atol=1e-6)
+
+
 # --- 3. records coupled by a row, n not given -----------------------------------------------
 
 @pytest.mark.parametrize("mechanism", _NEWSVENDOR + ["rspm"])
@@ -253,10 +294,27 @@ def test_a_record_term_beyond_loss_range_is_refused_by_rspm():
                      public_constraints=_RSPM_PUBLIC, random_state=0)
 
 
-def test_selection_clips_the_same_term():
+def _clipped_losses(demand):
+    """L'(Q) for Q = 0..4: each record's term |Q - D_i| / 4 clipped into [0, 1], computed here."""
+    return np.array([np.clip(np.abs(q - demand) / 4, *RANGE).sum() for q in range(5)])
+
+
+def _spied_losses(mp):
+    """The losses private selection draws from, read where its noise is added (a list filled by the run)."""
+    import privopt.mechanisms.selection.exponential as sel
+
+    seen: list = []
+    mp.setattr(sel, "selection_keys",
+               lambda lo, *a, seen=seen, keys=sel.selection_keys: seen.append(np.array(lo)) or keys(lo, *a))
+    return seen
+
+
+def test_selection_clips_the_same_term(monkeypatch):
     require_solver("highs")
+    seen = _spied_losses(monkeypatch)
     res = _run("selection", _model("selection", FAR), n_samples=N)
-    assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped > 0
+    assert res.parameters["record_terms"] == "clipped"
+    np.testing.assert_allclose(np.concatenate(seen), _clipped_losses(FAR), atol=1e-9)
 
 
 def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
@@ -264,18 +322,15 @@ def test_selection_through_pyomo_clips_the_same_term_and_scores_as_highs():
     finder) and clips it: the released law is HiGHS's, point by point."""
     require_solver("highs")
     require_solver("glpk")
-    import privopt.mechanisms.selection.exponential as sel
-
     laws = []
     for solver in ("highs", "glpk"):
-        seen: list = []
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(sel, "selection_keys",
-                       lambda lo, *a, seen=seen, keys=sel.selection_keys: seen.append(np.array(lo)) or keys(lo, *a))
+            seen = _spied_losses(mp)
             res = _run("selection", _model("selection", FAR), n_samples=N, solver=solver)
-        assert res.parameters["record_terms"] == "clipped" and res.report.terms_clipped == 5
+        assert res.parameters["record_terms"] == "clipped"
         laws.append(np.concatenate(seen))
     np.testing.assert_allclose(laws[0], laws[1], atol=1e-7)
+    np.testing.assert_allclose(laws[1], _clipped_losses(FAR), atol=1e-7)
 
 
 # --- 7. refusals whose text carried a value of the data ----------------------------------------
@@ -332,6 +387,34 @@ def test_an_uncertified_solve_does_not_print_its_objective():
     report.abs_gap_achieved = 2e-6
     msg = not_certified_message(report)
     assert "28.2" not in msg and "2e-06" not in msg and "abs_gap" in msg
+
+
+# --- 8. nothing of the data in a release but the released point ------------------------------------
+
+NEAR = np.append(4.0, DEMAND[1:])       # record 0 replaced (0.5 -> 4): every term still in [0, 1]
+
+
+def _outputs(mechanism, demand):
+    """A release's parameters, its report's fields (private selection's; the solvers' own reports
+    of OPDisc, OPSamp and RSPM are documented as not private) and its warnings' text."""
+    model = rspm_model(demand) if mechanism == "rspm" else _model(mechanism, demand)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = _run(mechanism, model, n_samples=N)
+    report = ({k: v for k, v in vars(res.report).items() if k != "wall_time"}
+              if mechanism == "selection" else None)
+    return dict(res.parameters), report, sorted(str(w.message) for w in rec)
+
+
+@pytest.mark.parametrize("mechanism, other", [("selection", FAR), ("selection", NEAR), ("opdisc", NEAR),
+                                              ("opsamp", NEAR), ("rspm", np.append(-1.0, Y[1:]))])
+def test_neighbouring_data_sets_give_the_same_parameters_report_and_warnings(mechanism, other):
+    """Apart from the released point (and the wall time, a documented timing channel), what a
+    release returns is the same on two neighbouring data sets: no count of clipped terms (FAR's
+    far record is clipped on D only), no failed solve, nothing read from the data."""
+    require_solver("highs")
+    first = _outputs(mechanism, Y if mechanism == "rspm" else DEMAND)
+    assert _outputs(mechanism, other) == first
 
 
 # --- the one finder, and models built record by record ------------------------------------------
@@ -403,3 +486,155 @@ def test_the_hand_model_target_is_the_mechanism_run_by_run():
         with pytest.raises(ModelError):
             privopt.exponential_mechanism(audit.newsvendor_model(DEMAND, leak), weights="Q", epsilon=1.0,
                                           loss_range=RANGE, n_samples=N)
+
+
+@pytest.mark.parametrize("leak", ["coupled", "shared"])
+def test_audit_passes_the_block_count_as_shipped_and_flags_the_coupled_records_released_uncounted(leak):
+    """Day 0's demand in every other day's term (a row joining their targets, or a variable they
+    share): 2 blocks for n = 6 records.  Released with the count disabled, L(Q) = 6 |Q - D_0| / 4
+    moves by 6 between the neighbours at a declared width of 1."""
+    require_solver("highs")
+    from privopt import audit
+
+    shipped = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak, broken=True), n_samples=20_000,
+                         random_state=0)
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 2.90 at eps 1
+
+
+def test_the_block_count_target_is_the_mechanism_and_its_leaks_are_refused():
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.BlockCountTarget(epsilon=1.0, leak="coupled", broken=True)
+    # the leaky losses, computed here: n |Q - D_0| / 4 on D (D_0 = 4) and D' (D_0 = 0)
+    np.testing.assert_allclose(target.losses[0], 6 * np.abs(np.arange(5) - 4.0) / 4, atol=1e-9)
+    np.testing.assert_allclose(target.losses[1], 6 * np.arange(5) / 4, atol=1e-9)
+    shipped = audit.BlockCountTarget(epsilon=1.0, leak="shared")
+    seeds = list(range(8))
+    for which in (0, 1):
+        fast = audit.sample_outputs(shipped, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(shipped, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    for leak in audit.BLOCK_LEAKS:
+        with pytest.raises(ModelError, match=f"2 independent block\\(s\\) for n = {N}"):
+            privopt.exponential_mechanism(audit.newsvendor_model(DEMAND, leak), weights="Q", epsilon=1.0,
+                                          loss_range=RANGE, n_samples=N, public_constraints="Q")
+
+
+def test_audit_passes_rspm_s_record_term_check_as_shipped_and_flags_it_disabled():
+    """RSPM with record 0's term between 10 and 30 at a declared (0, 1): refused (charged) by the
+    check; as shipped, the fix (the range (0, 30) declared) releases privately; the check
+    disabled, released with Delta = 1, the audit flags it."""
+    require_solver("highs")
+    from privopt import audit
+
+    shipped = audit.audit(audit.RecordTermTarget(epsilon=1.0), n_samples=20_000, random_state=0)
+    broken = audit.audit(audit.RecordTermTarget(epsilon=1.0, broken=True), n_samples=20_000, random_state=0)
+    assert not shipped.violation
+    assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 3.30 at eps 1
+
+
+def test_the_record_term_target_is_rspm_run_by_run_and_its_broken_release_is_refused_and_charged():
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.RecordTermTarget(epsilon=1.0)
+    # L(w) at w = -1, 0, 1, computed here: sum_i a_i (|w - y_i| + o_i) / 2
+    for which in (0, 1):
+        X = target.pair.data(which)[0]
+        exact = [np.sum(X[:, 1] * (np.abs(w - X[:, 0]) + X[:, 2]) / 2) for w in (-1.0, 0.0, 1.0)]
+        np.testing.assert_allclose(target.losses[which], exact, atol=1e-9)
+    seeds = list(range(8))
+    for which in (0, 1):
+        fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    ledger = privopt.PrivacyLedger(epsilon=10.0)
+    for seed in range(3):                 # record 0's term is outside (0, 1) at every w: every call refused
+        with pytest.raises(ModelError, match=r"outside loss_range = \(0, 1\)") as err:
+            privopt.rspm(target.models[0], separator_vars=("pp", "nn"), epsilon=1.0, loss_range=RANGE,
+                         n_samples=6, public_constraints=["link", "excl", "w"], random_state=seed, ledger=ledger)
+        assert not any(f"{v:g}" in str(err.value) for v in (10, 15, 20, 22.5, 30))
+    assert ledger.spent.epsilon == 3.0          # each refusal charged: the data was read
+
+
+@pytest.mark.parametrize("offset", [1.0, 0.0])
+def test_audit_passes_rspm_on_the_model_built_with_the_clip(offset):
+    """The same records built with RecordModel(clip=True) at the declared (0, 1): each term is in
+    the range at every w by construction (L(w) is the clipped loss, computed here), so the
+    release is private with Delta = 1, also where the check at the answer sees nothing
+    (offset 0: record 0's term is 0 at w = 1, where it pulls the answer)."""
+    require_solver("highs")
+    from privopt import audit
+
+    target = audit.RecordTermTarget(pair=audit.heavy_record_instance(offset=offset), epsilon=1.0, clip=True)
+    for which in (0, 1):
+        X = target.pair.data(which)[0]
+        exact = [np.sum(np.clip(X[:, 1] * (np.abs(w - X[:, 0]) + X[:, 2]) / 2, *RANGE)) for w in (-1.0, 0.0, 1.0)]
+        np.testing.assert_allclose(target.losses[which], exact, atol=1e-9)
+        seeds = list(range(6))
+        fast = audit.sample_outputs(target, which, len(seeds), seeds=seeds)
+        real = audit.sample_outputs(target, which, len(seeds), oracle="solver", seeds=seeds)
+        assert np.array_equal(fast, real)
+    result = audit.audit(target, n_samples=20_000, random_state=0)
+    assert not result.violation                                        # measured 0.11 at eps 1
+
+
+@pytest.mark.parametrize("mechanism", ["opdisc", "opsamp", "rspm"])
+def test_the_release_says_what_each_records_term_rests_on(mechanism):
+    """Read from the model's structure: a model by hand has its terms checked at the points
+    computed only; a model built with RecordModel(clip=True) has them clipped by construction."""
+    require_solver("highs")
+    model = rspm_model(Y) if mechanism == "rspm" else _model(mechanism)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = _run(mechanism, model, n_samples=N)
+    assert res.parameters["record_terms"] == "checked at the points computed"
+    if mechanism == "rspm":
+        from privopt import audit
+
+        built = audit.signs_record_model(audit.heavy_record_instance().X)
+        res = privopt.rspm(built, separator_vars=("pp", "nn"), epsilon=1.0, random_state=0)
+        assert res.parameters["record_terms"] == "clipped by construction"
+
+
+def test_the_check_reads_the_answer_only_a_heavy_record_pulls_it_where_its_term_is_small():
+    """What the check of each record's term does not cover (docs/guarantees.md): record 0's term
+    20 |w - 1| / 2 is 20 at w = -1 and 10 at w = 0, far outside (0, 1), and 0 at w = 1, where
+    it pulls RSPM's answer.  The check refuses the runs that answer -1 or 0 and releases the
+    others (w = 1: about 91% of runs on D against 19% on D', ln ratio 1.59 > eps = 1,
+    measured with the replay at 200,000 runs)."""
+    require_solver("highs")
+    from privopt import audit
+
+    model = audit.signs_model(audit.heavy_record_instance(offset=0.0).X)
+    outcomes = []
+    for seed in range(6):
+        try:
+            res = privopt.rspm(model, separator_vars=("pp", "nn"), epsilon=1.0, loss_range=RANGE, n_samples=6,
+                               public_constraints=["link", "excl", "w"], random_state=seed)
+            outcomes.append(float(res.weights[0]))
+        except ModelError:
+            outcomes.append(None)
+    assert 1.0 in outcomes and set(outcomes) <= {1.0, None}
+
+
+def test_a_record_block_s_row_with_only_a_negligible_own_variable_is_refused():
+    """Built record by record, a record's row on the decision that names its own variable
+    only with a negligible coefficient restricts W with the record's numbers: refused at build
+    by the same rule (privopt.models.FAINT_RTOL), as a coefficient of 0 is."""
+    from privopt.models import FAINT_RTOL
+
+    def record(b, q, d):
+        b.h = pyo.Var(domain=pyo.NonNegativeReals)
+        b.over = pyo.Constraint(expr=b.h >= q - float(d))
+        b.under = pyo.Constraint(expr=b.h >= float(d) - q)
+        b.cut = pyo.Constraint(expr=q + 1e-300 * b.h <= 1.2 * float(d) + 1)
+        return 0.25 * b.h
+
+    with pytest.raises(ModelError, match=r"cut in record block .* below 1e-09 of the row's largest") as err:
+        privopt.RecordModel(decision=pyo.Var(domain=pyo.Integers, bounds=(0, 4)), record=record, records=DEMAND,
+                            loss_range=RANGE)
+    assert FAINT_RTOL == 1e-9 and f"{1.2 * DEMAND[0] + 1:g}" not in str(err.value)

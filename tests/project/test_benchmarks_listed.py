@@ -59,6 +59,25 @@ def test_groups_are_named_once_and_group_selects_them_in_order(capsys):
     assert capsys.readouterr().out.splitlines()[1].strip() == "bench_audit.py"
 
 
+def test_no_benchmark_imports_another_benchmarks_script():
+    """Shared pieces live in benchmarks/_common.py and benchmarks/_datasets.py: a script
+    that imports another breaks when that one is retired, and runs its module-level code."""
+    import ast
+
+    found = []
+    for name in sorted(os.listdir(BENCH)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(BENCH, name)) as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{name}:{node.lineno} {m}" for m in mods if m.split(".")[0].startswith(("bench_", "study_",
+                                                                                                 "run_all"))]
+    assert not found, found
+
+
 def test_every_retired_script_has_a_line_in_the_results_index():
     """A finished study's script is deleted but its results stay: benchmarks/results/README.md
     says which script (and which revision holds it) made each results file."""
@@ -67,7 +86,7 @@ def test_every_retired_script_has_a_line_in_the_results_index():
     current = {f for f in os.listdir(BENCH) if f.endswith(".py")}
     for script in named - current:          # retired: the revision that still holds it is named
         assert re.search(r"`git show [0-9a-f]{7,}:benchmarks/" + re.escape(script) + "`", index), script
-    for script in current - {"run_all.py", "_common.py"}:
+    for script in {f for f in current if not f.startswith("_")} - {"run_all.py"}:   # not the shared modules
         assert script in named, f"benchmarks/results/README.md does not name {script}"
 
 

@@ -130,10 +130,11 @@ class PyomoBoundOracle(BoundOracle):
 
     def _out_of_time(self, inside: bool) -> NotCertifiedError:
         limit = "the time limit" if self.time_limit is None else f"{self.time_limit:g} s"
+        # how many regions and points were reached depends on the data: not said
         return NotCertifiedError(
-            f"time_limit: {limit} ran out {'during a solve, ' if inside else ''}after {self.regions_solved:,} "
-            f"region bound(s) and {self.points_scored:,} point score(s) were started; nothing is released (a "
-            "solve stopped by its time limit is never used as a bound or a loss). Raise time_limit.", None)
+            f"time_limit: {limit} ran out {'during a solve ' if inside else ''}before the sampling was done; "
+            "nothing is released (a solve stopped by its time limit is never used as a bound or a loss). Raise "
+            "time_limit.", None)
 
     def _check_time(self, report) -> None:
         """Raise the time-limit error when a solve stopped on its time limit, or ended past the
@@ -193,7 +194,7 @@ class PyomoBoundOracle(BoundOracle):
         if key in self._losses:
             return self._losses[key]
         self.points_scored += 1
-        what = f"the model with the decision fixed at {list(key)}"
+        what = "the model with the decision fixed at a point of W"     # which point depends on the data
         limit = self._limit(time_limit)
         if self._leaf_session is not None:
             report = self._leaf_session.solve_at(point, limit)

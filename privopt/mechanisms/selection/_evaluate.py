@@ -352,8 +352,9 @@ class FixAndSolveEvaluator:
         #: the records' blocks the model's contract found (:class:`privopt.models.RecordSplit`); a direct
         #: caller with a range gets them from the same finder (:func:`privopt.models.records_of`)
         self.records = records if records is not None or record_range is None else records_of(model, self.user_w)
-        #: whether the records' terms were seen (and clipped), why, and how many terms lay outside
-        self.records_seen, self.terms_clipped = False, 0
+        #: whether the records' terms were seen (and clipped), and why (read from the structure and n only;
+        #: how many terms lay outside depends on the data and is never counted)
+        self.records_seen = False
         self.records_reason = ("the records' terms are not seen on this path: each is assumed in loss_range"
                                if record_range is not None else None)
 
@@ -581,12 +582,9 @@ class FixAndSolveEvaluator:
     def _clipped(self, closed, pts):
         """``(losses, infeasible)`` with every block's optimum (one record's term) clipped into
         ``record_range``: L(w) = sum_i clip(l_i(w), a, b) + the rest (the decision's own costs,
-        declared public, and the constant, the same at every w); counts the terms outside."""
+        declared public, and the constant, the same at every w)."""
         a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
         values, rest, infeasible = closed.block_values(pts)
-        tol = 1e-9 * (1.0 + abs(a) + abs(b))
-        ok = ~infeasible
-        self.terms_clipped += int(np.count_nonzero((values[ok] < a - tol) | (values[ok] > b + tol)))
         losses = rest + np.clip(values, a, b).sum(axis=1)
         losses[infeasible] = np.nan
         return losses, infeasible
@@ -637,21 +635,19 @@ class FixAndSolveEvaluator:
     def _clipped_pyomo(self, split, objective) -> float:
         """L'(w) from a solve through Pyomo: the solve's objective, less each block's term
         (read at the clone's solution) plus the term clipped into ``record_range``; the
-        objective itself where no term lies outside (counted)."""
+        objective itself where no term lies outside."""
         a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
         values = split.values()
         tol = 1e-7 * (1.0 + abs(a) + abs(b))
-        outside = int(np.count_nonzero((values < a - tol) | (values > b + tol)))
-        if not outside:
+        if not np.any((values < a - tol) | (values > b + tol)):
             return objective
-        self.terms_clipped += outside
         return objective - float(values.sum()) + float(np.clip(values, a, b).sum())
 
     def _clipped_solution(self, reader, session, point, objective) -> float:
         """L'(w) from the solution of the solve at ``point``: the decision's own costs and the
         constant, plus each block's part of the objective (one record's term: with the decision
         fixed the blocks are independent, so each is at its own optimum) clipped into
-        ``record_range``; counts the terms outside.  The blocks' parts must add up to the
+        ``record_range``.  The blocks' parts must add up to the
         solve's ``objective`` (else nothing is released)."""
         a, b = cast("tuple[float, float]", self.record_range)   # a range given: blocks() sees the records
         x = session.column_values()
@@ -662,8 +658,6 @@ class FixAndSolveEvaluator:
                 "Not certified: at a point of W the solution's per-record terms do not add up to the solve's "
                 "objective, so each record's term cannot be clipped into loss_range; nothing is released. "
                 "Report this with the model.", None)
-        tol = 1e-7 * (1.0 + abs(a) + abs(b))
-        self.terms_clipped += int(np.count_nonzero((values < a - tol) | (values > b + tol)))
         return rest + float(np.clip(values, a, b).sum())
 
     def _blocks_on_executor(self, block_points):

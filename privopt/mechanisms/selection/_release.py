@@ -114,9 +114,9 @@ class SelectionReport:
     into the solver.
 
     A user's model scored by fix-and-solve also has ``record_terms`` (whether each
-    record's term was seen and clipped into ``loss_range``, or assumed in it, and why)
-    and ``terms_clipped`` (how many (point, record) terms lay outside the range and were
-    clipped: the release used the clipped loss)."""
+    record's term was seen and clipped into ``loss_range``, or assumed in it, and why, read
+    from the model's structure and n only).  How many terms lay outside the range depends on
+    the data and is not reported."""
 
     path: str
     solver: str
@@ -132,7 +132,6 @@ class SelectionReport:
     regions_expanded: int | None = None
     n_regions: int | None = None
     record_terms: str | None = None
-    terms_clipped: int = 0
     certified_optimal: bool = True
 
     def __post_init__(self):

@@ -529,8 +529,7 @@ def _fix_and_solve_fields(evaluator, solver: str) -> dict:
                    "each worker reading its own copy of the model, the noise drawn here in W's order")
     seen = evaluator.records_reason is not None
     return dict(reason=reason, listing=evaluator.listing, engine=evaluator.engine, solves=evaluator.solves,
-                points_scored=evaluator.points_scored, record_terms=evaluator.records_reason if seen else None,
-                terms_clipped=evaluator.terms_clipped if seen else 0)
+                points_scored=evaluator.points_scored, record_terms=evaluator.records_reason if seen else None)
 
 
 def _check_sensitivity(sensitivity, width: float) -> float:

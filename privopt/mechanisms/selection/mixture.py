@@ -293,8 +293,8 @@ def _sample_union(parts, log_mu, rng, method, scale, *, time_limit, progress):
             best_total, best = draw.key + log_mu[p.index], (p.index, draw.point)
         if time_limit is not None and time.perf_counter() - start > time_limit and p is not parts[-1]:
             raise NotCertifiedError(
-                f"time_limit: {time_limit:g} s ran out after {p.index + 1} of {len(parts)} W's (the "
+                f"time_limit: {time_limit:g} s ran out before the {len(parts)} W's were sampled (the "
                 "prediction was too optimistic for this machine); nothing is released. Raise time_limit "
-                "or offer fewer W's.", None)
+                "or offer fewer W's.", None)        # how many were done depends on the data: not said
     assert best is not None      # the first W has no floor, so it always gives a candidate
     return best, draws

@@ -93,7 +93,7 @@ class ScoredSampler(Sampler):
                 bar.update(pts.shape[0])
                 if self.time_limit is not None and time.perf_counter() - start > self.time_limit and done < n_points:
                     raise NotCertifiedError(
-                        f"time_limit: {self.time_limit:g} s ran out after scoring {done:,} of {format_count(n_points)} "
-                        "points (the prediction was too optimistic for this machine); nothing is "
-                        "released. Raise time_limit or make W smaller.", None)
+                        f"time_limit: {self.time_limit:g} s ran out before the {format_count(n_points)} points "
+                        "were scored (the prediction was too optimistic for this machine); nothing is "
+                        "released. Raise time_limit or make W smaller.", None)   # how far it got: not said
         return best_key, best_w
