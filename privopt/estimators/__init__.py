@@ -39,7 +39,7 @@ from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM
 from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
-from ..result import PrivateResult, reports_kept
+from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs
 from ..solvers import choose_solver, solve
 from ..space import count_grid_points, norm_levels, parse_grid, split_support_count
@@ -977,9 +977,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         name = type(self).__name__
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)
+        keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
         with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
                      ledger=ledger, data=(estimator_key(self), X, y),
-                     check=lambda: self._check_public(X)) as charge, reports_kept(self.keep_report is True):
+                     check=lambda: self._check_public(X)) as charge, reports_kept(keep):
             self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)

@@ -19,7 +19,7 @@ from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
 from ..ledger import estimator_key, refuse_kept_report, release  # noqa: E402
-from ..result import reports_kept  # noqa: E402
+from ..result import report_wanted, reports_kept  # noqa: E402
 from ._select import check_binary_matrix, check_scoring_width, select_scoring_system  # noqa: E402
 
 __all__ = ["PrivateScoringSystem", "ScoreCard"]
@@ -154,9 +154,10 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         a :class:`~privopt.PrivacyLedger` the fit is charged its epsilon (selection and
         risk table: one release) before any work."""
         name = type(self).__name__
+        keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
         with release(f"{name}.fit", name, lambda: (check_epsilon(self.epsilon), 0.0),
                      ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y),
-                     check=lambda: self._check_public(X)), reports_kept(self.keep_report is True):
+                     check=lambda: self._check_public(X)), reports_kept(keep):
             return self._fit(X, y)
 
     def _check_public(self, X) -> None:
