@@ -92,7 +92,6 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["PrivacyLedger", "Spend", "Release", "Head", "Charge", "release", "charges", "current_ledger",
-           "refuse_kept_report",
            "estimator_key", "COMPOSITIONS", "basic_composition", "optimal_epsilon"]
 
 COMPOSITIONS = ("basic", "optimal")

@@ -13,14 +13,9 @@ import numpy as np
 
 from ._frozen import FrozenDict, FrozenRecord
 
-__all__ = ["PrivateResult", "CURATOR_REPORT", "curator_reports", "reports_kept", "report_wanted"]
+__all__ = ["PrivateResult"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-#: What a report is, in the words every mechanism's ``keep_report`` documents.
-CURATOR_REPORT = ("the report is the data curator's diagnostics: it is computed from the data (objective, bound, "
-                  "gap, times, the regions and points a sampler reached) and is not covered by the privacy "
-                  "guarantee; never hand it to an analyst")
 
 
 @dataclass(frozen=True)

@@ -222,12 +222,6 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:class:`privopt.SolveOptions`, each field documented there), e.g.
         built once and reused; those keywords, given beside it, override its
         fields.  Any keyword opsamp does not take is a TypeError naming it.
-    keep_report : bool, default False
-        Return the report (below) and leave it on an exception raised after
-        the data is read; otherwise both carry ``report=None``.  The report is
-        the data curator's diagnostics: computed from the data, not covered
-        by the guarantee; never hand it to an analyst.  Refused under a
-        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Other Parameters
     ----------------
@@ -326,6 +320,12 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------

@@ -255,12 +255,6 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         field documented there), e.g. built once and reused; those keywords,
         given beside it, override its fields.  Any keyword rspm does not take
         is a TypeError naming it.
-    keep_report : bool, default False
-        Return the report (below) and leave it on an exception raised after
-        the data is read; otherwise both carry ``report=None``.  The report is
-        the data curator's diagnostics: computed from the data, not covered
-        by the guarantee; never hand it to an analyst.  Refused under a
-        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Other Parameters
     ----------------
@@ -298,6 +292,12 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------

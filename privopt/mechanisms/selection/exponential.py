@@ -222,12 +222,6 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         ``public_constraints`` and ``keep_report`` are this function's keywords;
         a keyword given beside it overrides its field).  Any other keyword is a
         TypeError naming it.
-    keep_report : bool, default False
-        Return the report (below) and leave it on an exception raised after
-        the data is read; otherwise both carry ``report=None``.  The report is
-        the data curator's diagnostics: computed from the data, not covered
-        by the guarantee; never hand it to an analyst.  Refused under a
-        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Other Parameters
     ----------------
@@ -350,6 +344,12 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         privopt selects with the loss L = -U (the same sensitivity b - a,
         the range check on U as written).  The objective must then be
         maximized: privopt never flips a sense on its own.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
