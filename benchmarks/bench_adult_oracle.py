@@ -71,7 +71,8 @@ def main(argv=None):
                     t0 = time.perf_counter()
                     try:
                         res = privopt.opdisc(model, epsilon=eps, delta=1.0 / n**2, solver=solver,
-                                             time_limit=args.time_limit, random_state=seed, on_failure="return")
+                                             time_limit=args.time_limit, random_state=seed, on_failure="return",
+                                             keep_report=True)
                         rep = res.report
                         acc = float(np.mean(predict_halfspace(res.weights, Xd, model, pm=True) == y))
                         row = dict(certified=res.certified, termination=rep.termination.name,

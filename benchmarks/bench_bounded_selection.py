@@ -93,7 +93,7 @@ def run_instance(kind, n_sites, k, n_cust, seed, releases, epsilon, opdisc_time)
         start = time.perf_counter()
         res = privopt.exponential_mechanism(model, weights="y", epsilon=epsilon, loss_range=(0, 1),
                                             n_samples=n_cust, public_constraints="open", public_term="fixed",
-                                            path="bounded", random_state=1000 * seed + r)
+                                            path="bounded", random_state=1000 * seed + r, keep_report=True)
         secs = time.perf_counter() - start
         exc = loss_at(model, res.weights) - best
         rows.append({**common, "n_points": res.report.n_points, "release": r, "method": "bounded exponential",

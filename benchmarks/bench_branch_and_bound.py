@@ -63,7 +63,7 @@ def solve(name, seed, threads=1):
     model, n = model_of(name)
     start = time.perf_counter()
     res = privopt.opdisc(model, epsilon=1.0, delta=1.0 / n ** 2, solver="enumerate", random_state=seed,
-                         threads=threads, time_limit=1800)
+                         threads=threads, time_limit=1800, keep_report=True)
     if not res.certified:
         raise RuntimeError(f"{name} seed {seed}: not certified")
     return time.perf_counter() - start, float(res.report.objective), np.asarray(res.weights, dtype=float)

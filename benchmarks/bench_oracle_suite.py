@@ -178,7 +178,7 @@ def one_solve(name, ball, solver, eps, seed, time_limit):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = privopt.opdisc(model, epsilon=eps, delta=1.0 / len(y) ** 2, solver=solver, time_limit=time_limit,
-                             random_state=seed, on_failure="return")
+                             random_state=seed, on_failure="return", keep_report=True)
     rep = res.report
     row.update(seconds=round(time.perf_counter() - start, 3), certified=bool(res.certified),
                objective=rep.objective, bound=rep.bound,

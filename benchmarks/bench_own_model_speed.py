@@ -97,7 +97,7 @@ class NoBlocks:
 
 def release(model, args, seed, old, executor=None, blocks=False, n=None):
     kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=args.customers if n is None else n,
-              method="permute_and_flip", random_state=seed, public_constraints=["p"])
+              method="permute_and_flip", random_state=seed, public_constraints=["p"], keep_report=True)
     if old:
         with OldPath():
             return privopt.exponential_mechanism(model, norm_bound=args.k ** 0.5, **kw)

@@ -63,7 +63,7 @@ def one(name, X, y, k, epsilon, seed, time_limit):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = privopt.rspm(model, epsilon=epsilon, solver="highs", time_limit=time_limit, random_state=seed,
-                           on_failure="return")
+                           on_failure="return", keep_report=True)
     wall = time.perf_counter() - start
     rep = res.report
     return {"data": name, "n": X.shape[0], "k": k, "d": k + 1, "values_per_feature": 5,

@@ -56,7 +56,7 @@ def main(argv=None):
             for where, ex in (("local", "local"), ("pool of 2", pool)):
                 start = time.perf_counter()
                 res = select_scoring_system(X, y, epsilon=1.0, max_points=5, max_items=5, random_state=seed,
-                                            executor=ex, progress=False)
+                                            executor=ex, progress=False, keep_report=True)
                 out[where] = (time.perf_counter() - start, res)
             w = np.asarray(out["local"][1].weights)
             errors = int(np.sum(((X @ w[:-1]) >= w[-1]).astype(int) != y))

@@ -120,7 +120,7 @@ def main():
             for r in range(args.repeats):
                 t = time.perf_counter()
                 res = privopt.exponential_mechanism(model, epsilon=1.0, method=method, random_state=r,
-                                                    progress=False)
+                                                    progress=False, keep_report=True)
                 wall = time.perf_counter() - t
                 rows.append({"instance": name, "method": method, "repeat": r, "n": len(y), "d": d,
                              "points": points, "distinct_rows": distinct, "seconds": wall,

@@ -111,7 +111,7 @@ def main(argv=None):
             throughputs.append(problem.n_regions * m / t_bound)
             start = time.perf_counter()
             res = privopt.exponential_mechanism(model, epsilon=1.0, method="permute_and_flip", random_state=0,
-                                                executor="local", progress=False)
+                                                executor="local", progress=False, keep_report=True)
             t_top = time.perf_counter() - start
             rows.append({"data": kind, "d": d + 1, "n": args.n, "distinct_rows": m, "W": problem.n_points,
                          "supports": problem.n_regions, "dense_s": t_dense, "dense_points_timed": timed,

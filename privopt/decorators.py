@@ -9,7 +9,7 @@ import inspect
 from ._validation import check_delta, check_epsilon
 from .exceptions import ParameterError, ParameterTypeError
 from ._random import check_random_state
-from .ledger import release
+from .ledger import refuse_kept_report, release
 from .mechanisms import MECHANISMS, PURE_MECHANISMS, check_solver_ready
 
 __all__ = ["private"]
@@ -37,7 +37,9 @@ def private(mechanism: str = "opdisc", **kwargs):
 
     ``ledger=`` (a :class:`privopt.PrivacyLedger`), or an enclosing ``with
     ledger:`` block, charges each call one release of its (epsilon, delta)
-    before the builder runs (so before the builder reads the data).
+    before the builder runs (so before the builder reads the data); such a
+    call refuses ``keep_report=True`` before it reserves anything (the report
+    is the data curator's diagnostics, computed from the data).
     """
     mechanisms = _mechanisms()
     if not isinstance(mechanism, str):
@@ -79,8 +81,9 @@ def private(mechanism: str = "opdisc", **kwargs):
 
         @functools.wraps(builder)
         def wrapper(*args, **kw):
-            with release(f"@private {getattr(builder, '__name__', 'builder')}", mechanism, lambda: spend,
-                         ledger=ledger):
+            what = f"@private {getattr(builder, '__name__', 'builder')}"
+            with release(what, mechanism, lambda: spend, ledger=ledger,
+                         check=lambda: refuse_kept_report(what, kwargs)):
                 model = builder(*args, **kw)
                 return run(model, **kwargs)
 

@@ -8,7 +8,9 @@ solvers and solves subclass :class:`RuntimeError`.
 Errors that come from a solve carry the :class:`~privopt.solvers.SolveReport`
 of that solve as ``error.report`` (``None`` when no solver ran).  A report is a
 diagnostic for whoever holds the data: its objective values depend on the
-data and the noise and are **not** part of any private release.
+data and the noise and are **not** part of any private release.  So an error
+raised by a mechanism (or an estimator's ``fit``) after the data is read
+carries ``report=None`` unless the call asked for it with ``keep_report=True``.
 """
 
 from __future__ import annotations

@@ -84,6 +84,7 @@ from .exceptions import (
     ParameterTypeError,
     RepeatedReleaseWarning,
 )
+from .result import report_wanted
 
 try:  # POSIX only: a saved ledger needs it, the in-memory one does not.
     import fcntl
@@ -1039,12 +1040,26 @@ def _pure_spend(arguments: dict[str, Any]) -> tuple[float, float]:
     return check_epsilon(arguments.get("epsilon")), 0.0
 
 
+def refuse_kept_report(what: str, keywords: dict[str, Any]) -> None:
+    """A charged release refuses ``keep_report=True`` (given as a keyword or in
+    ``options=``): a ledger holds an analyst's budget, and the report is the data
+    curator's diagnostics, computed from the data and not covered by the guarantee.
+    Run before the reservation, so the refusal costs nothing."""
+    if report_wanted(keywords):
+        raise ParameterError(
+            f"keep_report: {what} is charged to a privacy ledger (an analyst's budget), and keep_report=True "
+            "would return the solve's report, computed from the data and not covered by the guarantee. Leave "
+            "keep_report out (the default, False) under a ledger; a curator who needs the diagnostics runs "
+            "the call without a ledger.", "keep_report")
+
+
 def charges(mechanism: str, *, pure: bool = False, check: Callable[..., object] | None = None):
     """Decorate a mechanism so that it takes ``ledger=`` and charges one release of
     its ``epsilon`` (and ``delta``; 0 when ``pure``) before it runs (:func:`release`).
     ``check``, called with the mechanism's arguments, is its public validation (the
     scalar arguments, never the model or the data), run before the reservation so that
-    a bad argument costs nothing."""
+    a bad argument costs nothing; before it, a charged call refuses ``keep_report=True``
+    (:func:`refuse_kept_report`)."""
     spend_of = _pure_spend if pure else _mechanism_spend
 
     def decorate(func):
@@ -1062,7 +1077,11 @@ def charges(mechanism: str, *, pure: bool = False, check: Callable[..., object] 
                     arguments = kwargs
                 return spend_of(arguments)
 
-            public = None if check is None else functools.partial(check, *args, **kwargs)
+            def public():
+                refuse_kept_report(func.__name__, kwargs)
+                if check is not None:
+                    check(*args, **kwargs)
+
             with release(func.__name__, mechanism, spend, ledger=ledger, check=public):
                 return func(*args, **kwargs)
 

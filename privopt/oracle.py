@@ -68,8 +68,8 @@ def not_certified_message(report, *, what: str = "the perturbed model", smaller:
             f"more than abs_gap={report.abs_gap:g}, at the solver's rounding level, so a longer time limit "
             "cannot help: pass a larger abs_gap (e.g. ten times this one) or use another solver.\n"
             "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure). The "
-            "objective, bound and gap are computed from the data and are not shown (they are in the "
-            "exception's report, which is not private)."
+            "objective, bound and gap are computed from the data and are not shown (they are in the solve's "
+            "report, which a mechanism gives only with keep_report=True: the data curator's diagnostics)."
         )
     return (
         f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 from ._frozen import FrozenDict, FrozenRecord
 
 __all__ = ["PrivateResult"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -34,12 +39,15 @@ class PrivateResult:
         record that reads as the same mapping
         (:class:`privopt.mechanisms.SelectionParameters`,
         :class:`privopt.mechanisms.MixtureParameters`).
-    report : SolveReport or tuple of SolveReport, or None
-        Diagnostics of the solve(s).  They depend on the data and the noise
-        and are **not** private: keep them with the data curator.  The
-        scikit-learn estimators drop them after ``fit`` (``result_.report`` is
-        None, so a pickled estimator does not carry them) unless created with
-        ``keep_report=True``; :meth:`without_report` gives such a copy.
+    report : SolveReport or tuple of SolveReport, selection's report, or None
+        None unless the mechanism was called with ``keep_report=True``: then
+        the diagnostics of the solve(s) or the sampler, the data curator's
+        own.  They are computed from the data and the noise and are **not**
+        covered by the guarantee: never hand them to an analyst (a call
+        charged to a :class:`~privopt.PrivacyLedger`, an analyst's budget,
+        refuses ``keep_report=True``).  The scikit-learn estimators keep them
+        after ``fit`` only when created with ``keep_report=True``;
+        :meth:`without_report` gives a copy without them.
     certified : bool
         True when every oracle call was certified optimal.  False only under
         ``on_failure="return"``; such a result is not covered by the guarantee.
@@ -107,6 +115,64 @@ class PrivateResult:
             f"PrivateResult(mechanism={self.mechanism!r}, epsilon={self.epsilon:g}, "
             f"delta={self.delta:g}, neighbouring={self.neighbouring!r}, weights={w}{extra})"
         )
+
+
+def report_wanted(keywords: Mapping[str, Any]) -> bool:
+    """Whether a mechanism call with these keywords asked for its report:
+    ``keep_report=True``, or ``options=`` a record whose ``keep_report`` is
+    True (the keyword, when given, overrides the record).  Anything but True
+    (a bool) is no (the call's own checks refuse a value that is not a bool)."""
+    if "keep_report" in keywords:
+        keep = keywords["keep_report"]
+    else:
+        keep = getattr(keywords.get("options"), "keep_report", False)
+    return isinstance(keep, (bool, np.bool_)) and bool(keep)
+
+
+def _drop_reports(exc: BaseException) -> None:
+    """Set ``report`` to None on ``exc`` and on every exception it was raised
+    from or during (``__cause__``, ``__context__``): each may hold a report
+    computed from the data."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if getattr(e, "report", None) is not None:
+            e.report = None  # type: ignore[attr-defined]
+        stack += [e.__cause__, e.__context__]
+
+
+@contextlib.contextmanager
+def reports_kept(keep: bool) -> Iterator[None]:
+    """Run a release's body: unless ``keep``, an exception leaving it carries
+    no report (nor does any exception it was raised from).  An exception
+    raised after the data is read is an output, and its report is computed
+    from the data."""
+    try:
+        yield
+    except BaseException as exc:
+        if not keep:
+            _drop_reports(exc)
+        raise
+
+
+def curator_reports(func: _F) -> _F:
+    """Decorate a mechanism: its :class:`PrivateResult` and the exceptions it
+    raises carry ``report=None`` unless the call asked for the report
+    (``keep_report=True``, :func:`report_wanted`), the data curator's
+    diagnostics, computed from the data and not covered by the guarantee."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        keep = report_wanted(kwargs)
+        with reports_kept(keep):
+            result = func(*args, **kwargs)
+        return result if keep or not isinstance(result, PrivateResult) else result.without_report()
+
+    return wrapper  # type: ignore[return-value]
 
 
 def weight_labels(variables) -> tuple:

@@ -143,14 +143,17 @@ print("same noise -> the same private w from every solver  ✓")
 # `opdisc` does all of the above and keeps the books: it validates every parameter before any
 # solve, calibrates $\sigma$, draws $\eta$ (securely unless you pass a seed), transforms a clone,
 # solves with gap 0, **refuses to release an uncertified answer**, and returns a `PrivateResult`
-# with the weights, the privacy spent and the solve report. Same seed, three solvers:
+# with the weights and the privacy spent. The solve's report (objective, bound, gap, time) is
+# computed from the data and is not covered by the guarantee, so it comes back only when asked
+# for, `keep_report=True`: the data curator's diagnostics, never the analyst's (a call charged to
+# a `PrivacyLedger` refuses it). Same seed, three solvers, the reports asked for:
 
 # %%
 results = {}
 for s in usable:
     # n, and that w's bounds (-B..B) are public, come from the model's ModelInfo: nothing to declare
     results[s] = privopt.opdisc(model, epsilon=epsilon, delta=delta, norm_bound=D, lipschitz=G, solver=s,
-                                random_state=SEED)
+                                random_state=SEED, keep_report=True)
     print(f"{s:6s} {results[s]}")
 first = results[usable[0]]
 assert all(np.array_equal(r.weights, first.weights) for r in results.values())
@@ -231,7 +234,8 @@ plt.show()
 # (`privopt.oracle`). A solver stopped by a time limit returns some feasible point, whose
 # distribution nobody has analysed; releasing it silently would break the guarantee. So privopt
 # asks for gap 0, reads the termination status and the bound, and by default raises
-# `NotCertifiedError` (carrying the report) instead of releasing anything.
+# `NotCertifiedError` instead of releasing anything. The exception is an output too: its message
+# holds no value computed from the data, and its `report` is None unless `keep_report=True`.
 #
 # A harder instance of the same model (400 records, 4 features with values in {-5, ..., 5}) with a time limit far too small:
 
@@ -248,7 +252,7 @@ try:
     print("HiGHS certified the optimum within 0.3 s on this machine: nothing to show here.")
 except NotCertifiedError as exc:
     print("NotCertifiedError:", exc)
-    print("\nits report:", exc.report)
+    print("\nits report (None: keep_report was not asked for):", exc.report)
 except NoSolutionError as exc:  # a very slow machine may not even find a feasible point in 0.3 s
     print("NoSolutionError (no feasible point within the limit):", exc)
 
@@ -260,7 +264,7 @@ except NoSolutionError as exc:  # a very slow machine may not even find a feasib
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", UncertifiedReleaseWarning)
     try:
-        r = privopt.opdisc(hard, on_failure="return", **kwargs)
+        r = privopt.opdisc(hard, on_failure="return", keep_report=True, **kwargs)
         print(r)
         print("certified:", r.certified, "| termination:", r.report.termination.name,
               "| gap:", fmt(r.report.abs_gap_achieved))

@@ -139,7 +139,7 @@ with warnings.catch_warnings():
     for m in (16, 64, 256):
         t0 = time.perf_counter()
         res = opsamp(model, epsilon=epsilon, delta=delta, n_oracle_calls=m, random_state=SEED + m,
-                     executor=local, progress=False, return_noise=True, project=False)
+                     executor=local, progress=False, return_noise=True, project=False, keep_report=True)
         seconds = time.perf_counter() - t0
         mu = res.noise[-1]
         w_bar = res.weights - mu
@@ -249,7 +249,7 @@ try:
     client.run(lambda: __import__("privopt") and None)  # import privopt once on every worker
     t0 = time.perf_counter()
     res_dask = opsamp(model, epsilon=epsilon, delta=delta, n_oracle_calls=64, random_state=SEED + 64,
-                      executor=client, progress=False, project=False)
+                      executor=client, progress=False, project=False, keep_report=True)
     dask_seconds = time.perf_counter() - t0
     workers = len(client.scheduler_info()["workers"])
 finally:

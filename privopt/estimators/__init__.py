@@ -32,7 +32,7 @@ from .._validation import (check_bool, check_bounds, check_choice, check_delta, 
 from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
-from ..ledger import current_ledger, estimator_key, release
+from ..ledger import current_ledger, estimator_key, refuse_kept_report, release
 from ..mechanisms import (MECHANISMS, branch_and_bound_seconds, check_solver_ready, mixture_selection,
                           predict_evaluation_seconds, workers_for)
 from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM_MEASURED_SECONDS, RSPM_MIN_LEVELS,
@@ -40,7 +40,7 @@ from ..mechanisms.rspm import (RSPM_HARD_RECORDS_PER_NOISE, RSPM_HARD_SIZE, RSPM
 from ..models import (FeatureDiscretizer, ZeroOneLoss, get_info, halfspace_decision_function, rspm_halfspace,
                      zero_one_halfspace, zero_one_loss)
 from ..oracle import check_on_failure
-from ..result import PrivateResult
+from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
 from ..space import SupportWork, count_grid_points, norm_levels, parse_grid, split_support_work
@@ -531,7 +531,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         report (the perturbed optimum, the number of distinct rows, wall time,
         regions expanded) depends on the data and the noise and is **not**
         private: keep it only while the estimator stays with the data
-        curator.
+        curator.  An exception raised by ``fit`` after the data is read
+        carries it (``error.report``) only when True.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget), before the fit
+        is reserved.
     ledger : PrivacyLedger or None
         The budget of the data set (:class:`privopt.PrivacyLedger`): each fit is
         charged its (epsilon, delta) before the data is read (else the ledger of
@@ -985,13 +988,21 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         name = type(self).__name__
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)
+        keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
         with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
                      ledger=ledger, data=(estimator_key(self), X, y),
-                     check=lambda: (check_public_input(X), self._check_public_shape(X))) as charge:
+                     check=lambda: self._check_public(X)) as charge, reports_kept(keep):
             self._fit(X, y, pure_only=pure_only)
             if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
                 charge.settle(self.epsilon_spent_, self.delta_spent_)
         return self
+
+    def _check_public(self, X) -> None:
+        """The checks a ledger runs before it reserves a fit: X's type, shape and memory, and
+        no ``keep_report=True`` (the report is the curator's, computed from the data)."""
+        check_public_input(X)
+        self._check_public_shape(X)
+        refuse_kept_report(f"{type(self).__name__}.fit", {"keep_report": self.keep_report})
 
     def _milp_solver(self) -> bool:
         """Whether ``solver`` names a MILP solver (not ``"auto"`` or ``"enumerate"``): OPDisc's oracle then."""
@@ -1148,12 +1159,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             res, Xr, disc = offered.rungs[0]
             model = self._zero_one_model(Xr, y, res)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
-                                           random_state=self.random_state)
+                                           random_state=self.random_state, keep_report=True)
             return _Selected(result, model, res, (res,), disc, disc is not None)
         if mechanism in _SELECTION:
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
-                                           random_state=self.random_state)
+                                           random_state=self.random_state, keep_report=True)
             grid, D = self._ball(Xd.shape[1])
             resolution = (Resolution(int(self._levels_value()), int(grid), D)
                           if isinstance(grid, (int, np.integer)) and np.ndim(self._levels_value()) == 0 else None)
@@ -1162,7 +1173,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
             model = self._zero_one_model(Xd, y)
             result = MECHANISMS["opdisc"](model, epsilon=epsilon, delta=delta, solver=self.solver,
                                           time_limit=self.time_limit, random_state=self.random_state,
-                                          on_failure=self.on_failure, calibration=calibration)
+                                          on_failure=self.on_failure, calibration=calibration, keep_report=True)
             return _Selected(result, model, None, ())
         if self.grid is not None or self.norm_bound is not None:
             raise ParameterError("grid and norm_bound apply to mechanism='opdisc' only; RSPM uses "
@@ -1170,7 +1181,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         model = rspm_halfspace(Xd, y, fit_intercept=self.fit_intercept, classes=(-1, 1))
         result = MECHANISMS["rspm"](model, epsilon=epsilon, solver=self.solver,
                                     time_limit=self.time_limit, random_state=self.random_state,
-                                    on_failure=self.on_failure)
+                                    on_failure=self.on_failure, keep_report=True)
         return _Selected(result, model, None, ())
 
     def _select_among(self, offered: _OfferedWs, y, mechanism: str, epsilon: float) -> _Selected:
@@ -1181,7 +1192,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         assert ladder is not None and sizes is not None     # the select step sends a ladder of two or more here
         models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
         result = mixture_selection(models, epsilon=offered.epsilon, method=mechanism, prior=offered.prior,
-                                   time_limit=self.time_limit, random_state=offered.random_state)
+                                   time_limit=self.time_limit, random_state=offered.random_state, keep_report=True)
         r = result.parameters.resolution
         reason = (f"; W chosen privately among {len(ladder)} resolutions (|W_r| = "
                   f"{', '.join(f'{m:,}' for m in sizes)}) with the base measure "

@@ -56,7 +56,7 @@ from ..perturbation import (
     weights_of,
 )
 from ..ledger import charges
-from ..result import PrivateResult, weight_labels
+from ..result import PrivateResult, curator_reports, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ..space import count_grid_points, norm_levels
 from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
@@ -92,7 +92,7 @@ class _Keywords:
 
 #: The fields of :class:`~privopt.solvers.SolveOptions` opdisc takes as keywords.
 OPDISC_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_options", "abs_gap", "executor",
-                  "public_constraints")
+                  "public_constraints", "keep_report")
 
 
 def _public(model, weights=None, *, epsilon, delta, random_state=None, options=None, **kwargs) -> None:
@@ -109,6 +109,7 @@ def _public(model, weights=None, *, epsilon, delta, random_state=None, options=N
 
 
 @charges("opdisc", check=_public)
+@curator_reports
 @keyword_signature(_Keywords, OPDISC_OPTIONS, {"solver": "highs"})
 def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -161,11 +162,11 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         the seed is known.
     options : SolveOptions, optional
         The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
-        ``solver_options``, ``abs_gap``, ``executor`` and
-        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
-        each field documented there), e.g. built once and reused; those
-        keywords, given beside it, override its fields.  Any keyword opdisc
-        does not take is a TypeError naming it.
+        ``solver_options``, ``abs_gap``, ``executor``,
+        ``public_constraints`` and ``keep_report`` as one record
+        (:class:`privopt.SolveOptions`, each field documented there), e.g.
+        built once and reused; those keywords, given beside it, override its
+        fields.  Any keyword opdisc does not take is a TypeError naming it.
 
     Other Parameters
     ----------------
@@ -237,6 +238,12 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
@@ -248,7 +255,8 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``noise_distribution``, ``pi_encoding``, ``record_terms``: ``"clipped by construction"`` for a model built with
         ``privopt.RecordModel(clip=True)``, ``"checked at the points computed"`` where each
         record's term is read at the answer only (the range elsewhere is assumed), None
-        for privopt's own models), ``report``.
+        for privopt's own models), ``report`` (the SolveReport, only with
+        ``keep_report=True``; else None).
     """
     solve, kw = parse_keywords("opdisc", options, kwargs, _Keywords, OPDISC_OPTIONS)
     task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve

@@ -54,7 +54,7 @@ from ..exceptions import (
 from ..models import Asked, check_model_contract, get_info
 from ..perturbation import weights_of
 from ..ledger import charges
-from ..result import PrivateResult, weight_labels
+from ..result import PrivateResult, curator_reports, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, warn_if_delta_weak, warn_noise_disclosed
 from ._noise import draw_opsamp_noise, release_on_grid
@@ -94,7 +94,7 @@ class _Keywords:
 
 #: The fields of :class:`~privopt.solvers.SolveOptions` opsamp takes as keywords.
 OPSAMP_OPTIONS = ("solver", "time_limit", "threads", "executor", "progress", "on_failure", "solver_options",
-                  "abs_gap", "public_constraints")
+                  "abs_gap", "public_constraints", "keep_report")
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,7 @@ def _public(model, weights=None, *, epsilon, delta, random_state=None, options=N
 
 
 @charges("opsamp", check=_public)
+@curator_reports
 @keyword_signature(_Keywords, OPSAMP_OPTIONS, {"solver": "highs", "progress": True})
 def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=None,
            options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -216,11 +217,11 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         makes the run reproducible and is **not private** if known.
     options : SolveOptions, optional
         The keywords ``solver``, ``time_limit``, ``threads``, ``executor``,
-        ``progress``, ``on_failure``, ``solver_options``, ``abs_gap`` and
-        ``public_constraints`` as one record (:class:`privopt.SolveOptions`,
-        each field documented there), e.g. built once and reused; those
-        keywords, given beside it, override its fields.  Any keyword opsamp
-        does not take is a TypeError naming it.
+        ``progress``, ``on_failure``, ``solver_options``, ``abs_gap``,
+        ``public_constraints`` and ``keep_report`` as one record
+        (:class:`privopt.SolveOptions`, each field documented there), e.g.
+        built once and reused; those keywords, given beside it, override its
+        fields.  Any keyword opsamp does not take is a TypeError naming it.
 
     Other Parameters
     ----------------
@@ -319,6 +320,12 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
@@ -339,7 +346,8 @@ def opsamp(model, weights=None, *, epsilon: float, delta: float, random_state=No
         ``record_terms`` (as in :func:`privopt.opdisc`; read at every oracle answer);
         ``certified`` False when some call was not certified (``on_failure="return"``: how
         many, and which, depends on the data and is not in ``parameters`` or the warning);
-        ``report``: the tuple of the m SolveReports, in call order (not private).
+        ``report``: the tuple of the m SolveReports, in call order, only with
+        ``keep_report=True`` (else None; not private).
     """
     solve, keywords = parse_keywords("opsamp", options, kwargs, _Keywords, OPSAMP_OPTIONS)
     lipschitz_l1 = renamed_argument("opsamp", "lipschitz_l1", keywords.lipschitz_l1, "lipschitz",

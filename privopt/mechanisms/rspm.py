@@ -29,7 +29,7 @@ from ..models import Asked, check_model_contract, get_info, quiet_clone
 from ..oracle import certified_solve
 from ..perturbation import weights_of
 from ..ledger import charges
-from ..result import PrivateResult, weight_labels
+from ..result import PrivateResult, curator_reports, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
 from ._checks import check_n_samples, check_named_solver, check_run, decision_bounds, warn_noise_disclosed
 from ._terms import TermBound, check_record_terms, record_terms_kind
@@ -110,7 +110,8 @@ class _Keywords:
 
 
 #: The fields of :class:`~privopt.solvers.SolveOptions` rspm takes as keywords.
-RSPM_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_options", "abs_gap", "public_constraints")
+RSPM_OPTIONS = ("solver", "time_limit", "threads", "on_failure", "solver_options", "abs_gap", "public_constraints",
+                "keep_report")
 
 
 def _scalars(comp) -> list:
@@ -178,6 +179,7 @@ def _public(model, weights=None, *, epsilon, delta=None, random_state=None, opti
 
 
 @charges("rspm", pure=True, check=_public)
+@curator_reports
 @keyword_signature(_Keywords, RSPM_OPTIONS, {"solver": "highs"})
 def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, random_state=None,
          options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -248,10 +250,11 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         the seed is known.
     options : SolveOptions, optional
         The keywords ``solver``, ``time_limit``, ``threads``, ``on_failure``,
-        ``solver_options``, ``abs_gap`` and ``public_constraints`` as one
-        record (:class:`privopt.SolveOptions`, each field documented there),
-        e.g. built once and reused; those keywords, given beside it, override
-        its fields.  Any keyword rspm does not take is a TypeError naming it.
+        ``solver_options``, ``abs_gap``, ``public_constraints`` and
+        ``keep_report`` as one record (:class:`privopt.SolveOptions`, each
+        field documented there), e.g. built once and reused; those keywords,
+        given beside it, override its fields.  Any keyword rspm does not take
+        is a TypeError naming it.
 
     Other Parameters
     ----------------
@@ -289,6 +292,12 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         (:func:`privopt.models._contract.check_public_constraints`).
         privopt's own models declare theirs.  ``"all"`` declares nothing: a model
         with a component it would have covered is refused, naming each.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
@@ -301,7 +310,7 @@ def rspm(model, weights=None, *, epsilon: float, delta: float | None = None, ran
         ``"clipped by construction"`` for a model built with ``privopt.RecordModel(clip=True)``,
         ``"checked at the points computed"`` where each record's term is read at the answer
         only (the range elsewhere is assumed), None for privopt's own models),
-        ``report``.
+        ``report`` (the SolveReport, only with ``keep_report=True``; else None).
     """
     solve, kw = parse_keywords("rspm", options, kwargs, _Keywords, RSPM_OPTIONS)
     task = _check(model, weights, epsilon, delta, solve, kw)       # every refusal before any noise or solve

@@ -18,7 +18,8 @@ from .._validation import check_bool, check_choice, check_epsilon  # noqa: E402
 from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
 from ..exceptions import ParameterError  # noqa: E402
-from ..ledger import estimator_key, release  # noqa: E402
+from ..ledger import estimator_key, refuse_kept_report, release  # noqa: E402
+from ..result import report_wanted, reports_kept  # noqa: E402
 from ._select import check_binary_matrix, check_scoring_width, select_scoring_system  # noqa: E402
 
 __all__ = ["PrivateScoringSystem", "ScoreCard"]
@@ -81,7 +82,10 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         regions expanded, wall time).  They depend on the data and the noise
         and are **not** private, so by default they are set to None after
         ``fit`` and a pickled estimator does not carry them; keep them only
-        while the estimator stays with the data curator.
+        while the estimator stays with the data curator.  An exception raised
+        by ``fit`` after the data is read carries them only when True.
+        Refused under a :class:`~privopt.PrivacyLedger` (an analyst's budget),
+        before the fit is reserved.
     classes : None or two labels
         The label set, treated as PUBLIC: None (default) reads it from y
         (both classes must occur, so ``classes_`` and that refusal depend on
@@ -150,10 +154,18 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         a :class:`~privopt.PrivacyLedger` the fit is charged its epsilon (selection and
         risk table: one release) before any work."""
         name = type(self).__name__
+        keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
         with release(f"{name}.fit", name, lambda: (check_epsilon(self.epsilon), 0.0),
                      ledger=getattr(self, "ledger", None), data=(estimator_key(self), X, y),
-                     check=lambda: (check_public_input(X), self._check_params())):
+                     check=lambda: self._check_public(X)), reports_kept(keep):
             return self._fit(X, y)
+
+    def _check_public(self, X) -> None:
+        """The checks a ledger runs before it reserves a fit: X's type, the parameters, and
+        no ``keep_report=True`` (the report is the curator's, computed from the data)."""
+        check_public_input(X)
+        self._check_params()
+        refuse_kept_report(f"{type(self).__name__}.fit", {"keep_report": self.keep_report})
 
     @property
     def epsilon_(self) -> float:
@@ -186,7 +198,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
         result = select_scoring_system(
             X01, y01, epsilon=eps_select, max_points=self.max_points, max_items=self.max_items, signs=signs,
             method=mechanism, random_state=rng, executor=self.executor, progress=self.progress,
-            time_limit=self.time_limit, feature_names=names)
+            time_limit=self.time_limit, feature_names=names, keep_report=True)
         # the sampler's diagnostics depend on the data and the noise: not kept (nor pickled) unless asked
         self.result_ = result if keep_report else result.without_report()
         self.classes_ = np.asarray(classes)

@@ -23,13 +23,13 @@ import numpy as np
 
 from .._limits import LOCAL_SECONDS, SCORING_MAX_FEATURES, check_memory, check_width
 from .._random import check_random_state
-from .._validation import check_epsilon, check_int, check_probability
+from .._validation import check_bool, check_epsilon, check_int, check_probability
 from ..calibration import check_selection_method, selection_noise_scale, selection_utility_bound
 from ..exceptions import ParameterError
 from .._runtime import resolve_executor
 from ..search import KeyedStreams, plan_shards, sample_top_down, search_optimum
 from ..ledger import charges
-from ..result import PrivateResult
+from ..result import PrivateResult, curator_reports
 from ..search import BOUND_ROWS_PER_SECOND
 from ._engine import ScoringProblem, decode
 from ._space import RecordTable, ScoreSpace, item_counts, largest_support_vectors
@@ -148,22 +148,24 @@ def check_binary_matrix(X, name: str = "X") -> np.ndarray:
 
 
 def _public(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None, method="permute_and_flip", beta=0.05,
-            **_ignored) -> None:
+            keep_report=False, **_ignored) -> None:
     """The selection's checks of its scalar arguments and of X01's public shape (W's
     size and memory), reading no value of the data: run before a ledger reserves the
     call (:func:`privopt.ledger.charges`), and again by :func:`select_scoring_system`."""
     check_epsilon(epsilon)
     check_selection_method(method)
     check_probability(beta, "beta")
+    check_bool(keep_report, "keep_report")
     shape = getattr(X01, "shape", None)
     if shape is not None and len(shape) == 2:
         check_space(int(shape[1]), max_points, max_items, signs)
 
 
 @charges("select_scoring_system", pure=True, check=_public)
+@curator_reports
 def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs=None,
                           method="permute_and_flip", beta=0.05, random_state=None, executor=None,
-                          progress=None, time_limit=None, feature_names=None) -> PrivateResult:
+                          progress=None, time_limit=None, feature_names=None, keep_report=False) -> PrivateResult:
     """Release a scoring system (points vector and threshold) privately.
 
     Parameters
@@ -185,18 +187,25 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
     time_limit : float or None
         Refuse, before any scoring, when the predicted lower-bound pass alone
         exceeds it.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
     PrivateResult
         ``weights`` = (points..., threshold); ``parameters`` holds the
         sensitivity (1), ``noise_scale`` 2/epsilon, ``n_points`` |W| and
-        ``alpha`` the utility bound above.  ``report`` (not private) says how
-        much of W was scored.
+        ``alpha`` the utility bound above.  ``report`` (not private; only with
+        ``keep_report=True``, else None) says how much of W was scored.
     """
     epsilon = check_epsilon(epsilon)
     method = check_selection_method(method)
     beta = check_probability(beta, "beta")
+    check_bool(keep_report, "keep_report")
     check_scoring_width(X01)
     X01 = check_binary_matrix(X01)
     y01 = np.asarray(y01).astype(int)

@@ -99,6 +99,15 @@ class SolveOptions:
         checked against the model by
         :func:`privopt.models.check_public_constraints` when the mechanism
         runs.  A list is kept as a tuple.
+    keep_report : bool
+        The mechanisms: return the diagnostics of the solve(s) or the sampler
+        as ``result.report``, and leave them on an exception raised after the
+        data is read (``error.report``).  Default False: ``report`` is None.
+        The report is the data curator's diagnostics: it is computed from the
+        data (objective, bound, gap, times, the regions and points a sampler
+        reached) and is not covered by the guarantee; never hand it to an
+        analyst.  A call charged to a :class:`~privopt.PrivacyLedger` (an
+        analyst's budget) refuses True, before it reserves anything.
 
     Not a field: ``random_state`` (the privacy noise: always its own
     argument), an algorithm's own constants (OPSamp's diameters, OPDisc's
@@ -118,6 +127,7 @@ class SolveOptions:
     executor: object = None
     progress: bool | None = None
     public_constraints: object = None
+    keep_report: bool = False
 
     def __post_init__(self) -> None:
         if self.solver is not None and not isinstance(self.solver, str):
@@ -132,6 +142,7 @@ class SolveOptions:
             check_bool(self.progress, "progress")
         if not is_local(self.executor):
             check_executor(self.executor)
+        check_bool(self.keep_report, "keep_report")
         if isinstance(self.public_constraints, list):
             object.__setattr__(self, "public_constraints", tuple(self.public_constraints))
 

@@ -123,7 +123,7 @@ MECHS = ["opdisc", "opsamp", "rspm"]
 @pytest.mark.parametrize("kind", MECHS)
 def test_time_limit_raises_not_certified_and_releases_nothing(kind):
     require_solver("highs")
-    model, run = _run_hard(kind)
+    model, run = _run_hard(kind, keep_report=True)      # the curator's diagnostics, asked for
     before = _state(model)
     with pytest.raises(NotCertifiedError, match="nothing is released") as err:
         run()
@@ -137,7 +137,7 @@ def test_time_limit_raises_not_certified_and_releases_nothing(kind):
 @pytest.mark.parametrize("kind", MECHS)
 def test_time_limit_under_return_policy_is_flagged(kind):
     require_solver("highs")
-    model, run = _run_hard(kind, on_failure="return")
+    model, run = _run_hard(kind, on_failure="return", keep_report=True)
     with pytest.warns(UncertifiedReleaseWarning, match="WITHOUT a privacy guarantee"):
         res = run()
     assert res.certified is False and "NOT covered" in repr(res)
@@ -155,7 +155,8 @@ def test_solver_stopping_at_a_gap_is_not_certified(solver, options):
     m, kw = _hard_opdisc()
     before = _state(m)
     with pytest.raises(NotCertifiedError) as err:
-        privopt.opdisc(m, random_state=0, solver=solver, solver_options=options, time_limit=20, **kw)
+        privopt.opdisc(m, random_state=0, solver=solver, solver_options=options, time_limit=20, keep_report=True,
+                       **kw)
     rep = err.value.report
     assert rep.wall_time < 10                            # it stopped at the gap, not at the time limit
     if solver != "glpk":
@@ -172,7 +173,7 @@ def test_no_feasible_point_at_the_time_limit():
     with pytest.raises(NoSolutionError) as err:
         privopt.opdisc(m, weights=m.x, epsilon=1.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
                        n_samples=4, time_limit=TIME_LIMIT, random_state=0, on_failure="return",
-                       public_constraints="c")
+                       public_constraints="c", keep_report=True)
     assert err.value.report is not None and not err.value.report.has_solution
     assert all(m.x[j].value is None for j in m.J)
 
@@ -184,7 +185,7 @@ def _infeasible(kind, solver):
         m = zero_one_halfspace(_X(), _y())
         m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)      # the grid is {-1, 0, 1}
         return m, lambda: privopt.opdisc(m, epsilon=1.0, delta=1e-3, solver=solver, random_state=0,
-                                         public_constraints="impossible")
+                                         public_constraints="impossible", keep_report=True)
     if kind == "opsamp":
         m = hinge_halfspace(_X(), _y(), x_bound=2.0)
         m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)      # the box is [-1, 1]^2
@@ -194,14 +195,14 @@ def _infeasible(kind, solver):
             try:
                 return privopt.opsamp(m, epsilon=1.0, delta=1e-3, n_oracle_calls=8, solver=solver,
                                       executor=pool, progress=False, random_state=0,
-                                      public_constraints="impossible")
+                                      public_constraints="impossible", keep_report=True)
             finally:
                 pool.shutdown()
         return m, run
     m = rspm_halfspace(_X(), _y())
     m.impossible = pyo.Constraint(expr=m.w[0] + m.w[1] >= 3)
     return m, lambda: privopt.rspm(m, epsilon=1.0, solver=solver, random_state=0,
-                                   public_constraints="impossible")
+                                   public_constraints="impossible", keep_report=True)
 
 
 @pytest.mark.parametrize("solver", ["highs", "glpk", "cbc"])
@@ -238,7 +239,8 @@ def path_without(monkeypatch, tmp_path):
 def _easy(kind, solver, rng):
     if kind == "opdisc":
         m = zero_one_halfspace(_X(), _y())
-        return m, lambda: privopt.opdisc(m, epsilon=1.0, delta=1e-3, solver=solver, random_state=rng)
+        return m, lambda: privopt.opdisc(m, epsilon=1.0, delta=1e-3, solver=solver, random_state=rng,
+                                         keep_report=True)
     if kind == "opsamp":
         m = hinge_halfspace(_X(), _y(), x_bound=2.0)
         pool = ThreadPoolExecutor(1)
@@ -246,12 +248,12 @@ def _easy(kind, solver, rng):
         def run():
             try:
                 return privopt.opsamp(m, epsilon=1.0, delta=1e-3, n_oracle_calls=8, solver=solver,
-                                      executor=pool, progress=False, random_state=rng)
+                                      executor=pool, progress=False, random_state=rng, keep_report=True)
             finally:
                 pool.shutdown()
         return m, run
     m = rspm_halfspace(_X(), _y())
-    return m, lambda: privopt.rspm(m, epsilon=1.0, solver=solver, random_state=rng)
+    return m, lambda: privopt.rspm(m, epsilon=1.0, solver=solver, random_state=rng, keep_report=True)
 
 
 @pytest.mark.parametrize("solver, hint", [("glpk", "apt-get install glpk-utils"),

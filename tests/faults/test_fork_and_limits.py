@@ -117,7 +117,7 @@ def integer_abs_model(n=12, d=2):
 if __name__ == "__main__":
     milp(threads=2)
     result = privopt.opsamp(integer_abs_model(), epsilon=1.0, delta=1e-3, n_oracle_calls=4, time_limit=20,
-                            random_state=0, progress=False)     # executor=None: a forked process pool
+                            random_state=0, progress=False, keep_report=True)   # executor=None: a forked pool
     print(len(result.report), all(r.certified_optimal for r in result.report))
 """)
     assert out.split() == ["4", "True"]

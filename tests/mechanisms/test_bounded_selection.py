@@ -172,6 +172,7 @@ def test_an_inflated_bound_changes_the_law():
 
 def _release(model, **kw):
     kw.setdefault("weights", "y")
+    kw.setdefault("keep_report", True)      # the tests read the sampler's diagnostics
     return privopt.exponential_mechanism(model, epsilon=1.0, loss_range=(0, 10), n_samples=len(model.I),
                                          public_constraints="open", public_term="fixed", **kw)
 
@@ -225,7 +226,7 @@ def test_maximized_utility_is_selected_as_minus_the_utility():
         assert oracle.lower_bound(wi, wi) <= li
     r = privopt.exponential_mechanism(model, weights="y", epsilon=1.0, loss_range=(-100, 0), sense="maximize",
                                       n_samples=6, public_constraints=["open", "fixed"], path="bounded",
-                                      random_state=1)
+                                      random_state=1, keep_report=True)
     assert r.report.path == "bounded" and any(np.array_equal(r.weights, wi) for wi in W)
 
 
@@ -291,7 +292,8 @@ def _integer_model():
 
 def test_the_ball_is_counted_like_the_scored_path_and_the_law_holds():
     m, t = _integer_model()
-    kw = dict(weights="w", epsilon=2.0, loss_range=(0, 1), n_samples=8, norm_bound=2.0, public_constraints="w")
+    kw = dict(weights="w", epsilon=2.0, loss_range=(0, 1), n_samples=8, norm_bound=2.0, public_constraints="w",
+              keep_report=True)
     scored = privopt.exponential_mechanism(m, path="score", random_state=0, **kw)
     bounded = privopt.exponential_mechanism(m, path="bounded", random_state=0, **kw)
     assert bounded.report.n_points == scored.report.n_points == 33     # integer points with ||w|| <= 2

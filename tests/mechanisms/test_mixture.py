@@ -184,7 +184,7 @@ def test_bad_inputs_are_refused_before_any_work():
 
 def test_result_fields_and_secure_default():
     models, _, _ = _instance()
-    res = privopt.mixture_selection(models, epsilon=1.0)
+    res = privopt.mixture_selection(models, epsilon=1.0, keep_report=True)
     p = res.parameters
     assert res.delta == 0.0 and p["resolution"] in (0, 1) and p["n_points"] == (3, 5)
     assert p["prior"] == (0.5, 0.5)
@@ -235,7 +235,7 @@ def test_records_release_what_the_models_release_seed_for_seed(method, path, mon
         monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
     for seed in range(40):
         a = privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=seed)
-        b = privopt.mixture_selection(records, epsilon=1.0, method=method, random_state=seed)
+        b = privopt.mixture_selection(records, epsilon=1.0, method=method, random_state=seed, keep_report=True)
         np.testing.assert_array_equal(a.weights, b.weights)
         assert a.labels == b.labels and a.parameters == b.parameters
         assert [p["path"] for p in b.report.parts] == [path, path]

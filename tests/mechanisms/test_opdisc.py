@@ -156,7 +156,8 @@ def test_opdisc_on_user_model_every_solver(milp_solver):
     X, y, model = _toy()
     for seed in range(8):
         res = privopt.opdisc(model, epsilon=20.0, delta=0.1, lipschitz=1.0, norm_bound=math.sqrt(5),
-                             n_samples=len(y), solver=milp_solver, random_state=seed, return_noise=True)
+                             n_samples=len(y), solver=milp_solver, random_state=seed, return_noise=True,
+                             keep_report=True)
         rows = brute_force(X, y, INT_GRID, math.sqrt(5), res.noise)
         if separated(rows):
             assert tuple(res.weights) == rows[0][1]
@@ -430,9 +431,14 @@ def _hard_discrete_model():
 def test_uncertified_raises_and_releases_nothing():
     require_solver("highs")
     m = _hard_discrete_model()
+    kw = dict(weights=m.x, epsilon=700.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40), n_samples=4,
+              time_limit=1.0, random_state=0)
     with pytest.raises(NotCertifiedError) as err:
-        privopt.opdisc(m, weights=m.x, epsilon=700.0, delta=1e-3, lipschitz=1.0, norm_bound=math.sqrt(40),
-                       n_samples=4, time_limit=1.0, random_state=0)
+        privopt.opdisc(m, **kw)
+    # a refusal after the data is read is an output: by default it carries no report (objective, bound, gap)
+    assert err.value.report is None and err.value.__cause__ is None
+    with pytest.raises(NotCertifiedError) as err:
+        privopt.opdisc(m, **kw, keep_report=True)      # the curator's diagnostics, asked for
     assert err.value.report is not None and not err.value.report.certified_optimal
     assert all(m.x[j].value is None for j in m.J)  # the user's model got nothing
 

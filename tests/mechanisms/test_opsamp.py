@@ -442,7 +442,7 @@ def test_output_is_mean_of_argmins_plus_laplace(threads):
     model, C = abs_model(X, y)
     with pytest.warns(NoiseDisclosureWarning):
         res = opsamp(model, epsilon=4.0, delta=1e-3, n_oracle_calls=8, random_state=11, executor=threads,
-                     progress=False, return_noise=True)
+                     progress=False, return_noise=True, keep_report=True)
     p = res.parameters
     m, d = 8, 2
     # all noise from the one generator, sigma_k first (RATE eta: numpy scale 1/eta), then mu
@@ -500,7 +500,7 @@ def test_same_result_on_every_executor(threads):
     distributed = pytest.importorskip("dask.distributed")
     X, y = _data(n=20, d=3, seed=3)
     model, _ = abs_model(X, y)
-    kw = dict(epsilon=2.0, delta=1e-4, n_oracle_calls=10, random_state=123, progress=False)
+    kw = dict(epsilon=2.0, delta=1e-4, n_oracle_calls=10, random_state=123, progress=False, keep_report=True)
     results = {"threads": opsamp(model, executor=threads, **kw)}
     with ProcessPoolExecutor(2) as pool:
         results["processes"] = opsamp(model, executor=pool, **kw)
@@ -766,7 +766,7 @@ def test_missing_solver_raises_before_any_solve():
 def _hard_kwargs(executor):
     # G tiny -> eta large -> sigma small: the perturbed market split stays hard
     return dict(weights="x", epsilon=1.0, delta=1e-3, lipschitz_l1=1e-5, n_samples=4, n_oracle_calls=6,
-                time_limit=0.1, executor=executor, progress=False, random_state=0)
+                time_limit=0.1, executor=executor, progress=False, random_state=0, keep_report=True)
 
 
 def test_time_limited_call_raises_and_releases_nothing():
@@ -843,7 +843,7 @@ def test_catalogue_models_every_solver(kind, milp_solver, threads):
         C = 2.0 + 1.0 * 2.0                       # Y + b * sum_j beta_j
         argmin = lambda s: linprog_abs(X, y_reg, C, 1.0, s)  # noqa: E731
     res = opsamp(model, epsilon=2.0, delta=1e-3, n_oracle_calls=6, random_state=21, solver=milp_solver,
-                 executor=threads, progress=False, return_noise=True)
+                 executor=threads, progress=False, return_noise=True, keep_report=True)
     p = res.parameters
     # the info's public constants: D_inf = 2b, D_2 = 2b sqrt(d), G = max_j beta_j / C, n
     assert (p["linf_diameter"], p["n_samples"], p["dim"]) == (2.0, 30, 2)

@@ -119,7 +119,8 @@ _pmedian = functools.partial(pmedian, n_sites=20, n_customers=30)
 def test_pmedian_w_is_listed_through_its_cardinality_constraint_without_a_norm_bound():
     m, dist = _pmedian()
     res = privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
-                                        method="permute_and_flip", random_state=0, public_constraints=["p"])
+                                        method="permute_and_flip", random_state=0, public_constraints=["p"],
+                                        keep_report=True)
     assert res.parameters["n_points"] == math.comb(20, 2)
     assert res.weights.sum() == 2
     rep = res.report
@@ -175,7 +176,7 @@ def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_l
             with monkeypatch.context() as mp:
                 mp.setattr(_decision, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
                 mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
-                b = privopt.exponential_mechanism(m, **kw)
+                b = privopt.exponential_mechanism(m, **kw, keep_report=True)
             assert b.report.listing == "product" and np.array_equal(a, b.weights)
 
 
@@ -223,7 +224,8 @@ def test_released_law_on_the_listed_w_is_the_exact_one(method):
     outs = []
     for _ in range(3000):
         res = privopt.exponential_mechanism(m, weights="x", epsilon=3.0, loss_range=(0, 1), n_samples=3,
-                                            method=method, random_state=rng, public_constraints=["cap"])
+                                            method=method, random_state=rng, public_constraints=["cap"],
+                                            keep_report=True)
         outs.append(res.weights)
     assert res.report.listing == "constraints" and res.parameters["n_points"] == len(W)
     assert chi_square_pvalue(np.array(outs), W, exact) > 1e-3
@@ -280,7 +282,7 @@ def test_a_maximized_objective_needs_an_explicit_sense_and_is_then_the_negated_l
 def test_scoring_time_is_predicted_from_public_sizes_and_time_limit_refuses_up_front(monkeypatch):
     m, _ = _pmedian(n_sites=20, n_customers=30)
     res = privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=30,
-                                        public_constraints=["p"], random_state=0)
+                                        public_constraints=["p"], random_state=0, keep_report=True)
     pred = res.report.predicted_time
     assert np.isfinite(pred) and pred > 0
     # twice the customers: a larger prediction, before any solve
@@ -320,7 +322,7 @@ def test_a_set_built_from_dict_keys_prints_no_clone_error(caplog):
     caplog.clear()
     kw = dict(weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=8, public_constraints=["p"], random_state=0)
     with caplog.at_level("WARNING", logger="pyomo"):
-        fast = privopt.exponential_mechanism(m, **kw)             # the HiGHS session: no clone at all
+        fast = privopt.exponential_mechanism(m, **kw, keep_report=True)   # the HiGHS session: no clone at all
         slow = privopt.exponential_mechanism(m, solver="glpk", **kw) if solver_availability(
             "glpk")[0] else fast                                  # Pyomo's path: a quiet clone
         w = [m.open[j] for j in m.J]
@@ -336,13 +338,13 @@ def test_every_scored_path_says_which_engine_ran_and_why():
     from privopt.models import zero_one_halfspace
 
     model = zero_one_halfspace(*audit.selection_instance().data(0))
-    res = privopt.exponential_mechanism(model, epsilon=1.0, random_state=0)
+    res = privopt.exponential_mechanism(model, epsilon=1.0, random_state=0, keep_report=True)
     rep = res.report
     assert rep.engine == rep.path and rep.path in ("topdown", "enumerate") and rep.reason
     assert rep.listing is None and rep.solves == 0
     m, _, _ = _knapsack_choice()  # an objective of the weights alone: evaluated, no solver
     rep = privopt.exponential_mechanism(m, weights="x", epsilon=1.0, loss_range=(0, 1), n_samples=3,
-                                        public_constraints=["cap"], random_state=0).report
+                                        public_constraints=["cap"], random_state=0, keep_report=True).report
     assert rep.engine == "direct" and rep.solves == 0 and rep.points_scored == 8 and rep.listing == "constraints"
     assert "fixing the decision" in rep.reason and "linear constraint" in rep.reason
 

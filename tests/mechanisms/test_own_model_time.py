@@ -282,7 +282,7 @@ pmedian = functools.partial(pmedian_model, n_sites=8, n_customers=40)
 
 def _score_release(m, n, **kw):
     return privopt.exponential_mechanism(m, weights="open", epsilon=3.0, loss_range=(0, 1), n_samples=n,
-                                         public_constraints=["p"], path="score", **kw)
+                                         public_constraints=["p"], path="score", keep_report=True, **kw)
 
 
 @pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])

@@ -230,7 +230,7 @@ def test_rspm_matches_brute_force_every_solver(milp_solver, d):
     model = rspm_halfspace(X, y)
     seen = set()
     for seed in range(8):
-        res = rspm(model, epsilon=3.0, solver=milp_solver, random_state=seed, return_noise=True)
+        res = rspm(model, epsilon=3.0, solver=milp_solver, random_state=seed, return_noise=True, keep_report=True)
         assert res.certified and res.report.certified_optimal
         assert res.noise.shape == (2 * d,)
         vals, W = brute_force(X, y, res.noise)

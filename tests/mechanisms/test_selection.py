@@ -472,7 +472,7 @@ def test_topdown_release_is_the_exact_optimum_at_large_epsilon_and_scores_few_su
 
     assert errors(problem.decode(best[1], best[2])) == best[0]
     res = privopt.exponential_mechanism(model, epsilon=700.0, method="permute_and_flip", random_state=0,
-                                        progress=False)
+                                        progress=False, keep_report=True)
     assert errors(np.asarray(res.weights)) == best[0]
     assert res.report.regions_expanded < problem.n_regions / 20
 

@@ -50,9 +50,9 @@ def test_every_path_is_planned_once_and_sampled_once(monkeypatch):
 
 def test_the_mixture_plans_each_w_as_the_mechanism_plans_one():
     models = [_halfspace(), _halfspace(grid=2, norm_bound=2.0)]
-    res = privopt.mixture_selection(models, epsilon=1.0, random_state=5)
+    res = privopt.mixture_selection(models, epsilon=1.0, random_state=5, keep_report=True)
     for part, model in zip(res.report.parts, models):
-        single = privopt.exponential_mechanism(model, epsilon=1.0, random_state=5)
+        single = privopt.exponential_mechanism(model, epsilon=1.0, random_state=5, keep_report=True)
         assert isinstance(part, MixturePart)
         assert part.path == single.report.path and part.n_points == single.report.n_points
         assert part.predicted_time == pytest.approx(single.report.predicted_time)
@@ -117,7 +117,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
     monkeypatch.setattr(_decision, "_separable_constraints", spy("rows", _decision._separable_constraints))
     monkeypatch.setattr(_decision, "count_constrained_points", spy("count", _decision.count_constrained_points))
     res = privopt.exponential_mechanism(_budget_model(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
-                                        public_constraints="budget", path=path, random_state=0)
+                                        public_constraints="budget", path=path, random_state=0, keep_report=True)
     assert res.parameters.n_points == 11         # 1 + 4 + 6 subsets of at most two of four
     assert calls == {"rows": 1, "count": 1}
     assert res.report.listing == ("prefixes" if path == "bounded" else "constraints")
@@ -153,7 +153,7 @@ def test_on_the_fix_and_solve_path_w_is_built_once_and_the_evaluator_reads_the_p
 
     monkeypatch.setattr(_plan.ScoredSampler, "sample", spy)
     res = privopt.exponential_mechanism(_quadratic(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
-                                        path="score", random_state=0, **w_given)
+                                        path="score", random_state=0, keep_report=True, **w_given)
     assert res.report.path == "fix_and_solve" and res.parameters.n_points == 4
     assert len(built) == 1 and len(evaluators) == 1
     assert evaluators[0].decision is built[0]

@@ -24,11 +24,11 @@ _MIXTURE_KEYS = ("method", "resolution", "prior", "log_base_measure", "sensitivi
 
 def _runs():
     """One release per path: top-down, a user's model scored point by point, bounded."""
-    top = privopt.exponential_mechanism(_halfspace(), epsilon=1.0, random_state=0)
+    top = privopt.exponential_mechanism(_halfspace(), epsilon=1.0, random_state=0, keep_report=True)
     scored = privopt.exponential_mechanism(_quadratic(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
-                                           public_constraints="x", random_state=0)
+                                           public_constraints="x", random_state=0, keep_report=True)
     bounded = privopt.exponential_mechanism(_quadratic(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
-                                            public_constraints="x", path="bounded", random_state=0)
+                                            public_constraints="x", path="bounded", random_state=0, keep_report=True)
     return {"topdown": top, "fix_and_solve": scored, "bounded": bounded}
 
 
@@ -54,7 +54,8 @@ def test_every_selection_path_releases_a_frozen_report_and_typed_parameters():
 
 
 def test_the_top_down_report_declares_its_number_of_regions():
-    res = privopt.exponential_mechanism(_halfspace(grid=2, norm_bound=2.0), epsilon=1.0, random_state=1)
+    res = privopt.exponential_mechanism(_halfspace(grid=2, norm_bound=2.0), epsilon=1.0, random_state=1,
+                                        keep_report=True)
     names = {f.name for f in dataclasses.fields(SelectionReport)}
     assert "n_regions" in names and res.report.n_regions >= 2
     assert res.report.regions_expanded <= res.report.n_regions
@@ -62,7 +63,7 @@ def test_the_top_down_report_declares_its_number_of_regions():
 
 def test_mixture_releases_typed_parameters_and_a_frozen_report_of_frozen_parts():
     res = privopt.mixture_selection([_halfspace(), _halfspace(grid=2, norm_bound=2.0)], epsilon=1.0,
-                                    random_state=3)
+                                    random_state=3, keep_report=True)
     params = res.parameters
     assert isinstance(params, MixtureParameters) and tuple(params) == _MIXTURE_KEYS
     assert params.resolution == params["resolution"] in (0, 1)
@@ -82,7 +83,7 @@ def test_mixture_releases_typed_parameters_and_a_frozen_report_of_frozen_parts()
 
 
 def test_typed_parameters_survive_pickling_and_compare_as_mappings():
-    res = privopt.exponential_mechanism(_halfspace(), epsilon=1.0, random_state=0)
+    res = privopt.exponential_mechanism(_halfspace(), epsilon=1.0, random_state=0, keep_report=True)
     back = pickle.loads(pickle.dumps(res))
     assert isinstance(back.parameters, SelectionParameters)
     assert back.parameters == res.parameters == dict(res.parameters)

@@ -395,12 +395,13 @@ NEAR = np.append(4.0, DEMAND[1:])       # record 0 replaced (0.5 -> 4): every te
 
 
 def _outputs(mechanism, demand):
-    """A release's parameters, its report's fields (private selection's; the solvers' own reports
-    of OPDisc, OPSamp and RSPM are documented as not private) and its warnings' text."""
+    """A release's parameters, its report's fields (private selection's, asked for with
+    keep_report=True; the solvers' own reports of OPDisc, OPSamp and RSPM hold the objective) and
+    its warnings' text."""
     model = rspm_model(demand) if mechanism == "rspm" else _model(mechanism, demand)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        res = _run(mechanism, model, n_samples=N)
+        res = _run(mechanism, model, n_samples=N, keep_report=mechanism == "selection")
     report = ({k: v for k, v in vars(res.report).items() if k != "wall_time"}
               if mechanism == "selection" else None)
     return dict(res.parameters), report, sorted(str(w.message) for w in rec)

@@ -320,12 +320,13 @@ def test_a_record_term_outside_loss_range_is_clipped_and_the_law_stays_within_e_
     require_solver("highs")
     p, q = (_law(_sites(d), monkeypatch, **_SITE_KW) for d in _far_neighbours())
     assert _log_ratio(p, q) <= 1.0 + 1e-9
-    res = privopt.exponential_mechanism(_sites(_far_neighbours()[0]), random_state=0, **_SITE_KW)
+    res = privopt.exponential_mechanism(_sites(_far_neighbours()[0]), random_state=0, keep_report=True, **_SITE_KW)
     assert res.report.engine == "blocks (closed form)"
     assert res.parameters["record_terms"] == "clipped"
     assert "clipped into loss_range" in res.report.record_terms
     # how many terms lay outside depends on the data: the neighbours' reports differ in the wall time only
-    other = privopt.exponential_mechanism(_sites(_far_neighbours()[1]), random_state=0, **_SITE_KW)
+    other = privopt.exponential_mechanism(_sites(_far_neighbours()[1]), random_state=0, keep_report=True,
+                                          **_SITE_KW)
     assert not hasattr(res.report, "terms_clipped")
     assert {k: v for k, v in vars(res.report).items() if k != "wall_time"} == {
         k: v for k, v in vars(other.report).items() if k != "wall_time"}
@@ -347,7 +348,8 @@ def test_where_the_records_cannot_be_seen_the_release_says_they_are_assumed():
     y = _level_neighbours()[0]
     with ThreadPoolExecutor(2) as pool:
         res = privopt.exponential_mechanism(_level_model(y), weights="x", epsilon=1.0, loss_range=(0, 5),
-                                            n_samples=6, public_constraints="x", random_state=0, executor=pool)
+                                            n_samples=6, public_constraints="x", random_state=0, executor=pool,
+                                            keep_report=True)
     assert res.parameters["record_terms"] == "assumed"
     assert "assumed in loss_range" in res.report.record_terms
 
@@ -440,7 +442,8 @@ def test_a_record_term_outside_loss_range_on_lp_solves_is_clipped(monkeypatch):
     require_solver("highs")
     p, q = (_law(_lad_model(*data), monkeypatch, **_LAD_KW) for data in _lad_neighbours())
     assert _log_ratio(p, q) <= 1.0 + 1e-9
-    res = privopt.exponential_mechanism(_lad_model(*_lad_neighbours()[0]), random_state=0, **_LAD_KW)
+    res = privopt.exponential_mechanism(_lad_model(*_lad_neighbours()[0]), random_state=0, keep_report=True,
+                                        **_LAD_KW)
     assert res.report.engine == "highs_fixed" and res.report.solves == 3
     assert res.parameters["record_terms"] == "clipped"
     assert "from each solve's solution" in res.report.record_terms

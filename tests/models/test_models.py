@@ -348,8 +348,8 @@ def test_swap_cuts_do_not_change_the_optimum(seed):
     assert _solve(with_cuts).objective == pytest.approx(_solve(without).objective, abs=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a, b = (opdisc(m, epsilon=1.0, delta=1e-4, solver="highs", time_limit=60, random_state=seed)
-                for m in (with_cuts, without))
+        a, b = (opdisc(m, epsilon=1.0, delta=1e-4, solver="highs", time_limit=60, random_state=seed,
+                       keep_report=True) for m in (with_cuts, without))
     assert a.certified and b.certified
     assert a.report.objective == pytest.approx(b.report.objective, abs=1e-6)
     np.testing.assert_array_equal(a.weights, b.weights)

@@ -204,7 +204,7 @@ def test_released_loss_distribution_on_a_pruned_W(method):
     expanded = 0
     for seed in range(runs):
         r = select_scoring_system(X, y, epsilon=eps, max_points=2, max_items=2, method=method,
-                                  random_state=seed, executor="local")
+                                  random_state=seed, executor="local", keep_report=True)
         w = np.rint(r.weights).astype(int)
         counts[np.searchsorted(levels, errors_of(X, y, w[:-1], w[-1]))] += 1
         expanded += r.report.regions_expanded
@@ -256,7 +256,8 @@ def test_sharded_answers_on_dask_are_bit_identical(wide):
 
 def test_pruning_scores_a_small_part_of_W(wide):
     X, y = wide
-    r = select_scoring_system(X, y, epsilon=1.0, max_points=3, max_items=4, random_state=0, executor="local")
+    r = select_scoring_system(X, y, epsilon=1.0, max_points=3, max_items=4, random_state=0, executor="local",
+                              keep_report=True)
     assert r.report.regions_expanded < r.report.n_regions / 10
     coef, t, best = best_scoring_system(X, y, max_points=3, max_items=4)
     w = np.rint(r.weights).astype(int)

@@ -142,9 +142,11 @@ def test_the_mixture_releases_what_scoring_every_point_releases(method, monkeypa
     for every seed, with fewer points scored."""
     models = _resolutions()
     monkeypatch.setattr(mix, "topdown_problem", lambda data, norm_bound=None: None)
-    new = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s) for s in SEEDS]
+    new = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s, keep_report=True)
+           for s in SEEDS]
     monkeypatch.setattr(mix.BoundedArgmax, "of", staticmethod(lambda *args: None))
-    old = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s) for s in SEEDS]
+    old = [privopt.mixture_selection(models, epsilon=1.0, method=method, random_state=s, keep_report=True)
+           for s in SEEDS]
     for a, b in zip(new, old):
         np.testing.assert_array_equal(a.weights, b.weights)
         assert a.parameters == b.parameters
@@ -166,7 +168,8 @@ def test_the_secure_generator_keeps_the_law(method, monkeypatch):
     cells = [(0, -1.0), (0, 0.0), (0, 1.0), (1, -2.0), (1, -1.0), (1, 0.0), (1, 1.0), (1, 2.0)]
     counts = np.zeros(len(cells))
     for _ in range(3000):
-        res = privopt.mixture_selection(models, epsilon=1.0, prior=prior, method=method, random_state=None)
+        res = privopt.mixture_selection(models, epsilon=1.0, prior=prior, method=method, random_state=None,
+                                        keep_report=True)
         counts[cells.index((res.parameters["resolution"], float(res.weights[0])))] += 1
         assert res.report.parts[0]["points_scored"] is not None
     assert pooled_chi_square_pvalue(counts, exact) > 1e-3

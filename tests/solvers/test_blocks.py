@@ -298,7 +298,7 @@ def test_an_infeasible_point_is_refused_like_the_lp_path(monkeypatch):
 def test_the_same_released_point_as_the_lp_path_for_the_same_seed(method, monkeypatch):
     m, _ = _pmedian(n_sites=10, n_customers=40, k=2, seed=9)
     kw = dict(weights="open", epsilon=2.0, loss_range=(0, 1), n_samples=40, method=method,
-              public_constraints=["p"], path="score")
+              public_constraints=["p"], path="score", keep_report=True)
     for seed in range(4):
         fast = privopt.exponential_mechanism(m, random_state=seed, **kw)
         with monkeypatch.context() as mp:
@@ -320,7 +320,8 @@ def test_on_the_closed_form_each_customers_term_is_clipped_into_the_range(monkey
     seen: list = []
     keys = sel.selection_keys
     monkeypatch.setattr(sel, "selection_keys", lambda lo, *a: seen.append(np.array(lo)) or keys(lo, *a))
-    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 0.05), n_samples=20, public_constraints=["p"])
+    kw = dict(weights="open", epsilon=1.0, loss_range=(0, 0.05), n_samples=20, public_constraints=["p"],
+              keep_report=True)
     res = privopt.exponential_mechanism(m, random_state=0, **kw)
     # one site open: L(e_j) = sum_i clip(dist_ij, 0, 0.05), computed here independently (W in any order)
     exact = np.sort(np.clip(dist, 0.0, 0.05).sum(axis=0))
@@ -343,7 +344,8 @@ def test_a_public_term_on_the_decision_is_added_exactly_and_left_out_of_the_rang
     brute = np.array([dist[:, np.flatnonzero(p > 0.5)].min(axis=1).sum() for p in pts]) + pts @ fees
     assert np.allclose(got, brute, rtol=1e-12, atol=0)
     res = privopt.exponential_mechanism(m, weights="open", epsilon=1.0, loss_range=(0, 1), n_samples=20,
-                                        public_constraints=["p"], public_term="fees", random_state=0)
+                                        public_constraints=["p"], public_term="fees", random_state=0,
+                                        keep_report=True)
     assert res.report.engine == BLOCKS_ENGINE
 
 

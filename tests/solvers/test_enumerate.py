@@ -130,8 +130,8 @@ def test_opdisc_auto_uses_enumeration_and_gives_the_milp_answer():
     X, y = _data(n=80, d=3, seed=11)
     model = zero_one_halfspace(X, y)
     for seed in range(3):
-        a = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="auto", random_state=seed)
-        b = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="highs", random_state=seed)
+        a = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="auto", random_state=seed, keep_report=True)
+        b = privopt.opdisc(model, epsilon=1.0, delta=1e-4, solver="highs", random_state=seed, keep_report=True)
         assert a.report.solver == "enumerate" and a.certified
         np.testing.assert_array_equal(a.weights, b.weights)
         assert a.report.objective == pytest.approx(b.report.objective, abs=1e-6)
@@ -339,7 +339,7 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     try:
         for threads in (1, 2):
             res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
-                                 threads=threads)
+                                 threads=threads, keep_report=True)
             assert res.certified and ("2 processes" in res.report.message) == (threads == 2)
             out.append((res.report.objective, res.weights))
     finally:
@@ -348,7 +348,7 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     # on an executor the caller gives (here a thread pool and a process pool), and "local"
     for executor in (ThreadPoolExecutor(2), ProcessPoolExecutor(2), "local"):
         res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
-                             executor=executor)
+                             executor=executor, keep_report=True)
         assert res.certified and res.report.objective == out[0][0] and np.array_equal(res.weights, out[0][1])
         assert ("executor's 2 workers" in res.report.message) == (executor != "local")
         if executor != "local":
@@ -359,7 +359,7 @@ def test_branch_and_bound_on_worker_processes_gives_the_local_answer():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         res = privopt.opdisc(model, epsilon=1.0, delta=1e-6, solver="enumerate", random_state=3,
-                             executor=client)
+                             executor=client, keep_report=True)
         assert res.report.objective == out[0][0] and np.array_equal(res.weights, out[0][1])
 
 

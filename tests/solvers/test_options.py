@@ -30,6 +30,7 @@ def test_defaults_and_export():
     assert opts.solver is None and opts.solver_or("highs") == "highs"
     assert opts.abs_gap == DEFAULT_ABS_GAP and opts.mip_gap == 0.0 and opts.on_failure == "raise"
     assert opts.options == {}
+    assert opts.keep_report is False        # the report stays with the mechanism unless asked for
 
 
 @pytest.mark.parametrize("field, value, error, words", [
@@ -43,6 +44,7 @@ def test_defaults_and_export():
     ("progress", 1, ParameterTypeError, "progress must be True or False"),
     ("solver", 3, ParameterTypeError, "solver must be a solver name"),
     ("executor", 42, ParameterTypeError, "executor must be None"),
+    ("keep_report", 1, ParameterTypeError, "keep_report must be True or False"),
 ])
 def test_each_field_is_validated_when_built(field, value, error, words):
     with pytest.raises(error) as err:
@@ -129,7 +131,7 @@ def _halfspace_data(n=10, d=2, seed=3):
 def test_opdisc_same_release_with_keywords_or_a_record():
     X, y = _halfspace_data()
     model = privopt.models.zero_one_halfspace(X, y, grid=[-1, 0, 1])
-    record = SolveOptions(solver="highs", time_limit=60, abs_gap=1e-7, on_failure="raise")
+    record = SolveOptions(solver="highs", time_limit=60, abs_gap=1e-7, on_failure="raise", keep_report=True)
     for seed in range(3):
         by_keywords = privopt.opdisc(model, epsilon=2.0, delta=1e-3, random_state=seed, solver="highs",
                                      time_limit=60, abs_gap=1e-7)
@@ -147,7 +149,7 @@ def test_rspm_same_release_with_keywords_or_a_record():
     for seed in range(3):
         by_keywords = privopt.rspm(model, epsilon=1.0, random_state=seed, time_limit=60, abs_gap=1e-7)
         by_record = privopt.rspm(model, epsilon=1.0, random_state=seed,
-                                 options=SolveOptions(time_limit=60, abs_gap=1e-7))
+                                 options=SolveOptions(time_limit=60, abs_gap=1e-7, keep_report=True))
         np.testing.assert_array_equal(by_keywords.weights, by_record.weights)
         assert by_record.report.abs_gap == 1e-7
 
@@ -184,7 +186,7 @@ def test_signature_lists_every_keyword(name, keyword):
     params = inspect.signature(getattr(privopt, name)).parameters
     assert keyword in params and "time_limit" in params and "options" in params
     assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in params.values())
-    assert params["solver"].default == "highs"
+    assert params["solver"].default == "highs" and params["keep_report"].default is False
     privopt.private(name, epsilon=1.0, delta=1e-3, **{keyword: None})   # accepted when decorating
 
 

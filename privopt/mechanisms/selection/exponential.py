@@ -15,7 +15,7 @@ from ...exceptions import ModelError, ParameterError
 from ...models import ENUMERATION_ATTR, Asked, check_model_contract, check_public_term, get_info
 from ...perturbation import is_transformed, resolve_grids, weights_of
 from ...ledger import charges
-from ...result import PrivateResult, weight_labels
+from ...result import PrivateResult, curator_reports, weight_labels
 from ...solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from ...search import enumeration_levels, halfspace_problem
 from .._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
@@ -35,7 +35,7 @@ SELECTION_PATHS = ("auto", "score", "bounded")
 
 #: The fields of :class:`~privopt.solvers.SolveOptions` exponential_mechanism takes as keywords.
 SELECTION_OPTIONS = ("solver", "time_limit", "threads", "solver_options", "abs_gap", "progress", "executor",
-                     "public_constraints")
+                     "public_constraints", "keep_report")
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,7 @@ def _public(model, weights=None, *, epsilon, random_state=None, options=None, **
 
 
 @charges("exponential_mechanism", pure=True, check=_public)
+@curator_reports
 @keyword_signature(_Keywords, SELECTION_OPTIONS, {"solver": "auto"})
 def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=None,
                           options: SolveOptions | None = None, **kwargs) -> PrivateResult:
@@ -217,10 +218,10 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         the run reproducible and is **not private** when the seed is known.
     options : privopt.SolveOptions, optional
         How the model is solved, as one record (its ``solver``, ``time_limit``,
-        ``threads``, ``solver_options``, ``abs_gap``, ``progress``, ``executor``
-        and ``public_constraints`` are this function's keywords below; a keyword
-        given beside it overrides its field).  Any other keyword is a TypeError
-        naming it.
+        ``threads``, ``solver_options``, ``abs_gap``, ``progress``, ``executor``,
+        ``public_constraints`` and ``keep_report`` are this function's keywords;
+        a keyword given beside it overrides its field).  Any other keyword is a
+        TypeError naming it.
 
     Other Parameters
     ----------------
@@ -343,6 +344,12 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         privopt selects with the loss L = -U (the same sensitivity b - a,
         the range check on U as written).  The objective must then be
         maximized: privopt never flips a sense on its own.
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
@@ -359,7 +366,8 @@ def exponential_mechanism(model, weights=None, *, epsilon: float, random_state=N
         ``"assumed"`` where the terms cannot be told apart or seen (another number of
         blocks, a solver through Pyomo, an executor), read from the model's structure
         only); ``report`` is a
-        :class:`SelectionReport` (not private): which path ran and why.
+        :class:`SelectionReport` (not private): which path ran and why, only
+        with ``keep_report=True`` (else None).
 
     References
     ----------

@@ -54,7 +54,7 @@ from ...exceptions import ModelError, NotCertifiedError, ParameterError, Paramet
 from ...models import ENUMERATION_ATTR, Asked, ZeroOneLoss, check_model_contract, get_info
 from ...perturbation import weights_of
 from ...ledger import charges
-from ...result import PrivateResult, weight_labels
+from ...result import PrivateResult, curator_reports, weight_labels
 from ...search import BoundedArgmax  # noqa: F401  (W_r's branch and bound, found here as mixture.BoundedArgmax)
 from ...solvers import SolveOptions, check_unchanged, keyword_signature, parse_keywords
 from .._checks import decision_bounds
@@ -158,7 +158,7 @@ class _Keywords:
 
 
 #: The fields of :class:`~privopt.solvers.SolveOptions` mixture_selection takes as keywords.
-MIXTURE_OPTIONS = ("time_limit", "progress", "executor")
+MIXTURE_OPTIONS = ("time_limit", "progress", "executor", "keep_report")
 
 
 def _public(models, *, epsilon, random_state=None, options=None, **kwargs) -> None:
@@ -172,6 +172,7 @@ def _public(models, *, epsilon, random_state=None, options=None, **kwargs) -> No
 
 
 @charges("mixture_selection", pure=True, check=_public)
+@curator_reports
 @keyword_signature(_Keywords, MIXTURE_OPTIONS)
 def mixture_selection(models, *, epsilon: float, random_state=None, options: SolveOptions | None = None,
                       **kwargs) -> PrivateResult:
@@ -215,6 +216,12 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
     progress : bool, optional
     executor : as in :func:`privopt.exponential_mechanism` (the top-down
         parts only).
+    keep_report : bool, default False
+        Return the report (below) and leave it on an exception raised after
+        the data is read; otherwise both carry ``report=None``.  The report is
+        the data curator's diagnostics: computed from the data, not covered
+        by the guarantee; never hand it to an analyst.  Refused under a
+        :class:`~privopt.PrivacyLedger` (an analyst's budget).
 
     Returns
     -------
@@ -226,7 +233,8 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
         bound (6) against the best point of the first W,
         ``alpha_by_resolution`` against each W_r's, ``noise_scale``
         s = 2 Delta / epsilon; ``report`` is a
-        :class:`MixtureReport` (not private).
+        :class:`MixtureReport` (not private), only with ``keep_report=True``
+        (else None).
 
     References: [MT07], [MS20], [DKSSWXZ21], [MTM14] (module docstring).
     """
