@@ -315,7 +315,8 @@ def run(seeds, epsilons, only, save, noisy_sgd=False):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         b.fit(Xtr, ytr)
-                    rows.append({**base, "eps": eps, "learner": learner, "accuracy": float(np.mean(b.predict(Xte) == yte)),
+                    acc_b = float(np.mean(b.predict(Xte) == yte))
+                    rows.append({**base, "eps": eps, "learner": learner, "accuracy": acc_b,
                                  "train_errors": train_errors(b, Xtr, ytr), "seconds": time.process_time() - t0})
         save(rows)
     return rows
