@@ -350,6 +350,106 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
     return rows
 
 
+# -- the prior over the offered W's, tempered (a measured diagnostic, the library unchanged) ----------
+#: Temperatures c of the Occam prior's penalty for ``--prior-study``: pi_r proportional to
+#: exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))); c = 1 is the estimator's, c = 0 the uniform prior.
+TEMPERATURES = (1.0, 0.5, 0.0)
+
+
+def tempered_prior(c):
+    """privopt.estimators.ladder_prior with the Occam penalty scaled by ``c``."""
+    def prior(sizes, epsilon, n, kind="occam"):
+        sizes = np.asarray(sizes, dtype=float)
+        logits = -c * (epsilon / 2.0) * n * np.sqrt(np.log(sizes) / (2.0 * n))
+        p = np.exp(logits - logits.max())
+        return p / p.sum()
+    return prior
+
+
+def fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte):
+    """``fit_default`` with the estimator's prior over the offered W's tempered by ``c`` for this fit
+    only (the module attribute the estimator reads, restored after)."""
+    import privopt.estimators as est
+
+    shipped = est.ladder_prior
+    est.ladder_prior = tempered_prior(c) if c != 1.0 else shipped
+    try:
+        return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
+    finally:
+        est.ladder_prior = shipped
+
+
+def run_prior_study(seeds, epsilons, only, symptom, save):
+    """Held-out accuracy and released W of the default with the Occam prior at each temperature
+    (:data:`TEMPERATURES`), paired on the same splits and seeds."""
+    rows = []
+    for name, X, y, bounds in tables(only, symptom):
+        for seed in range(seeds):
+            Xtr, Xte, ytr, yte = split(X, y, seed)
+            for eps in epsilons:
+                for c in TEMPERATURES:
+                    clf, acc, secs = fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte)
+                    rows.append({"data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps, "seed": seed,
+                                 "learner": f"default_c{c:g}", "w": label(clf.resolution_), "accuracy": acc,
+                                 "train_errors": train_errors(clf, Xtr, ytr), "seconds": secs,
+                                 "status": f"of {len(clf.resolutions_)} offered"})
+                print(f"{name} seed {seed} eps {eps:g}: " + ", ".join(
+                    f"{r['learner']} {r['accuracy']:.3f} ({r['w']})" for r in rows[-len(TEMPERATURES):]),
+                    file=sys.stderr, flush=True)
+        save(rows)
+    return rows
+
+
+def summarize_prior_study(rows, epsilons, baseline_rows=()):
+    """Paired differences of each temperature against the shipped prior (c = 1), per table and epsilon."""
+    names = list(dict.fromkeys(r["data"] for r in rows))
+    seeds = len({r["seed"] for r in rows})
+    learners = [f"default_c{c:g}" for c in TEMPERATURES]
+    lines = ["# The Occam prior over the offered W's, tempered: a measured diagnostic (benchmarks/bench_ceiling.py "
+             "--prior-study)", "",
+             f"privopt {privopt.__version__} ({_git_revision()}), {time.strftime('%Y-%m-%d', time.gmtime())}.  "
+             f"Command: `python benchmarks/bench_ceiling.py --prior-study --symptom --seeds {seeds}`.", "",
+             "The default estimator with its prior over the offered W's pi_r proportional to "
+             "exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))): c = 1 is the shipped Occam prior, c = 0 the uniform "
+             "prior; the library is unchanged (the prior is replaced for the fits of c != 1 only).  Held-out "
+             f"accuracy, mean over {seeds} seeds (the splits of ceiling.md); `c - 1`: paired difference +- s.e.; "
+             "`best convex`: from ceiling.csv where the table and seed are there.", "",
+             "| table | eps | c=1 | c=0.5 | c=0 | c=0.5 - c=1 | c=0 - c=1 | best convex | "
+             "released W (c=1 / c=0.5 / c=0) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name in names:
+        for eps in epsilons:
+            acc = {ln: [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
+                        if r["data"] == name and r["eps"] == eps and r["learner"] == ln] for ln in learners}
+            conv = {ln: [r["accuracy"] for r in baseline_rows if r["data"] == name and r["eps"] == eps
+                         and r["learner"] == ln] for ln in CONVEX}
+            conv = {ln: float(np.mean(v)) for ln, v in conv.items() if v}
+            best = f"{max(conv.values()):.3f} ({max(conv, key=conv.get)})" if conv else "n/a"
+            d5 = _mean_se(np.subtract(acc[learners[1]], acc[learners[0]]))
+            d0 = _mean_se(np.subtract(acc[learners[2]], acc[learners[0]]))
+            ws = []
+            for ln in learners:
+                got = [r["w"] for r in rows if r["data"] == name and r["eps"] == eps and r["learner"] == ln]
+                ws.append(max(set(got), key=got.count))
+            lines.append(f"| {name} | {eps:g} | " + " | ".join(_fmt(np.mean(acc[ln])) for ln in learners)
+                         + f" | {d5[0]:+.3f} +- {_fmt(d5[1])} | {d0[0]:+.3f} +- {_fmt(d0[1])} | {best} | "
+                         + " / ".join(ws) + " |")
+    lines += ["", "Mean paired difference over the fresh tables (not rwm1984_9), by epsilon:", ""]
+    for eps in epsilons:
+        parts = []
+        for ln in learners[1:]:
+            ds = [np.mean(np.subtract(
+                [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
+                 if r["data"] == nm and r["eps"] == eps and r["learner"] == ln],
+                [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
+                 if r["data"] == nm and r["eps"] == eps and r["learner"] == learners[0]]))
+                for nm in names if nm not in SYMPTOM]
+            if ds:
+                parts.append(f"{ln[8:]}: {np.mean(ds):+.4f} (min {np.min(ds):+.4f})")
+        lines.append(f"- eps {eps:g}: " + "; ".join(parts))
+    return lines + [""]
+
+
 # -- tables of results ----------------------------------------------------------------------
 def _mean_se(v):
     v = np.asarray([x for x in v if x is not None and not (isinstance(x, float) and math.isnan(x))], dtype=float)
@@ -559,11 +659,28 @@ def main(argv=None):
     ap.add_argument("--first-seed", type=int, default=0, help="start at this seed (more seeds for an earlier run)")
     ap.add_argument("--append", action="store_true", help="keep the CSV's rows and add this run's")
     ap.add_argument("--merge", nargs="*", default=(), help="with --summary-only: also read these CSV files")
+    ap.add_argument("--prior-study", action="store_true",
+                    help="only the default with its prior tempered (c = 1, 0.5, 0): writes OUT_prior.{csv,md}")
     ap.add_argument("--summary-only", action="store_true", help="rewrite the tables from the CSV, run nothing")
     ap.add_argument("--out", default=str(OUT / "ceiling"))
     args = ap.parse_args(argv)
     epsilons = tuple(args.epsilons)
     keep = old_conclusion(args.out + ".md")
+    if args.prior_study:
+        out = args.out + "_prior"
+        if args.summary_only:
+            rows = read_csv(out + ".csv")
+        else:
+            rows = run_prior_study(args.seeds, epsilons, args.only, args.symptom,
+                                   lambda rs: write_csv(out + ".csv", rs))
+            write_csv(out + ".csv", rows)
+            rows = read_csv(out + ".csv")
+        epsilons = tuple(sorted({r["eps"] for r in rows}))
+        base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
+        with open(out + ".md", "w") as fh:
+            fh.write("\n".join(summarize_prior_study(rows, epsilons, base)) + "\n")
+        print(f"wrote {out}.csv and {out}.md")
+        return
     if args.summary_only:
         rows = read_csv(args.out + ".csv") + [r for path in args.merge for r in read_csv(path)]
         epsilons = tuple(sorted({r["eps"] for r in rows if math.isfinite(r["eps"])}))
