@@ -366,88 +366,104 @@ def tempered_prior(c):
     return prior
 
 
-def fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte):
-    """``fit_default`` with the estimator's prior over the offered W's tempered by ``c`` for this fit
-    only (the module attribute the estimator reads, restored after)."""
+def fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte, enumerate_points=None):
+    """``fit_default`` with the estimator's prior over the offered W's tempered by ``c`` and (with
+    ``enumerate_points``) its limit on the points of a W scored point by point raised, for this fit
+    only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
-    shipped = est.ladder_prior
+    shipped, points = est.ladder_prior, est.LADDER_ENUMERATE_POINTS
     est.ladder_prior = tempered_prior(c) if c != 1.0 else shipped
+    est.LADDER_ENUMERATE_POINTS = enumerate_points or points
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
-        est.ladder_prior = shipped
+        est.ladder_prior, est.LADDER_ENUMERATE_POINTS = shipped, points
 
 
-def run_prior_study(seeds, epsilons, only, symptom, save):
+def variant_name(c, points) -> str:
+    return f"default_c{c:g}" + (f"_e{points}" if points else "")
+
+
+def run_prior_study(seeds, epsilons, only, symptom, save, enumerate_points=None):
     """Held-out accuracy and released W of the default with the Occam prior at each temperature
-    (:data:`TEMPERATURES`), paired on the same splits and seeds."""
+    (:data:`TEMPERATURES`), and with ``enumerate_points`` at c = 1 and c = 0, paired on the same
+    splits and seeds."""
+    variants = [(c, None) for c in TEMPERATURES]
+    if enumerate_points:
+        variants += [(1.0, enumerate_points), (0.0, enumerate_points)]
     rows = []
     for name, X, y, bounds in tables(only, symptom):
         for seed in range(seeds):
             Xtr, Xte, ytr, yte = split(X, y, seed)
             for eps in epsilons:
-                for c in TEMPERATURES:
-                    clf, acc, secs = fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte)
+                for c, points in variants:
+                    clf, acc, secs = fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte, points)
                     rows.append({"data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps, "seed": seed,
-                                 "learner": f"default_c{c:g}", "w": label(clf.resolution_), "accuracy": acc,
+                                 "learner": variant_name(c, points), "w": label(clf.resolution_), "accuracy": acc,
                                  "train_errors": train_errors(clf, Xtr, ytr), "seconds": secs,
                                  "status": f"of {len(clf.resolutions_)} offered"})
                 print(f"{name} seed {seed} eps {eps:g}: " + ", ".join(
-                    f"{r['learner']} {r['accuracy']:.3f} ({r['w']})" for r in rows[-len(TEMPERATURES):]),
+                    f"{r['learner']} {r['accuracy']:.3f} ({r['w']})" for r in rows[-len(variants):]),
                     file=sys.stderr, flush=True)
         save(rows)
     return rows
 
 
-def summarize_prior_study(rows, epsilons, baseline_rows=()):
-    """Paired differences of each temperature against the shipped prior (c = 1), per table and epsilon."""
+def _paired(rows, name, eps, learner):
+    return [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
+            if r["data"] == name and r["eps"] == eps and r["learner"] == learner]
+
+
+def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
+    """Paired differences of each variant against the shipped prior (c = 1), per table and epsilon."""
     names = list(dict.fromkeys(r["data"] for r in rows))
     seeds = len({r["seed"] for r in rows})
-    learners = [f"default_c{c:g}" for c in TEMPERATURES]
+    learners = list(dict.fromkeys(r["learner"] for r in rows))
+    ref, others = learners[0], learners[1:]
+    short = {ln: ln[len("default_"):] for ln in learners}
     lines = ["# The Occam prior over the offered W's, tempered: a measured diagnostic (benchmarks/bench_ceiling.py "
              "--prior-study)", "",
              f"privopt {privopt.__version__} ({_git_revision()}), {time.strftime('%Y-%m-%d', time.gmtime())}.  "
-             f"Command: `python benchmarks/bench_ceiling.py --prior-study --symptom --seeds {seeds}`.", "",
+             f"Command: `{command}`.", "",
              "The default estimator with its prior over the offered W's pi_r proportional to "
-             "exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))): c = 1 is the shipped Occam prior, c = 0 the uniform "
-             "prior; the library is unchanged (the prior is replaced for the fits of c != 1 only).  Held-out "
-             f"accuracy, mean over {seeds} seeds (the splits of ceiling.md); `c - 1`: paired difference +- s.e.; "
-             "`best convex`: from ceiling.csv where the table and seed are there.", "",
-             "| table | eps | c=1 | c=0.5 | c=0 | c=0.5 - c=1 | c=0 - c=1 | best convex | "
-             "released W (c=1 / c=0.5 / c=0) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))) (`c1` is the shipped Occam prior, `c0` the uniform "
+             "prior) and, for `_eN`, with the limit on the points of a W scored point by point (no split by "
+             "support) raised from 400,000 to N, so that rungs the ladder's size limit cuts are offered; the "
+             "library is unchanged (its attributes are replaced for those fits only).  Held-out accuracy, mean "
+             f"over {seeds} seeds (the splits of ceiling.md); `x - c1`: paired difference +- s.e.; `best convex`: "
+             "from ceiling.csv (and the files merged) where the table and seed are there.", "",
+             "| table | eps | " + " | ".join(short[ln] for ln in learners) + " | "
+             + " | ".join(f"{short[ln]} - c1" for ln in others) + " | best convex | released W (most often, "
+             + " / ".join(short[ln] for ln in learners) + ") |",
+             "|" + "---|" * (4 + len(learners) + len(others))]
     for name in names:
         for eps in epsilons:
-            acc = {ln: [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
-                        if r["data"] == name and r["eps"] == eps and r["learner"] == ln] for ln in learners}
+            acc = {ln: _paired(rows, name, eps, ln) for ln in learners}
             conv = {ln: [r["accuracy"] for r in baseline_rows if r["data"] == name and r["eps"] == eps
                          and r["learner"] == ln] for ln in CONVEX}
             conv = {ln: float(np.mean(v)) for ln, v in conv.items() if v}
             best = f"{max(conv.values()):.3f} ({max(conv, key=conv.get)})" if conv else "n/a"
-            d5 = _mean_se(np.subtract(acc[learners[1]], acc[learners[0]]))
-            d0 = _mean_se(np.subtract(acc[learners[2]], acc[learners[0]]))
+            diffs = [_mean_se(np.subtract(acc[ln], acc[ref])) for ln in others]
             ws = []
             for ln in learners:
                 got = [r["w"] for r in rows if r["data"] == name and r["eps"] == eps and r["learner"] == ln]
                 ws.append(max(set(got), key=got.count))
-            lines.append(f"| {name} | {eps:g} | " + " | ".join(_fmt(np.mean(acc[ln])) for ln in learners)
-                         + f" | {d5[0]:+.3f} +- {_fmt(d5[1])} | {d0[0]:+.3f} +- {_fmt(d0[1])} | {best} | "
+            lines.append(f"| {name} | {eps:g} | " + " | ".join(_fmt(np.mean(acc[ln])) for ln in learners) + " | "
+                         + " | ".join(f"{d[0]:+.3f} +- {_fmt(d[1])}" for d in diffs) + f" | {best} | "
                          + " / ".join(ws) + " |")
     lines += ["", "Mean paired difference over the fresh tables (not rwm1984_9), by epsilon:", ""]
     for eps in epsilons:
         parts = []
-        for ln in learners[1:]:
-            ds = [np.mean(np.subtract(
-                [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
-                 if r["data"] == nm and r["eps"] == eps and r["learner"] == ln],
-                [r["accuracy"] for r in sorted(rows, key=lambda r: r["seed"])
-                 if r["data"] == nm and r["eps"] == eps and r["learner"] == learners[0]]))
-                for nm in names if nm not in SYMPTOM]
+        for ln in others:
+            ds = [np.mean(np.subtract(_paired(rows, nm, eps, ln), _paired(rows, nm, eps, ref)))
+                  for nm in names if nm not in SYMPTOM]
             if ds:
-                parts.append(f"{ln[8:]}: {np.mean(ds):+.4f} (min {np.min(ds):+.4f})")
+                parts.append(f"{short[ln]}: {np.mean(ds):+.4f} (min {np.min(ds):+.4f})")
         lines.append(f"- eps {eps:g}: " + "; ".join(parts))
-    return lines + [""]
+    secs = {ln: np.mean([float(r["seconds"]) for r in rows if r["learner"] == ln]) for ln in learners}
+    lines += ["", "Mean fit CPU seconds: " + ", ".join(f"{short[ln]} {v:.2f}" for ln, v in secs.items()), ""]
+    return lines
 
 
 # -- tables of results ----------------------------------------------------------------------
@@ -661,24 +677,30 @@ def main(argv=None):
     ap.add_argument("--merge", nargs="*", default=(), help="with --summary-only: also read these CSV files")
     ap.add_argument("--prior-study", action="store_true",
                     help="only the default with its prior tempered (c = 1, 0.5, 0): writes OUT_prior.{csv,md}")
+    ap.add_argument("--enumerate-points", type=int, default=None,
+                    help="with --prior-study: also c = 1 and c = 0 with this limit on the points of a W scored "
+                         "point by point (the estimator's is 400,000)")
     ap.add_argument("--summary-only", action="store_true", help="rewrite the tables from the CSV, run nothing")
     ap.add_argument("--out", default=str(OUT / "ceiling"))
+    ap.add_argument("--prior-out", default=None, help="with --prior-study: write PRIOR_OUT.{csv,md} instead")
     args = ap.parse_args(argv)
     epsilons = tuple(args.epsilons)
     keep = old_conclusion(args.out + ".md")
     if args.prior_study:
-        out = args.out + "_prior"
+        out = args.prior_out or args.out + "_prior"
         if args.summary_only:
             rows = read_csv(out + ".csv")
         else:
             rows = run_prior_study(args.seeds, epsilons, args.only, args.symptom,
-                                   lambda rs: write_csv(out + ".csv", rs))
+                                   lambda rs: write_csv(out + ".csv", rs), args.enumerate_points)
             write_csv(out + ".csv", rows)
             rows = read_csv(out + ".csv")
         epsilons = tuple(sorted({r["eps"] for r in rows}))
         base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
         with open(out + ".md", "w") as fh:
-            fh.write("\n".join(summarize_prior_study(rows, epsilons, base)) + "\n")
+            fh.write("\n".join(summarize_prior_study(rows, epsilons, base, "python benchmarks/bench_ceiling.py "
+                                                     + " ".join(argv if argv is not None else sys.argv[1:])))
+                     + "\n")
         print(f"wrote {out}.csv and {out}.md")
         return
     if args.summary_only:
