@@ -697,10 +697,14 @@ def main(argv=None):
             rows = read_csv(out + ".csv")
         epsilons = tuple(sorted({r["eps"] for r in rows}))
         base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
+        command = "python benchmarks/bench_ceiling.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        if args.summary_only and os.path.exists(out + ".md"):     # the run's own command, not this rewrite's
+            text = open(out + ".md").read()
+            if "Command: `" in text:
+                command = text.split("Command: `", 1)[1].split("`", 1)[0]
+        lines = summarize_prior_study(rows, epsilons, base, command)
         with open(out + ".md", "w") as fh:
-            fh.write("\n".join(summarize_prior_study(rows, epsilons, base, "python benchmarks/bench_ceiling.py "
-                                                     + " ".join(argv if argv is not None else sys.argv[1:])))
-                     + "\n")
+            fh.write("\n".join(lines) + "\n")
         print(f"wrote {out}.csv and {out}.md")
         return
     if args.summary_only:
