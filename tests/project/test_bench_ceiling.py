@@ -1,0 +1,72 @@
+"""Fast checks of the pieces of benchmarks/bench_ceiling.py (not of its results): the best point
+of a W it reports is the exact 0/1-loss optimum, found by brute force here, on both of its paths
+(branch and bound by support, and every point scored), and each fit's rungs are classified."""
+
+import importlib.util
+import itertools
+import math
+import os
+import sys
+
+import numpy as np
+
+from privopt.estimators import Resolution
+from privopt.models import halfspace_decision_function, zero_one_loss
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "bench_ceiling", os.path.join(HERE, "..", "..", "benchmarks", "bench_ceiling.py"))
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_ceiling"] = bench
+_spec.loader.exec_module(bench)
+
+
+def _toy(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 10, (n, 2))
+    y = ((X[:, 0] - 0.7 * X[:, 1] + rng.normal(0, 2.0, n)) > 1.5).astype(int)
+    return X, y, (np.zeros(2), np.full(2, 10.0))
+
+
+def _brute_force_errors(res, Z, y):
+    """The fewest training errors over every point of W = {-B..B}^d within ||w|| <= D (intercept included)."""
+    loss = zero_one_loss(Z, np.where(y == 1, 1, -1), grid=res.grid, norm_bound=res.norm_bound, fit_intercept=True,
+                         classes=(-1, 1))
+    d = Z.shape[1] + 1
+    best = math.inf
+    for w in itertools.product(range(-res.grid, res.grid + 1), repeat=d):
+        if sum(v * v for v in w) > res.norm_bound ** 2 + 1e-9:
+            continue
+        pred = halfspace_decision_function(np.array(w, float), Z, loss.info) >= 0
+        best = min(best, int(np.sum(pred.astype(int) != y)))
+    return best
+
+
+def test_best_point_is_the_exact_optimum_on_both_paths():
+    X, y, bounds = _toy()
+    Xtr, Xte, ytr, yte = X[:80], X[80:], y[:80], y[80:]
+    for res in (Resolution(4, 2, 2.0), Resolution(6, 3, 3.0, centered=True, wide_intercept=True)):
+        Ztr, Zte = bench.features(res, bounds, Xtr, Xte)
+        assert Ztr.shape[1] == 2 + int(res.wide_intercept)
+        acc, errors, _, status = bench.best_point(res, Ztr, ytr, Zte, yte)
+        assert status.startswith("exact"), status
+        assert errors == _brute_force_errors(res, Ztr, ytr)
+        assert 0.0 <= acc <= 1.0
+        # the path of W's without a split by support (every point scored), called directly
+        loss = zero_one_loss(Ztr, np.where(ytr == 1, 1, -1), grid=res.grid, norm_bound=res.norm_bound,
+                             fit_intercept=True, classes=(-1, 1))
+        w, status = bench.scored_optimum(loss.data)
+        assert status.startswith("exact"), status
+        pred = (halfspace_decision_function(w, Ztr, loss.info) >= 0).astype(int)
+        assert int(np.sum(pred != ytr)) == errors
+
+
+def test_rung_status_names_every_rung_and_the_released_one_is_offered():
+    X, y, bounds = _toy(n=400)
+    clf, acc, _ = bench.fit_default(2.0, bounds, 0, X, y, X, y)
+    status = bench.rung_status(clf, X, 2.0)
+    d_model = X.shape[1] + 1
+    assert len(status) >= len(bench.default_ladder(d_model)) - 1    # the first W may repeat a later one
+    assert {s for _, _, s in status.values()} <= {"offered", "budget rule", "time/size limit", "prior underflow"}
+    assert status[bench.label(clf.resolution_)][2] == "offered"
+    assert sum(s == "offered" for _, _, s in status.values()) == len(clf.resolutions_)
