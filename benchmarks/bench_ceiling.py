@@ -81,8 +81,7 @@ from privopt.estimators import (WarmStartFeature, default_ladder, ladder_cap, la
                                  warm_start_resolution)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
-from privopt.search import enumeration_levels, search_optimum
-from privopt.solvers import iter_losses
+from privopt.search import enumeration_levels, iter_losses, search_optimum
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"
