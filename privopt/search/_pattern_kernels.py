@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bounds", "minima", "one_support", "screened_minima"]
+__all__ = ["bounds", "minima", "one_support", "screened_minima", "screened_rows"]
 
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
@@ -41,6 +41,17 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
     that row in ws.first_row): returns (the bound (1), patterns that occur).
     Only the patterns that occur are visited: O(rows) per support, whatever
     base^|S| is."""
+    s, n_occ, rows = histogram_upto(support, records, ws, records.digits_t.shape[1])
+    return s, n_occ
+
+
+@numba.njit(cache=True)
+def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
+    """:func:`histogram`, stopped at the first row whose pattern would be the
+    (``most`` + 1)-th to occur: returns (the bound (1) over the rows counted,
+    patterns that occur among them, rows counted).  The bound over some of the
+    rows is a lower bound on the loss over all of them (each row's labels only
+    add to a loss)."""
     j = support.shape[0]
     digits_t, pos, neg = records.digits_t, records.pos, records.neg
     codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
@@ -64,6 +75,8 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
         c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
         p, q = pos[i], neg[i]
         if counts[c, 0] != stamp:
+            if n_occ == most:
+                return s, n_occ, i
             counts[c, 0] = stamp
             occ[n_occ] = c
             ws.first_row[n_occ] = i
@@ -75,7 +88,7 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
         counts[c, 1] = p
         counts[c, 2] = q
         s += min(p, q)
-    return s, n_occ
+    return s, n_occ, m
 
 
 @numba.njit(cache=True)
@@ -147,9 +160,13 @@ def perturbation(support, points, pert):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: no cover - compiled
+def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=False):   # pragma: no cover
     """(val, exact, arg) of every support, with the workspace ``ws`` of their
-    size (its prefix forgotten first: it may come from other data)."""
+    size (its prefix forgotten first: it may come from other data).  With
+    ``stop_early``, a support's histogram stops as soon as its patterns are too
+    many for (2) within ``budget``: its value is then the bound (1) over the rows
+    counted so far (a lower bound all the same, usually a weaker one), and every
+    exact value is what it is without."""
     R, j = supports.shape
     P = points.V.shape[0]
     scale = points.scale
@@ -159,8 +176,11 @@ def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: n
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     arg = np.full(R, -1, np.int64)
+    most = records.digits_t.shape[1]
+    if stop_early:
+        most = min(most, budget // max(P, 1) + 1)
     for r in range(R):
-        s, n_occ = histogram(supports[r], records, ws)
+        s, n_occ, counted = histogram_upto(supports[r], records, ws, most)
         perturbation(supports[r], points, pert)
         mx = -np.inf
         for p in range(P):
@@ -228,6 +248,84 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
             for p in range(P):
                 best = min(best, loss[p] - scale * pert[p])
             val[r] = best
+            exact[r] = True
+    return val, exact
+
+
+@numba.njit(cache=True)
+def smallest_objective(points, ws):   # pragma: no cover - compiled
+    """min over the points of loss - scale * pert (ws.loss, ws.pert)."""
+    low = np.inf
+    for p in range(points.V.shape[0]):
+        low = min(low, ws.loss[p] - points.scale * ws.pert[p])
+    return low
+
+
+@numba.njit(cache=True, nogil=True)
+def screened_rows(records, supports, points, region_max, best_key, key_scale, slack, order, block,
+                  ws):   # pragma: no cover - compiled
+    """:func:`screened_minima` without the histogram: every point's loss (2) is summed
+    over the distinct rows themselves, in ``order`` (a fixed permutation of them),
+    ``block`` rows at a time, and the test is made after each block.  Where a support's
+    patterns are nearly all distinct the histogram merges next to nothing, and a region
+    that cannot win is settled after a share of the rows instead of after a full pass to
+    build the histogram.  A row's score is that of its pattern (the same operations on
+    the same values, in the same order), and a point's loss over all the rows is the
+    same integer as over the patterns, so an exact value is the same number.  Returns
+    ``(val, exact)``."""
+    R, j = supports.shape
+    m = order.shape[0]
+    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
+    P = Vt.shape[1]
+    pos, neg, loss, pert = records.pos, records.neg, ws.loss, ws.pert
+    xb = np.empty((j, block), Vt.dtype)
+    sc = np.empty(block, Vt.dtype)
+    diff = np.empty(block, np.int64)
+    val = np.empty(R, np.float64)
+    exact = np.zeros(R, np.bool_)
+    for r in range(R):
+        support = supports[r]
+        perturbation(support, points, pert)
+        for p in range(P):
+            loss[p] = 0
+        t0 = 0
+        while t0 < m:
+            b = min(block, m - t0)
+            # a row adds neg where a point puts it on the positive side, else pos: pos + (neg - pos) [score >= theta]
+            base = 0
+            for t in range(b):
+                i = order[t0 + t]
+                base += pos[i]
+                diff[t] = neg[i] - pos[i]
+            for lev in range(j):
+                f = support[lev]
+                row = xb[lev]
+                for t in range(b):
+                    row[t] = values[digits_t[f, order[t0 + t]]]
+            for p in range(P):
+                # 0.0 + x v is x v (or +0.0 for -0.0, which compares and adds alike): the first level is stored
+                v = Vt[0, p]
+                row = xb[0]
+                for t in range(b):
+                    sc[t] = row[t] * v
+                for lev in range(1, j):
+                    v = Vt[lev, p]
+                    row = xb[lev]
+                    for t in range(b):
+                        sc[t] += row[t] * v
+                acc = base
+                for t in range(b):
+                    acc += diff[t] * (sc[t] >= theta)
+                loss[p] += acc
+            t0 += b
+            if t0 < m:
+                low = smallest_objective(points, ws)
+                upper = region_max[r] - low / key_scale
+                if upper < best_key - slack * (1.0 + abs(upper) + abs(best_key)):
+                    val[r] = low
+                    break
+        if t0 == m:
+            val[r] = smallest_objective(points, ws)
             exact[r] = True
     return val, exact
 

@@ -16,6 +16,7 @@ the exact optima; it never decides which point is released.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from typing import NamedTuple
 
@@ -106,7 +107,7 @@ def _build_minima_kernels(numba):
     bound (1) where (2) would cost more than ``budget``) and one support
     (every point's loss and objective)."""
     kernels = _kernel_module()
-    return kernels.minima, kernels.one_support, kernels.screened_minima
+    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)
@@ -251,7 +252,7 @@ def _empty_support(records: Records, points: Points):
 
 
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
-                  use_numba=True):
+                  use_numba=True, stop_early=False):
     """For each support (rows of ``supports``, all of one size, sorted
     lexicographically) and the points of ``points``: ``(val, exact, arg)``.
     Where ``exact``, ``val`` is the minimum of J over the region and ``arg``
@@ -263,7 +264,10 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     already attained; with ``prune`` the smallest exact value of the supports
     before it in the same call joins it), so a support that cannot reach the
     ceiling is left with its bound, which is then all a branch and bound
-    needs of it.  Without numba every entry is a bound."""
+    needs of it.  With ``stop_early``, a support's histogram stops as soon as
+    its patterns pass what ``budget`` allows (2) for: its bound is then (1)
+    over the rows counted so far, still a lower bound (the exact values are
+    the same).  Without numba every entry is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
     if R == 0:
@@ -281,7 +285,8 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
     supports = np.ascontiguousarray(supports)
-    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune))
+    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
+                            bool(stop_early))
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
         return run(supports)
@@ -290,38 +295,87 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
 
 
 def screened_minima(records: Records, supports, points: Points, region_max, best_key: float, key_scale: float,
-                    slack: float):
+                    slack: float, by_rows=None):
     """For each support (rows of ``supports``, all of one size, sorted lexicographically):
     ``(val, exact)``: the exact minimum of J over its region (``exact``), or a lower bound
     on it that already shows that the region cannot hold a key at or above ``best_key``:
     ``upper = region_max - val / key_scale`` is below ``best_key - slack (1 + |upper| +
     |best_key|)``, the sampler's test (:func:`privopt.search._topdown.sample_shard`).  Each
-    point's loss (2) is a sum over the patterns that occur of nonnegative counts, so the
-    smallest partial sum after some patterns is a lower bound on the region's minimum, and
-    the rest of the patterns are not visited once it settles the test.  Needs numba
-    (None without it)."""
+    point's loss (2) is a sum of nonnegative counts, so the smallest partial sum after some
+    of them is a lower bound on the region's minimum, and the rest are not visited once it
+    settles the test: summed over the patterns (after a histogram of the rows) or, for the
+    supports that ``by_rows`` marks (a boolean per support: those whose rows' patterns may
+    be nearly all distinct), over the rows themselves in the fixed order of
+    :func:`row_order`, without a histogram.  Needs numba (None without it)."""
     supports = np.ascontiguousarray(supports, dtype=np.int64)
     R, j = supports.shape
     kernels = _minima_kernels()
     if kernels is None or j == 0 or R == 0:
         return None
     region_max = np.ascontiguousarray(region_max, dtype=np.float64)
+    rows = np.zeros(R, dtype=bool) if by_rows is None else np.asarray(by_rows, dtype=bool)
+    val, exact = np.empty(R), np.zeros(R, dtype=bool)
+    for use_rows in (False, True):
+        chosen = np.flatnonzero(rows == use_rows)
+        if len(chosen):
+            val[chosen], exact[chosen] = _screened_part(kernels, records, np.ascontiguousarray(supports[chosen]),
+                                                        points, region_max[chosen], (best_key, key_scale, slack),
+                                                        use_rows)
+    return val, exact
+
+
+def _screened_part(kernels, records, supports, points, region_max, test, by_rows: bool):
+    """One of the two screening kernels on some supports, split over threads where the work is large."""
+    R, j = supports.shape
+    order = row_order(records.digits_t.shape[1]) if by_rows else None
 
     def run(part):
         a, b = part
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
-        return kernels[2](records, supports[a:b], points, region_max[a:b], float(best_key), float(key_scale),
-                          float(slack), ws)
+        args = (records, supports[a:b], points, region_max[a:b], *(float(x) for x in test))
+        return kernels[3](*args, order, row_block(len(order)), ws) if by_rows else kernels[2](*args, ws)
 
     parts = _thread_parts(R, j, records, False)
     results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
 
 
-def _minima_part(kernel, records, points, budget, ceiling, prune, supports):
+#: Fewest and most rows between two tests of :func:`screened_minima` by rows (its ``block``).
+ROW_BLOCK_MIN, ROW_BLOCK_MAX = 64, 512
+
+
+def row_block(m: int) -> int:
+    """The rows :func:`screened_minima` counts between two tests when it counts rows: about a
+    thirty-second of them, within [:data:`ROW_BLOCK_MIN`, :data:`ROW_BLOCK_MAX`], a multiple
+    of 16 (long enough runs for the vector units, short enough to stop soon after the test
+    is settled)."""
+    return int(min(ROW_BLOCK_MAX, max(ROW_BLOCK_MIN, m // 32 // 16 * 16)))
+
+
+#: The golden ratio's fractional part: the stride of :func:`row_order`.
+_GOLDEN = (5 ** 0.5 - 1) / 2
+
+
+@functools.lru_cache(maxsize=8)
+def row_order(m: int) -> np.ndarray:
+    """A fixed permutation of range(m) (read-only), ``t -> t * s mod m`` with s the integer
+    nearest to m times the golden ratio's fractional part that is prime to m: the order in
+    which :func:`screened_minima` counts the rows without a histogram.  The distinct rows
+    are listed sorted; this order spreads any first share of them over the whole list, so
+    a partial count grows about as the full count's share.  Public (it depends on m
+    only), it decides only how soon a region is settled, never its exact value."""
+    stride = max(1, round(m * _GOLDEN))
+    while math.gcd(stride, m) != 1:
+        stride += 1
+    order = np.arange(m, dtype=np.int64) * stride % max(m, 1)
+    order.flags.writeable = False
+    return order
+
+
+def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports):
     """The minima kernel on some supports, with this thread's workspace."""
     ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
-    return kernel(records, supports, points, budget, ceiling, prune, ws)
+    return kernel(records, supports, points, budget, ceiling, prune, ws, stop_early)
 
 
 #: Supports x rows below which :func:`region_minima` runs in the calling thread alone

@@ -57,6 +57,10 @@ SAMPLE_OVERHEAD_SECONDS = 1e-3
 #: asked: 5x below this rate's time) and the uniform ones (1.2x above it).
 EXACT_WORK_PER_SECOND = 1.6e10
 
+#: A support whose features' numbers of values multiply to at least this share of the distinct rows
+#: is screened row by row (:meth:`HalfspaceProblem.many_patterns`).
+ROWS_PATTERN_SHARE = 0.5
+
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
 
@@ -182,6 +186,9 @@ class HalfspaceProblem(RegionProblem):
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
         self.records = records_of(self.digits_t, self.base, self.values, self.pos, self.neg)
+        #: log of the number of distinct values of each feature among the distinct rows
+        self._log_levels = np.log(np.array([max(1, np.count_nonzero(np.bincount(row, minlength=1)))
+                                            for row in self.digits_t], dtype=np.float64).reshape(-1))
         self._points: dict[int, Points] = {}
 
         self.vectors = [np.zeros((1, 0))]
@@ -222,13 +229,14 @@ class HalfspaceProblem(RegionProblem):
             self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
         return self._points[k]
 
-    def region_minima(self, supports, ceiling=math.inf, prune=True):
+    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False):
         """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
         ``prune``), else a lower bound."""
-        return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune)
+        return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune,
+                             stop_early=stop_early)
 
     def exact_minima(self, supports):
         """The exact minimum of the objective over each region (rows of
@@ -244,14 +252,25 @@ class HalfspaceProblem(RegionProblem):
         asks of a region before drawing its groups' noise, the patterns of a region that
         cannot win counted only until that is settled.  None without numba."""
         out = screened_minima(self.records, supports, self.points(supports.shape[1]), region_max, best_key,
-                              key_scale, slack)
+                              key_scale, slack, by_rows=self.many_patterns(supports))
         return None if out is None else out[0]
+
+    def many_patterns(self, supports) -> np.ndarray:
+        """Whether each support's rows may take nearly as many patterns as there are
+        distinct rows: the product of its features' numbers of values is at least
+        :data:`ROWS_PATTERN_SHARE` times the rows.  The regions of such a support are
+        screened row by row, without a histogram (:func:`privopt.search._patterns.screened_minima`);
+        it decides the work only, never a value."""
+        rows = max(1, self.digits_t.shape[1])
+        return self._log_levels[np.asarray(supports, dtype=np.int64)].sum(axis=1) >= math.log(ROWS_PATTERN_SHARE * rows)
 
     def lower_bounds(self, supports):
         """A lower bound on the loss over each region: its exact minimum where
         the patterns are few (every such region, whatever its value: the
-        samplers need each bound as tight as it can be), else the pattern bound."""
-        return self.region_minima(supports, prune=False)[0]
+        samplers need each bound as tight as it can be), else the pattern bound
+        over the rows counted until the patterns were too many for the exact
+        minimum (``stop_early``: on features of many values, a share of the rows)."""
+        return self.region_minima(supports, prune=False, stop_early=True)[0]
 
     def _values(self, support):
         """``(loss, J)`` of every point of the region of ``support``."""
