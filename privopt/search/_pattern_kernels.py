@@ -253,12 +253,13 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
 
 
 @numba.njit(cache=True)
-def smallest_objective(points, ws):   # pragma: no cover - compiled
-    """min over the points of loss - scale * pert (ws.loss, ws.pert)."""
-    low = np.inf
-    for p in range(points.V.shape[0]):
-        low = min(low, ws.loss[p] - points.scale * ws.pert[p])
-    return low
+def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no cover - compiled
+    """The sampler's test on a lower bound ``value`` of a region's objective: its keys are
+    at most ``upper = region_max - value / key_scale``, below ``best_key - slack (1 +
+    |upper| + |best_key|)``.  It holds for every value above one that passes (``upper +
+    slack |upper|`` grows with upper)."""
+    upper = region_max - value / key_scale
+    return upper < best_key - slack * (1.0 + abs(upper) + abs(best_key))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -266,21 +267,28 @@ def screened_rows(records, supports, points, region_max, best_key, key_scale, sl
                   ws):   # pragma: no cover - compiled
     """:func:`screened_minima` without the histogram: every point's loss (2) is summed
     over the distinct rows themselves, in ``order`` (a fixed permutation of them),
-    ``block`` rows at a time, and the test is made after each block.  Where a support's
-    patterns are nearly all distinct the histogram merges next to nothing, and a region
-    that cannot win is settled after a share of the rows instead of after a full pass to
-    build the histogram.  A row's score is that of its pattern (the same operations on
-    the same values, in the same order), and a point's loss over all the rows is the
-    same integer as over the patterns, so an exact value is the same number.  Returns
-    ``(val, exact)``."""
+    ``block`` rows at a time.  Where a support's patterns are nearly all distinct the
+    histogram merges next to nothing, and a region that cannot win is settled after a
+    share of the rows instead of after a full pass to build the histogram.  After each
+    block, a point whose partial objective (a lower bound on its objective: its loss only
+    grows with the rows) already passes the sampler's test (:func:`cannot_win`) is no
+    longer counted; the region is settled when none is left, with the smallest of those
+    partial objectives.  Where points are left after the last row, the region's minimum
+    is the smallest objective among them (every point set aside is above a value that
+    passes the test, which the points left do not reach); a row's score is that of its
+    pattern (the same operations on the same values, in the same order) and a point's loss
+    over all the rows is the same integer as over the patterns, so an exact value is the
+    same number as the histogram's.  Returns ``(val, exact)``."""
     R, j = supports.shape
     m = order.shape[0]
     Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
     P = Vt.shape[1]
+    scale = points.scale
     pos, neg, loss, pert = records.pos, records.neg, ws.loss, ws.pert
     xb = np.empty((j, block), Vt.dtype)
     sc = np.empty(block, Vt.dtype)
     diff = np.empty(block, np.int64)
+    active = np.empty(P, np.int64)
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     for r in range(R):
@@ -288,8 +296,11 @@ def screened_rows(records, supports, points, region_max, best_key, key_scale, sl
         perturbation(support, points, pert)
         for p in range(P):
             loss[p] = 0
+            active[p] = p
+        n_active = P
+        settled = np.inf
         t0 = 0
-        while t0 < m:
+        while t0 < m and n_active > 0:
             b = min(block, m - t0)
             # a row adds neg where a point puts it on the positive side, else pos: pos + (neg - pos) [score >= theta]
             base = 0
@@ -302,7 +313,8 @@ def screened_rows(records, supports, points, region_max, best_key, key_scale, sl
                 row = xb[lev]
                 for t in range(b):
                     row[t] = values[digits_t[f, order[t0 + t]]]
-            for p in range(P):
+            for a in range(n_active):
+                p = active[a]
                 # 0.0 + x v is x v (or +0.0 for -0.0, which compares and adds alike): the first level is stored
                 v = Vt[0, p]
                 row = xb[0]
@@ -319,13 +331,24 @@ def screened_rows(records, supports, points, region_max, best_key, key_scale, sl
                 loss[p] += acc
             t0 += b
             if t0 < m:
-                low = smallest_objective(points, ws)
-                upper = region_max[r] - low / key_scale
-                if upper < best_key - slack * (1.0 + abs(upper) + abs(best_key)):
-                    val[r] = low
-                    break
-        if t0 == m:
-            val[r] = smallest_objective(points, ws)
+                kept = 0
+                for a in range(n_active):
+                    p = active[a]
+                    value = loss[p] - scale * pert[p]
+                    if cannot_win(value, region_max[r], best_key, key_scale, slack):
+                        settled = min(settled, value)
+                    else:
+                        active[kept] = p
+                        kept += 1
+                n_active = kept
+        if n_active == 0:
+            val[r] = settled
+        else:
+            low = np.inf
+            for a in range(n_active):
+                p = active[a]
+                low = min(low, loss[p] - scale * pert[p])
+            val[r] = low
             exact[r] = True
     return val, exact
 

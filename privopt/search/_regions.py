@@ -265,12 +265,31 @@ class HalfspaceProblem(RegionProblem):
         return self._log_levels[np.asarray(supports, dtype=np.int64)].sum(axis=1) >= math.log(ROWS_PATTERN_SHARE * rows)
 
     def lower_bounds(self, supports):
-        """A lower bound on the loss over each region: its exact minimum where
-        the patterns are few (every such region, whatever its value: the
-        samplers need each bound as tight as it can be), else the pattern bound
-        over the rows counted until the patterns were too many for the exact
-        minimum (``stop_early``: on features of many values, a share of the rows)."""
-        return self.region_minima(supports, prune=False, stop_early=True)[0]
+        """A lower bound on the objective over each region, for the order in which the
+        sampler visits them and the regions it never visits: its exact minimum where
+        the patterns are few (every such region, whatever its value: the samplers need
+        each bound as tight as it can be), else the pattern bound over the rows counted
+        until the patterns were too many for the exact minimum (``stop_early``).  A
+        support of :meth:`many_patterns` is not counted at all: its bound is the
+        objective's least value with no row counted (0 for the loss), and the sampler
+        settles its region row by row when it comes to it (:meth:`screened_minima`)."""
+        supports = np.asarray(supports, dtype=np.int64)
+        out = np.empty(len(supports))
+        many = self.many_patterns(supports) if supports.shape[1] else np.zeros(len(supports), dtype=bool)
+        if many.any():
+            out[many] = self._uncounted_bounds(supports[many])
+        if not many.all():
+            out[~many] = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False, stop_early=True)[0]
+        return out
+
+    def _uncounted_bounds(self, supports) -> np.ndarray:
+        """min over each region's points of J = L - scale * pert with L = 0: minus scale
+        times the largest perturbation term ((2) of :mod:`privopt.search._patterns`)."""
+        pts = self.points(supports.shape[1])
+        if pts.scale == 0.0:
+            return np.zeros(len(supports))
+        pert = (pts.noise[supports] @ pts.V.T + pts.extra[None, :]) / pts.den
+        return -pts.scale * pert.max(axis=1)
 
     def _values(self, support):
         """``(loss, J)`` of every point of the region of ``support``."""

@@ -137,8 +137,8 @@ def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test(by_row
 @pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
 def test_screening_by_rows_releases_what_expanding_every_region_does(method):
     """The sampler's default on a table whose larger supports take nearly as many patterns
-    as there are rows (those screened row by row, their bounds from histograms stopped
-    early) against expanding every region whose full pattern bound reaches the best key:
+    as there are rows (those screened row by row, their bounds not counted beforehand)
+    against expanding every region whose full pattern bound reaches the best key:
     the same best candidate, over seeds, scales and floors; and some regions are
     screened by rows."""
     from privopt.search import _patterns
