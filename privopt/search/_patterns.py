@@ -167,12 +167,11 @@ _FLOAT32_EXACT = 2 ** 24
 
 
 def _dyadic_exponent(x, most: int = 8) -> int | None:
-    """The smallest a <= ``most`` with every entry of ``x`` times 2**a an integer, or None."""
-    for a in range(most + 1):
-        y = np.asarray(x, dtype=np.float64) * 2.0 ** a
-        if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            return a
-    return None
+    """The smallest a <= ``most`` with every entry of ``x`` times 2**a an integer, or None
+    (every a tried at once: one array operation, not one per a)."""
+    y = np.asarray(x, dtype=np.float64).reshape(1, -1) * (2.0 ** np.arange(most + 1))[:, None]
+    ok = np.all(np.isfinite(y) & (y == np.round(y)), axis=1)
+    return int(np.argmax(ok)) if ok.any() else None
 
 
 def float32_exact(values, V) -> bool:
@@ -209,7 +208,10 @@ class Workspace(NamedTuple):
 #: Per thread: the workspaces of :func:`region_minima` and :func:`support_values` by shape
 #: (a few, most recent last).
 _WORKSPACES = threading.local()
-_KEPT_WORKSPACES = 4
+_KEPT_WORKSPACES = 24
+
+#: The most bytes of histogram tables (``Workspace.counts``) kept per thread.
+_KEPT_WORKSPACE_BYTES = 128 << 20
 
 
 def new_workspace(j: int, base: int, rows: int, n_points: int, dtype=np.float64) -> Workspace:
@@ -238,7 +240,8 @@ def _workspace(j: int, records: Records, n_points: int, dtype=np.float64) -> Wor
         ws = new_workspace(*key)
         if records.base ** j > KEPT_WORKSPACE_PATTERNS:
             return ws                         # a large one is not held once its call is done
-        while len(kept) >= _KEPT_WORKSPACES:
+        while kept and (len(kept) >= _KEPT_WORKSPACES or sum(w.counts.nbytes for w in kept.values())
+                        + ws.counts.nbytes > _KEPT_WORKSPACE_BYTES):
             kept.pop(next(iter(kept)))
     kept[key] = ws
     return ws

@@ -61,6 +61,10 @@ EXACT_WORK_PER_SECOND = 1.6e10
 #: is screened row by row (:meth:`HalfspaceProblem.many_patterns`).
 ROWS_PATTERN_SHARE = 0.5
 
+#: Fewest distinct rows for screening by rows: on fewer, a histogram costs next to nothing
+#: and its exact minima and pattern bounds prune more.
+ROWS_SCREEN_MIN = 4096
+
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
 
@@ -258,10 +262,12 @@ class HalfspaceProblem(RegionProblem):
     def many_patterns(self, supports) -> np.ndarray:
         """Whether each support's rows may take nearly as many patterns as there are
         distinct rows: the product of its features' numbers of values is at least
-        :data:`ROWS_PATTERN_SHARE` times the rows.  The regions of such a support are
+        :data:`ROWS_PATTERN_SHARE` times the rows (at least :data:`ROWS_SCREEN_MIN`).  The regions of such a support are
         screened row by row, without a histogram (:func:`privopt.search._patterns.screened_minima`);
         it decides the work only, never a value."""
         rows = max(1, self.digits_t.shape[1])
+        if rows < ROWS_SCREEN_MIN:
+            return np.zeros(len(supports), dtype=bool)
         return self._log_levels[np.asarray(supports, dtype=np.int64)].sum(axis=1) >= math.log(ROWS_PATTERN_SHARE * rows)
 
     def lower_bounds(self, supports):

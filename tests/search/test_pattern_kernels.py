@@ -135,15 +135,17 @@ def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test(by_row
 
 @needs_numba
 @pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
-def test_screening_by_rows_releases_what_expanding_every_region_does(method):
+def test_screening_by_rows_releases_what_expanding_every_region_does(method, monkeypatch):
     """The sampler's default on a table whose larger supports take nearly as many patterns
     as there are rows (those screened row by row, their bounds not counted beforehand)
     against expanding every region whose full pattern bound reaches the best key:
     the same best candidate, over seeds, scales and floors; and some regions are
     screened by rows."""
-    from privopt.search import _patterns
+    from privopt.search import _patterns, _regions
 
     problem = _problem(5, n=400, d=5, levels=8)
+    assert not problem.many_patterns(problem.supports(problem.k)).any()     # 400 rows: histograms are cheap
+    monkeypatch.setattr(_regions, "ROWS_SCREEN_MIN", 1)
     assert problem.many_patterns(problem.supports(problem.k)).all()
     plain = copy.copy(problem)
     plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
