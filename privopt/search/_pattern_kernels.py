@@ -263,32 +263,40 @@ def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def screened_rows(records, supports, points, region_max, best_key, key_scale, slack, order, block,
+def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree,
                   ws):   # pragma: no cover - compiled
     """:func:`screened_minima` without the histogram: every point's loss (2) is summed
-    over the distinct rows themselves, in ``order`` (a fixed permutation of them),
-    ``block`` rows at a time.  Where a support's patterns are nearly all distinct the
-    histogram merges next to nothing, and a region that cannot win is settled after a
-    share of the rows instead of after a full pass to build the histogram.  After each
-    block, a point whose partial objective (a lower bound on its objective: its loss only
-    grows with the rows) already passes the sampler's test (:func:`cannot_win`) is no
-    longer counted; the region is settled when none is left, with the smallest of those
-    partial objectives.  Where points are left after the last row, the region's minimum
-    is the smallest objective among them (every point set aside is above a value that
-    passes the test, which the points left do not reach); a row's score is that of its
-    pattern (the same operations on the same values, in the same order) and a point's loss
-    over all the rows is the same integer as over the patterns, so an exact value is the
-    same number as the histogram's.  Returns ``(val, exact)``."""
+    over the distinct rows themselves, in a fixed order, ``block`` rows at a time
+    (``ordered``: the rows' values, positive labels and negative minus positive labels
+    in that order, :func:`privopt.search._patterns.ordered_rows`).  Where a support's
+    patterns are nearly all distinct the histogram merges next to nothing, and a region
+    that cannot win is settled after a share of the rows instead of after a full pass to
+    build the histogram.
+
+    The scores of a block's rows are summed along ``tree`` (``(depth, value, point)``
+    per node, :func:`privopt.search._patterns.score_tree`): the points sorted, each
+    node one prefix of them, its partial score that of its parent plus the rows' value
+    at its depth times its own, so points that share a prefix share its additions, made
+    in the same order as point by point (the same numbers).  After each block, a point
+    whose partial objective (a lower bound on its objective: its loss only grows with the
+    rows) already passes the sampler's test (:func:`cannot_win`) is no longer counted;
+    the region is settled when none is left, with the smallest of those partial
+    objectives.  Where points are left after the last row, the region's minimum is the
+    smallest objective among them (a point set aside is above a value that passes the
+    test, which the points left do not reach).  A row's score is that of its pattern and
+    a point's loss over all the rows is the same integer as over the patterns, so an
+    exact value is the same number as the histogram's.  Returns ``(val, exact)``."""
     R, j = supports.shape
-    m = order.shape[0]
-    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
+    x_o, pos_o, diff_o = ordered
+    m = pos_o.shape[0]
+    Vt, theta = points.Vt, points.theta
     P = Vt.shape[1]
+    depth, node_value, node_point = tree
+    n_nodes = depth.shape[0]
     scale = points.scale
-    pos, neg, loss, pert = records.pos, records.neg, ws.loss, ws.pert
-    xb = np.empty((j, block), Vt.dtype)
-    sc = np.empty(block, Vt.dtype)
-    diff = np.empty(block, np.int64)
-    active = np.empty(P, np.int64)
+    loss, pert = ws.loss, ws.pert
+    sc = np.empty((j, block), Vt.dtype)
+    alive = np.empty(P, np.bool_)
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     for r in range(R):
@@ -296,58 +304,52 @@ def screened_rows(records, supports, points, region_max, best_key, key_scale, sl
         perturbation(support, points, pert)
         for p in range(P):
             loss[p] = 0
-            active[p] = p
-        n_active = P
+            alive[p] = True
+        n_alive = P
         settled = np.inf
         t0 = 0
-        while t0 < m and n_active > 0:
+        while t0 < m and n_alive > 0:
             b = min(block, m - t0)
             # a row adds neg where a point puts it on the positive side, else pos: pos + (neg - pos) [score >= theta]
             base = 0
-            for t in range(b):
-                i = order[t0 + t]
-                base += pos[i]
-                diff[t] = neg[i] - pos[i]
-            for lev in range(j):
-                f = support[lev]
-                row = xb[lev]
-                for t in range(b):
-                    row[t] = values[digits_t[f, order[t0 + t]]]
-            for a in range(n_active):
-                p = active[a]
-                # 0.0 + x v is x v (or +0.0 for -0.0, which compares and adds alike): the first level is stored
-                v = Vt[0, p]
-                row = xb[0]
-                for t in range(b):
-                    sc[t] = row[t] * v
-                for lev in range(1, j):
-                    v = Vt[lev, p]
-                    row = xb[lev]
+            for t in range(t0, t0 + b):
+                base += pos_o[t]
+            diff = diff_o[t0:t0 + b]
+            for q in range(n_nodes):
+                d = depth[q]
+                v = node_value[q]
+                row = x_o[support[d], t0:t0 + b]
+                cur = sc[d]
+                if d == 0:
+                    # 0.0 + x v is x v (or +0.0 for -0.0, which compares and adds alike)
                     for t in range(b):
-                        sc[t] += row[t] * v
-                acc = base
-                for t in range(b):
-                    acc += diff[t] * (sc[t] >= theta)
-                loss[p] += acc
+                        cur[t] = row[t] * v
+                else:
+                    prev = sc[d - 1]
+                    for t in range(b):
+                        cur[t] = prev[t] + row[t] * v
+                p = node_point[q]
+                if p >= 0 and alive[p]:
+                    acc = base
+                    for t in range(b):
+                        acc += diff[t] * (cur[t] >= theta)
+                    loss[p] += acc
             t0 += b
             if t0 < m:
-                kept = 0
-                for a in range(n_active):
-                    p = active[a]
-                    value = loss[p] - scale * pert[p]
-                    if cannot_win(value, region_max[r], best_key, key_scale, slack):
-                        settled = min(settled, value)
-                    else:
-                        active[kept] = p
-                        kept += 1
-                n_active = kept
-        if n_active == 0:
+                for p in range(P):
+                    if alive[p]:
+                        value = loss[p] - scale * pert[p]
+                        if cannot_win(value, region_max[r], best_key, key_scale, slack):
+                            settled = min(settled, value)
+                            alive[p] = False
+                            n_alive -= 1
+        if n_alive == 0:
             val[r] = settled
         else:
             low = np.inf
-            for a in range(n_active):
-                p = active[a]
-                low = min(low, loss[p] - scale * pert[p])
+            for p in range(P):
+                if alive[p]:
+                    low = min(low, loss[p] - scale * pert[p])
             val[r] = low
             exact[r] = True
     return val, exact

@@ -330,17 +330,80 @@ def screened_minima(records: Records, supports, points: Points, region_max, best
 def _screened_part(kernels, records, supports, points, region_max, test, by_rows: bool):
     """One of the two screening kernels on some supports, split over threads where the work is large."""
     R, j = supports.shape
-    order = row_order(records.digits_t.shape[1]) if by_rows else None
+    ordered = ordered_rows(records, points.Vt.dtype) if by_rows else None
 
     def run(part):
         a, b = part
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
-        args = (records, supports[a:b], points, region_max[a:b], *(float(x) for x in test))
-        return kernels[3](*args, order, row_block(len(order)), ws) if by_rows else kernels[2](*args, ws)
+        args = (supports[a:b], points, region_max[a:b], *(float(x) for x in test))
+        if by_rows:
+            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points), ws)
+        return kernels[2](records, *args, ws)
 
     parts = _thread_parts(R, j, records, False)
     results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
+
+
+#: The :func:`ordered_rows` of the most recent records (by identity of their ``digits_t``) and dtype.
+_ORDERED: dict = {}
+
+
+def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, pos, diff)``: the distinct rows in the order of :func:`row_order`, as their
+    values (d, rows) in ``dtype`` (that of :attr:`Points.Vt`: the same numbers the
+    histogram's kernels score with), positive labels, and negative minus positive labels;
+    made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
+    key = (id(records.digits_t), np.dtype(dtype).str)
+    kept = _ORDERED.get(key)
+    if kept is not None and kept[0] is records.digits_t:
+        return kept[1]
+    order = row_order(records.digits_t.shape[1])
+    x = np.ascontiguousarray(records.values[records.digits_t[:, order]].astype(dtype))
+    out = (x, np.ascontiguousarray(records.pos[order]), np.ascontiguousarray(records.neg[order] - records.pos[order]))
+    if len(_ORDERED) >= 8:
+        _ORDERED.clear()
+    _ORDERED[key] = (records.digits_t, out)
+    return out
+
+
+#: The :func:`score_tree` of the most recent Points (by identity of their ``Vt``).
+_TREES: dict = {}
+
+
+def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(depth, value, point)`` per node of the prefix tree of the points (rows of
+    ``points.V`` sorted lexicographically), in depth-first order: each node is one
+    prefix (v_0..v_depth) of some points, ``value`` its last entry (in the dtype of
+    ``points.Vt``), ``point`` the point it completes (-1 for an inner node).  Listed
+    once per Points; e.g. the 4 points (1, 1), (1, 2), (2, 1), (-1, 1) give the nodes
+    (0, -1), (1, 1: point 3), (0, 1), (1, 1: point 0), (1, 2: point 1), (0, 2),
+    (1, 1: point 2)."""
+    key = id(points.Vt)
+    kept = _TREES.get(key)
+    if kept is not None and kept[0] is points.Vt:
+        return kept[1]
+    V = points.V
+    P, j = V.shape
+    ranks = np.lexsort(V.T[::-1]) if P else np.zeros(0, dtype=np.int64)
+    depth, value, point = [], [], []
+    prev = None
+    for p in ranks:
+        first = 0
+        if prev is not None:
+            while first < j - 1 and V[p, first] == V[prev, first]:
+                first += 1          # (a repeated point still gets its own leaf)
+        for lev in range(first, j):
+            depth.append(lev)
+            value.append(V[p, lev])
+            point.append(int(p) if lev == j - 1 else -1)
+        prev = p
+    tree = (np.asarray(depth, dtype=np.int64), np.asarray(value, dtype=points.Vt.dtype),
+            np.asarray(point, dtype=np.int64))
+    if len(_TREES) >= 64:
+        _TREES.clear()
+    _TREES[key] = (points.Vt, tree)
+    return tree
 
 
 #: Fewest and most rows between two tests of :func:`screened_minima` by rows (its ``block``).

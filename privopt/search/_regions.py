@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._lattice import unique_values
-from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
+from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
 from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
@@ -266,8 +266,8 @@ class HalfspaceProblem(RegionProblem):
         screened row by row, without a histogram (:func:`privopt.search._patterns.screened_minima`);
         it decides the work only, never a value."""
         rows = max(1, self.digits_t.shape[1])
-        if rows < ROWS_SCREEN_MIN:
-            return np.zeros(len(supports), dtype=bool)
+        if rows < ROWS_SCREEN_MIN or 8 * self.d * rows > memory_budget() // 16:
+            return np.zeros(len(supports), dtype=bool)      # few rows, or too many to copy in the rows' order
         return self._log_levels[np.asarray(supports, dtype=np.int64)].sum(axis=1) >= math.log(ROWS_PATTERN_SHARE * rows)
 
     def lower_bounds(self, supports):

@@ -331,3 +331,38 @@ def test_region_minima_in_threads_are_those_of_one_thread(monkeypatch):
             for a, b in zip(one, many):
                 np.testing.assert_array_equal(a, b)
         assert _patterns._thread_parts(len(S), k, problem.records, True) == [(0, len(S))]
+
+
+def test_score_tree_shares_the_prefixes_of_the_sorted_points():
+    """Worked by hand: (1, 1), (1, 2), (2, 1), (-1, 1) sorted are (-1, 1), (1, 1), (1, 2),
+    (2, 1): nodes -1 | 1 (point 3), 1 | 1 (point 0), 2 (point 1), 2 | 1 (point 2); every
+    point is completed by exactly one node; the values in the scores' dtype."""
+    from privopt.search._patterns import points_of, score_tree
+
+    V = np.array([[1, 1], [1, 2], [2, 1], [-1, 1]], dtype=float)
+    depth, value, point = score_tree(points_of(V, 0.0, np.zeros(2), np.zeros(4)))
+    assert depth.tolist() == [0, 1, 0, 1, 1, 0, 1]
+    assert value.tolist() == [-1, 1, 1, 1, 2, 2, 1]
+    assert point.tolist() == [-1, 3, -1, 0, 1, -1, 2]
+    pts32 = points_of(V, 0.0, np.zeros(2), np.zeros(4), values=np.array([0.0, 1.0]))
+    assert score_tree(pts32)[1].dtype == pts32.Vt.dtype == np.float32
+    rng = np.random.default_rng(0)
+    W = rng.integers(-2, 3, size=(40, 3)).astype(float)
+    _, _, completes = score_tree(points_of(W, 0.0, np.zeros(3), np.zeros(40)))
+    assert sorted(completes[completes >= 0].tolist()) == list(range(40))
+
+
+def test_ordered_rows_are_the_records_in_row_order():
+    """The values, positive labels and label differences of the rows in :func:`row_order`."""
+    from privopt.search._patterns import ordered_rows, records_of, row_order
+
+    rng = np.random.default_rng(1)
+    digits = rng.integers(0, 3, size=(4, 50))
+    values = np.array([0.0, 0.5, 2.0])
+    pos, neg = rng.integers(0, 3, 50), rng.integers(0, 3, 50)
+    records = records_of(digits, 3, values, pos, neg)
+    x, p, diff = ordered_rows(records, np.float64)
+    order = row_order(50)
+    np.testing.assert_array_equal(x, values[digits[:, order]])
+    np.testing.assert_array_equal(p, pos[order])
+    np.testing.assert_array_equal(diff, neg[order] - pos[order])
