@@ -340,7 +340,7 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
             return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points), ws)
         return kernels[2](records, *args, ws)
 
-    parts = _thread_parts(R, j, records, False)
+    parts = _thread_parts(R, j, records, False, points.V.shape[0] * j, SCREEN_THREAD_MIN_WORK)
     results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
 
@@ -448,16 +448,25 @@ def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, su
 #: (a thread's hand-off costs about what a few hundred thousand row visits do).
 THREAD_MIN_WORK = 200_000
 
+#: Supports x rows x (points x support size) below which :func:`screened_minima` runs in the
+#: calling thread alone: a screening call's work is mostly settled after a share of it, and
+#: on a machine shared with other work a second thread waits for a core as long as it saves
+#: (about 20 ms of scoring every row of every region).
+SCREEN_THREAD_MIN_WORK = 200_000_000
 
-def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> list[tuple[int, int]]:
+
+def _thread_parts(n_supports: int, j: int, records: Records, prune: bool, per_support_row: int = 1,
+                  min_work: int = THREAD_MIN_WORK) -> list[tuple[int, int]]:
     """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
     each thread with a workspace of its own (at most an eighth of
     :func:`privopt._limits.memory_budget` for all of them): one run where ``prune`` chains
-    the supports (each one's minimum lowers the next one's ceiling) or the work is small.
-    Each support's values depend on it alone, so the split changes nothing but the time."""
+    the supports (each one's minimum lowers the next one's ceiling) or the work (supports x
+    rows x ``per_support_row``) is below ``min_work`` per thread.  Each support's values
+    depend on it alone, so the split changes nothing but the time."""
     rows = records.digits_t.shape[1]
     workspace = 24 * float(records.base) ** j + 8 * (j + 2) * rows
-    threads = 1 if prune else min(kernel_threads(), max(1, n_supports * rows // THREAD_MIN_WORK), n_supports,
+    work = n_supports * rows * max(1, int(per_support_row))
+    threads = 1 if prune else min(kernel_threads(), max(1, work // min_work), n_supports,
                                   max(1, int(memory_budget() / 8 // workspace)))
     edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
