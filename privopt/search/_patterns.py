@@ -456,17 +456,18 @@ SCREEN_THREAD_MIN_WORK = 200_000_000
 
 
 def _thread_parts(n_supports: int, j: int, records: Records, prune: bool, per_support_row: int = 1,
-                  min_work: int = THREAD_MIN_WORK) -> list[tuple[int, int]]:
+                  min_work: int | None = None) -> list[tuple[int, int]]:
     """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
     each thread with a workspace of its own (at most an eighth of
     :func:`privopt._limits.memory_budget` for all of them): one run where ``prune`` chains
     the supports (each one's minimum lowers the next one's ceiling) or the work (supports x
-    rows x ``per_support_row``) is below ``min_work`` per thread.  Each support's values
+    rows x ``per_support_row``) is below ``min_work`` per thread (default:
+    :data:`THREAD_MIN_WORK`).  Each support's values
     depend on it alone, so the split changes nothing but the time."""
     rows = records.digits_t.shape[1]
     workspace = 24 * float(records.base) ** j + 8 * (j + 2) * rows
     work = n_supports * rows * max(1, int(per_support_row))
-    threads = 1 if prune else min(kernel_threads(), max(1, work // min_work), n_supports,
+    threads = 1 if prune else min(kernel_threads(), max(1, work // (min_work or THREAD_MIN_WORK)), n_supports,
                                   max(1, int(memory_budget() / 8 // workspace)))
     edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]

@@ -275,7 +275,8 @@ class HalfspaceProblem(RegionProblem):
         sampler visits them and the regions it never visits: its exact minimum where
         the patterns are few (every such region, whatever its value: the samplers need
         each bound as tight as it can be), else the pattern bound over the rows counted
-        until the patterns were too many for the exact minimum (``stop_early``).  A
+        until the patterns were too many for the exact minimum (``stop_early``, from
+        :data:`ROWS_SCREEN_MIN` rows; on fewer, the pattern bound over all of them).  A
         support of :meth:`many_patterns` is not counted at all: its bound is the
         objective's least value with no row counted (0 for the loss), and the sampler
         settles its region row by row when it comes to it (:meth:`screened_minima`)."""
@@ -285,7 +286,8 @@ class HalfspaceProblem(RegionProblem):
         if many.any():
             out[many] = self._uncounted_bounds(supports[many])
         if not many.all():
-            out[~many] = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False, stop_early=True)[0]
+            out[~many] = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
+                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)[0]
         return out
 
     def _uncounted_bounds(self, supports) -> np.ndarray:
