@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bounds", "minima", "one_support", "screened_minima"]
+__all__ = ["bounds", "minima", "one_support", "screened_minima", "screened_rows"]
 
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
@@ -41,6 +41,17 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
     that row in ws.first_row): returns (the bound (1), patterns that occur).
     Only the patterns that occur are visited: O(rows) per support, whatever
     base^|S| is."""
+    s, n_occ, rows = histogram_upto(support, records, ws, records.digits_t.shape[1])
+    return s, n_occ
+
+
+@numba.njit(cache=True)
+def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
+    """:func:`histogram`, stopped at the first row whose pattern would be the
+    (``most`` + 1)-th to occur: returns (the bound (1) over the rows counted,
+    patterns that occur among them, rows counted).  The bound over some of the
+    rows is a lower bound on the loss over all of them (each row's labels only
+    add to a loss)."""
     j = support.shape[0]
     digits_t, pos, neg = records.digits_t, records.pos, records.neg
     codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
@@ -64,6 +75,8 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
         c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
         p, q = pos[i], neg[i]
         if counts[c, 0] != stamp:
+            if n_occ == most:
+                return s, n_occ, i
             counts[c, 0] = stamp
             occ[n_occ] = c
             ws.first_row[n_occ] = i
@@ -75,7 +88,7 @@ def histogram(support, records, ws):   # pragma: no cover - compiled
         counts[c, 1] = p
         counts[c, 2] = q
         s += min(p, q)
-    return s, n_occ
+    return s, n_occ, m
 
 
 @numba.njit(cache=True)
@@ -147,9 +160,13 @@ def perturbation(support, points, pert):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: no cover - compiled
+def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=False):   # pragma: no cover
     """(val, exact, arg) of every support, with the workspace ``ws`` of their
-    size (its prefix forgotten first: it may come from other data)."""
+    size (its prefix forgotten first: it may come from other data).  With
+    ``stop_early``, a support's histogram stops as soon as its patterns are too
+    many for (2) within ``budget``: its value is then the bound (1) over the rows
+    counted so far (a lower bound all the same, usually a weaker one), and every
+    exact value is what it is without."""
     R, j = supports.shape
     P = points.V.shape[0]
     scale = points.scale
@@ -159,8 +176,11 @@ def minima(records, supports, points, budget, ceiling, prune, ws):   # pragma: n
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     arg = np.full(R, -1, np.int64)
+    most = records.digits_t.shape[1]
+    if stop_early:
+        most = min(most, budget // max(P, 1) + 1)
     for r in range(R):
-        s, n_occ = histogram(supports[r], records, ws)
+        s, n_occ, counted = histogram_upto(supports[r], records, ws, most)
         perturbation(supports[r], points, pert)
         mx = -np.inf
         for p in range(P):
@@ -228,6 +248,109 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
             for p in range(P):
                 best = min(best, loss[p] - scale * pert[p])
             val[r] = best
+            exact[r] = True
+    return val, exact
+
+
+@numba.njit(cache=True)
+def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no cover - compiled
+    """The sampler's test on a lower bound ``value`` of a region's objective: its keys are
+    at most ``upper = region_max - value / key_scale``, below ``best_key - slack (1 +
+    |upper| + |best_key|)``.  It holds for every value above one that passes (``upper +
+    slack |upper|`` grows with upper)."""
+    upper = region_max - value / key_scale
+    return upper < best_key - slack * (1.0 + abs(upper) + abs(best_key))
+
+
+@numba.njit(cache=True, nogil=True)
+def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree,
+                  ws):   # pragma: no cover - compiled
+    """:func:`screened_minima` without the histogram: every point's loss (2) is summed
+    over the distinct rows themselves, in a fixed order, ``block`` rows at a time
+    (``ordered``: the rows' values, positive labels and negative minus positive labels
+    in that order, :func:`privopt.search._patterns.ordered_rows`).  Where a support's
+    patterns are nearly all distinct the histogram merges next to nothing, and a region
+    that cannot win is settled after a share of the rows instead of after a full pass to
+    build the histogram.
+
+    The scores of a block's rows are summed along ``tree`` (``(depth, value, point)``
+    per node, :func:`privopt.search._patterns.score_tree`): the points sorted, each
+    node one prefix of them, its partial score that of its parent plus the rows' value
+    at its depth times its own, so points that share a prefix share its additions, made
+    in the same order as point by point (the same numbers).  After each block, a point
+    whose partial objective (a lower bound on its objective: its loss only grows with the
+    rows) already passes the sampler's test (:func:`cannot_win`) is no longer counted;
+    the region is settled when none is left, with the smallest of those partial
+    objectives.  Where points are left after the last row, the region's minimum is the
+    smallest objective among them (a point set aside is above a value that passes the
+    test, which the points left do not reach).  A row's score is that of its pattern and
+    a point's loss over all the rows is the same integer as over the patterns, so an
+    exact value is the same number as the histogram's.  Returns ``(val, exact)``."""
+    R, j = supports.shape
+    x_o, pos_o, diff_o = ordered
+    m = pos_o.shape[0]
+    Vt, theta = points.Vt, points.theta
+    P = Vt.shape[1]
+    depth, node_value, node_point = tree
+    n_nodes = depth.shape[0]
+    scale = points.scale
+    loss, pert = ws.loss, ws.pert
+    sc = np.empty((j, block), Vt.dtype)
+    alive = np.empty(P, np.bool_)
+    val = np.empty(R, np.float64)
+    exact = np.zeros(R, np.bool_)
+    for r in range(R):
+        support = supports[r]
+        perturbation(support, points, pert)
+        for p in range(P):
+            loss[p] = 0
+            alive[p] = True
+        n_alive = P
+        settled = np.inf
+        t0 = 0
+        while t0 < m and n_alive > 0:
+            b = min(block, m - t0)
+            # a row adds neg where a point puts it on the positive side, else pos: pos + (neg - pos) [score >= theta]
+            base = 0
+            for t in range(t0, t0 + b):
+                base += pos_o[t]
+            diff = diff_o[t0:t0 + b]
+            for q in range(n_nodes):
+                d = depth[q]
+                v = node_value[q]
+                row = x_o[support[d], t0:t0 + b]
+                cur = sc[d]
+                if d == 0:
+                    # 0.0 + x v is x v (or +0.0 for -0.0, which compares and adds alike)
+                    for t in range(b):
+                        cur[t] = row[t] * v
+                else:
+                    prev = sc[d - 1]
+                    for t in range(b):
+                        cur[t] = prev[t] + row[t] * v
+                p = node_point[q]
+                if p >= 0 and alive[p]:
+                    acc = base
+                    for t in range(b):
+                        acc += diff[t] * (cur[t] >= theta)
+                    loss[p] += acc
+            t0 += b
+            if t0 < m:
+                for p in range(P):
+                    if alive[p]:
+                        value = loss[p] - scale * pert[p]
+                        if cannot_win(value, region_max[r], best_key, key_scale, slack):
+                            settled = min(settled, value)
+                            alive[p] = False
+                            n_alive -= 1
+        if n_alive == 0:
+            val[r] = settled
+        else:
+            low = np.inf
+            for p in range(P):
+                if alive[p]:
+                    low = min(low, loss[p] - scale * pert[p])
+            val[r] = low
             exact[r] = True
     return val, exact
 

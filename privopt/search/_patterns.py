@@ -16,6 +16,7 @@ the exact optima; it never decides which point is released.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from typing import NamedTuple
 
@@ -106,7 +107,7 @@ def _build_minima_kernels(numba):
     bound (1) where (2) would cost more than ``budget``) and one support
     (every point's loss and objective)."""
     kernels = _kernel_module()
-    return kernels.minima, kernels.one_support, kernels.screened_minima
+    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)
@@ -166,12 +167,11 @@ _FLOAT32_EXACT = 2 ** 24
 
 
 def _dyadic_exponent(x, most: int = 8) -> int | None:
-    """The smallest a <= ``most`` with every entry of ``x`` times 2**a an integer, or None."""
-    for a in range(most + 1):
-        y = np.asarray(x, dtype=np.float64) * 2.0 ** a
-        if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            return a
-    return None
+    """The smallest a <= ``most`` with every entry of ``x`` times 2**a an integer, or None
+    (every a tried at once: one array operation, not one per a)."""
+    y = np.asarray(x, dtype=np.float64).reshape(1, -1) * (2.0 ** np.arange(most + 1))[:, None]
+    ok = np.all(np.isfinite(y) & (y == np.round(y)), axis=1)
+    return int(np.argmax(ok)) if ok.any() else None
 
 
 def float32_exact(values, V) -> bool:
@@ -208,7 +208,10 @@ class Workspace(NamedTuple):
 #: Per thread: the workspaces of :func:`region_minima` and :func:`support_values` by shape
 #: (a few, most recent last).
 _WORKSPACES = threading.local()
-_KEPT_WORKSPACES = 4
+_KEPT_WORKSPACES = 24
+
+#: The most bytes of histogram tables (``Workspace.counts``) kept per thread.
+_KEPT_WORKSPACE_BYTES = 128 << 20
 
 
 def new_workspace(j: int, base: int, rows: int, n_points: int, dtype=np.float64) -> Workspace:
@@ -237,7 +240,8 @@ def _workspace(j: int, records: Records, n_points: int, dtype=np.float64) -> Wor
         ws = new_workspace(*key)
         if records.base ** j > KEPT_WORKSPACE_PATTERNS:
             return ws                         # a large one is not held once its call is done
-        while len(kept) >= _KEPT_WORKSPACES:
+        while kept and (len(kept) >= _KEPT_WORKSPACES or sum(w.counts.nbytes for w in kept.values())
+                        + ws.counts.nbytes > _KEPT_WORKSPACE_BYTES):
             kept.pop(next(iter(kept)))
     kept[key] = ws
     return ws
@@ -251,7 +255,7 @@ def _empty_support(records: Records, points: Points):
 
 
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
-                  use_numba=True):
+                  use_numba=True, stop_early=False):
     """For each support (rows of ``supports``, all of one size, sorted
     lexicographically) and the points of ``points``: ``(val, exact, arg)``.
     Where ``exact``, ``val`` is the minimum of J over the region and ``arg``
@@ -263,7 +267,10 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     already attained; with ``prune`` the smallest exact value of the supports
     before it in the same call joins it), so a support that cannot reach the
     ceiling is left with its bound, which is then all a branch and bound
-    needs of it.  Without numba every entry is a bound."""
+    needs of it.  With ``stop_early``, a support's histogram stops as soon as
+    its patterns pass what ``budget`` allows (2) for: its bound is then (1)
+    over the rows counted so far, still a lower bound (the exact values are
+    the same).  Without numba every entry is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
     if R == 0:
@@ -281,7 +288,8 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
     supports = np.ascontiguousarray(supports)
-    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune))
+    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
+                            bool(stop_early))
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
         return run(supports)
@@ -290,54 +298,176 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
 
 
 def screened_minima(records: Records, supports, points: Points, region_max, best_key: float, key_scale: float,
-                    slack: float):
+                    slack: float, by_rows=None):
     """For each support (rows of ``supports``, all of one size, sorted lexicographically):
     ``(val, exact)``: the exact minimum of J over its region (``exact``), or a lower bound
     on it that already shows that the region cannot hold a key at or above ``best_key``:
     ``upper = region_max - val / key_scale`` is below ``best_key - slack (1 + |upper| +
     |best_key|)``, the sampler's test (:func:`privopt.search._topdown.sample_shard`).  Each
-    point's loss (2) is a sum over the patterns that occur of nonnegative counts, so the
-    smallest partial sum after some patterns is a lower bound on the region's minimum, and
-    the rest of the patterns are not visited once it settles the test.  Needs numba
-    (None without it)."""
+    point's loss (2) is a sum of nonnegative counts, so the smallest partial sum after some
+    of them is a lower bound on the region's minimum, and the rest are not visited once it
+    settles the test: summed over the patterns (after a histogram of the rows) or, for the
+    supports that ``by_rows`` marks (a boolean per support: those whose rows' patterns may
+    be nearly all distinct), over the rows themselves in the fixed order of
+    :func:`row_order`, without a histogram.  Needs numba (None without it)."""
     supports = np.ascontiguousarray(supports, dtype=np.int64)
     R, j = supports.shape
     kernels = _minima_kernels()
     if kernels is None or j == 0 or R == 0:
         return None
     region_max = np.ascontiguousarray(region_max, dtype=np.float64)
+    rows = np.zeros(R, dtype=bool) if by_rows is None else np.asarray(by_rows, dtype=bool)
+    val, exact = np.empty(R), np.zeros(R, dtype=bool)
+    for use_rows in (False, True):
+        chosen = np.flatnonzero(rows == use_rows)
+        if len(chosen):
+            val[chosen], exact[chosen] = _screened_part(kernels, records, np.ascontiguousarray(supports[chosen]),
+                                                        points, region_max[chosen], (best_key, key_scale, slack),
+                                                        use_rows)
+    return val, exact
+
+
+def _screened_part(kernels, records, supports, points, region_max, test, by_rows: bool):
+    """One of the two screening kernels on some supports, split over threads where the work is large."""
+    R, j = supports.shape
+    ordered = ordered_rows(records, points.Vt.dtype) if by_rows else None
 
     def run(part):
         a, b = part
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
-        return kernels[2](records, supports[a:b], points, region_max[a:b], float(best_key), float(key_scale),
-                          float(slack), ws)
+        args = (supports[a:b], points, region_max[a:b], *(float(x) for x in test))
+        if by_rows:
+            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points), ws)
+        return kernels[2](records, *args, ws)
 
-    parts = _thread_parts(R, j, records, False)
+    parts = _thread_parts(R, j, records, False, points.V.shape[0] * j, SCREEN_THREAD_MIN_WORK)
     results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
 
 
-def _minima_part(kernel, records, points, budget, ceiling, prune, supports):
+#: The :func:`ordered_rows` of the most recent records (by identity of their ``digits_t``) and dtype.
+_ORDERED: dict = {}
+
+
+def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, pos, diff)``: the distinct rows in the order of :func:`row_order`, as their
+    values (d, rows) in ``dtype`` (that of :attr:`Points.Vt`: the same numbers the
+    histogram's kernels score with), positive labels, and negative minus positive labels;
+    made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
+    key = (id(records.digits_t), np.dtype(dtype).str)
+    kept = _ORDERED.get(key)
+    if kept is not None and kept[0] is records.digits_t:
+        return kept[1]
+    order = row_order(records.digits_t.shape[1])
+    x = np.ascontiguousarray(records.values[records.digits_t[:, order]].astype(dtype))
+    out = (x, np.ascontiguousarray(records.pos[order]), np.ascontiguousarray(records.neg[order] - records.pos[order]))
+    if len(_ORDERED) >= 8:
+        _ORDERED.clear()
+    _ORDERED[key] = (records.digits_t, out)
+    return out
+
+
+#: The :func:`score_tree` of the most recent Points (by identity of their ``Vt``).
+_TREES: dict = {}
+
+
+def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(depth, value, point)`` per node of the prefix tree of the points (rows of
+    ``points.V`` sorted lexicographically), in depth-first order: each node is one
+    prefix (v_0..v_depth) of some points, ``value`` its last entry (in the dtype of
+    ``points.Vt``), ``point`` the point it completes (-1 for an inner node).  Listed
+    once per Points; e.g. the 4 points (1, 1), (1, 2), (2, 1), (-1, 1) give the nodes
+    (0, -1), (1, 1: point 3), (0, 1), (1, 1: point 0), (1, 2: point 1), (0, 2),
+    (1, 1: point 2)."""
+    key = id(points.Vt)
+    kept = _TREES.get(key)
+    if kept is not None and kept[0] is points.Vt:
+        return kept[1]
+    V = points.V
+    P, j = V.shape
+    ranks = np.lexsort(V.T[::-1]) if P else np.zeros(0, dtype=np.int64)
+    depth, value, point = [], [], []
+    prev = None
+    for p in ranks:
+        first = 0
+        if prev is not None:
+            while first < j - 1 and V[p, first] == V[prev, first]:
+                first += 1          # (a repeated point still gets its own leaf)
+        for lev in range(first, j):
+            depth.append(lev)
+            value.append(V[p, lev])
+            point.append(int(p) if lev == j - 1 else -1)
+        prev = p
+    tree = (np.asarray(depth, dtype=np.int64), np.asarray(value, dtype=points.Vt.dtype),
+            np.asarray(point, dtype=np.int64))
+    if len(_TREES) >= 64:
+        _TREES.clear()
+    _TREES[key] = (points.Vt, tree)
+    return tree
+
+
+#: Fewest and most rows between two tests of :func:`screened_minima` by rows (its ``block``).
+ROW_BLOCK_MIN, ROW_BLOCK_MAX = 64, 512
+
+
+def row_block(m: int) -> int:
+    """The rows :func:`screened_minima` counts between two tests when it counts rows: about a
+    thirty-second of them, within [:data:`ROW_BLOCK_MIN`, :data:`ROW_BLOCK_MAX`], a multiple
+    of 16 (long enough runs for the vector units, short enough to stop soon after the test
+    is settled)."""
+    return int(min(ROW_BLOCK_MAX, max(ROW_BLOCK_MIN, m // 32 // 16 * 16)))
+
+
+#: The golden ratio's fractional part: the stride of :func:`row_order`.
+_GOLDEN = (5 ** 0.5 - 1) / 2
+
+
+@functools.lru_cache(maxsize=8)
+def row_order(m: int) -> np.ndarray:
+    """A fixed permutation of range(m) (read-only), ``t -> t * s mod m`` with s the integer
+    nearest to m times the golden ratio's fractional part that is prime to m: the order in
+    which :func:`screened_minima` counts the rows without a histogram.  The distinct rows
+    are listed sorted; this order spreads any first share of them over the whole list, so
+    a partial count grows about as the full count's share.  Public (it depends on m
+    only), it decides only how soon a region is settled, never its exact value."""
+    stride = max(1, round(m * _GOLDEN))
+    while math.gcd(stride, m) != 1:
+        stride += 1
+    order = np.arange(m, dtype=np.int64) * stride % max(m, 1)
+    order.flags.writeable = False
+    return order
+
+
+def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports):
     """The minima kernel on some supports, with this thread's workspace."""
     ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
-    return kernel(records, supports, points, budget, ceiling, prune, ws)
+    return kernel(records, supports, points, budget, ceiling, prune, ws, stop_early)
 
 
 #: Supports x rows below which :func:`region_minima` runs in the calling thread alone
 #: (a thread's hand-off costs about what a few hundred thousand row visits do).
 THREAD_MIN_WORK = 200_000
 
+#: Supports x rows x (points x support size) below which :func:`screened_minima` runs in the
+#: calling thread alone: a screening call's work is mostly settled after a share of it, and
+#: on a machine shared with other work a second thread waits for a core as long as it saves
+#: (about 20 ms of scoring every row of every region).
+SCREEN_THREAD_MIN_WORK = 200_000_000
 
-def _thread_parts(n_supports: int, j: int, records: Records, prune: bool) -> list[tuple[int, int]]:
+
+def _thread_parts(n_supports: int, j: int, records: Records, prune: bool, per_support_row: int = 1,
+                  min_work: int | None = None) -> list[tuple[int, int]]:
     """Contiguous runs of the supports, one per thread (:func:`privopt._runtime.kernel_threads`),
     each thread with a workspace of its own (at most an eighth of
     :func:`privopt._limits.memory_budget` for all of them): one run where ``prune`` chains
-    the supports (each one's minimum lowers the next one's ceiling) or the work is small.
-    Each support's values depend on it alone, so the split changes nothing but the time."""
+    the supports (each one's minimum lowers the next one's ceiling) or the work (supports x
+    rows x ``per_support_row``) is below ``min_work`` per thread (default:
+    :data:`THREAD_MIN_WORK`).  Each support's values
+    depend on it alone, so the split changes nothing but the time."""
     rows = records.digits_t.shape[1]
     workspace = 24 * float(records.base) ** j + 8 * (j + 2) * rows
-    threads = 1 if prune else min(kernel_threads(), max(1, n_supports * rows // THREAD_MIN_WORK), n_supports,
+    work = n_supports * rows * max(1, int(per_support_row))
+    threads = 1 if prune else min(kernel_threads(), max(1, work // (min_work or THREAD_MIN_WORK)), n_supports,
                                   max(1, int(memory_budget() / 8 // workspace)))
     edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]

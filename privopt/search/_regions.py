@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._lattice import unique_values
-from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
+from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import grid_points, norm_levels, split_support_count, uniform_grid
 from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
@@ -98,6 +98,14 @@ def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost:
     m = 1000.0 * (rows / 1000.0) ** cost.row_exponent
     return cost.overhead + cost.row_seconds * m * (int(regions) + cost.exact_weight * int(point_work))
 
+
+#: A support whose features' numbers of values multiply to at least this share of the distinct rows
+#: is screened row by row (:meth:`HalfspaceProblem.many_patterns`).
+ROWS_PATTERN_SHARE = 0.5
+
+#: Fewest distinct rows for screening by rows: on fewer, a histogram costs next to nothing
+#: and its exact minima and pattern bounds prune more.
+ROWS_SCREEN_MIN = 4096
 
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
@@ -224,6 +232,9 @@ class HalfspaceProblem(RegionProblem):
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))
         self.records = records_of(self.digits_t, self.base, self.values, self.pos, self.neg)
+        #: log of the number of distinct values of each feature among the distinct rows
+        self._log_levels = np.log(np.array([max(1, np.count_nonzero(np.bincount(row, minlength=1)))
+                                            for row in self.digits_t], dtype=np.float64).reshape(-1))
         self._points: dict[int, Points] = {}
 
         self.vectors = [np.zeros((1, 0))]
@@ -264,13 +275,14 @@ class HalfspaceProblem(RegionProblem):
             self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
         return self._points[k]
 
-    def region_minima(self, supports, ceiling=math.inf, prune=True):
+    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False):
         """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
         ``prune``), else a lower bound."""
-        return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune)
+        return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune,
+                             stop_early=stop_early)
 
     def exact_minima(self, supports):
         """The exact minimum of the objective over each region (rows of
@@ -286,14 +298,48 @@ class HalfspaceProblem(RegionProblem):
         asks of a region before drawing its groups' noise, the patterns of a region that
         cannot win counted only until that is settled.  None without numba."""
         out = screened_minima(self.records, supports, self.points(supports.shape[1]), region_max, best_key,
-                              key_scale, slack)
+                              key_scale, slack, by_rows=self.many_patterns(supports))
         return None if out is None else out[0]
 
+    def many_patterns(self, supports) -> np.ndarray:
+        """Whether each support's rows may take nearly as many patterns as there are
+        distinct rows: the product of its features' numbers of values is at least
+        :data:`ROWS_PATTERN_SHARE` times the rows (at least :data:`ROWS_SCREEN_MIN`).  The regions of such a support are
+        screened row by row, without a histogram (:func:`privopt.search._patterns.screened_minima`);
+        it decides the work only, never a value."""
+        rows = max(1, self.digits_t.shape[1])
+        if rows < ROWS_SCREEN_MIN or 8 * self.d * rows > memory_budget() // 16:
+            return np.zeros(len(supports), dtype=bool)      # few rows, or too many to copy in the rows' order
+        return self._log_levels[np.asarray(supports, dtype=np.int64)].sum(axis=1) >= math.log(ROWS_PATTERN_SHARE * rows)
+
     def lower_bounds(self, supports):
-        """A lower bound on the loss over each region: its exact minimum where
-        the patterns are few (every such region, whatever its value: the
-        samplers need each bound as tight as it can be), else the pattern bound."""
-        return self.region_minima(supports, prune=False)[0]
+        """A lower bound on the objective over each region, for the order in which the
+        sampler visits them and the regions it never visits: its exact minimum where
+        the patterns are few (every such region, whatever its value: the samplers need
+        each bound as tight as it can be), else the pattern bound over the rows counted
+        until the patterns were too many for the exact minimum (``stop_early``, from
+        :data:`ROWS_SCREEN_MIN` rows; on fewer, the pattern bound over all of them).  A
+        support of :meth:`many_patterns` is not counted at all: its bound is the
+        objective's least value with no row counted (0 for the loss), and the sampler
+        settles its region row by row when it comes to it (:meth:`screened_minima`)."""
+        supports = np.asarray(supports, dtype=np.int64)
+        out = np.empty(len(supports))
+        many = self.many_patterns(supports) if supports.shape[1] else np.zeros(len(supports), dtype=bool)
+        if many.any():
+            out[many] = self._uncounted_bounds(supports[many])
+        if not many.all():
+            out[~many] = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
+                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)[0]
+        return out
+
+    def _uncounted_bounds(self, supports) -> np.ndarray:
+        """min over each region's points of J = L - scale * pert with L = 0: minus scale
+        times the largest perturbation term ((2) of :mod:`privopt.search._patterns`)."""
+        pts = self.points(supports.shape[1])
+        if pts.scale == 0.0:
+            return np.zeros(len(supports))
+        pert = (pts.noise[supports] @ pts.V.T + pts.extra[None, :]) / pts.den
+        return -pts.scale * pert.max(axis=1)
 
     def _values(self, support):
         """``(loss, J)`` of every point of the region of ``support``."""

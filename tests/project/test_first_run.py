@@ -49,7 +49,7 @@ def test_kernels_close_over_no_compiled_function():
     from numba.core.dispatcher import Dispatcher
 
     kernels = _kernels()
-    assert len(kernels) == 6     # the screened minima of the top-down sampler among them
+    assert len(kernels) == 7     # the two screening kernels of the top-down sampler among them
     for k in kernels:
         assert type(k._cache).__name__ == "FunctionCache", k.py_func.__qualname__   # cache=True
         cells = k.py_func.__closure__ or ()

@@ -110,24 +110,103 @@ def test_screened_minima_release_what_expanding_every_region_does(method):
 
 
 @needs_numba
-def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test():
+@pytest.mark.parametrize("by_rows", ["none", "all", "alternate"])
+def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test(by_rows):
     """Each value is the region's exact minimum (flagged exact) or below it, and then
     the region's upper key is below the best key; a best key no region can miss gives
-    every minimum exactly."""
+    every minimum exactly: counted over the patterns, over the rows without a histogram,
+    or some supports one way and some the other."""
     problem = _problem(3, n=600, levels=6)
     for k in range(1, problem.k + 1):
         S = problem.supports(k)
         pts = problem.points(k)
         exact_val = region_minima(problem.records, S, pts, budget=2 ** 62)[0]
         M = np.linspace(0.0, 3.0, len(S))
+        rows = {"none": None, "all": np.ones(len(S), dtype=bool), "alternate": np.arange(len(S)) % 2 == 1}[by_rows]
         for best_key in (-np.inf, -20.0, 0.0, 2.0):
-            val, exact = screened_minima(problem.records, S, pts, M, best_key, 2.0, 1e-9)
+            val, exact = screened_minima(problem.records, S, pts, M, best_key, 2.0, 1e-9, by_rows=rows)
             np.testing.assert_array_equal(val[exact], exact_val[exact])
             assert np.all(val[~exact] <= exact_val[~exact])
             upper = M[~exact] - val[~exact] / 2.0
             assert np.all(upper < best_key - 1e-9 * (1 + np.abs(upper) + abs(best_key)))
             if best_key == -np.inf:
                 assert exact.all()
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
+def test_screening_by_rows_releases_what_expanding_every_region_does(method, monkeypatch):
+    """The sampler's default on a table whose larger supports take nearly as many patterns
+    as there are rows (those screened row by row, their bounds not counted beforehand)
+    against expanding every region whose full pattern bound reaches the best key:
+    the same best candidate, over seeds, scales and floors; and some regions are
+    screened by rows."""
+    from privopt.search import _patterns, _regions
+
+    problem = _problem(5, n=400, d=5, levels=8)
+    assert not problem.many_patterns(problem.supports(problem.k)).any()     # 400 rows: histograms are cheap
+    monkeypatch.setattr(_regions, "ROWS_SCREEN_MIN", 1)
+    assert problem.many_patterns(problem.supports(problem.k)).all()
+    plain = copy.copy(problem)
+    plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
+    plain.lower_bounds = lambda S: problem.region_minima(S, prune=False)[0]     # type: ignore[method-assign]
+    counted = []
+    real = _patterns._screened_part
+
+    def counting(kernels, records, supports, points, region_max, test, by_rows):
+        counted.append(len(supports) if by_rows else 0)
+        return real(kernels, records, supports, points, region_max, test, by_rows)
+
+    _patterns._screened_part = counting
+    try:
+        for seed in range(10):
+            for scale in (0.5, 2.0, 8.0):
+                for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
+                    a = sample_top_down(problem, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                        floor=floor)
+                    b = sample_top_down(plain, KeyedStreams(np.random.default_rng(seed)), method, scale,
+                                        floor=floor)
+                    assert a[0] == b[0], (seed, scale, floor)
+    finally:
+        _patterns._screened_part = real
+    assert sum(counted) > 0
+
+
+@needs_numba
+def test_histograms_stopped_early_keep_every_exact_minimum_and_bound_the_rest():
+    """``stop_early``: the same exact minima (and minimizers) where the patterns are few
+    enough for them, a lower bound on the minimum elsewhere, never above the full
+    pattern bound; on a table of many values per feature some histograms stop."""
+    problem = _problem(6, n=500, d=6, levels=9)
+    stopped = 0
+    for k in range(1, problem.k + 1):
+        S, pts = problem.supports(k), problem.points(k)
+        full = region_minima(problem.records, S, pts)
+        early = region_minima(problem.records, S, pts, stop_early=True)
+        truth = region_minima(problem.records, S, pts, budget=2 ** 62)[0]
+        np.testing.assert_array_equal(early[1], full[1])
+        np.testing.assert_array_equal(early[0][early[1]], full[0][full[1]])
+        np.testing.assert_array_equal(early[2], full[2])
+        assert np.all(early[0] <= full[0]) and np.all(early[0] <= truth)
+        stopped += int(np.sum(early[0] < full[0]))
+    assert stopped > 0
+
+
+def test_row_order_is_a_fixed_permutation_spread_over_the_rows():
+    """Worked by hand for m = 10 (10 x 0.618 rounds to 6, which is not prime to 10: the stride is 7):
+    0, 7, 4, 1, 8, 5, 2, 9, 6, 3; a permutation for every m; its first tenth meets every
+    tenth of the sorted rows; read-only; the block is a multiple of 16 within its limits."""
+    from privopt.search._patterns import ROW_BLOCK_MAX, ROW_BLOCK_MIN, row_block, row_order
+
+    assert row_order(10).tolist() == [0, 7, 4, 1, 8, 5, 2, 9, 6, 3]
+    for m in (1, 2, 3, 97, 1000, 4096):
+        assert sorted(row_order(m).tolist()) == list(range(m))
+    first = row_order(1000)[:100]
+    assert len(set((first // 100).tolist())) == 10
+    assert not row_order(50).flags.writeable
+    for m in (1, 100, 5000, 10 ** 6):
+        b = row_block(m)
+        assert ROW_BLOCK_MIN <= b <= ROW_BLOCK_MAX and b % 16 == 0
 
 
 @needs_numba
@@ -252,3 +331,38 @@ def test_region_minima_in_threads_are_those_of_one_thread(monkeypatch):
             for a, b in zip(one, many):
                 np.testing.assert_array_equal(a, b)
         assert _patterns._thread_parts(len(S), k, problem.records, True) == [(0, len(S))]
+
+
+def test_score_tree_shares_the_prefixes_of_the_sorted_points():
+    """Worked by hand: (1, 1), (1, 2), (2, 1), (-1, 1) sorted are (-1, 1), (1, 1), (1, 2),
+    (2, 1): nodes -1 | 1 (point 3), 1 | 1 (point 0), 2 (point 1), 2 | 1 (point 2); every
+    point is completed by exactly one node; the values in the scores' dtype."""
+    from privopt.search._patterns import points_of, score_tree
+
+    V = np.array([[1, 1], [1, 2], [2, 1], [-1, 1]], dtype=float)
+    depth, value, point = score_tree(points_of(V, 0.0, np.zeros(2), np.zeros(4)))
+    assert depth.tolist() == [0, 1, 0, 1, 1, 0, 1]
+    assert value.tolist() == [-1, 1, 1, 1, 2, 2, 1]
+    assert point.tolist() == [-1, 3, -1, 0, 1, -1, 2]
+    pts32 = points_of(V, 0.0, np.zeros(2), np.zeros(4), values=np.array([0.0, 1.0]))
+    assert score_tree(pts32)[1].dtype == pts32.Vt.dtype == np.float32
+    rng = np.random.default_rng(0)
+    W = rng.integers(-2, 3, size=(40, 3)).astype(float)
+    _, _, completes = score_tree(points_of(W, 0.0, np.zeros(3), np.zeros(40)))
+    assert sorted(completes[completes >= 0].tolist()) == list(range(40))
+
+
+def test_ordered_rows_are_the_records_in_row_order():
+    """The values, positive labels and label differences of the rows in :func:`row_order`."""
+    from privopt.search._patterns import ordered_rows, records_of, row_order
+
+    rng = np.random.default_rng(1)
+    digits = rng.integers(0, 3, size=(4, 50))
+    values = np.array([0.0, 0.5, 2.0])
+    pos, neg = rng.integers(0, 3, 50), rng.integers(0, 3, 50)
+    records = records_of(digits, 3, values, pos, neg)
+    x, p, diff = ordered_rows(records, np.float64)
+    order = row_order(50)
+    np.testing.assert_array_equal(x, values[digits[:, order]])
+    np.testing.assert_array_equal(p, pos[order])
+    np.testing.assert_array_equal(diff, neg[order] - pos[order])
