@@ -76,14 +76,15 @@ class TopDownCost:
     row_exponent: float = 1.0
 
 
-#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
-#: (the overhead held at 1 ms, the smallest draws' time) on the default fit's 136 top-down W's
-#: over its ten tables: the worst ratio, either way, of predicted to the draw's CPU seconds is
-#: 4.8, where the binary and uniform 10,000 x 14 tables, which share every public quantity,
-#: differ 20-fold (no public prediction can do better than 4.5 there).  CPU seconds, not wall:
-#: on the 2 cores shared with other jobs the draws' wall time was 1 to 10 times their CPU time.
-TOPDOWN_COST = TopDownCost(overhead=1e-3, row_seconds=8.39e-9, exact_weight=0.0156, row_base=2.74,
-                           row_exponent=0.502)
+#: Fitted on 2026-11-28 18:45 UTC by ``benchmarks/bench_predictions.py --repeats 2`` then ``--fit``
+#: (on CPU seconds, the default; the overhead held at 1 ms, the smallest draws' time) on the default
+#: fit's 136 top-down W's over its ten tables, after the kernels' row screening (supports with as many
+#: value patterns as distinct rows screened row by row on 4,096 or more distinct rows): the worst
+#: ratio, either way, of predicted to the draw's CPU seconds is 2.97 (before the refit 5.3, the
+#: binary tables overpredicted).  The binary and uniform tables of one size share every public
+#: quantity yet differ up to 4-fold (no public prediction can do better than 2.0 there).
+TOPDOWN_COST = TopDownCost(overhead=1e-3, row_seconds=3.67e-9, exact_weight=0.0241, row_base=3.4,
+                           row_exponent=0.476)
 
 
 def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost: TopDownCost = TOPDOWN_COST

@@ -90,12 +90,12 @@ class BranchAndBoundCost:
     row_exponent: float
 
 
-#: Fitted on 2026-11-28 by ``benchmarks/bench_predictions.py --repeats 2 --fit --fit-on cpu``
-#: (the overhead held at 1 ms) on the default fit's 22 W's scored by branch and bound (2,000 x 6
-#: and 100,000 x 6 tables): the worst ratio, either way, of predicted to the draw's CPU seconds
-#: is 2.4 (the pruning depends on the data: one W took 46 times longer than another of 2.6
-#: times fewer points; two W's of the same public sizes differ up to 2.5-fold).
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=1e-3, point_seconds=6.92e-8, row_exponent=0.29)
+#: Fitted on 2026-11-28 18:45 UTC by ``benchmarks/bench_predictions.py --repeats 2`` then ``--fit``
+#: (on CPU seconds, the default; the overhead held at 1 ms) on the default fit's 22 W's scored by
+#: branch and bound (2,000 x 6 and 100,000 x 6 tables): the worst ratio, either way, of predicted
+#: to the draw's CPU seconds is 2.49 (the pruning depends on the data: two W's of the same public
+#: sizes differ up to 2-fold; the minimax is flat, other point_seconds/row_exponent pairs reach it).
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=1e-3, point_seconds=4.83e-8, row_exponent=0.353)
 
 
 def branch_and_bound_seconds(n_points: int, n_records: int, cost: BranchAndBoundCost = BRANCH_AND_BOUND_COST
