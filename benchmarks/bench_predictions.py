@@ -250,7 +250,7 @@ def w_lines(rows) -> list[str]:
     return lines
 
 
-def write_markdown(rows, head: str, fitted: list[str], repeats: int) -> None:
+def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = "") -> None:
     worst, worst_cpu = _worst(rows), _worst(rows, "cpu_ratio")
     floor = max(floor_of(rows).values())
     floor_cpu = max(floor_of(rows, "cpu_s").values(), default=None)
@@ -274,7 +274,7 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int) -> None:
     if fitted:
         lines += ["Constants refitted on this run (`--fit`), minimizing the worst ratio:", "", *fitted, ""]
     lines += ["Per W (over the warm fits):", "", *w_lines(rows)]
-    _common.write_markdown(os.path.join(OUT, "predictions.md"), lines)
+    _common.write_markdown(os.path.join(OUT, f"predictions{tag}.md"), lines)
 
 
 def main(argv=None) -> int:
@@ -291,15 +291,17 @@ def main(argv=None) -> int:
                          "wall time")
     ap.add_argument("--also", action="append", default=[], metavar="CSV",
                     help="with --fit: also fit on the W's of this earlier predictions.csv (repeatable)")
+    ap.add_argument("--tag", default="", help="results to predictions{TAG}.csv/.md (e.g. _holdout: tables the "
+                                               "constants were not fitted on)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.repeats)))
         return 0
-    csv_path = os.path.join(OUT, "predictions.csv")
+    csv_path = os.path.join(OUT, f"predictions{args.tag}.csv")
     if args.summary_only:
         rows = _common.read_csv(csv_path)
-        with open(os.path.join(OUT, "predictions.md")) as fh:
+        with open(os.path.join(OUT, f"predictions{args.tag}.md")) as fh:
             head = fh.read().splitlines()[2]
         if args.repredict:
             for r in rows:
@@ -323,7 +325,7 @@ def main(argv=None) -> int:
     fitted = fit(rows + [r for path in args.also for r in _common.read_csv(path)], key) if args.fit else []
     for line in fitted:
         print(line)
-    write_markdown(rows, head, fitted, max(int(r["seed"]) for r in rows) + 1)
+    write_markdown(rows, head, fitted, max(int(r["seed"]) for r in rows) + 1, args.tag)
     return 0
 
 
