@@ -19,6 +19,7 @@ import pyomo.environ as pyo
 import pytest
 
 import privopt
+from privopt.audit import signs_model
 from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
 from privopt.models import ModelInfo, attach_info, check_model_contract
 
@@ -63,24 +64,17 @@ def newsvendor(demand=DEMAND, *, continuous=False, upper=4.0, extra=None):
 
 def rspm_model(y, *, extra=None):
     """w in {-1, 0, 1} (w = p - n, binaries), record i's term |w - y_i| / 2 in [0, 1] for y_i in
-    {-1, 0, 1}, through its own h_i."""
-    m = pyo.ConcreteModel()
-    m.I = pyo.RangeSet(0, len(y) - 1)
-    m.w = pyo.Var(domain=pyo.Integers, bounds=(-1, 1))
-    m.pp = pyo.Var(domain=pyo.Binary)
-    m.nn = pyo.Var(domain=pyo.Binary)
-    m.link = pyo.Constraint(expr=m.w == m.pp - m.nn)
-    m.excl = pyo.Constraint(expr=m.pp + m.nn <= 1)
-    m.h = pyo.Var(m.I, domain=pyo.NonNegativeReals)
-    m.up = pyo.Constraint(m.I, rule=lambda m, i: m.h[i] >= m.w - float(y[i]))
-    m.down = pyo.Constraint(m.I, rule=lambda m, i: m.h[i] >= float(y[i]) - m.w)
-    cost = sum(0.5 * m.h[i] for i in m.I)
+    {-1, 0, 1}, through its own h_i: the audit's signs model with a_i = 1, o_i = 0."""
+    y = np.asarray(y, dtype=float)
+    m = signs_model(np.column_stack([y, np.ones_like(y), np.zeros_like(y)]))
+    cost = m.loss.expr
     if extra == "zero_row":
         m.cut = pyo.Constraint(expr=m.w + 0 * m.h[0] <= float(np.mean(y)))
     elif extra == "shared":
         m.s = pyo.Var(bounds=(0, 1))
         m.s_row = pyo.Constraint(expr=m.s >= 0.5 * m.w)
         cost = cost + m.s
+    m.del_component(m.loss)
     m.loss = pyo.Objective(expr=cost)
     return m
 
