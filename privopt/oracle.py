@@ -49,36 +49,26 @@ SMALLER_USER_MODEL = ("a coarser grid or tighter bounds or declared constraints 
 
 
 def not_certified_message(report, *, what: str = "the perturbed model", smaller: str = SMALLER_MODEL) -> str:
-    """One message whose first line says what happened and what to change
-    (``smaller``: what makes the problem smaller, in the model's own words).
+    """The one message of an uncertified solve: its first line says what happened and
+    what to change (``smaller``: what makes the problem smaller, in the model's own words).
 
-    When the solver proved optimality and the remaining gap is at rounding
-    level (within ``1e-6`` relative of the objective), more time cannot help:
-    the message says so and names ``abs_gap``.  Otherwise it names ``time_limit``.
-    No value computed from the data (objective, bound, gap, time spent) is in
-    the text: a refusal after the data is read is an output.
+    The text is a function of public settings only (the solver's name, ``time_limit``,
+    ``abs_gap``, ``what``, ``smaller``): which way the solve failed (a time limit, a
+    gap at the solver's rounding level, another termination) depends on the data, so it
+    is not told, and the message names every remedy.  No value computed from the data
+    (objective, bound, gap, time spent, termination) is in the text: a refusal after the
+    data is read is an output.
     """
-    obj = report.objective
-    gap = report.abs_gap_achieved
-    optimal = getattr(report.termination, "name", "") == "convergenceCriteriaSatisfied"
-    scale = max(1.0, abs(obj) if obj is not None else 1.0)
-    if optimal and gap is not None and gap <= 1e-6 * scale + 10 * report.abs_gap:
-        return (
-            f"Not certified: {report.solver} proved {what} optimal but its objective and bound differ by "
-            f"more than abs_gap={report.abs_gap:g}, at the solver's rounding level, so a longer time limit "
-            "cannot help: pass a larger abs_gap (e.g. ten times this one) or use another solver.\n"
-            "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure). The "
-            "objective, bound and gap are computed from the data and are not shown (they are in the solve's "
-            "report, which a mechanism gives only with keep_report=True: the data curator's diagnostics)."
-        )
     return (
-        f"Not certified: {report.solver} stopped on {what} with {report.termination.name} "
-        f"(time_limit={report.time_limit}); raise "
-        "time_limit, try another solver (solver='auto' searches the grid exactly when it is "
-        f"small), or make the problem smaller: {smaller}.\n"
-        "The privacy guarantee needs the exact argmin, so "
-        "nothing is released (see on_failure). privopt never retries with a changed grid or "
-        "model by itself: a choice that depends on how fast this data solved would leak."
+        f"Not certified: {report.solver} did not certify {what} optimal within time_limit={report.time_limit} "
+        f"and abs_gap={report.abs_gap:g}; raise time_limit, pass a larger abs_gap (e.g. ten times this one, "
+        "if the solver proves optimality at its rounding level), try another solver (solver='auto' searches "
+        f"the grid exactly when it is small), or make the problem smaller: {smaller}.\n"
+        "The privacy guarantee needs the exact argmin, so nothing is released (see on_failure). Which way "
+        "the solve failed and its objective, bound, gap and time are computed from the data and are not "
+        "shown (they are in the solve's report, which a mechanism gives only with keep_report=True: the "
+        "data curator's diagnostics). privopt never retries with a changed grid or model by itself: a "
+        "choice that depends on how fast this data solved would leak."
     )
 
 
