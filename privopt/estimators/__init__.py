@@ -984,17 +984,27 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
     def fit(self, X, y):
         """Fit on (X, y); all checks run before any solve.  Under a
         :class:`~privopt.PrivacyLedger` the fit is charged before any work: one
-        release of its total epsilon (and delta), whatever mechanisms it runs."""
+        release of its total epsilon (and delta), whatever mechanisms it runs.  A fit
+        that raises leaves the estimator's attributes as they were before the call (still
+        charged under a ledger once the data was read)."""
         name = type(self).__name__
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)
         keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
-        with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
-                     ledger=ledger, data=(estimator_key(self), X, y),
-                     check=lambda: self._check_public(X)) as charge, reports_kept(keep):
-            self._fit(X, y, pure_only=pure_only)
-            if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
-                charge.settle(self.epsilon_spent_, self.delta_spent_)
+        before = dict(vars(self))
+        try:
+            with release(f"{name}.fit", name, functools.partial(self._ledger_spend, X, pure_only),
+                         ledger=ledger, data=(estimator_key(self), X, y),
+                         check=lambda: self._check_public(X)) as charge, reports_kept(keep):
+                self._fit(X, y, pure_only=pure_only)
+                if charge is not None:      # "auto" reserved OPDisc's delta; a pure mechanism ran: give it back
+                    charge.settle(self.epsilon_spent_, self.delta_spent_)
+        except BaseException:
+            # a failed fit leaves the estimator as it was: no mix of this fit's feature map
+            # with an earlier fit's W and weights
+            vars(self).clear()
+            vars(self).update(before)
+            raise
         return self
 
     def _check_public(self, X) -> None:
