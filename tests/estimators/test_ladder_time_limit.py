@@ -47,3 +47,4 @@ def test_a_longer_time_limit_offers_at_least_the_same_ws(table):
         assert longer[:len(shorter) - 1] == shorter[:len(shorter) - 1]     # the warm start's W comes last
         assert len(longer) >= len(shorter)
     assert len(offered[-1]) > len(offered[0])
+
