@@ -617,8 +617,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     feature_values : None or int >= 2
         The most values a coordinate of a record (the intercept's included)
         takes, declared public (a discretization's levels + 1, plus one for
-        the intercept): private selection's predicted time reads it (None:
-        nothing declared, the rows bounded by n alone).
+        the intercept): private selection's split by support and its predicted
+        time read it in place of the values present in X (None).
 
     Returns
     -------
@@ -853,7 +853,8 @@ def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cu
     ``.milp()`` builds it when a MILP solver needs it.  ``feature_values``: the most
     values a coordinate of a record (the intercept's included) can take, declared in
     public (a discretization's levels + 1, plus one for the intercept), or None: private
-    selection's predicted time reads it (:attr:`privopt.search.HalfspaceData.feature_values`)."""
+    selection then splits W by support and predicts its time from it, not from the values
+    present in X (:attr:`privopt.search.HalfspaceData.feature_values`)."""
     setup = _zero_one_setup(X, y, _ZeroOneArgs(
         grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
         fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes,

@@ -31,7 +31,7 @@ class HalfspaceData:
     (``solver="enumerate"`` refuses a model changed since); ``feature_values``: the most
     values a coordinate of a record takes, declared in public by the caller (the
     estimator's discretization: levels + 1, plus the intercept's), or None: what the
-    top-down draw's predicted time reads (public, unlike the values present in X).
+    top-down split and its predicted time read in place of the values present in X.
     """
 
     X: np.ndarray

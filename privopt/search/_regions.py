@@ -133,9 +133,18 @@ def _split_applies(data, coef, bound):
         return None
     X = np.asarray(data.X, dtype=np.float64)
     uniq = unique_values(X)
-    if split_support_count(X.shape[1], coef[0], int(bound), len(uniq[0])) is None:
+    if split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(uniq[0]))) is None:
         return None
     return grid, uniq
+
+
+def _split_values(data, present: int) -> int:
+    """The number of values the split's rule reads: the values a coordinate takes as declared
+    in public (:attr:`privopt.search.HalfspaceData.feature_values`), so that the path is
+    chosen from public quantities; the values present in X where none is declared (or where
+    the declaration falls short of them: the kernels' tables are sized by what is there)."""
+    declared = getattr(data, "feature_values", None)
+    return present if declared is None else max(int(declared), present)
 
 
 def split_supports(data, coef, bound) -> int | None:
@@ -146,7 +155,7 @@ def split_supports(data, coef, bound) -> int | None:
     if uniform_grid(data.grid) is None or not data.exact:
         return None
     X = np.asarray(data.X)
-    return split_support_count(X.shape[1], coef[0], int(bound), len(np.unique(X)))
+    return split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(np.unique(X))))
 
 
 def bound_search_work(data) -> int | None:

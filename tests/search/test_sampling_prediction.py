@@ -50,6 +50,21 @@ def test_sampling_seconds_by_hand():
     assert problem.sampling_seconds(1000) == topdown_seconds(SupportWork(4, 6, 3, (2,)), 1000, TOPDOWN_COST)
 
 
+def test_the_declared_values_choose_the_path_not_the_values_present():
+    """A table of 0/1 entries splits by support on its own values (2 per coordinate); the
+    same table declared to take 2^22 + 1 values per coordinate (more row patterns on one
+    feature than the split allows) is not split: the path follows the public declaration.
+    A declaration below the values present never makes the kernels' tables too small."""
+    X = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    y = [1, -1, 1, -1]
+    assert _problem(X, y, grid=1, norm_bound=1.0)[1] is not None
+    assert _problem(X, y, grid=1, norm_bound=1.0, feature_values=2 ** 22 + 1)[1] is None
+    from privopt.search._regions import _split_values
+
+    data = _problem(X, y, grid=1, norm_bound=1.0, feature_values=2)[0]
+    assert _split_values(data, 5) == 5 and _split_values(data, 1) == 2
+
+
 @pytest.mark.parametrize("bad", [1, 0, 2.5, True, "9"])
 def test_a_bad_feature_values_is_refused_by_name(bad):
     with pytest.raises(ParameterError, match="feature_values"):
