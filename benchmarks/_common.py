@@ -173,7 +173,9 @@ def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
     ``lo``, ``hi``: ``uniform`` (features uniform in [0, 1], label from a noisy linear rule on
     three of them), ``make_classification`` / ``wide`` (scikit-learn's, d/2 informative, at
     most 10; bounds the table's range), ``binary`` (Bernoulli(0.3) columns, a noisy rule on
-    four), ``mixed`` (half uniform, half binary)."""
+    four), ``mixed`` (half uniform, half binary), ``gaussian`` (correlated normal features,
+    bounds at +-4, a noisy rule on two), ``ordinal`` (whole numbers 0..4, as survey answers, a
+    noisy rule on three; bounds (0, 4))."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -191,6 +193,13 @@ def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
         elif shape == "binary":
             X = (rng.uniform(size=(m, d)) < 0.3).astype(float)
             z = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3] + 0.1
+        elif shape == "gaussian":
+            X = rng.normal(size=(m, d)) @ (np.eye(d) + 0.3 * rng.normal(size=(d, d)) / np.sqrt(d))
+            X = np.clip(X, -4.0, 4.0)
+            z = X[:, 0] - 0.5 * X[:, 1]
+        elif shape == "ordinal":
+            X = rng.integers(0, 5, size=(m, d)).astype(float)
+            z = (X[:, 0] + X[:, 1] - X[:, 2] - 2.0) / 2.0
         elif shape == "mixed":
             half = d // 2
             X = np.hstack([rng.uniform(0, 1, size=(m, half)), (rng.uniform(size=(m, d - half)) < 0.3).astype(float)])
@@ -198,7 +207,8 @@ def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
         else:
             raise SystemExit(f"unknown table shape {shape!r}")
         y = (z + rng.normal(0, 0.2, m) > 0).astype(int)
-        lo, hi = np.zeros(d), np.ones(d)
+        lo, hi = {"gaussian": (-4.0, 4.0), "ordinal": (0.0, 4.0)}.get(shape, (0.0, 1.0))
+        lo, hi = np.full(d, lo), np.full(d, hi)
     return X[:n], y[:n], X[n:], y[n:], lo, hi
 
 
@@ -206,7 +216,9 @@ def record_plans(record: list) -> None:
     """Wrap privopt's planner of a 0/1-loss W (the mixture's W's and a single W's) so that
     every W planned from now on appends to ``record`` (in the order of the W's, as the
     selection report lists them) its public quantities (``path``, ``n``, ``d``,
-    ``n_points``, ``regions``, ``point_work``, ``predicted_s``) and, once drawn, ``cpu_s``:
+    ``n_points``, ``regions``, ``point_work``, ``support_points``: the points of a support of
+    each size 1, 2, ..., ``feature_values``: the values a coordinate takes as declared,
+    ``predicted_s``) and, once drawn, ``cpu_s``:
     the process's CPU seconds of the draw (every thread), which the load of a shared machine
     inflates far less than its wall time.  For this checkout's privopt only."""
     import time
@@ -216,9 +228,12 @@ def record_plans(record: list) -> None:
 
     def plan(data, problem, *, n_public, **kw):
         out = _plan.plan_halfspace(data, problem, n_public=n_public, **kw)
-        regions, work = (None, None) if problem is None else problem.public_work()
+        work = None if problem is None else problem.public_work()
         row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
-               "regions": regions, "point_work": work, "predicted_s": float(out.predicted_time)}
+               "regions": None, "point_work": None, "support_points": None,
+               "feature_values": getattr(data, "feature_values", None), "predicted_s": float(out.predicted_time)}
+        if work is not None:
+            row.update(regions=work.regions, point_work=work.point_work, support_points=";".join(map(str, work.sizes)))
         record.append(row)
         sample = out.sampler.sample
 

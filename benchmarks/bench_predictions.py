@@ -2,38 +2,46 @@
 fit of the prediction's constants.
 
 The default fit (``PrivateHalfspaceClassifier(epsilon=1, bounds=<public bounds>)``, its
-ladder of W's and the warm start, :func:`privopt.mixture_selection`) on the tables of
-bench_table_shapes.py (:func:`_common.shape_table`).  Per W of every warm fit: the plan's
-predicted seconds (:attr:`privopt.mechanisms.MixturePart.predicted_time`, from public
-sizes only) and the measured wall time of its draw, with the public quantities the
-prediction reads, recorded as the plan is made:
+ladder of W's and the warm start, :func:`privopt.mixture_selection`) on synthetic tables
+(:func:`_common.shape_table`: uniform, make_classification, binary, mixed, wide, and for the
+hold-out also gaussian and ordinal).  Per W of every warm fit: the plan's predicted seconds
+(:attr:`privopt.mechanisms.MixturePart.predicted_time`, from public sizes only), the
+measured wall time of its draw and the process's CPU seconds during it, with the public
+quantities the prediction reads, recorded as the plan is made:
 
-* top down (``topdown``): n, the supports of W (``regions``) and ``point_work`` = sum over
-  the supports of (points of the region) x (support size)
-  (:meth:`privopt.search._regions.HalfspaceProblem.public_work`);
-* scored by branch and bound (``enumerate``): n, |W| and d.
+* top down (``topdown``): n, d, the supports of W (``regions``), ``point_work`` and the
+  points of one support of each size (``support_points``), and the values a coordinate takes
+  as the estimator declares them (``feature_values``: levels + 1, plus the intercept's)
+  (:meth:`privopt.search._regions.HalfspaceProblem.public_work`, :class:`privopt.space.SupportWork`);
+* scored by branch and bound (``enumerate``): n and |W|.
 
-``--fit`` (with ``--also`` earlier runs' CSVs) refits the constants
-(:data:`privopt.search._regions.TOPDOWN_COST` and
-:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`) on the rows of this run (or of
-the CSV with ``--summary-only``): the values that make the worst ratio, either way, of
-predicted to the draws' CPU seconds (``--fit-on wall``: wall time) over every W smallest
-(the overheads held), printed for the two records; ``--summary-only --repredict``
-recomputes every W's prediction with the current constants (a pure function of the public
-quantities in the CSV).  A uniform speed change of the kernels is their ``row_seconds`` /
-``point_seconds`` alone.
+Refit (one command, after any change of the kernels' or the draws' speed)::
+
+    python benchmarks/bench_predictions.py --fit
+
+measures the training tables (``TABLES``: 24 shapes and sizes, about 6 minutes on 2 shared
+cores; ``--summary-only --fit`` refits on the last run's CSV without measuring) and prints
+both records, :data:`privopt.search._regions.TOPDOWN_COST` and
+:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`, every field refitted
+(the per-W ``overhead`` too) on the draws' CPU seconds (``--fit-on wall``: wall time): the
+smallest worst ratio, either way, of predicted to measured, then within 2% of it the least
+squares of the log ratios (:func:`_minimax`).  Paste them into their modules, then
+``--summary-only --repredict`` rewrites predictions.md with them, and ``--holdout`` measures
+the tables the constants were never fitted on (``HOLDOUT``, chosen before any fit: other n,
+d and two other generators) into predictions_holdout.md.
 
 Each table runs in its own process: a first fit (seed 1000, not counted: numba's kernels
 load), then ``--repeats`` warm fits (seeds 0, 1, ...).
 
 Run:  python benchmarks/bench_predictions.py [--repeats 2] [--tables uniform:2000x6,...] [--fit [--also CSV]]
-      [--summary-only [--repredict]]
-Writes benchmarks/results/predictions.csv (one row per W of each warm fit) and predictions.md.
+      [--summary-only [--repredict]] [--holdout] [--tag T]
+Writes benchmarks/results/predictions{T}.csv (one row per W of each warm fit) and predictions{T}.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -42,8 +50,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import astuple
-
 import numpy as np
 
 import _common
@@ -53,9 +59,17 @@ OUT = os.path.join(HERE, "results")
 
 EPSILON = 1.0
 FIRST_SEED = 1000
-TABLES = ("uniform:2000x6,uniform:10000x14,make_classification:2000x6,make_classification:10000x14,"
-          "make_classification:100000x6,binary:1000x14,binary:10000x14,mixed:1000x14,mixed:10000x14,wide:1000x60")
-COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point_work", "predicted_s",
+TABLES = ("uniform:1000x4,uniform:2000x6,uniform:3000x12,uniform:10000x14,uniform:30000x8,uniform:100000x6,"
+          "make_classification:2000x6,make_classification:3000x10,make_classification:1000x20,"
+          "make_classification:10000x14,make_classification:50000x12,make_classification:100000x6,"
+          "binary:1000x14,binary:2000x6,binary:3000x20,binary:10000x14,binary:30000x8,binary:100000x12,"
+          "mixed:1000x14,mixed:20000x6,mixed:5000x16,mixed:10000x14,wide:1000x60,wide:2000x40")
+#: The hold-out tables, chosen before the constants were fitted: n, d and generators (gaussian,
+#: ordinal) the fit never saw, and n beyond its largest (150,000).
+HOLDOUT = ("uniform:7000x9,binary:1500x12,mixed:60000x10,make_classification:15000x16,wide:3000x30,"
+           "gaussian:20000x7,ordinal:8000x11,gaussian:150000x12,ordinal:2500x5")
+COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point_work", "support_points",
+           "feature_values", "predicted_s",
            "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored")
 
 
@@ -116,77 +130,163 @@ def run_table(spec: str, repeats: int, tmp: str) -> list[dict]:
 
 # -- the fit of the constants ---------------------------------------------------------------
 
-def _topdown_seconds(cost, r) -> float:
-    from privopt.search._regions import topdown_seconds
+def _opt(r, key):
+    v = r.get(key)
+    return None if v in ("", None) else v
 
-    return topdown_seconds(int(float(r["regions"])), int(float(r["point_work"])), int(r["n"]), int(r["d"]), cost)
+
+def _support_work(r):
+    """The :class:`privopt.space.SupportWork` of a top-down row (its public quantities)."""
+    from privopt.space import SupportWork
+
+    sizes = tuple(int(v) for v in str(_opt(r, "support_points") or "").split(";") if v)
+    values = _opt(r, "feature_values")
+    return SupportWork(int(float(r["regions"])), int(float(r["point_work"])), int(r["d"]), sizes,
+                       None if values is None else int(float(values)))
 
 
-def _scored_seconds(cost, r) -> float:
+def _topdown_model(rows):
+    """``predict(cost)``: :func:`privopt.search.topdown_seconds` of every top-down row, vectorized
+    for the fit (checked against the function itself by :func:`fit`)."""
+    works = [_support_work(r) for r in rows]
+    n = np.array([max(1.0, float(r["n"])) for r in rows])
+    d = np.array([w.d for w in works], dtype=float)
+    regions = np.array([w.regions for w in works], dtype=float)
+    log_v = np.array([math.log(w.values) if w.values and w.values > 1 else math.inf for w in works])
+    kmax = max((len(w.sizes) for w in works), default=0)
+    weight = np.zeros((len(works), kmax))        # C(d, k) |V_k| k
+    for i, w in enumerate(works):
+        for k, points in enumerate(w.sizes, start=1):
+            weight[i, k - 1] = math.comb(w.d, k) * points * k
+    ks = np.arange(1, kmax + 1, dtype=float)
+    log_k = np.where(np.isinf(log_v)[:, None], np.inf, ks[None, :] * np.where(np.isinf(log_v), 0.0, log_v)[:, None])
+    log_thousand = math.log(1000.0)
+
+    def predict(cost):
+        log_m = np.minimum(np.log(n), np.where(np.isinf(log_v), np.inf, cost.row_share * d * log_v))
+        rows_ = np.exp(cost.row_exponent * (log_m - log_thousand))
+        pats = np.exp(cost.pattern_exponent * (np.minimum(log_m[:, None], log_k) - log_thousand))
+        return cost.overhead + cost.support_seconds * regions * rows_ + cost.point_seconds * (weight * pats).sum(1)
+
+    return predict
+
+
+def _scored_model(rows):
+    """``predict(cost)``: :func:`privopt.mechanisms.selection.branch_and_bound_seconds` of every row."""
     from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
 
-    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost)
+    return lambda cost: np.array([branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost) for r in rows])
 
+
+#: The range of every fitted exponent of n, the rows or the patterns: more of them never cost
+#: less, and every kernel's work is at most linear in them (one pass over the rows per support
+#: or per point scored).
+EXPONENT_RANGE = (0.0, 1.0)
+
+
+def _minimax(predict, make, start, measured, floor) -> tuple:
+    """The fields of the cost record ``make(**fields)`` (from ``start``, a dict) that put the
+    predictions at the geometric middle of what public quantities allow: first the smallest
+    worst log ratio c* (either way) of ``predict(record)`` to ``measured`` over the W's
+    (minimize c subject to |log predicted - log measured| <= c for every W: smooth
+    constraints, SLSQP, from ``start`` and random restarts), then, within 2% of c*, the
+    smallest mean squared log ratio (the worst W's alone leave free the constants that do
+    not move them; the others then set those, so the form extrapolates as the bulk says).
+    Fields are fitted in logarithms, the exponents as they are, within :data:`EXPONENT_RANGE`
+    (the kernels' work is monotone and at most linear in the rows and patterns).  Returns the record, its
+    worst ratio and its worst ratio over ``floor`` (per W the log of :func:`floor_of`'s: the
+    spread of the W's that share every public quantity, which no prediction can narrow)."""
+    from scipy.optimize import minimize
+
+    names = list(start)
+    raw = [k.endswith("exponent") for k in names]
+    x0 = np.array([start[k] if r else math.log(start[k]) for k, r in zip(names, raw)], dtype=float)
+    log_meas = np.log(np.asarray(measured, dtype=float))
+
+    def record(x):
+        return make(**{k: (float(v) if r else float(math.exp(v))) for k, v, r in zip(names, x, raw)})
+
+    def resid(x):
+        with np.errstate(all="ignore"):
+            pred = predict(record(x))
+            out = np.log(np.maximum(pred, 1e-300)) - log_meas
+        return np.where(np.isfinite(out), out, 1e3)
+
+    def within(z, c=None):      # c - |resid| >= 0, as two smooth sides
+        r = resid(z[:-1] if c is None else z)
+        top = z[-1] if c is None else c
+        return np.concatenate([top - r, top + r])
+
+    opts = {"maxiter": 500, "ftol": 1e-10}
+    bounds = [EXPONENT_RANGE if r else (-60.0, 10.0) for r in raw]      # log fields: 1e-26 .. 2e4
+    rng = np.random.default_rng(0)
+    best = None
+    for x in [x0] + [x0 + rng.normal(0, 0.5, x0.size) for _ in range(5)]:
+        x = np.array([min(max(v, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]) if r else v for v, r in zip(x, raw)])
+        z = np.append(x, np.abs(resid(x)).max())
+        out = minimize(lambda z: z[-1], z, method="SLSQP", constraints=[{"type": "ineq", "fun": within}],
+                       bounds=bounds + [(0.0, None)], options=opts)
+        worst = float(np.abs(resid(out.x[:-1])).max())
+        if best is None or worst < best[1]:
+            best = (out.x[:-1], worst)
+    cap = best[1] + math.log(1.02)
+    out = minimize(lambda x: float(np.mean(resid(x) ** 2)), best[0], method="SLSQP", bounds=bounds,
+                   constraints=[{"type": "ineq", "fun": lambda x: within(x, cap)}], options=opts)
+    x = out.x if np.abs(resid(out.x)).max() <= cap + 1e-6 else best[0]
+    e = np.abs(resid(x))
+    return record(x), math.exp(float(e.max())), math.exp(float((e - np.asarray(floor)).max()))
+
+
+def _record_line(cost) -> str:
+    args = ", ".join(f"{f.name}={getattr(cost, f.name):.3g}" for f in dataclasses.fields(cost))
+    return f"{type(cost).__name__}({args})"
+
+
+def fit(rows, key: str = "cpu_s") -> list[str]:
+    """Both records refitted (every field, the per-W overhead included) on the seconds ``key``
+    of ``rows`` (``cpu_s``, or the wall time ``measured_s``) by :func:`_minimax`, as lines of
+    the results file (each a record to paste into its module)."""
+    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
+    from privopt.search import topdown_seconds
+    from privopt.search._regions import TOPDOWN_COST, TopDownCost
+
+    rows = [r for r in rows if _opt(r, key) is not None]
+    floors = floor_of(rows, key)
+    lines = []
+    for path, make, start, model in (("topdown", TopDownCost, TOPDOWN_COST, _topdown_model),
+                                     ("enumerate", BranchAndBoundCost, BRANCH_AND_BOUND_COST, _scored_model)):
+        mine = [r for r in rows if r["path"] == path]
+        if not mine:
+            continue
+        floor = [math.log(floors[_public_key(r)]) for r in mine]
+        cost, worst, excess = _minimax(model(mine), make, dataclasses.asdict(start), [float(r[key]) for r in mine],
+                                       floor)
+        if path == "topdown":
+            check = np.array([topdown_seconds(_support_work(r), int(r["n"]), cost) for r in mine])
+            if not np.allclose(check, model(mine)(cost), rtol=1e-9):
+                raise AssertionError("the vectorized top-down model differs from topdown_seconds")
+        lines.append(f"- {'top down' if path == 'topdown' else 'branch and bound'} ({len(mine)} W's): "
+                     f"`{_record_line(cost)}`: worst ratio {worst:.2f}, at most {excess:.2f} times the spread of "
+                     "the W's that share its public quantities")
+    return lines
 
 def predicted(r) -> float:
     """The current constants' prediction of the W of row ``r`` (from its public quantities)."""
-    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST
-    from privopt.search._regions import TOPDOWN_COST
+    from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
+    from privopt.search import topdown_seconds
 
     if r["path"] == "topdown":
-        return _topdown_seconds(TOPDOWN_COST, r)
-    return _scored_seconds(BRANCH_AND_BOUND_COST, r)
-
-
-def _minimax(rows, model, make, start, key: str = "measured_s") -> tuple:
-    """The positive parameters (after the first, held) of the cost record ``make(*params)`` that
-    make the worst log ratio of ``model(record, row)`` to the measured seconds over ``rows``
-    smallest (Nelder-Mead on the log parameters from ``start`` and from random restarts), and
-    that worst ratio."""
-    from scipy.optimize import minimize
-
-    meas = np.array([float(r[key]) for r in rows])
-    held, free = start[0], np.log(np.asarray(start[1:], dtype=float))
-
-    def worst(logp):
-        cost = make(held, *np.exp(logp))
-        pred = np.array([model(cost, r) for r in rows])
-        return float(np.max(np.abs(np.log(pred / meas))))
-
-    opts = {"maxiter": 4000, "xatol": 1e-6, "fatol": 1e-8}
-    rng = np.random.default_rng(0)
-    best = None
-    for x0 in [free] + [free + rng.normal(0, 1, free.size) for _ in range(4)]:
-        out = minimize(worst, x0, method="Nelder-Mead", options=opts)
-        for _ in range(3):          # restarts: the objective is a maximum, with kinks
-            out = minimize(worst, out.x, method="Nelder-Mead", options=opts)
-        if best is None or out.fun < best.fun:
-            best = out
-    return (held, *np.exp(best.x)), math.exp(best.fun)
-
-
-def fit(rows, key: str = "measured_s") -> list[str]:
-    """The refitted constants of both records (the overhead held) on the seconds ``key`` of
-    ``rows`` (the wall time, or ``cpu_s``), as lines of the results file."""
-    rows = [r for r in rows if r.get(key) not in ("", None)]
-    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
-    from privopt.search._regions import TOPDOWN_COST, TopDownCost
-
-    lines = []
-    top = [r for r in rows if r["path"] == "topdown"]
-    if top:
-        p, w = _minimax(top, _topdown_seconds, TopDownCost, astuple(TOPDOWN_COST), key)
-        lines.append(f"- top down ({len(top)} W's): TopDownCost(overhead={p[0]:.3g}, row_seconds={p[1]:.3g}, "
-                     f"exact_weight={p[2]:.3g}, row_base={p[3]:.3g}, row_exponent={p[4]:.3g}): worst ratio {w:.2f}")
-    scored = [r for r in rows if r["path"] == "enumerate"]
-    if scored:
-        p, w = _minimax(scored, _scored_seconds, BranchAndBoundCost, astuple(BRANCH_AND_BOUND_COST), key)
-        lines.append(f"- branch and bound ({len(scored)} W's): BranchAndBoundCost(overhead={p[0]:.3g}, "
-                     f"point_seconds={p[1]:.3g}, row_exponent={p[2]:.3g}): worst ratio {w:.2f}")
-    return lines
+        return topdown_seconds(_support_work(r), int(r["n"]))
+    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]))
 
 
 # -- the results file -------------------------------------------------------------------------
+
+def _public_key(r) -> tuple:
+    """What a W's prediction reads (n, d, its index in the ladder, the path, |W|): W's with
+    the same key share every public quantity."""
+    return int(r["n"]), int(r["d"]), int(r["w"]), r["path"], int(r["n_points"])
+
 
 def floor_of(rows, measure: str = "measured_s") -> dict:
     """Per (n, d, W index): the smallest worst ratio ANY prediction from public sizes could
@@ -196,8 +296,7 @@ def floor_of(rows, measure: str = "measured_s") -> dict:
     for r in rows:
         if r.get(measure) in ("", None):
             continue
-        key = (int(r["n"]), int(r["d"]), int(r["w"]), r["path"], int(r["n_points"]))
-        out.setdefault(key, []).append(float(r[measure]))
+        out.setdefault(_public_key(r), []).append(float(r[measure]))
     return {k: math.sqrt(max(v) / min(v)) for k, v in out.items()}
 
 
@@ -211,11 +310,13 @@ def _fmt(v, fmt: str = ".1f") -> str:
 
 
 def summary_lines(rows) -> list[str]:
-    lines = ["| table | W's | top down: worst | scored: worst | worst W (path, |W|) | worst (CPU s) "
-             "| predicted s (sum) | measured s (sum) | CPU s (sum) |", "|---|--:|--:|--:|---|--:|--:|--:|--:|"]
+    lines = ["| table | W's | top down: worst (CPU s) | scored: worst (CPU s) | worst W (path, |W|) | within 3x "
+             "| best any public prediction could do (CPU) | worst (wall) | predicted s (sum) | measured s (sum) "
+             "| CPU s (sum) |", "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|"]
+    floors = floor_of(rows, "cpu_s")
     for table in dict.fromkeys(r["table"] for r in rows):
         mine = [r for r in rows if r["table"] == table]
-        worst = max(mine, key=lambda r: float(r["ratio"]))
+        worst = max(mine, key=lambda r: float(r["cpu_ratio"]))
         seeds = sorted({int(r["seed"]) for r in mine})
 
         def total(key, mine=mine, seeds=seeds):
@@ -224,30 +325,38 @@ def summary_lines(rows) -> list[str]:
             return statistics.median(sum(float(r[key]) for r in mine if int(r["seed"]) == s) for s in seeds)
 
         lines.append(f"| {table} | {len({r['w'] for r in mine})} | "
-                     f"{_fmt(_worst([r for r in mine if r['path'] == 'topdown']))} | "
-                     f"{_fmt(_worst([r for r in mine if r['path'] == 'enumerate']))} | "
-                     f"{float(worst['ratio']):.1f} (W{worst['w']}, {worst['path']}, {int(worst['n_points']):,}) | "
-                     f"{_fmt(_worst(mine, 'cpu_ratio'))} | {_fmt(total('predicted_s'), '.3g')} | "
+                     f"{_fmt(_worst([r for r in mine if r['path'] == 'topdown'], 'cpu_ratio'))} | "
+                     f"{_fmt(_worst([r for r in mine if r['path'] == 'enumerate'], 'cpu_ratio'))} | "
+                     f"{float(worst['cpu_ratio']):.1f} (W{worst['w']}, {worst['path']}, {int(worst['n_points']):,}) | "
+                     f"{_share(mine, 'cpu_ratio')} | {max(floors[_public_key(r)] for r in mine):.1f} | "
+                     f"{_fmt(_worst(mine))} | {_fmt(total('predicted_s'), '.3g')} | "
                      f"{_fmt(total('measured_s'), '.3g')} | {_fmt(total('cpu_s'), '.3g')} |")
     return lines
 
 
 def w_lines(rows) -> list[str]:
-    floors = floor_of(rows)
-    lines = ["| table | W | path | |W| | supports | predicted s | measured s (median) | worst ratio "
-             "| best any public prediction could do | CPU s (median) | worst ratio (CPU) |",
+    floors = floor_of(rows, "cpu_s")
+    lines = ["| table | W | path | |W| | supports | predicted s | measured s (median) | worst ratio (wall) "
+             "| best any public prediction could do (CPU) | CPU s (median) | worst ratio (CPU) |",
              "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     keys = dict.fromkeys((r["table"], int(r["w"])) for r in rows)
     for table, w in keys:
         mine = [r for r in rows if r["table"] == table and int(r["w"]) == w]
         r0 = mine[0]
-        floor = floors[(int(r0["n"]), int(r0["d"]), w, r0["path"], int(r0["n_points"]))]
+        floor = floors[_public_key(r0)]
         measured = statistics.median(float(r["measured_s"]) for r in mine)
         cpu = [float(r["cpu_s"]) for r in mine if r.get("cpu_s") not in ("", None)]
         lines.append(f"| {table} | {w} | {r0['path']} | {int(r0['n_points']):,} | {r0['regions'] or ''} | "
                      f"{float(r0['predicted_s']):.3g} | {measured:.3g} | {_worst(mine):.1f} | {floor:.1f} | "
                      f"{_fmt(statistics.median(cpu) if cpu else None, '.3g')} | {_fmt(_worst(mine, 'cpu_ratio'))} |")
     return lines
+
+
+def _share(rows, key: str) -> str:
+    """The share of the W's (rows) whose ratio ``key`` is at most 3, as "k of m (p%)"."""
+    vals = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    within = sum(v <= 3.0 for v in vals)
+    return f"{within} of {len(vals)} ({100.0 * within / max(1, len(vals)):.0f}%)"
 
 
 def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = "") -> None:
@@ -258,21 +367,23 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = 
              f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed)`, "
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
-             "points; the constants of privopt/search/_regions.py TOPDOWN_COST and "
-             "privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the measured wall time of "
-             "its draw and the process's CPU seconds "
+             "points, the values a coordinate takes as the estimator declares them; the constants of "
+             "privopt/search/_regions.py TOPDOWN_COST and privopt/mechanisms/selection/_evaluate.py "
+             "BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
              "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
              "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
-             "shared with other jobs.", "",
-             f"Worst ratio over every W: **{worst:.1f}** against the wall time, **{_fmt(worst_cpu)}** against the "
-             "CPU seconds. The tables of one size share every public quantity (n, d, the bounds' discretization, "
-             "the W's), so one prediction serves them all; the column `best any public prediction could do` is the "
-             "square root of the largest over the smallest measured seconds of a W across them, the worst ratio "
-             f"ANY public prediction would have there (largest: {floor:.1f} on the wall time, {_fmt(floor_cpu)} on "
-             "the CPU seconds).", "",
+             "shared with other jobs. Refit: `python benchmarks/bench_predictions.py --fit` (the script's "
+             "docstring).", "",
+             f"Worst ratio over every W: **{_fmt(worst_cpu)}** against the CPU seconds ({worst:.1f} against the wall "
+             f"time); within 3x: **{_share(rows, 'cpu_ratio')}** of the W's against the CPU seconds. The tables of one "
+             "size share every public quantity (n, d, the bounds' discretization, the W's), so one prediction serves "
+             "them all; the column `best any public prediction could do` is the square root of the largest over the "
+             "smallest measured seconds of a W across them (and its repeats), the worst ratio ANY public prediction "
+             f"would have there (largest: {_fmt(floor_cpu)} on the CPU seconds, {floor:.1f} on the wall time).", "",
              *summary_lines(rows), ""]
     if fitted:
-        lines += ["Constants refitted on this run (`--fit`), minimizing the worst ratio:", "", *fitted, ""]
+        lines += ["Constants refitted on this run (`--fit`: the smallest worst ratio, then least squares within 2% "
+                  "of it):", "", *fitted, ""]
     lines += ["Per W (over the warm fits):", "", *w_lines(rows)]
     _common.write_markdown(os.path.join(OUT, f"predictions{tag}.md"), lines)
 
@@ -293,11 +404,15 @@ def main(argv=None) -> int:
                     help="with --fit: also fit on the W's of this earlier predictions.csv (repeatable)")
     ap.add_argument("--tag", default="", help="results to predictions{TAG}.csv/.md (e.g. _holdout: tables the "
                                                "constants were not fitted on)")
+    ap.add_argument("--holdout", action="store_true",
+                    help="the hold-out tables (HOLDOUT) into predictions_holdout.csv/.md")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.repeats)))
         return 0
+    if args.holdout:
+        args.tables, args.tag = HOLDOUT, args.tag or "_holdout"
     csv_path = os.path.join(OUT, f"predictions{args.tag}.csv")
     if args.summary_only:
         rows = _common.read_csv(csv_path)

@@ -140,7 +140,7 @@ def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None
     if topdown_work is None:
         return max(float(predict_evaluation_seconds(n_points, n_records, d, sparse_work)),
                    float(branch_and_bound_seconds(n_points, n_records)))
-    one_core = topdown_seconds(topdown_work.regions, topdown_work.point_work, n_records, topdown_work.d)
+    one_core = topdown_seconds(topdown_work, n_records)
     return one_core / workers_for(None, _bound_pass_seconds(topdown_work.regions, n_records))
 
 
@@ -819,8 +819,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
         """The same 0/1 loss without its MILP (:func:`privopt.models.zero_one_loss`):
         what private selection among resolutions reads."""
         grid, norm_bound = self._ball(Xd.shape[1], res)
+        # the values a coordinate takes, declared where they are public (discretized features):
+        # the sampler's path and predicted time then read them, not the values present in X
+        values = self._feature_values(Xd, res) if self.discretizer_ is not None else None
         return zero_one_loss(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
-                             classes=(-1, 1))
+                             classes=(-1, 1), feature_values=values)
 
     def _uses_ladder(self, mechanism: str, milp_solver: bool) -> bool:
         """Whether W is chosen among resolutions (class docstring): private

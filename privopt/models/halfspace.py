@@ -554,7 +554,8 @@ def _swap_cuts_pay(enumeration) -> bool:
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
                        swap_cuts="auto", fit_intercept=False, threshold=0.0, margin=None,
-                       name="zero_one_halfspace", classes=None, _big_m_factor=1.0, _exact_big_m=True):
+                       name="zero_one_halfspace", classes=None, feature_values=None, _big_m_factor=1.0,
+                       _exact_big_m=True):
     """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
 
     L(D, w) = sum_i 1[pred(w, x_i) != y_i] minimized over w in W_tau = {w :
@@ -613,6 +614,11 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     classes : None or two labels
         The label set, declared public: y may then hold only one of them
         (None: read from y, where both must occur).
+    feature_values : None or int >= 2
+        The most values a coordinate of a record (the intercept's included)
+        takes, declared public (a discretization's levels + 1, plus one for
+        the intercept): private selection's split by support and its predicted
+        time read it in place of the values present in X (None).
 
     Returns
     -------
@@ -635,7 +641,8 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     start = time.perf_counter()
     setup = _zero_one_setup(X, y, _ZeroOneArgs(
         grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
-        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes))
+        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes,
+        feature_values=feature_values))
     model = _zero_one_milp(setup, big_m_factor=_big_m_factor, exact_big_m=_exact_big_m)
     getattr(model, _STATS_ATTR)["build_time"] = time.perf_counter() - start
     return model
@@ -681,10 +688,22 @@ class _ZeroOneArgs:
     margin: object = None
     name: str = "zero_one_halfspace"
     classes: object = None
+    feature_values: object = None
+
+
+def _check_feature_values(value) -> int | None:
+    """``feature_values``: None or a whole number >= 2 (checked before the data is read)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 2:
+        raise ParameterError(f"feature_values must be None or a whole number >= 2 (the most values a record's "
+                             f"coordinate takes, declared in public), got {value!r}.", "feature_values")
+    return int(value)
 
 
 def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
+    feature_values = _check_feature_values(args.feature_values)
     grid, norm_bound, swap_cuts = args.grid, args.norm_bound, args.swap_cuts
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
         X, y, args.fit_intercept, args.threshold, args.margin, args.merge_rows, args.chain_cuts, args.name,
@@ -716,7 +735,8 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
         X=np.asarray(Xu, dtype=np.float64), pos=np.asarray(pos, dtype=np.int64),
         neg=np.asarray(neg, dtype=np.int64), exact=bool(exact), mu=float(mu),
         t_hi=float(t_hi), theta=float(theta), grid=grid_t, norm_bound=float(D),
-        norm_sq_bound=float(n_units * unit * unit), objective="loss")
+        norm_sq_bound=float(n_units * unit * unit), objective="loss",
+        feature_values=feature_values)
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(data)
     lo = np.array([g[0] for g in grid_t], dtype=float)
@@ -826,14 +846,19 @@ class ZeroOneLoss:
 
 def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True, swap_cuts="auto",
                   fit_intercept=False, threshold=0.0, margin=None, name="zero_one_halfspace",
-                  classes=None) -> ZeroOneLoss:
+                  classes=None, feature_values=None) -> ZeroOneLoss:
     """The 0/1 loss of a halfspace over a grid in the ball, as data: the
     :class:`ZeroOneLoss` of :func:`zero_one_halfspace`'s arguments (the same
     checks, rows, W and :class:`ModelInfo`), with no Pyomo model built;
-    ``.milp()`` builds it when a MILP solver needs it."""
+    ``.milp()`` builds it when a MILP solver needs it.  ``feature_values``: the most
+    values a coordinate of a record (the intercept's included) can take, declared in
+    public (a discretization's levels + 1, plus one for the intercept), or None: private
+    selection then splits W by support and predicts its time from it, not from the values
+    present in X (:attr:`privopt.search.HalfspaceData.feature_values`)."""
     setup = _zero_one_setup(X, y, _ZeroOneArgs(
         grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
-        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes))
+        fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes,
+        feature_values=feature_values))
     return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 # ----------------------------------------------------------------------------

@@ -28,7 +28,10 @@ class HalfspaceData:
     ``norm_sq_bound``: W (per-coordinate grids, D, and D^2 as the builder rounded
     it onto the grid's units); ``objective``: the name of the model's loss
     objective; ``components``: the names of the components the builder made
-    (``solver="enumerate"`` refuses a model changed since).
+    (``solver="enumerate"`` refuses a model changed since); ``feature_values``: the most
+    values a coordinate of a record takes, declared in public by the caller (the
+    estimator's discretization: levels + 1, plus the intercept's), or None: what the
+    top-down split and its predicted time read in place of the values present in X.
     """
 
     X: np.ndarray
@@ -43,6 +46,7 @@ class HalfspaceData:
     norm_sq_bound: float
     objective: str = "loss"
     components: tuple[str, ...] = ()
+    feature_values: int | None = None
 
     def __getitem__(self, key: str):
         """``data["X"]``: the dict spelling of the fields, for code written when

@@ -32,7 +32,7 @@ import numpy as np
 from .._lattice import unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
-from ..space import grid_points, norm_levels, split_support_count, uniform_grid
+from ..space import SupportWork, grid_points, norm_levels, split_support_count, uniform_grid
 from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
@@ -49,55 +49,60 @@ BOUND_ROWS_PER_SECOND = 2e8
 @dataclass(frozen=True)
 class TopDownCost:
     """The constants of a top-down draw's predicted time (:func:`topdown_seconds`), from
-    public sizes only (n, d, the supports of W and their points):
+    public sizes only (n, d, the supports of W, their points, and the values a record's
+    coordinate takes where they are declared, v):
 
-        T = overhead + row_seconds x m x (regions + exact_weight x point_work),
-        m = 1000 (min(n, row_base ** d) / 1000) ** row_exponent
+        T = overhead + support_seconds x regions x (m / 1000) ** row_exponent
+                     + point_seconds x sum_k C(d, k) |V_k| k (p_k / 1000) ** pattern_exponent,
+        m = min(n, v ** (row_share x d)),   p_k = min(m, v ** k)
 
     ``overhead``: seconds of one draw beyond its kernels (the shards, their noise, the
-    candidate's decoding); ``row_seconds``: seconds per (support x row) of the lower-bound
-    pass, the pattern histogram of every support over the distinct rows; ``m``: the rows
-    the kernels visit, which depend on the data (the distinct rows, and the supports the
-    sampler asks about): at most n, at most about ``row_base ** d`` on few columns (a
-    100,000 x 6 table draws as fast as its 2,000-row one), growing more slowly than n
-    (``row_exponent`` < 1: a binary 10,000 x 14 table about 5 times slower than its
-    1,000-row one); ``exact_weight``: the exact-minima phase, whose unit is (row x point x
-    support size) summed over every support of W (``point_work``), in units of the bound
-    pass's.  A uniform change of the kernels' speed is ``row_seconds`` alone.  Recalibrated by
-    ``python benchmarks/bench_predictions.py --repeats 2 --fit``.
-
-    Fitted on n from 1,000 to 100,000 and d from 2 to 61: above that, the sublinear ``m``
-    is an extrapolation (a continuous 1,000,000 x 14 table may take several times longer)."""
+    candidate's decoding); ``support_seconds``: the lower-bound pass, the pattern histogram
+    of each support over the distinct rows, per support at 1,000 rows; ``m``: the rows the
+    kernels visit, at most n and at most the value patterns of d coordinates (``row_share``
+    < 1: the intercept is one column of one value, and drawn rows repeat long before every
+    pattern is seen), growing more slowly than n (``row_exponent`` < 1: the kernels screen
+    rows and the sampler asks about few supports); ``point_seconds``: the exact-minima
+    phase, (point x support size) of each support of size k (|V_k| its points) over its row
+    patterns p_k, at most v ** k (``pattern_exponent``).  With v undeclared (None), m = n and
+    p_k = m.  The rows and patterns a table really has depend on its values (binary columns
+    make far fewer than continuous ones of the same n, d and levels): no public prediction
+    can follow them, so the constants put it at the geometric middle.  A uniform change of
+    the kernels' speed scales ``support_seconds`` and ``point_seconds`` alike.  Recalibrated
+    by ``python benchmarks/bench_predictions.py --fit`` (its docstring)."""
 
     overhead: float
-    row_seconds: float
-    exact_weight: float
-    row_base: float = math.inf
-    row_exponent: float = 1.0
+    support_seconds: float
+    row_exponent: float
+    point_seconds: float
+    pattern_exponent: float
+    row_share: float = 1.0
 
 
-#: Fitted on 2026-11-28 18:45 UTC by ``benchmarks/bench_predictions.py --repeats 2`` then ``--fit``
-#: (on CPU seconds, the default; the overhead held at 1 ms, the smallest draws' time) on the default
-#: fit's 136 top-down W's over its ten tables, after the kernels' row screening (supports with as many
-#: value patterns as distinct rows screened row by row on 4,096 or more distinct rows): the worst
-#: ratio, either way, of predicted to the draw's CPU seconds is 2.97 (before the refit 5.3, the
-#: binary tables overpredicted).  The binary and uniform tables of one size share every public
-#: quantity yet differ up to 4-fold (no public prediction can do better than 2.0 there).
-TOPDOWN_COST = TopDownCost(overhead=1e-3, row_seconds=3.67e-9, exact_weight=0.0241, row_base=3.4,
-                           row_exponent=0.476)
+#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (its docstring): the
+#: minimax, then least squares within 2% of it, of the ratio either way of predicted to the draw's
+#: CPU seconds over the default fit's 346 top-down W's on 24 tables (uniform, make_classification,
+#: binary, mixed and wide; n 1,000 to 100,000, d 4 to 60): worst 7.66.  That is the spread of the
+#: tables themselves: binary and uniform 30,000 x 8 share every public quantity and differ 56-fold
+#: (no public prediction does better than 7.5 there).
+TOPDOWN_COST = TopDownCost(overhead=2.91e-3, support_seconds=1.36e-6, row_exponent=0.741, point_seconds=1.3e-7,
+                           pattern_exponent=0.0, row_share=0.777)
 
 
-def topdown_seconds(regions: int, point_work: int, n_records: int, d: int, cost: TopDownCost = TOPDOWN_COST
-                    ) -> float:
+def topdown_seconds(work: SupportWork, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
     """A top-down draw's predicted seconds on one core (:class:`TopDownCost`) from the supports
-    of W, their ``point_work`` (:meth:`HalfspaceProblem.public_work`,
-    :func:`privopt.space.split_support_work`), n and d (W's coordinates), all public."""
-    n = float(max(1, int(n_records)))
-    # min(n, row_base ** d), compared in logarithms (row_base ** d overflows a float for large d)
-    log_cap = int(d) * math.log(cost.row_base) if cost.row_base > 0 else -math.inf
-    rows = n if log_cap >= math.log(n) else math.exp(log_cap)
-    m = 1000.0 * (rows / 1000.0) ** cost.row_exponent
-    return cost.overhead + cost.row_seconds * m * (int(regions) + cost.exact_weight * int(point_work))
+    of W and their points (:class:`privopt.space.SupportWork`: :meth:`HalfspaceProblem.public_work`,
+    :func:`privopt.space.split_support_work`) and n, all public."""
+    log_n = math.log(max(1, int(n_records)))
+    log_v = math.log(work.values) if work.values is not None and work.values > 1 else math.inf
+    # in logarithms: v ** (share x d) overflows a float for large d
+    log_m = min(log_n, cost.row_share * int(work.d) * log_v)
+    rows = math.exp(log_m - math.log(1000.0))
+    total = cost.overhead + cost.support_seconds * int(work.regions) * rows ** cost.row_exponent
+    for k, points in enumerate(work.sizes, start=1):
+        patterns = math.exp(min(log_m, k * log_v) - math.log(1000.0))
+        total += cost.point_seconds * math.comb(int(work.d), k) * int(points) * k * patterns ** cost.pattern_exponent
+    return total
 
 
 #: A support whose features' numbers of values multiply to at least this share of the distinct rows
@@ -128,9 +133,18 @@ def _split_applies(data, coef, bound):
         return None
     X = np.asarray(data.X, dtype=np.float64)
     uniq = unique_values(X)
-    if split_support_count(X.shape[1], coef[0], int(bound), len(uniq[0])) is None:
+    if split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(uniq[0]))) is None:
         return None
     return grid, uniq
+
+
+def _split_values(data, present: int) -> int:
+    """The number of values the split's rule reads: the values a coordinate takes as declared
+    in public (:attr:`privopt.search.HalfspaceData.feature_values`), so that the path is
+    chosen from public quantities; the values present in X where none is declared (or where
+    the declaration falls short of them: the kernels' tables are sized by what is there)."""
+    declared = getattr(data, "feature_values", None)
+    return present if declared is None else max(int(declared), present)
 
 
 def split_supports(data, coef, bound) -> int | None:
@@ -141,7 +155,7 @@ def split_supports(data, coef, bound) -> int | None:
     if uniform_grid(data.grid) is None or not data.exact:
         return None
     X = np.asarray(data.X)
-    return split_support_count(X.shape[1], coef[0], int(bound), len(np.unique(X)))
+    return split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(np.unique(X))))
 
 
 def bound_search_work(data) -> int | None:
@@ -224,6 +238,7 @@ class HalfspaceProblem(RegionProblem):
         self.pos = np.asarray(data.pos, dtype=np.int64)
         self.neg = np.asarray(data.neg, dtype=np.int64)
         self.theta = float(data.theta)
+        self.feature_values = getattr(data, "feature_values", None)     # public, where declared
         zero = grid.index(0.0)
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)
@@ -370,22 +385,20 @@ class HalfspaceProblem(RegionProblem):
         (data-dependent) number of distinct rows."""
         return self.n_regions * max(1, int(n_records)) / BOUND_ROWS_PER_SECOND
 
-    def public_work(self) -> tuple[int, int]:
-        """``(regions, point_work)``: the supports of W and the sum over them of (points of
-        the region) x (support size), from public sizes only (d, the grid and the ball):
-        what the bound pass and the exact-minima phase visit per record."""
-        work = sum(math.comb(self.d, j) * int(self.vectors[j].shape[0]) * j for j in range(1, self.k + 1))
-        return int(self.n_regions), int(work)
+    def public_work(self) -> SupportWork:
+        """The supports of W, the sum over them of (points of the region) x (support size),
+        the points of one support of each size and the values a coordinate takes as
+        declared (:class:`privopt.space.SupportWork`), from public sizes only (d, the grid,
+        the ball, the declaration): what the bound pass and the exact-minima phase visit."""
+        sizes = tuple(int(self.vectors[j].shape[0]) for j in range(1, self.k + 1))
+        work = sum(math.comb(self.d, j) * sizes[j - 1] * j for j in range(1, self.k + 1))
+        return SupportWork(int(self.n_regions), int(work), int(self.d), sizes, self.feature_values)
 
     def sampling_seconds(self, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
-        """A top-down draw from W, predicted from public sizes only (:class:`TopDownCost`):
-
-            T = overhead + row_seconds x m x (regions + exact_weight x point_work)
-
-        (:meth:`public_work`, :func:`topdown_seconds`: m the rows the kernels visit, from n
-        and d); the kernels' threads are not counted (on a machine shared
-        with other work they barely shorten a draw)."""
-        return topdown_seconds(*self.public_work(), n_records, self.d, cost)
+        """A top-down draw from W, predicted from public sizes only (:class:`TopDownCost`,
+        :func:`topdown_seconds` on :meth:`public_work` and n); the kernels' threads are not
+        counted (on a machine shared with other work they barely shorten a draw)."""
+        return topdown_seconds(self.public_work(), n_records, cost)
 
 
 class PerturbedHalfspaceProblem(HalfspaceProblem):

@@ -48,16 +48,21 @@ def split_support_count(d: int, coef: Sequence[int], bound: int, n_values: int) 
 class SupportWork:
     """What the top-down engine visits per record on W_tau split by support, from public
     sizes only: ``regions``, the supports (sizes 0..kmax), ``point_work``, the sum over
-    them of (points of the region) x (support size), and ``d``, W's coordinates."""
+    them of (points of the region) x (support size), ``d``, W's coordinates, ``sizes``, the
+    points of one support of each size 1..kmax, and ``values``, the most values a record's
+    coordinate takes as declared in public (the base of a support's row patterns: at most
+    ``values ** k`` on a support of size k); None where nothing is declared."""
 
     regions: int
     point_work: int
     d: int
+    sizes: tuple[int, ...] = ()
+    values: int | None = None
 
 
 def split_support_work(d: int, coef: Sequence[int], bound: int, n_values: int) -> SupportWork | None:
     """The :class:`SupportWork` of W_tau where :func:`split_support_count`'s rule lets it be
-    split by support (same arguments), else None."""
+    split by support (same arguments; ``n_values`` is its ``values``), else None."""
     coef = [int(c) for c in coef]
     if 0 not in coef:
         return None
@@ -72,5 +77,6 @@ def split_support_work(d: int, coef: Sequence[int], bound: int, n_values: int) -
     if sum(int(c[bound]) for c in counts[1:]) > MAX_REGION_POINTS:
         return None
     regions = sum(math.comb(int(d), k) for k in range(kmax + 1))
-    work = sum(math.comb(int(d), k) * int(counts[k][bound]) * k for k in range(1, kmax + 1))
-    return SupportWork(regions, work, int(d))
+    sizes = tuple(int(counts[k][bound]) for k in range(1, kmax + 1))
+    work = sum(math.comb(int(d), k) * sizes[k - 1] * k for k in range(1, kmax + 1))
+    return SupportWork(regions, work, int(d), sizes, int(n_values))

@@ -47,3 +47,26 @@ def test_a_longer_time_limit_offers_at_least_the_same_ws(table):
         assert longer[:len(shorter) - 1] == shorter[:len(shorter) - 1]     # the warm start's W comes last
         assert len(longer) >= len(shorter)
     assert len(offered[-1]) > len(offered[0])
+
+
+def test_the_paths_and_predictions_are_the_same_on_tables_that_differ_only_in_their_values():
+    """Binary and continuous features of one shape and public bounds: the estimator declares
+    the values its discretization allows (levels + 1, plus the intercept's), so every W is
+    drawn on the same path with the same predicted time (before, the binary table's few
+    values split W's by support that the continuous table's scored point by point)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    X_bin = (rng.random((600, 5)) < 0.3).astype(float)
+    X_cont = rng.random((600, 5))
+    y = np.where(rng.random(600) < 0.5, 1, 0)
+    seen = []
+    for X in (X_bin, X_cont):
+        clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(np.zeros(5), np.ones(5)), random_state=0,
+                                                 keep_report=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X, y)
+        seen.append([(p.path, p.n_points, p.predicted_time) for p in clf.result_.report.parts])
+    assert seen[0] == seen[1]
+    assert {path for path, _, _ in seen[0]} == {"topdown", "enumerate"}

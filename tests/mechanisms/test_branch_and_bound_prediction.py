@@ -64,7 +64,7 @@ def _levels(data):
 def test_the_estimators_mirror_is_never_short_of_the_plans_prediction():
     """Top down: the same formula on the same public work (on one core where the bound pass
     is short); scored: the larger of every point and the branch and bound."""
-    work = SupportWork(regions=99, point_work=5000, d=7)
-    assert mixture_part_seconds(953, 2000, 7, topdown_work=work) == topdown_seconds(99, 5000, 2000, 7)
+    work = SupportWork(regions=99, point_work=3276, d=7, sizes=(4, 4, 8, 16), values=6)
+    assert mixture_part_seconds(953, 2000, 7, topdown_work=work) == topdown_seconds(work, 2000)
     scored = mixture_part_seconds(88_273, 2000, 7)
     assert scored == max(predict_evaluation_seconds(88_273, 2000, 7), branch_and_bound_seconds(88_273, 2000))

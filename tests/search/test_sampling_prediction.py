@@ -13,33 +13,62 @@ from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import enumeration_levels, halfspace_problem
 from privopt.search import topdown_seconds
 from privopt.search._regions import TOPDOWN_COST, TopDownCost
-from privopt.space import norm_levels, split_support_work
+from privopt.exceptions import ParameterError
+from privopt.space import SupportWork, norm_levels, split_support_work
 
 
-def _problem(X, y, grid, norm_bound):
-    data = getattr(zero_one_halfspace(X, y, grid=grid, norm_bound=norm_bound), ENUMERATION_ATTR)
+def _problem(X, y, grid, norm_bound, feature_values=None):
+    model = zero_one_halfspace(X, y, grid=grid, norm_bound=norm_bound, feature_values=feature_values)
+    data = getattr(model, ENUMERATION_ATTR)
     coef, bound, _, _ = enumeration_levels(data)
     return data, halfspace_problem(data, coef, bound)
 
 
 def test_sampling_seconds_by_hand():
     """d = 3, grid {-1, 0, 1} in the unit ball: the empty support (1 point) and three
-    supports of one feature (points -1 and 1): 4 regions, point work 3 x 2 x 1 = 6 per row.
-    At n = 1,000 with overhead 1e-3, row_seconds 5e-9, exact_weight 0.0125 and no cap on
-    the rows (row_exponent 1): 1e-3 + 5e-9 x 1000 x (4 + 0.0125 x 6) = 1e-3 + 2.0375e-5 s.
-    With row_base 4 the rows are capped at 4^3 = 64, and with row_exponent 0.5 they count
-    as m = 1000 (64 / 1000)^0.5 = 252.98...: 1e-3 + 5e-9 x 252.98 x 4.075 s."""
+    supports of one feature (points -1 and 1): 4 regions, sizes (2,), point work
+    3 x 2 x 1 = 6.  Nothing declared (v None): m = n = 1,000 rows and p_1 = m; with
+    overhead 1e-3, support_seconds 2e-6, point_seconds 1e-7 and both exponents 1:
+    1e-3 + 2e-6 x 4 x 1 + 1e-7 x 3 x 2 x 1 x 1 = 1.0086e-3 s.  Declared v = 4 with
+    row_share 0.5 and both exponents 0.5: m = min(1000, 4^1.5) = 8 rows, p_1 = min(8, 4) = 4:
+    1e-3 + 2e-6 x 4 x (8 / 1000)^0.5 + 1e-7 x 6 x (4 / 1000)^0.5, at any n >= 8."""
     _, problem = _problem(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0)
-    assert problem.n_regions == 4 and problem.public_work() == (4, 6)
-    cost = TopDownCost(overhead=1e-3, row_seconds=5e-9, exact_weight=0.0125)
-    assert problem.sampling_seconds(1000, cost) == pytest.approx(1e-3 + 2.0375e-5, rel=1e-12)
-    assert topdown_seconds(4, 6, 1000, 3, cost) == problem.sampling_seconds(1000, cost)
-    capped = TopDownCost(overhead=1e-3, row_seconds=5e-9, exact_weight=0.0125, row_base=4.0, row_exponent=0.5)
-    m = 1000 * (64 / 1000) ** 0.5
-    assert problem.sampling_seconds(1000, capped) == pytest.approx(1e-3 + 5e-9 * m * 4.075, rel=1e-12)
-    assert problem.sampling_seconds(10 ** 6, capped) == problem.sampling_seconds(1000, capped)   # capped: no growth
+    assert problem.n_regions == 4 and problem.public_work() == SupportWork(4, 6, 3, (2,), None)
+    cost = TopDownCost(overhead=1e-3, support_seconds=2e-6, row_exponent=1.0, point_seconds=1e-7,
+                       pattern_exponent=1.0)
+    assert problem.sampling_seconds(1000, cost) == pytest.approx(1.0086e-3, rel=1e-12)
+    assert topdown_seconds(problem.public_work(), 1000, cost) == problem.sampling_seconds(1000, cost)
+    assert problem.sampling_seconds(4000, cost) == pytest.approx(1e-3 + 4 * (8e-6 + 6e-7), rel=1e-12)
+    capped = TopDownCost(overhead=1e-3, support_seconds=2e-6, row_exponent=0.5, point_seconds=1e-7,
+                         pattern_exponent=0.5, row_share=0.5)
+    declared = _problem(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0, feature_values=4)[1]
+    assert declared.public_work() == SupportWork(4, 6, 3, (2,), 4)
+    want = 1e-3 + 2e-6 * 4 * (8 / 1000) ** 0.5 + 1e-7 * 6 * (4 / 1000) ** 0.5
+    assert declared.sampling_seconds(1000, capped) == pytest.approx(want, rel=1e-12)
+    assert declared.sampling_seconds(10 ** 6, capped) == declared.sampling_seconds(1000, capped)   # capped
     # the default constants are the module's one record
-    assert problem.sampling_seconds(1000) == topdown_seconds(4, 6, 1000, 3, TOPDOWN_COST)
+    assert problem.sampling_seconds(1000) == topdown_seconds(SupportWork(4, 6, 3, (2,)), 1000, TOPDOWN_COST)
+
+
+def test_the_declared_values_choose_the_path_not_the_values_present():
+    """A table of 0/1 entries splits by support on its own values (2 per coordinate); the
+    same table declared to take 2^22 + 1 values per coordinate (more row patterns on one
+    feature than the split allows) is not split: the path follows the public declaration.
+    A declaration below the values present never makes the kernels' tables too small."""
+    X = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    y = [1, -1, 1, -1]
+    assert _problem(X, y, grid=1, norm_bound=1.0)[1] is not None
+    assert _problem(X, y, grid=1, norm_bound=1.0, feature_values=2 ** 22 + 1)[1] is None
+    from privopt.search._regions import _split_values
+
+    data = _problem(X, y, grid=1, norm_bound=1.0, feature_values=2)[0]
+    assert _split_values(data, 5) == 5 and _split_values(data, 1) == 2
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "9"])
+def test_a_bad_feature_values_is_refused_by_name(bad):
+    with pytest.raises(ParameterError, match="feature_values"):
+        zero_one_halfspace(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0, feature_values=bad)
 
 
 def test_the_public_work_from_the_grid_and_ball_alone_is_the_problems():
@@ -51,7 +80,7 @@ def test_the_public_work_from_the_grid_and_ball_alone_is_the_problems():
     data, problem = _problem(X, np.where(rng.random(60) < 0.5, 1, -1), grid=2, norm_bound=2.0)
     lv = norm_levels(data.grid, data.norm_bound)
     work = split_support_work(5, lv.coef[0], int(lv.bound), 4)
-    assert (work.regions, work.point_work) == problem.public_work() and work.d == 5
+    assert work == SupportWork(problem.public_work().regions, problem.public_work().point_work, 5, (4, 4, 8, 16), 4)
     # by hand: sizes 1..4, points per support 4 (+-1, +-2), 4 (+-1 each), 8, 16
     assert work.regions == 1 + 5 + 10 + 10 + 5
     assert work.point_work == 5 * 4 * 1 + 10 * 4 * 2 + 10 * 8 * 3 + 5 * 16 * 4
@@ -68,7 +97,8 @@ def test_sampling_seconds_grows_with_n_and_the_points_and_reads_no_data_values()
     _, finer = _problem(X1, y1, grid=2, norm_bound=3.0)      # a larger ball: more points per support
     assert a.sampling_seconds(40) == b.sampling_seconds(40)
     assert a.sampling_seconds(4000) > a.sampling_seconds(40)
-    assert finer.public_work()[1] > a.public_work()[1] and finer.sampling_seconds(40) > a.sampling_seconds(40)
+    assert finer.public_work().point_work > a.public_work().point_work
+    assert finer.sampling_seconds(40) > a.sampling_seconds(40)
 
 
 def test_the_plan_reports_the_whole_draw_and_keeps_the_pool_choice_of_the_bound_pass():

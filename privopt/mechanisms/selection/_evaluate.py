@@ -90,12 +90,13 @@ class BranchAndBoundCost:
     row_exponent: float
 
 
-#: Fitted on 2026-11-28 18:45 UTC by ``benchmarks/bench_predictions.py --repeats 2`` then ``--fit``
-#: (on CPU seconds, the default; the overhead held at 1 ms) on the default fit's 22 W's scored by
-#: branch and bound (2,000 x 6 and 100,000 x 6 tables): the worst ratio, either way, of predicted
-#: to the draw's CPU seconds is 2.49 (the pruning depends on the data: two W's of the same public
-#: sizes differ up to 2-fold; the minimax is flat, other point_seconds/row_exponent pairs reach it).
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=1e-3, point_seconds=4.83e-8, row_exponent=0.353)
+#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (its docstring): the
+#: minimax, then least squares within 2% of it, of the ratio either way of predicted to the draw's
+#: CPU seconds over the default fit's 56 W's scored by branch and bound (tables of 6 and 8 features,
+#: n 2,000 to 100,000; row_exponent at its bound 1, the most a pass over the rows per point costs):
+#: worst 15.2.  The pruning depends on the data: binary and uniform 30,000 x 8 share every public
+#: quantity and differ 150-fold (no public prediction does better than 12.3 there).
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=2.09e-3, point_seconds=3.02e-9, row_exponent=1.0)
 
 
 def branch_and_bound_seconds(n_points: int, n_records: int, cost: BranchAndBoundCost = BRANCH_AND_BOUND_COST
