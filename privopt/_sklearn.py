@@ -9,7 +9,9 @@ implement the protocol scikit-learn reads from an estimator (its
 * ``get_params`` / ``set_params`` (deep: ``step__param`` of a nested estimator),
   read from ``__init__``'s signature as ``BaseEstimator`` reads them, so
   ``sklearn.base.clone``, ``GridSearchCV``, ``Pipeline`` and ``cross_val_score``
-  work unchanged; ``__sklearn_clone__`` clones without scikit-learn;
+  work unchanged; ``__sklearn_clone__`` clones without scikit-learn; with
+  scikit-learn's metadata routing enabled, ``get_metadata_routing`` declares
+  ``score``'s ``sample_weight`` (not requested), as ``BaseEstimator`` does;
 * ``__repr__``: the class and its parameters that differ from their defaults;
 * ``__sklearn_tags__``: scikit-learn's ``Tags`` record, built (and scikit-learn
   imported) only when scikit-learn asks for it, i.e. when it is loaded already;
@@ -53,6 +55,9 @@ __all__ = ["PrivoptEstimator", "PrivoptClassifier", "clone_estimator", "check_fi
 REPR_MAX_CHARS = 700
 #: The width a repr's parameters are wrapped to (scikit-learn's pretty printer's).
 REPR_WIDTH = 80
+#: The methods whose optional arguments scikit-learn's metadata routing knows of (its ``SIMPLE_METHODS``).
+_ROUTED_METHODS = ("fit", "partial_fit", "predict", "predict_proba", "predict_log_proba", "decision_function",
+                   "score", "split", "transform", "inverse_transform")
 
 
 # -- the estimator protocol ---------------------------------------------------------------------
@@ -193,6 +198,23 @@ class PrivoptEstimator:
     def __repr__(self) -> str:
         items = [f"{name}={value!r}" for name, value in _changed_params(self).items()]
         return _elided(_wrapped(type(self).__name__, items))
+
+    def get_metadata_routing(self):
+        """scikit-learn's metadata routing (when the user enables it): each method's
+        optional arguments beyond X and y (``score``'s ``sample_weight``), none of them
+        requested, as ``BaseEstimator`` derives them from the signatures.  Called by
+        scikit-learn only, so scikit-learn is loaded already when this imports it."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=self)
+        for method in _ROUTED_METHODS:
+            func = getattr(type(self), method, None)
+            if not inspect.isfunction(func) or not hasattr(request, method):
+                continue
+            for name, p in list(inspect.signature(func).parameters.items())[1:]:
+                if name not in ("X", "y", "Y", "Xt", "yt") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    getattr(request, method).add_request(param=name, alias=None)
+        return request
 
     def __sklearn_tags__(self):
         """scikit-learn's default tags (``BaseEstimator``'s).  Called by scikit-learn

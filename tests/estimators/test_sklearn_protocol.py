@@ -171,3 +171,16 @@ def test_clone_refuses_a_constructor_that_changes_a_parameter():
 
     with pytest.raises(RuntimeError, match="modifies parameter shift"):
         clone_estimator(Rounds(shift=1))
+
+
+@pytest.mark.parametrize("name", ["PrivateHalfspaceClassifier", "objective_perturbation", "majority"])
+def test_metadata_routing_enabled(name):
+    """With scikit-learn's metadata routing on, a Pipeline scores the estimator (its
+    routing declares score's sample_weight, not requested, as BaseEstimator's does)."""
+    from sklearn import config_context
+
+    X, y = _data()
+    with config_context(enable_metadata_routing=True):
+        assert _make(name).get_metadata_routing().score.requests == {"sample_weight": None}
+        scores = cross_val_score(make_pipeline(FunctionTransformer(), _make(name)), X, y, cv=2)
+    assert np.all((scores >= 0) & (scores <= 1))
