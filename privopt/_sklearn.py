@@ -15,7 +15,9 @@ implement the protocol scikit-learn reads from an estimator (its
 * ``__repr__``: the class and its parameters that differ from their defaults;
 * ``__sklearn_tags__``: scikit-learn's ``Tags`` record, built (and scikit-learn
   imported) only when scikit-learn asks for it, i.e. when it is loaded already;
-* classifiers: ``score`` (accuracy) and ``_estimator_type = "classifier"``.
+* classifiers: ``score`` (accuracy) and ``_estimator_type = "classifier"``;
+* transformers: ``fit_transform`` and ``set_output`` (a pandas or polars output
+  built by scikit-learn, imported when such an output is asked for).
 
 Their tags declare what they are (docs/estimators.md, "Tags"):
 
@@ -40,6 +42,7 @@ from __future__ import annotations
 import copy
 import inspect
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -48,8 +51,8 @@ from ._validation import (check_declared_classes, check_labels_given, check_labe
                           check_numeric_features, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
-__all__ = ["PrivoptEstimator", "PrivoptClassifier", "clone_estimator", "check_fitted", "check_public_input",
-           "validate_fit", "validate_predict"]
+__all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
+           "check_public_input", "validate_fit", "validate_predict", "validate_table"]
 
 #: Non-blank characters of a repr beyond which its middle is elided (scikit-learn's ``N_CHAR_MAX``).
 REPR_MAX_CHARS = 700
@@ -263,6 +266,45 @@ class PrivoptClassifier(PrivoptEstimator):
         return float(np.average(np.asarray(pred) == y, weights=weights))
 
 
+
+class PrivoptTransformer(PrivoptEstimator):
+    """A transformer: ``fit_transform``, ``set_output`` and the transformer tags, as
+    scikit-learn's ``TransformerMixin`` gives them.  ``transform`` returns an array,
+    or the container ``set_output(transform=...)`` (or scikit-learn's global
+    ``transform_output``) asks for, built by scikit-learn, which is imported then only."""
+
+    #: scikit-learn's marker that ``transform`` is wrapped by the output configuration.
+    _sklearn_auto_wrap_output_keys = {"transform"}
+
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def set_output(self, *, transform=None):
+        """The container of ``transform``'s output: "default" (an array), "pandas" or
+        "polars" (with the names of ``get_feature_names_out``); None leaves it as it is."""
+        if transform is not None:
+            self._sklearn_output_config = {"transform": transform}     # scikit-learn's attribute: clone keeps it
+        return self
+
+    def _wrap_output(self, out: np.ndarray, X):
+        """``out`` in the configured container (:meth:`set_output`); scikit-learn's global
+        configuration is read only when scikit-learn is loaded (else it was never set)."""
+        wanted = getattr(self, "_sklearn_output_config", {}).get("transform")
+        if wanted is None and "sklearn" in sys.modules:
+            wanted = sys.modules["sklearn"].get_config().get("transform_output", "default")
+        if wanted in (None, "default"):
+            return out
+        from sklearn.utils._set_output import _wrap_data_with_container
+
+        return _wrap_data_with_container("transform", out, X, self)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
 # -- input checks ---------------------------------------------------------------------------------
 
 def check_fitted(estimator, attribute: str) -> None:
@@ -406,9 +448,14 @@ def _check_n_features(est, X: np.ndarray, *, reset: bool) -> None:
                              f"{est.n_features_in_} features as input.", "X")
 
 
-def _validate_X(est, X, *, reset: bool) -> np.ndarray:
-    """X checked, converted and its shape and names recorded (fit) or compared (predict)."""
-    check_numeric_features(X, "X")   # text, even numbers written as text, names its column
+def validate_table(est, X, *, reset: bool, text_fix: str | None = None) -> np.ndarray:
+    """X checked, converted to a new float64 array, and its shape and names recorded
+    (``reset``: fit) or compared (predict); ``text_fix``: the fix a text column's
+    refusal suggests (privopt's default: one-hot encode it)."""
+    if text_fix is None:
+        check_numeric_features(X, "X")   # text, even numbers written as text, names its column
+    else:
+        check_numeric_features(X, "X", fix=text_fix)
     check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
     _check_feature_names(est, X, reset=reset)
     arr = _float_table(est, X)
@@ -488,7 +535,7 @@ def validate_fit(est, X, y, classes=None):
     declared = check_declared_classes(classes)     # the form, before X or y is read
     if y is None:
         raise ParameterError(f"{type(est).__name__} requires y to be passed, but the target y is None.", "y")
-    X = _validate_X(est, X, reset=True)
+    X = validate_table(est, X, reset=True)
     y = _validate_y(y, X.shape[0])
     if declared is not None:
         check_labels_within(y, declared, "y")
@@ -507,4 +554,4 @@ def validate_fit(est, X, y, classes=None):
 def validate_predict(est, X):
     """A float copy of X checked against the fitted ``n_features_in_`` (and
     ``feature_names_in_``)."""
-    return _validate_X(est, X, reset=False)
+    return validate_table(est, X, reset=False)

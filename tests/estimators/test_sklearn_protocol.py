@@ -184,3 +184,29 @@ def test_metadata_routing_enabled(name):
         assert _make(name).get_metadata_routing().score.requests == {"sample_weight": None}
         scores = cross_val_score(make_pipeline(FunctionTransformer(), _make(name)), X, y, cv=2)
     assert np.all((scores >= 0) & (scores <= 1))
+
+
+def test_threshold_binarizer_is_a_transformer_without_sklearn():
+    """ThresholdBinarizer (privopt.scoring) implements fit_transform and set_output
+    itself: an array by default, a DataFrame named by get_feature_names_out when asked
+    (also through a Pipeline's set_output), and passes scikit-learn's estimator checks."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from privopt._sklearn import PrivoptTransformer
+    from privopt.scoring import ThresholdBinarizer
+
+    df = pd.DataFrame({"age": [30.0, 50, 70, 45] * 10, "bmi": [20.0, 31, 25, 40] * 10})
+    y = np.array([0, 1, 1, 0] * 10)
+    b = ThresholdBinarizer({"age": [40, 60], "bmi": [30]})
+    assert isinstance(b, PrivoptTransformer) and not isinstance(b, BaseEstimator)
+    out = b.fit_transform(df)
+    assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == (40, 3)
+    framed = clone(b).set_output(transform="pandas").fit(df).transform(df)
+    assert list(framed.columns) == ["age >= 40", "age >= 60", "bmi >= 30"]
+    np.testing.assert_array_equal(framed.to_numpy(), out)
+    pipe = make_pipeline(clone(b), PrivateScoringSystem(random_state=0, max_items=2)).set_output(transform="pandas")
+    assert list(pipe.fit(df, y)[-1].feature_names_in_) == ["age >= 40", "age >= 60", "bmi >= 30"]
+    results = check_estimator(ThresholdBinarizer(from_data=3), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"]).splitlines()[:1]) for r in results if r["status"] == "failed"]
+    assert not failed and len(results) >= 40, failed

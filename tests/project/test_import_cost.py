@@ -46,6 +46,9 @@ def test_import_estimators_adds_no_sklearn_baselines_or_numba():
                            ["sklearn", "scipy", "pandas", "numba", "privopt.baselines", "privopt.audit",
                             "matplotlib"])
     assert loaded == []
+    code = ("from privopt.scoring import PrivateScoringSystem, ThresholdBinarizer\n"
+            "from privopt.baselines import DPSGDLogisticRegression, ObjectivePerturbationLogisticRegression\n")
+    assert _loaded_after(code, ["sklearn", "scipy", "pandas"]) == []
 
 
 FIRST_FIT = """
