@@ -21,17 +21,52 @@ writable numba would refuse to build a cached kernel; privopt then sets
 (compiled again in the next one), so that a fit never fails for lack of a
 cache.  The cache is keyed by the kernel's source, the argument types, numba's
 version and the CPU, so it never serves a stale kernel.
+
+numba imports scipy when it loads (to check its version).  Pyomo, imported by
+``import privopt``, registers an import hook that, the moment anyone imports
+scipy, also imports scipy.stats, scipy.integrate, scipy.sparse and
+scipy.spatial (about 0.6 s of CPU) for Pyomo's own later use.
+:func:`import_numba` holds that hook back while numba loads: Pyomo still
+imports those modules, at its first use of scipy (its deferred import resolves
+then), and a fit that never needs them does not pay for them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 
 from ._cache import cache_dir
 
-__all__ = ["lazy_kernel"]
+__all__ = ["lazy_kernel", "import_numba"]
+
+
+@contextlib.contextmanager
+def _pyomo_scipy_hook_held():
+    """Pyomo's callback on the import of scipy (module docstring) taken out of its
+    import hook for the duration, then put back.  Pyomo's deferred ``scipy`` stays
+    unresolved, and resolves (with the callback) when Pyomo first uses it.  Nothing
+    is done when Pyomo is not loaded, scipy is loaded already, or Pyomo keeps its
+    hook elsewhere than ``pyomo.common.dependencies.DeferredImportCallbackFinder``."""
+    finder = getattr(sys.modules.get("pyomo.common.dependencies"), "DeferredImportCallbackFinder", None)
+    callbacks = getattr(finder, "_callbacks", None)
+    held = callbacks.pop("scipy", None) if isinstance(callbacks, dict) and "scipy" not in sys.modules else None
+    try:
+        yield
+    finally:
+        if held is not None:
+            callbacks.setdefault("scipy", []).extend(held)
+
+
+def import_numba():
+    """``import numba``, without letting Pyomo's scipy hook fire (module docstring);
+    ImportError when numba is not installed."""
+    with _pyomo_scipy_hook_held():
+        import numba
+    return numba
 
 
 def _writable_dir(path: str) -> bool:
@@ -64,7 +99,7 @@ def lazy_kernel(build: Callable) -> Callable:
     def get():
         if "kernel" not in state:
             try:
-                import numba
+                numba = import_numba()
             except ImportError:
                 state["kernel"] = None
             else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["require", "lazy_module", "LazyModule", "EXTRAS"]
+__all__ = ["require", "require_installed", "lazy_module", "LazyModule", "EXTRAS"]
 
 #: importable module -> (pip extra, what needs it)
 EXTRAS = {
@@ -27,17 +27,37 @@ EXTRAS = {
 }
 
 
+def _missing(module: str) -> ImportError:
+    """The ImportError that names the extra installing ``module``: ``pip install privopt[learn]``."""
+    top = module.split(".")[0]
+    extra, what = EXTRAS.get(top, (None, "this feature"))
+    hint = f"pip install privopt[{extra}]" if extra else f"pip install {top}"
+    return ImportError(f"{what} need(s) the optional package {top!r}, which is not installed: {hint}")
+
+
 def require(module: str):
     """Import ``module`` (dotted names allowed) or raise an ImportError whose
     message names the extra: ``pip install privopt[learn]``."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        top = module.split(".")[0]
-        extra, what = EXTRAS.get(top, (None, "this feature"))
-        hint = f"pip install privopt[{extra}]" if extra else f"pip install {top}"
-        raise ImportError(f"{what} need(s) the optional package {top!r}, which is not installed: "
-                          f"{hint}") from exc
+        raise _missing(module) from exc
+
+
+def require_installed(module: str) -> None:
+    """Raise :func:`require`'s ImportError unless the top-level package of ``module``
+    is installed, WITHOUT importing it: the estimators need scikit-learn's extra
+    installed but load scikit-learn only when the user does (it costs about a
+    second of CPU in a fresh process)."""
+    import importlib.util
+
+    top = module.split(".")[0]
+    try:
+        found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise _missing(module)
 
 
 class LazyModule:

@@ -48,18 +48,17 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 import warnings
 
 import numpy as np
-from .._optional import require
+from .._optional import require_installed
 
-require("sklearn")
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.utils.validation import check_is_fitted
+require_installed("sklearn")
 
 from .._limits import FIT_BYTES_PER_VALUE, check_memory, check_width
 from .._random import check_random_state
-from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict
 from .._validation import (
     check_bool,
     check_delta,
@@ -173,7 +172,7 @@ class _Prepared:
     y_pm: np.ndarray
 
 
-class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
+class PrivateLinearClassifier(PrivoptClassifier):
     """Base of the private baselines: a linear classifier on the public
     feature map, with ``epsilon``, ``delta``, ``random_state``, ``bounds``,
     ``data_norm`` and ``fit_intercept``.
@@ -187,6 +186,14 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     within the request (:func:`check_release`); a refused fit leaves the
     estimator exactly as it was before the call.
     """
+
+    # The parameters every baseline's __init__ sets (annotations only: no class default).
+    epsilon: Any
+    delta: Any
+    random_state: Any
+    bounds: Any
+    data_norm: Any
+    fit_intercept: Any
 
     #: Whether ``delta = 0`` is allowed (pure-DP mechanisms).
     _pure_dp = False
@@ -327,7 +334,7 @@ class PrivateLinearClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
     def decision_function(self, X):
         """Score of ``classes_[1]``: ``x1 @ coef_ + intercept_`` on the
         scaled features (module docstring)."""
-        check_is_fitted(self, "weights_")
+        check_fitted(self, "weights_")
         X = validate_predict(self, X)
         fmap = self._feature_map
         if self._bounds_declared:

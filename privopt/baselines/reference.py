@@ -7,11 +7,9 @@ import numpy as np
 from .._optional import require
 
 require("sklearn")
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
+from sklearn.linear_model import LogisticRegression  # noqa: E402
 
-from .._sklearn import PrivoptClassifierMixin, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifier, check_fitted, validate_fit, validate_predict
 from .._validation import check_int, check_positive, warn_clipped
 from ..ledger import release
 from ._base import check_bool, check_bounds
@@ -19,7 +17,7 @@ from ._base import check_bool, check_bounds
 __all__ = ["NonPrivateLogisticRegression", "MajorityClassClassifier"]
 
 
-class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
+class NonPrivateLogisticRegression(PrivoptClassifier):
     """Ordinary L2-regularised logistic regression -- **NOT PRIVATE**.
 
     A reference point for the private baselines: scikit-learn's
@@ -85,7 +83,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "coef_")
+        check_fitted(self, "coef_")
         X = validate_predict(self, X)
         if self._bounds is not None:
             warn_clipped(X, *self._bounds, feature_names=getattr(self, "feature_names_in_", None),
@@ -97,7 +95,7 @@ class NonPrivateLogisticRegression(PrivoptClassifierMixin, ClassifierMixin, Base
         return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
 
 
-class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
+class MajorityClassClassifier(PrivoptClassifier):
     """Predicts the most frequent training label -- **NOT PRIVATE** (the
     majority is a statistic of the data).  Ties go to ``classes_[1]``.
     ``epsilon``, ``delta``, ``random_state`` and ``bounds`` are accepted (as
@@ -130,7 +128,7 @@ class MajorityClassClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstim
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "majority_")
+        check_fitted(self, "majority_")
         X = validate_predict(self, X)
         return np.full(X.shape[0], float(self.majority_))
 

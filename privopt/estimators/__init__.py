@@ -13,20 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from .._optional import require
+from .._optional import require_installed
 
-require("sklearn")
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.utils.validation import check_is_fitted
+require_installed("sklearn")     # the estimators' extra, checked without importing scikit-learn
 
-import pyomo.environ as pyo
+import pyomo.environ as pyo  # noqa: E402
 
 from .._frozen import FrozenRecord
 from .._lattice import check_grid_size, check_norm_square
 from .._limits import (SCORING_MAX_POINTS, ZERO_ONE_MAX_FEATURES, check_memory, check_width, format_bytes,
                        halfspace_fit_bytes, memory_budget, public_shape)
 from .._runtime import usable_cpus
-from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict
+from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
                           user_stacklevel, warn_clipped)
 from .._random import check_random_state
@@ -342,7 +340,7 @@ def _quiet_leak():
         yield
 
 
-class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
+class PrivateHalfspaceClassifier(PrivoptClassifier):
     """A differentially private linear classifier trained on the 0/1 loss.
 
     ``fit`` builds the 0/1-loss model of :func:`privopt.models.zero_one_halfspace`
@@ -1240,7 +1238,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifierMixin, ClassifierMixin, BaseEs
 
     def decision_function(self, X):
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
-        check_is_fitted(self, "result_")
+        check_fitted(self, "result_")
         Xd = self._transform(validate_predict(self, X), fitting=False)
         if getattr(self, "resolution_", None) is not None:
             Xd = _with_wide_intercept(Xd, self.resolution_)
@@ -1378,6 +1376,6 @@ class ZeroOneHalfspaceClassifier(PrivateHalfspaceClassifier):
 
     def decision_function(self, X):
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
-        check_is_fitted(self, "weights_")
+        check_fitted(self, "weights_")
         Xd = self._transform(validate_predict(self, X), fitting=False)
         return halfspace_decision_function(self.weights_, Xd, self.model_info_)

@@ -6,14 +6,12 @@ import warnings
 
 import numpy as np
 
-from .._optional import require
+from .._optional import require_installed
 
-require("sklearn")
-from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
-from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+require_installed("sklearn")
 
-from .._validation import check_numeric_features  # noqa: E402
-from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning  # noqa: E402
+from .._sklearn import PrivoptTransformer, check_fitted, validate_table  # noqa: E402
+from ..exceptions import ParameterError, PrivacyLeakWarning  # noqa: E402
 
 __all__ = ["ThresholdBinarizer"]
 
@@ -22,7 +20,7 @@ _TEXT_FIX = ("ThresholdBinarizer cuts numeric columns at thresholds; a text colu
              "and pass the indicators, which are binary items already, beside the binarized numeric columns.")
 
 
-class ThresholdBinarizer(TransformerMixin, BaseEstimator):
+class ThresholdBinarizer(PrivoptTransformer):
     """Turn numeric columns into binary items ``column >= threshold``.
 
     A scoring system adds points per item, so its items must be binary.  The
@@ -67,13 +65,7 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
     def _validate(self, X, reset: bool):
         """X as floats; text columns and other unreadable input are refused
         naming the column and the fix (a raw numpy ValueError otherwise)."""
-        check_numeric_features(X, "X", fix=_TEXT_FIX)
-        try:
-            return validate_data(self, X, dtype=np.float64, reset=reset)
-        except ValueError as exc:
-            raise ParameterError(f"X: {exc}", "X") from exc
-        except TypeError as exc:
-            raise ParameterTypeError(f"X: {exc}", "X") from exc
+        return validate_table(self, X, reset=reset, text_fix=_TEXT_FIX)
 
     def fit(self, X, y=None):
         X = self._validate(X, reset=True)
@@ -124,15 +116,19 @@ class ThresholdBinarizer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        check_is_fitted(self, "thresholds_")
-        X = self._validate(X, reset=False)
+        check_fitted(self, "thresholds_")
+        X_in, X = X, self._validate(X, reset=False)
         cols = [(X[:, j][:, None] >= cuts[None, :]) for j, cuts in enumerate(self.thresholds_) if cuts.size]
-        if not cols:
-            return np.zeros((X.shape[0], 0), dtype=np.uint8)
-        return np.hstack(cols).astype(np.uint8)
+        out = np.hstack(cols).astype(np.uint8) if cols else np.zeros((X.shape[0], 0), dtype=np.uint8)
+        return self._wrap_output(out, X_in)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = []     # its items are 0/1 (uint8) whatever X's dtype
+        return tags
 
     def get_feature_names_out(self, input_features=None):
-        check_is_fitted(self, "thresholds_")
+        check_fitted(self, "thresholds_")
         names = self._names()
         out = []
         for name, cuts in zip(names, self.thresholds_):

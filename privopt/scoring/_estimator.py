@@ -6,14 +6,12 @@ import warnings
 
 import numpy as np
 
-from .._optional import require
+from .._optional import require, require_installed
 
-require("sklearn")
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.utils.validation import check_is_fitted  # noqa: E402
+require_installed("sklearn")
 
 from .._random import check_random_state  # noqa: E402
-from .._sklearn import PrivoptClassifierMixin, check_public_input, validate_fit, validate_predict  # noqa: E402
+from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict  # noqa: E402
 from .._validation import check_bool, check_choice, check_epsilon  # noqa: E402
 from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
@@ -27,7 +25,7 @@ __all__ = ["PrivateScoringSystem", "ScoreCard"]
 _MECHANISMS = ("permute_and_flip", "exponential")
 
 
-class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimator):
+class PrivateScoringSystem(PrivoptClassifier):
     r"""A differentially private scoring system (risk score).
 
     A scoring system gives each binary item an integer number of points in
@@ -236,7 +234,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
 
     def decision_function(self, X):
         """Total score minus threshold plus 1/2: > 0 predicts ``classes_[1]``."""
-        check_is_fitted(self, "result_")
+        check_fitted(self, "result_")
         X01 = check_binary_matrix(validate_predict(self, X))
         return X01.astype(np.int64) @ self.coef_ - self.threshold_ + 0.5
 
@@ -245,7 +243,7 @@ class PrivateScoringSystem(PrivoptClassifierMixin, ClassifierMixin, BaseEstimato
 
     def scorecard(self) -> ScoreCard:
         """The points table a person would print (see :class:`ScoreCard`)."""
-        check_is_fitted(self, "result_")
+        check_fitted(self, "result_")
         return ScoreCard(self.points_, self.threshold_, positive=self.classes_[1], epsilon=self.epsilon_spent_,
                          mechanism=self.result_.mechanism, risk_table=self.risk_table_)
 
