@@ -105,6 +105,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
     """The decision set (the declared constraints as rows, |W| counted through them) is
     built once per release, and the plan, the evaluator and the bounded sampler read it."""
     from privopt.mechanisms.selection import _decision
+    from privopt.space import _w as space_w
 
     calls = {"rows": 0, "count": 0}
 
@@ -115,7 +116,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
         return wrapped
 
     monkeypatch.setattr(_decision, "_separable_constraints", spy("rows", _decision._separable_constraints))
-    monkeypatch.setattr(_decision, "count_constrained_points", spy("count", _decision.count_constrained_points))
+    monkeypatch.setattr(space_w, "count_constrained_points", spy("count", space_w.count_constrained_points))
     res = privopt.exponential_mechanism(_budget_model(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
                                         public_constraints="budget", path=path, random_state=0, keep_report=True)
     assert res.parameters.n_points == 11         # 1 + 4 + 6 subsets of at most two of four
