@@ -41,7 +41,7 @@ from ..oracle import check_on_failure
 from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
-from ..space import SupportWork, count_grid_points, norm_levels, parse_grid, split_support_work
+from ..space import DecisionSpace, SupportWork, count_grid_points
 from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
                       default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
                       warm_start_resolution)
@@ -683,13 +683,17 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                             f"grid -B..B with B = floor(norm_bound) = {grid:.6g}: ")
         return grid, norm_bound
 
+    def _public_w(self, n_features: int, res=None) -> DecisionSpace:
+        """W (:class:`privopt.space.DecisionSpace`) from the grid and the ball alone (no data),
+        on d counting the intercept."""
+        grid, norm_bound = self._ball(n_features, res)
+        return DecisionSpace.of(grid, n_features + (1 if self.fit_intercept else 0), norm_bound)
+
     def _public_levels(self, n_features: int, res=None):
         """(d counting the intercept, per-coordinate grids, NormLevels) of W,
         from the grid and the ball alone (no data)."""
-        grid, norm_bound = self._ball(n_features, res)
-        d_model = n_features + (1 if self.fit_intercept else 0)
-        grids = list(parse_grid(grid, d_model, "grid"))
-        return d_model, grids, norm_levels(grids, norm_bound)
+        w = self._public_w(n_features, res)
+        return w.d, list(w.grids), w.levels
 
     def _public_size(self, n_features: int, res=None) -> int:
         """|W| from the grid and the ball alone (no data)."""
@@ -731,15 +735,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         return None if work is None else work.regions
 
     def _public_topdown_work(self, Xd, res=None) -> SupportWork | None:
-        """The supports of W and their points (:func:`privopt.space.split_support_work`) when
+        """The supports of W and their points (:meth:`privopt.space.DecisionSpace.support_work`) when
         the top-down sampler applies, from the same public quantities; None otherwise."""
         grid, _ = self._ball(Xd.shape[1], res)
         if not isinstance(grid, (int, np.integer)) or isinstance(grid, bool) or int(grid) < 1:
             return None
-        d_model, _, lv = self._public_levels(Xd.shape[1], res)
-        if not lv.exact:
+        w = self._public_w(Xd.shape[1], res)
+        if not w.levels.exact:
             return None
-        return split_support_work(d_model, lv.coef[0], int(lv.bound), self._feature_values(Xd, res))
+        return w.support_work(self._feature_values(Xd, res))
 
     def _check_rspm_outlook(self, Xa, epsilon):
         """Refuse ``mechanism="rspm"`` up front where its MILP is predicted not

@@ -58,7 +58,7 @@ from ..perturbation import (
 from ..ledger import charges
 from ..result import PrivateResult, curator_reports, weight_labels
 from ..solvers import SolveOptions, keyword_signature, parse_keywords
-from ..space import count_grid_points, norm_levels
+from ..space import DecisionSpace, count_grid_points
 from ._checks import (check_n_samples, check_named_solver, check_run, decision_bounds, warn_if_delta_weak,
                       warn_if_mean_objective, warn_noise_disclosed)
 from ._terms import TermBound, check_record_terms, record_terms_kind
@@ -272,8 +272,10 @@ def opdisc(model, weights=None, *, epsilon: float, delta: float, random_state=No
 class OPDiscTask:
     """One call of :func:`opdisc`, checked before any noise is drawn or any solve starts:
     the model and its decision ``w_vars``, the privacy and utility parameters, the solve's
-    options (solver resolved), W_tau's ``grids`` (``grid``: the keyword as given, None when
-    W is the model's), and the public constants G, D, tau and n."""
+    options (solver resolved), W_tau as ``w`` (a :class:`privopt.space.DecisionSpace`: its
+    grids and ball, read as ``grids`` and ``norm_bound``, D as the exact levels of ||w||^2
+    snapped it; ``grid``: the keyword as given, None when W is the model's), and the public
+    constants G, tau and n."""
 
     model: Any
     w_vars: list
@@ -285,14 +287,23 @@ class OPDiscTask:
     pi_encoding: str
     solve: SolveOptions
     grid: Any
-    grids: list
+    w: DecisionSpace
     contract: Any
     n_samples: int
     loss_range: tuple | None
     separation: float
-    norm_bound: float
     lipschitz: float
     return_noise: bool
+
+    @property
+    def grids(self) -> list:
+        """W_tau's per-coordinate grids."""
+        return list(self.w.grids)
+
+    @property
+    def norm_bound(self) -> float:
+        """D, as the exact levels of ||w||^2 snapped it (:attr:`privopt.space.NormLevels.norm_bound`)."""
+        return self.w.levels.norm_bound
 
     @property
     def dim(self) -> int:
@@ -321,7 +332,8 @@ def _check(model, weights, epsilon, delta, solve: SolveOptions, kw: _Keywords) -
     n_samples = contract.n_records
     grids = resolve_grids(w_vars, grid, info.grid if info else None, read_bounds=grid is None)
     separation = _separation(kw.separation, info, grid_separation(grids))
-    levels = norm_levels(grids, _norm_bound(kw.norm_bound, info))  # raises if no grid point is inside the ball
+    w = DecisionSpace(tuple(grids), _norm_bound(kw.norm_bound, info))
+    levels = w.levels  # raises if no grid point is inside the ball
     lipschitz = _lipschitz(kw.lipschitz, info, separation, loss_range)
 
     warn_if_delta_weak(delta, n_samples)
@@ -330,8 +342,8 @@ def _check(model, weights, epsilon, delta, solve: SolveOptions, kw: _Keywords) -
         raise ParameterError(
             f"norm_bound: only one grid point lies in the ball ||w||_2 <= {levels.norm_bound:g}, so the release "
             "would not depend on the data (or the noise); raise norm_bound.", "norm_bound")
-    return OPDiscTask(model, w_vars, info, epsilon, delta, beta, calibration, kw.pi_encoding, solve, grid, grids,
-                      contract, n_samples, loss_range, separation, levels.norm_bound, lipschitz,
+    return OPDiscTask(model, w_vars, info, epsilon, delta, beta, calibration, kw.pi_encoding, solve, grid, w,
+                      contract, n_samples, loss_range, separation, lipschitz,
                       bool(kw.return_noise))
 
 

@@ -136,6 +136,7 @@ from .._limits import AUTO_MAX_BOUND_WORK, ZERO_ONE_MAX_FEATURES, check_width
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 from ..search import HalfspaceData, bound_search_work
+from ..space import DecisionSpace
 from ._common import (
     ENUMERATION_ATTR,
     STATS_ATTR as _STATS_ATTR,
@@ -734,8 +735,8 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     data = HalfspaceData(
         X=np.asarray(Xu, dtype=np.float64), pos=np.asarray(pos, dtype=np.int64),
         neg=np.asarray(neg, dtype=np.int64), exact=bool(exact), mu=float(mu),
-        t_hi=float(t_hi), theta=float(theta), grid=grid_t, norm_bound=float(D),
-        norm_sq_bound=float(n_units * unit * unit), objective="loss",
+        t_hi=float(t_hi), theta=float(theta),
+        w=DecisionSpace(grid_t, float(D), float(n_units * unit * unit)), objective="loss",
         feature_values=feature_values)
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(data)
@@ -816,7 +817,7 @@ class ZeroOneLoss:
     :func:`zero_one_loss`.
 
     ``data``: the :class:`privopt.search.HalfspaceData` (the distinct rows and
-    their label counts, the decision rule, W's grid and ball: private, as the
+    their label counts, the decision rule, and W, read as ``w``: private, as the
     model is); ``info``: the :class:`ModelInfo` the MILP would carry (equal to
     ``get_info(zero_one_halfspace(...))`` with the same arguments); ``labels``:
     the weights' labels, ``0..d-1`` as for ``model.w``.  :meth:`milp` builds the
@@ -835,9 +836,15 @@ class ZeroOneLoss:
     _setup: _ZeroOneSetup = dataclasses.field(repr=False)
 
     @property
+    def w(self) -> DecisionSpace:
+        """W, the grid and the ball of the arguments (:class:`privopt.space.DecisionSpace`,
+        the one its halfspace data holds)."""
+        return self.data.w
+
+    @property
     def labels(self) -> tuple:
         """The weights' labels: ``0..d-1`` (the indices of ``model.w``)."""
-        return tuple(range(len(self.data.grid)))
+        return tuple(range(self.w.d))
 
     def milp(self):
         """The Pyomo MILP of :func:`zero_one_halfspace` with the same arguments (a new model)."""

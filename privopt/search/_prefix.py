@@ -86,6 +86,13 @@ class PrefixSpace:
         self.hi = np.array([g.max() for g in self.grids])
         self._sizes: dict = {} if size is None else {(): int(size)}
 
+    @classmethod
+    def of(cls, w) -> "PrefixSpace":
+        """W (a :class:`privopt.space.DecisionSpace`) as a tree of prefixes: its grids, its
+        rows with the ball (:attr:`~privopt.space.DecisionSpace.separable`) and |W| as W
+        counted it (:attr:`~privopt.space.DecisionSpace.size`, not counted again)."""
+        return cls(w.grids, w.separable, size=w.size)
+
     def _sub(self, prefix) -> SeparableConstraints:
         c = self.cons
         assert c is not None

@@ -186,7 +186,8 @@ def enumeration_levels(data, norm_bound=None) -> EnumerationLevels:
     the enumeration data of a zero_one_halfspace model (its ball intersected
     with ``norm_bound``'s); raises :class:`privopt.exceptions.ModelError`
     where the grid has no exact levels."""
-    lv = norm_levels(data.grid, data.norm_bound if norm_bound is None else norm_bound)
+    same = norm_bound is None or float(norm_bound) == data.norm_bound
+    lv = data.w.levels if same else norm_levels(data.grid, norm_bound)    # W's own, computed once
     if not lv.exact:
         raise ModelError("solver='enumerate' needs grid values that are multiples of a common step.", "model")
     # the builder's ball and the transformation's (the same D unless the caller

@@ -12,6 +12,8 @@ grids intersected with the ball ||w||_2 <= D.
   counted and listed without listing the product (a cardinality or knapsack constraint).
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
+- :class:`DecisionSpace`: W itself as one frozen record (the grids, the ball, the declared
+  rows) with the views above derived from it on first use; every layer reads it.
 
 Pure numpy on public quantities (the grid, the ball, d, the number of feature values):
 nothing here reads private data or Pyomo.  It imports only the foundations.  Which W's the
@@ -32,8 +34,10 @@ from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bou
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
 from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, product_size, uniform_grid
 from ._support import SupportWork, split_support_count, split_support_work
+from ._w import DecisionSpace
 
 __all__ = [
+    "DecisionSpace",
     "parse_grid",
     "default_grid_bound",
     "common_step",

@@ -21,12 +21,13 @@ import pytest
 import privopt
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
-from privopt.mechanisms.selection import _decision, _evaluate
+from privopt.mechanisms.selection import _evaluate
 from privopt.mechanisms.selection._evaluate import FixAndSolveEvaluator
 from privopt.perturbation import resolve_grids
 from privopt.solvers import HighsFixedSession, solver_availability
 from privopt.space import (SeparableConstraints, constrained_points, count_constrained_points, linear_tables,
                            partial_feasible)
+from privopt.space import _w as space_w
 
 from tests._law import chi_square_pvalue
 from tests._models import pmedian
@@ -145,7 +146,7 @@ def test_choose_k_beyond_the_product_limit_is_listed():
 def _scores(m, w, *, old, monkeypatch, **kw):
     with monkeypatch.context() as mp:
         if old:   # product then filter, and Pyomo's Var.fix and persistent solve
-            mp.setattr(_decision, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
+            mp.setattr(space_w, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
             mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
         else:     # the HiGHS session's solves, not the closed form of the blocks (tests/solvers/test_blocks.py)
             mp.setattr(_evaluate, "closed_form_blocks", lambda *a, **k: (None, "off"))
@@ -174,7 +175,7 @@ def test_new_path_scores_the_same_points_in_the_same_order_with_the_same_exact_l
                       random_state=seed, public_constraints=["p"])
             a = privopt.exponential_mechanism(m, **kw).weights
             with monkeypatch.context() as mp:
-                mp.setattr(_decision, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
+                mp.setattr(space_w, "count_constrained_points", lambda *a, **k: None)   # W counted once, there
                 mp.setattr(HighsFixedSession, "build", classmethod(lambda cls, *a, **k: None))
                 b = privopt.exponential_mechanism(m, **kw, keep_report=True)
             assert b.report.listing == "product" and np.array_equal(a, b.weights)

@@ -105,6 +105,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
     """The decision set (the declared constraints as rows, |W| counted through them) is
     built once per release, and the plan, the evaluator and the bounded sampler read it."""
     from privopt.mechanisms.selection import _decision
+    from privopt.space import _w as space_w
 
     calls = {"rows": 0, "count": 0}
 
@@ -115,7 +116,7 @@ def test_w_of_a_users_model_is_read_and_counted_once(path, monkeypatch):
         return wrapped
 
     monkeypatch.setattr(_decision, "_separable_constraints", spy("rows", _decision._separable_constraints))
-    monkeypatch.setattr(_decision, "count_constrained_points", spy("count", _decision.count_constrained_points))
+    monkeypatch.setattr(space_w, "count_constrained_points", spy("count", space_w.count_constrained_points))
     res = privopt.exponential_mechanism(_budget_model(), weights="x", epsilon=1.0, loss_range=1, n_samples=5,
                                         public_constraints="budget", path=path, random_state=0, keep_report=True)
     assert res.parameters.n_points == 11         # 1 + 4 + 6 subsets of at most two of four
@@ -175,3 +176,55 @@ def test_an_evaluator_built_directly_builds_w_once_as_the_plan_does():
     from_plan = FixAndSolveEvaluator.from_decision(m, planned)
     assert from_plan.decision is planned
     np.testing.assert_array_equal(from_plan.points, direct.points)
+
+
+def _zero_one(grid, norm_bound):
+    from privopt.models import zero_one_halfspace
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(-1, 2, size=(30, 3)).astype(float)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    return zero_one_halfspace(X, y, grid=grid, norm_bound=norm_bound)
+
+
+@pytest.mark.parametrize("grid, norm_bound, smaller, path", [
+    (2, 2.0, None, "topdown"),                                  # one grid with 0: split by support
+    (2, 2.0, 1.5, "topdown"),                                   # the selection's own, smaller ball
+    ([[-1.0, 0.0, 1.0], [-1.0, 0.0, 1.0, 2.0], [0.0, 1.0]], 2.0, None, "enumerate"),   # a grid per coordinate
+])
+def test_the_plan_holds_w_as_one_record_and_its_count_is_the_engines(grid, norm_bound, smaller, path):
+    """The plan's W is the halfspace data's own record (or the same grids in the selection's
+    smaller ball), and |W| counted by that record equals the count of the engine that samples it."""
+    from privopt.models import ENUMERATION_ATTR
+    from privopt.space import DecisionSpace
+
+    model = _zero_one(grid, norm_bound)
+    data = getattr(model, ENUMERATION_ATTR)
+    problem = privopt.mechanisms.selection.topdown_problem(data, smaller)
+    plan = _plan.plan_halfspace(data, problem, n_public=30, model=model, norm_bound=smaller)
+    assert plan.path == path and isinstance(plan.w.space, DecisionSpace)
+    if smaller is None:
+        assert plan.w.space is data.w and plan.w.norm_bound == data.norm_bound
+    else:
+        assert plan.w.space.grids is data.w.grids and plan.w.norm_bound == smaller
+    assert plan.w.space.size == plan.n_points > 1
+    brute = sum(1 for p in np.array(np.meshgrid(*data.grid, indexing="ij")).reshape(len(data.grid), -1).T
+                if p @ p <= plan.w.norm_bound ** 2 + 1e-9)
+    assert plan.n_points == brute
+
+
+def test_a_users_w_is_read_into_one_record_that_the_prefix_tree_reads():
+    """DecisionSet holds W's record (the declared linear rows; the ball added by W); the
+    prefix tree's |W| is the record's count, equal to the brute-force count."""
+    from privopt.mechanisms.selection._decision import decision_set
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.budget = pyo.Constraint(expr=sum(m.x[j] for j in range(4)) <= 2)
+    grids = [(0.0, 1.0)] * 4
+    dec = decision_set(list(m.x.values()), grids, 1.2, [m.budget])
+    assert dec.w.constraints.rows == 1 and dec.separable.rows == 2     # the ball is W's row
+    assert dec.w.norm_bound == 1.2 and dec.grids == tuple(grids)
+    assert dec.count == dec.w.size == dec.space.size(()) == 1 + 4          # ||x|| <= 1.2: at most one 1
+    no_ball = decision_set(list(m.x.values()), grids, None, [m.budget])
+    assert no_ball.count == no_ball.space.size(()) == 1 + 4 + 6

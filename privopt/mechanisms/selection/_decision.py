@@ -3,11 +3,12 @@
 The decision set of private selection on a user's model is the product of the decision's
 grids, intersected with the ball ||w||_2 <= norm_bound (when given) and with the model's
 constraints on the decision alone that are declared public.  :func:`decision_set` reads it
-from the model once: the declared constraints on the decision, the linear ones among them
-as separable rows (:class:`privopt.space.SeparableConstraints`, the ball one more row), the
-others (left to a filter of listed points), |W| counted once through the rows
-(:func:`privopt.space.count_constrained_points`), and W as a tree of prefixes
-(:class:`privopt.search.PrefixSpace`) where it can be counted, with why.  The plan, the
+from the model once into W's one record (:class:`privopt.space.DecisionSpace`: the grids, the
+ball and the declared linear constraints as separable rows), which counts |W| through its
+rows with the ball (:attr:`privopt.space.DecisionSpace.size`); beside it the Pyomo side that
+W's record cannot hold: the decision's variables, the declared constraints, those among them
+that are not linear (left to a filter of listed points), and W as a tree of prefixes
+(:meth:`privopt.search.PrefixSpace.of`) where it can be counted, with why.  The plan, the
 fix-and-solve evaluator and the bounded sampler read the record; none counts W again.
 """
 
@@ -20,7 +21,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ...search import PrefixSpace
-from ...space import SeparableConstraints, count_constrained_points, linear_tables, norm_levels, product_size
+from ...space import DecisionSpace, SeparableConstraints, linear_tables
 
 __all__ = ["DecisionSet", "decision_set"]
 
@@ -28,23 +29,40 @@ __all__ = ["DecisionSet", "decision_set"]
 @dataclass(frozen=True)
 class DecisionSet:
     """W of a user's model (module docstring): ``variables`` (the decision, the user's
-    VarData), ``grids`` (one per coordinate), ``norm_bound`` (None: no ball),
-    ``constraints`` (the declared public constraints on the decision alone), ``separable``
-    (the linear ones and the ball as rows; None when none is linear), ``others`` (the
-    declared ones that are not linear), ``count`` (|W| counted through ``separable`` before
-    ``others`` filter it; None where it is None or its numbers are too irregular),
-    ``space`` (W as a tree of prefixes, its size known; None where W cannot be counted)
-    and ``why`` (how W was counted, or why it could not be)."""
+    VarData), ``w`` (W's record, :class:`privopt.space.DecisionSpace`: the grids, the ball,
+    the declared linear constraints as rows), ``constraints`` (the declared public
+    constraints on the decision alone), ``others`` (the declared ones that are not linear),
+    ``space`` (W as a tree of prefixes, its size known; None where W cannot be counted) and
+    ``why`` (how W was counted, or why it could not be).  ``grids``, ``norm_bound``,
+    ``separable`` and ``count`` read ``w``."""
 
     variables: tuple
-    grids: tuple
-    norm_bound: float | None
+    w: DecisionSpace
     constraints: tuple
-    separable: SeparableConstraints | None
     others: tuple
-    count: int | None
     space: Any
     why: str
+
+    @property
+    def grids(self) -> tuple:
+        """The decision's grids, one per coordinate."""
+        return self.w.grids
+
+    @property
+    def norm_bound(self) -> float | None:
+        """D of the ball (None: no ball)."""
+        return self.w.norm_bound
+
+    @property
+    def separable(self) -> SeparableConstraints | None:
+        """The declared linear constraints and the ball as rows; None when none is linear."""
+        return None if self.w.constraints is None else self.w.separable
+
+    @property
+    def count(self) -> int | None:
+        """|W| counted through :attr:`separable` before :attr:`others` filter it; None where
+        it is None or its numbers are too irregular."""
+        return None if self.separable is None else self.w.size
 
     @property
     def size(self) -> int | None:
@@ -58,54 +76,34 @@ def decision_set(w_vars, grids, norm_bound, public_constraints) -> DecisionSet:
     decision alone shape W; the others stay in the model)."""
     variables = list(w_vars)
     cons = _weight_only(list(public_constraints), {id(v) for v in variables})
-    sep, others = _separable_constraints(grids, norm_bound, cons, variables) if cons else (None, [])
-    count = None if sep is None else count_constrained_points(sep)
-    space, why = _prefix_space(grids, norm_bound, cons, sep, others, count)
-    return DecisionSet(tuple(variables), tuple(grids), norm_bound, tuple(cons), sep, tuple(others), count, space, why)
+    rows, others = _separable_constraints(grids, cons, variables) if cons else (None, [])
+    w = DecisionSpace(tuple(grids), norm_bound, constraints=rows)
+    space, why = _prefix_space(w, cons, others)
+    return DecisionSet(tuple(variables), w, tuple(cons), tuple(others), space, why)
 
 
-def _prefix_space(grids, norm_bound, cons, sep, others, count):
+def _prefix_space(w: DecisionSpace, cons, others):
     """``(space, why)``: W as a :class:`privopt.search.PrefixSpace` through the declared
-    linear constraints on the weights alone (and the ball), its size given where it was
-    counted; ``(None, why)`` where it cannot be (a constraint on the weights that is not
-    linear, or numbers too irregular to count)."""
+    linear constraints on the weights alone (and the ball), its size as ``w`` counted it;
+    ``(None, why)`` where it cannot be (a constraint on the weights that is not linear, or
+    numbers too irregular to count)."""
     if others:
         return None, "a declared constraint on the weights is not linear, so the regions' sizes cannot be counted"
-    if cons and sep is None:
+    if cons and w.constraints is None:
         return None, "no linear constraint to count W through"
-    if cons and count is None:
+    if w.size is None:
         return None, "the constraints' numbers are too irregular to count W exactly"
-    if cons:
-        space = PrefixSpace(grids, sep, size=count)
-    elif norm_bound is not None:   # the ball alone (_separable_constraints adds it only next to a linear row)
-        space = PrefixSpace(grids, _ball_only(grids, norm_bound))
-    else:
-        space = PrefixSpace(grids, None, size=product_size(grids))
-    if space.size(()) is None:
-        return None, "the constraints' numbers are too irregular to count W exactly"
+    space = PrefixSpace.of(w)
     return space, "W counted through the declared linear constraints" if space.cons is not None else (
         "W is the product of the weights' grids")
 
 
-def _ball_only(grids, norm_bound):
-    """The ball ||w|| <= norm_bound as one separable row (its exact integer units where
-    :func:`privopt.space.norm_levels` has them), tested as the fix-and-solve evaluator tests it."""
-    lv = norm_levels(grids, norm_bound)
-    if lv.exact:
-        ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
-    else:
-        ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
-    return SeparableConstraints([b[None, :] for b in ball], [-np.inf], [top], [0.0], [0.0])
-
-
-def _separable_constraints(grids, norm_bound, cons, w_vars):
-    """``(constraints, others)``: the linear constraints of ``cons`` (on the
-    weights alone) as rows of :class:`privopt.space.SeparableConstraints` on
-    ``grids``, with the ball ||w|| <= norm_bound as one more row when given
-    (its exact integer units where :func:`privopt.space.norm_levels` has them),
-    and the constraints of ``cons`` that are not linear (left to the filter).
-    ``constraints`` is None when no constraint is linear: the product grid
-    (inside the ball) is then listed as before."""
+def _separable_constraints(grids, cons, w_vars):
+    """``(rows, others)``: the linear constraints of ``cons`` (on the weights alone) as
+    rows of :class:`privopt.space.SeparableConstraints` on ``grids`` (the ball is W's
+    record's to add: :attr:`privopt.space.DecisionSpace.separable`), and the constraints
+    of ``cons`` that are not linear (left to the filter).  ``rows`` is None when no
+    constraint is linear: the product grid (inside the ball) is then listed as before."""
 
     index = {id(v): j for j, v in enumerate(w_vars)}
     rows, lower, upper, offset, others = [], [], [], [], []
@@ -121,16 +119,7 @@ def _separable_constraints(grids, norm_bound, cons, w_vars):
     if not rows:
         return None, others
     tables = linear_tables(grids, np.array(rows))
-    rtol = [1e-9] * len(rows)
-    if norm_bound is not None:   # the ball, tested as _product_points tests it
-        lv = norm_levels(grids, norm_bound)
-        if lv.exact:
-            ball, top = [np.asarray(c, dtype=np.float64) for c in lv.coef], float(lv.bound)
-        else:
-            ball, top = [np.asarray(g, dtype=np.float64) ** 2 for g in grids], norm_bound ** 2 * (1 + 1e-12)
-        tables = [np.vstack([t, b[None, :]]) for t, b in zip(tables, ball)]
-        lower, upper, offset, rtol = lower + [-np.inf], upper + [top], offset + [0.0], rtol + [0.0]
-    return SeparableConstraints(tables, lower, upper, offset, rtol), others
+    return SeparableConstraints(tables, lower, upper, offset, [1e-9] * len(rows)), others
 
 
 def _weight_only(cons, weight_ids):

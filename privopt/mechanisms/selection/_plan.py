@@ -110,7 +110,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         bound_pass = float(problem.predicted_seconds(n_public))
         predicted = float(problem.sampling_seconds(n_public))
         workers = workers_for(executor, bound_pass)
-        w = SelectionW(n_points, problem.norm_bound, halfspace=data, problem=problem)
+        w = SelectionW.of_halfspace(n_points, problem.norm_bound, data, problem)
         return SelectionPlan(
             "topdown", w, predicted, predicted / workers,
             work=(f"bounding the {problem.n_regions:,} supports of W on n = {n_public:,} records and finding the "
@@ -135,7 +135,7 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         predicted = float(branch_and_bound_seconds(n_points, n_public))
         how = f"report-noisy-max over the {format_count(n_points)} points of W by branch and bound"
     return SelectionPlan(
-        "enumerate", SelectionW(n_points, evaluator.norm_bound, halfspace=data), predicted, predicted,
+        "enumerate", SelectionW.of_halfspace(n_points, evaluator.norm_bound, data), predicted, predicted,
         work=(f"{how} is predicted to take about {predicted:,.0f} s (from |W|, n = {n_public:,} and "
               f"d = {evaluator.d})"),
         remedy=("Raise time_limit, make W smaller (norm_bound, a coarser grid, fewer features), or use OPDisc "
@@ -190,7 +190,7 @@ def plan_user_model(task, grids, keys=selection_keys) -> SelectionPlan:
     predicted = float(evaluator.predicted_seconds(task.n_public))
     check = None if task.n_samples is None else RangeCheck(task.n_samples, task.loss_range, task.term is not None)
     return SelectionPlan(
-        "fix_and_solve", SelectionW(n_points, task.norm_bound, decision=decision), predicted, predicted,
+        "fix_and_solve", SelectionW.of_decision(n_points, decision), predicted, predicted,
         work=(f"scoring all {format_count(n_points)} points of W is predicted to take about {predicted:,.0f} s "
               f"(from |W| and the model's {model_size(task.model):,} rows and columns, one solve per point"
               f"{slow_solver_note(task.solver)})"),
@@ -232,7 +232,7 @@ def _plan_bounded(task, decision, why) -> SelectionPlan:
     check_w_size(n_points)
     predicted, min_solves = bounded_lower_bound(space, task.model, task.solver)
     opts = task.options
-    w = SelectionW(n_points, task.norm_bound, decision=decision)
+    w = SelectionW.of_decision(n_points, decision)
     sampler = BoundedSampler.of(w, task.model, task.w_vars, time_limit=opts.time_limit, solver=task.solver,
                              weight_cons=decision.constraints, sense=task.sense, threads=opts.threads,
                              abs_gap=opts.abs_gap, solver_options=opts.solver_options, public_term=task.term,

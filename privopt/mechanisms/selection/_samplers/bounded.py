@@ -28,8 +28,8 @@ class BoundedSampler(Sampler):
     @classmethod
     def of(cls, w, model, w_vars, **kwargs) -> "BoundedSampler":
         """The sampler of W (a :class:`~privopt.mechanisms.selection._w.SelectionW` of a
-        user's model counted through its declared constraints: its prefix tree ``space``)."""
-        return cls(w.space, model, w_vars, **kwargs)
+        user's model counted through its declared constraints: its prefix tree ``prefixes``)."""
+        return cls(w.prefixes, model, w_vars, **kwargs)
 
     def sample(self, rng, method, scale, floor=None, progress=False):
         streams = KeyedStreams(rng)
