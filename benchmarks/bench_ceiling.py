@@ -77,8 +77,8 @@ import numpy as np
 import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 from privopt.calibration import split_warm_start_epsilon
-from privopt.estimators import (WarmStartFeature, default_ladder, ladder_cap, ladder_prior, warm_start_prior,
-                                 warm_start_resolution)
+from privopt.estimators import (LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap, ladder_prior,
+                                 warm_start_prior, warm_start_resolution)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
 from privopt.search import enumeration_levels, iter_losses, search_optimum
@@ -307,7 +307,7 @@ def mark_target(rows, clf, eps, n):
     """On this fit's ceiling rows (the last of ``rows``), the log weight of each offered W's best
     point under the release's base measure, ln pi_r - ln |W_r| - (epsilon_selection / 2) L_r(best):
     the W whose best point weighs most is where the selection goes as epsilon grows (``target``).
-    pi is the estimator's public prior (Occam's, the warm start's W weighted as the finest W)."""
+    pi is the estimator's public prior (``LADDER_PRIOR``, the warm start's W weighted as the finest W)."""
     fit = [r for r in rows if r["learner"] == "ceiling" and r["eps"] == eps and r["seed"] == rows[-1]["seed"]
            and r["data"] == rows[-1]["data"] and r["status"] == "offered"]
     order = [label(res) for res in clf.resolutions_]
@@ -318,9 +318,9 @@ def mark_target(rows, clf, eps, n):
     if len(fit) == 1:
         prior = np.ones(1)
     elif warm:
-        prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n), sizes[:-1], sizes[-1])
+        prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n, LADDER_PRIOR), sizes[:-1], sizes[-1])
     else:
-        prior = ladder_prior(sizes, eps_select, n)
+        prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
     for r, p in zip(fit, prior):
         r["log_weight"] = float(np.log(p) - np.log(r["size"]) - 0.5 * eps_select * r["best_train_errors"])
     top = max(fit, key=lambda r: r["log_weight"])
@@ -388,7 +388,8 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
 # -- the prior over the offered W's, varied (a measured diagnostic, the library unchanged) ----------
 #: Rules for the prior over the offered W's in ``--prior-study`` (``--rules``), each a public function
 #: of the sizes, epsilon (the selection's) and n: ``cX`` the Occam penalty scaled by X, pi_r proportional
-#: to exp(-X (epsilon / 2) n sqrt(ln |W_r| / (2n))) (c1 the estimator's, c0 the uniform prior); ``tT``
+#: to exp(-X (epsilon / 2) n sqrt(ln |W_r| / (2n))) (c1 Occam's, the estimator's until its revision
+#: 2026-11-28; c0 the uniform prior); ``shipped`` the estimator's prior as it is; ``tT``
 #: the Occam penalty scaled by min(1, T / (epsilon n)) (tempered by the budget); ``uT`` the uniform
 #: prior where epsilon n >= T, else Occam's.  A suffix ``_eN`` raises the limit on the points of a W
 #: scored point by point from 400,000 to N (``_eauto``: no limit but the ladder's time prediction).
@@ -396,7 +397,7 @@ RULES = ("c1", "c0.5", "c0")
 
 
 def rule_scale(rule: str, epsilon: float, n: int) -> float:
-    """The factor on the Occam penalty of a rule (``RULES``) at this epsilon and n."""
+    """The factor on the Occam penalty of a rule (``RULES``, not ``shipped``) at this epsilon and n."""
     kind, value = rule[0], float(rule[1:])
     if kind == "c":
         return value
@@ -431,7 +432,7 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
 
     rule, enumerate_points = parse_variant(variant)
     shipped, points = est.ladder_prior, est.LADDER_ENUMERATE_POINTS
-    est.ladder_prior = tempered_prior(rule) if rule != "c1" else shipped
+    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else shipped
     est.LADDER_ENUMERATE_POINTS = enumerate_points or points
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
