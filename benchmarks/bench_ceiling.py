@@ -832,7 +832,7 @@ def main(argv=None):
                                    lambda rs: write_csv(out + ".csv", rs), variants, args.batch, args.baselines)
             write_csv(out + ".csv", rows)
             rows = read_csv(out + ".csv")
-        epsilons = tuple(sorted({r["eps"] for r in rows}))
+        epsilons = tuple(sorted({r["eps"] for r in rows if math.isfinite(r["eps"])}))    # not logreg's inf
         base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
         command = "python benchmarks/bench_ceiling.py " + " ".join(argv if argv is not None else sys.argv[1:])
         if args.summary_only and os.path.exists(out + ".md"):     # the run's own command, not this rewrite's
