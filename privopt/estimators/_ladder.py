@@ -30,10 +30,16 @@ from dataclasses import dataclass, replace
 
 __all__ = ["Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies", "warm_start_resolution",
            "warm_start_prior",
-           "PRIORS", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
+           "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
 #: The priors pi over the offered resolutions (:func:`ladder_prior`).
-PRIORS = ("occam", "uniform")
+PRIORS = ("occam", "uniform", "tempered")
+#: The tempered prior's budget T (:func:`ladder_prior`, ``"tempered"``): Occam's prior while
+#: epsilon n <= T, its weights frozen at epsilon n = T beyond.  Chosen among 250, 500, 1000 and
+#: 2000 on development tables only (benchmarks/results/ceiling_prior_rules.md and
+#: ceiling_prior_rules2.md), then checked on tables chosen before any result on them
+#: (benchmarks/results/ceiling_second.md).
+PRIOR_TEMPER = 500.0
 
 #: The public rule's bound on the utility bound per record (see :func:`ladder_cap`).
 #: Chosen with the Occam prior among 0.1, 0.2, 0.3, 0.5 by the mean held-out accuracy
@@ -121,10 +127,11 @@ def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION
     return keep
 
 
-def ladder_prior(sizes, epsilon: float, n: int, kind: str = "occam"):
+def ladder_prior(sizes, epsilon: float, n: int, kind: str = "occam", *, temper: float = PRIOR_TEMPER):
     """The public weights pi_r of the base measure mu(r, w) = pi_r / |W_r|.
 
-    ``"uniform"``: 1/R each.  ``"occam"`` (the estimator's): pi_r proportional
+    ``"uniform"``: 1/R each.  ``"occam"`` (the estimator's until revision
+    2026-11-27.2 of its law): pi_r proportional
     to exp(-(epsilon / 2) n g_r) with g_r = sqrt(ln |W_r| / (2 n)), Occam's bound
     on the gap between the test and the training error of a point of a finite
     W_r (Hoeffding and a union bound over W_r).  Then the release weights (r, w)
@@ -132,16 +139,33 @@ def ladder_prior(sizes, epsilon: float, n: int, kind: str = "occam"):
     privately, training errors plus the bound on how much a richer W_r can
     overfit (structural risk minimization), instead of training errors alone,
     which a richer W always lowers.  Public: it reads epsilon, n and the sizes
-    only.  (With Delta = 1: the loss is a count of errors.)"""
+    only.  (With Delta = 1: the loss is a count of errors.)
+
+    ``"tempered"`` (the estimator's since revision 2026-11-28): pi_r
+    proportional to exp(-(min(epsilon n, T) / 2) g_r), T = ``temper``
+    (:data:`PRIOR_TEMPER`): Occam's prior while epsilon n <= T; beyond, the
+    weights stay those of epsilon n = T, so that the penalty in training
+    errors, (min(epsilon n, T) / epsilon) g_r, shrinks as T g_r / epsilon
+    instead of staying n g_r.  Occam's bound is a worst case that does not
+    shrink with the budget: at a large epsilon n it holds back a richer W
+    whose best point has tens of training errors fewer (where the selection's
+    own error, (2 / epsilon) ln |W_r|, is a few), and the tempered prior lets
+    that W be released.  Still a function of epsilon, n, the sizes and a
+    constant fixed in the code only, so it is fixed before the data is read."""
     import numpy as np
 
     sizes = np.asarray(sizes, dtype=float)
     if kind == "uniform":
         return np.full(len(sizes), 1.0 / len(sizes))
-    if kind != "occam":
+    if kind not in ("occam", "tempered"):
         raise ValueError(f"kind must be one of {PRIORS}, got {kind!r}")
+    if kind == "tempered" and not (math.isfinite(temper) and temper > 0):
+        raise ValueError(f"temper must be a positive finite number, got {temper!r}")
     gap = np.sqrt(np.log(sizes) / (2.0 * n))
-    logits = -(epsilon / 2.0) * n * gap
+    if kind == "tempered" and epsilon * n > temper:
+        logits = -(float(temper) / 2.0) * gap
+    else:       # Occam's, bit for bit (also the tempered prior's while epsilon n <= T)
+        logits = -(epsilon / 2.0) * n * gap
     p = np.exp(logits - logits.max())
     return p / p.sum()
 

@@ -47,6 +47,56 @@ def test_occam_prior_hand_values():
         ladder_prior([10, 20], 1.0, 5, "flat")
 
 
+def test_tempered_prior_hand_values():
+    # n = 50, eps = 2 (eps n = 100), |W| = e^1, e^4: g = 0.1, 0.2
+    sizes = [math.e, math.e ** 4]
+    # T = 40 < eps n: logits -(T / 2) g = -2, -4 (the weights of eps n = 40)
+    p = ladder_prior(sizes, 2.0, 50, "tempered", temper=40.0)
+    np.testing.assert_allclose(p, [1 / (1 + math.exp(-2)), math.exp(-2) / (1 + math.exp(-2))])
+    np.testing.assert_allclose(p, ladder_prior(sizes, 0.8, 50, "occam"))
+    # beyond T the weights do not move with eps or n's budget: eps 2 and eps 20 give the same prior
+    np.testing.assert_array_equal(p, ladder_prior(sizes, 20.0, 50, "tempered", temper=40.0))
+    # eps n <= T (T = 100 and the default 500): Occam's prior, bit for bit
+    for temper in (100.0, 500.0):
+        np.testing.assert_array_equal(ladder_prior(sizes, 2.0, 50, "tempered", temper=temper),
+                                      ladder_prior(sizes, 2.0, 50, "occam"))
+    np.testing.assert_array_equal(ladder_prior(sizes, 2.0, 50, "tempered"), ladder_prior(sizes, 2.0, 50))
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="temper"):
+            ladder_prior(sizes, 2.0, 50, "tempered", temper=bad)
+
+
+def _prior_of_fit(n, epsilon, seed=3):
+    X, y, bounds = _table(n=n, seed=seed)
+    est = privopt.PrivateHalfspaceClassifier(epsilon=epsilon, bounds=bounds, random_state=seed, warm_start=False)
+    est.fit(X, y)
+    params = est.result_.parameters
+    return np.asarray(params.prior), list(params.n_points)
+
+
+def test_estimator_prior_is_tempered_beyond_the_budget_and_occam_below():
+    # eps n = 4000 > T = 500: the tempered prior, which is not Occam's there
+    prior, sizes = _prior_of_fit(2000, 2.0)
+    assert len(sizes) >= 2
+    np.testing.assert_allclose(prior, ladder_prior(sizes, 2.0, 2000, "tempered"), rtol=1e-12)
+    assert not np.allclose(prior, ladder_prior(sizes, 2.0, 2000, "occam"), rtol=1e-3)
+    # the frozen weights are those of eps n = T
+    np.testing.assert_allclose(prior, ladder_prior(sizes, privopt.estimators.PRIOR_TEMPER / 2000, 2000, "occam"))
+    # eps n = 400 <= T: Occam's prior bit for bit (the law of revisions before 2026-11-28)
+    prior, sizes = _prior_of_fit(400, 1.0)
+    assert len(sizes) >= 2
+    np.testing.assert_array_equal(prior, ladder_prior(sizes, 1.0, 400, "occam"))
+
+
+def test_the_occam_law_stays_reachable(monkeypatch):
+    # the law before revision 2026-11-28: LADDER_PRIOR = "occam" gives Occam's prior at any eps n
+    import privopt.estimators as est
+
+    monkeypatch.setattr(est, "LADDER_PRIOR", "occam")
+    prior, sizes = _prior_of_fit(2000, 2.0)
+    np.testing.assert_allclose(prior, ladder_prior(sizes, 2.0, 2000, "occam"), rtol=1e-12)
+
+
 # --- the estimator ------------------------------------------------------------
 
 def _table(n=400, seed=0):

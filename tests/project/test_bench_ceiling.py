@@ -70,3 +70,21 @@ def test_rung_status_names_every_rung_and_the_released_one_is_offered():
     assert {s for _, _, s in status.values()} <= {"offered", "budget rule", "time/size limit", "prior underflow"}
     assert status[bench.label(clf.resolution_)][2] == "offered"
     assert sum(s == "offered" for _, _, s in status.values()) == len(clf.resolutions_)
+
+
+def test_prior_rules_match_their_definitions_and_the_shipped_law():
+    from privopt.estimators import PRIOR_TEMPER, ladder_prior
+
+    # tT: min(1, T / (eps n)); uT: 0 from eps n = T on; cX: X
+    assert bench.rule_scale("t500", 0.5, 400) == 1.0
+    assert math.isclose(bench.rule_scale("t500", 2.0, 1000), 0.25)
+    assert bench.rule_scale("u2000", 1.0, 2000) == 0.0 and bench.rule_scale("u2000", 1.0, 1999) == 1.0
+    assert bench.rule_scale("c0.5", 3.0, 10) == 0.5
+    assert bench.parse_variant("t500_e1000000") == ("t500", 1_000_000)
+    assert bench.parse_variant("c1_eauto") == ("c1", math.inf) and bench.parse_variant("c0") == ("c0", None)
+    sizes = [953, 12_435, 88_273]
+    for eps, n in ((0.1, 1000), (2.0, 3000), (1.0, 400)):
+        # c1 is Occam's prior (the law before revision 2026-11-28), t500 the shipped tempered prior
+        np.testing.assert_allclose(bench.tempered_prior("c1")(sizes, eps, n), ladder_prior(sizes, eps, n, "occam"))
+        np.testing.assert_allclose(bench.tempered_prior(f"t{PRIOR_TEMPER:g}")(sizes, eps, n),
+                                   ladder_prior(sizes, eps, n, "tempered"), rtol=1e-9)
