@@ -207,13 +207,43 @@ def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None =
 # merging
 # ----------------------------------------------------------------------------
 
+#: Widest sum of the columns' integer spans :func:`column_codes` counts in one table.
+_CODES_SPAN = 1 << 20
+
+
 def column_codes(X: np.ndarray) -> np.ndarray:
     """Integer codes of X's values, column by column (equal values, equal codes;
-    order preserved)."""
+    order preserved): each column's :func:`privopt._lattice.unique_values` inverse.  Where
+    every entry is an integer and the columns' spans sum to at most :data:`_CODES_SPAN`
+    (discretized features), all columns are counted in one table at once, the same codes."""
+    C = _integer_column_codes(X)
+    if C is not None:
+        return C
     C = np.empty(X.shape, dtype=np.int64)
     for j in range(X.shape[1]):
         C[:, j] = unique_values(X[:, j])[1]
     return C
+
+
+def _integer_column_codes(X: np.ndarray) -> np.ndarray | None:
+    """:func:`column_codes` of an integer-valued X of small spans in one table (the rank of
+    each entry among its column's distinct values), or None where it does not apply."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.size == 0:
+        return None
+    Xf = np.asarray(X, dtype=np.float64)
+    lo, hi = Xf.min(axis=0), Xf.max(axis=0)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return None
+    spans = hi - lo + 1
+    if float(spans.sum()) > _CODES_SPAN or not np.array_equal(Xf, np.round(Xf)):
+        return None
+    offset = np.concatenate([[0], np.cumsum(spans[:-1])]).astype(np.int64)
+    flat = (Xf - lo).astype(np.int64) + offset
+    present = np.bincount(flat.reshape(-1), minlength=int(spans.sum())) > 0
+    cum = np.cumsum(present)
+    before = cum[offset] - present[offset]          # distinct values of the columns to the left
+    return cum[flat] - 1 - before
 
 
 def unique_rows(X: np.ndarray):

@@ -65,6 +65,7 @@ n has CDF F^n, and truncated at B, (F(x)/F(B))^n; solve F(x)^n = U F(B)^n.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -574,7 +575,21 @@ def run_shards(problem: RegionProblem, shards, *, streams, method, scale, execut
 
 def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
     """The k-subsets of range(d) with lexicographic rank in [start, stop),
-    one sorted row each, without walking the ranks before ``start``."""
+    one sorted row each, without walking the ranks before ``start``: listed once per
+    (d, k, start, stop) in a process (public sizes; every draw of a W asks for its
+    supports again; at most :data:`_KEPT_COMBINATIONS` entries each), each call a fresh copy."""
+    d, k, start, stop = int(d), int(k), int(start), int(stop)
+    if (stop - start) * k > _KEPT_COMBINATIONS:
+        return _lex_combinations.__wrapped__(d, k, start, stop)
+    return _lex_combinations(d, k, start, stop).copy()
+
+
+#: The most entries of one list of :func:`lex_combinations` kept for the next call.
+_KEPT_COMBINATIONS = 1 << 14
+
+
+@functools.lru_cache(maxsize=256)
+def _lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
     import math
 
     n = stop - start
