@@ -98,7 +98,9 @@ def _build_argmax_kernel(numba):
         while j <= d:
             if entering:
                 lo, hi = first[j], first[j] + counts[j, budget[j]]
-                if j == d or hi - lo >= min_bound:
+                if j < d and hi - lo >= min_bound:
+                    bounded += 1        # its bound: computed with its scores, when it was made (below)
+                elif j == d:
                     # lower bound on the loss of every point below: rows predicted +1 (or -1)
                     # whatever the free coordinates 0..j-1 take (each within the node's budget)
                     bounded += 1
@@ -173,8 +175,18 @@ def _build_argmax_kernel(numba):
                 entering = False
                 continue
             wk = gint[c_j, k]
-            for r in range(rows):
-                level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+            if counts[c_j, budget[c_j]] >= min_bound:
+                # the child's scores and its bound (as for the root, above) in one pass over the rows
+                b = bucket[budget[c_j]]
+                acc = np.int64(0)
+                for r in range(rows):
+                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+                    s, dr = level[c_j, r], diff[r]
+                    acc += dr * ((s >= tmin[c_j, b, r]) | ((s >= tmax[c_j, b, r]) & (dr > 0)))
+                drops[c_j] = np.float64(total_pos - acc) / scale
+            else:
+                for r in range(rows):
+                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
             j = c_j
             entering = True
         return _Found(best, best_p, scored, bounded)
