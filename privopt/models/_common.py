@@ -242,7 +242,7 @@ def _integer_column_codes(X: np.ndarray) -> np.ndarray | None:
     flat = (Xf - lo).astype(np.int64) + offset
     present = np.bincount(flat.reshape(-1), minlength=int(spans.sum())) > 0
     cum = np.cumsum(present)
-    before = cum[offset] - present[offset]          # distinct values of the columns to the left
+    before: np.ndarray = cum[offset] - present[offset]          # distinct values of the columns to the left
     return cum[flat] - 1 - before
 
 

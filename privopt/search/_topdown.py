@@ -329,7 +329,8 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
         if best is not None and minima.available:
             # the region's exact minimum (computed for the next regions in this order at once) may show
             # that no key in it reaches the best: it is scored, and no noise of its groups is drawn
-            low = minima.of(int(r), order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]], best[0])
+            ahead = () if minima.knows(int(r)) else order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]]
+            low = minima.of(int(r), ahead, best[0])
             if _cannot_win(float(M[r]) - low / scale, best[0]):
                 expanded[0] += 1
                 continue
@@ -375,6 +376,10 @@ class _ExactMinima:
     @property
     def available(self) -> bool:
         return self._ask is not None or self._screen is not None
+
+    def knows(self, r: int) -> bool:
+        """Whether region r's minimum was computed already (:meth:`of` then reads no batch)."""
+        return r in self._known
 
     def of(self, r: int, batch, best_key: float) -> float:
         """Region r's minimum (or a lower bound that settles it against ``best_key``);

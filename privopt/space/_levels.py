@@ -8,6 +8,7 @@ and D^2 is snapped onto the integer multiple it represents.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -52,7 +53,8 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
     times): the cache is keyed by every value with its type, so it returns what a fresh
     computation would, and a refusal is raised again on every call."""
     try:
-        key = (tuple(tuple((type(v), v) for v in g) for g in grids), type(norm_bound), norm_bound)
+        values = tuple(map(tuple, grids))
+        key = (values, tuple(map(type, itertools.chain.from_iterable(values))), type(norm_bound), norm_bound)
         hash(key)
     except TypeError:          # an unhashable entry: computed, as before, every time
         return _norm_levels(grids, norm_bound)
@@ -61,8 +63,7 @@ def norm_levels(grids, norm_bound: float) -> NormLevels:
 
 @functools.lru_cache(maxsize=512)
 def _cached_norm_levels(key) -> NormLevels:
-    grids, _, norm_bound = key
-    return _norm_levels([tuple(v for _, v in g) for g in grids], norm_bound)
+    return _norm_levels(list(key[0]), key[3])
 
 
 def _norm_levels(grids, norm_bound: float) -> NormLevels:
