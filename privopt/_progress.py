@@ -15,17 +15,36 @@ __all__ = ["progress_bar"]
 
 
 def progress_bar(total: int, *, desc: str, unit: str = "it", disable: bool = False):
-    """A tqdm bar (a no-op object when ``disable``)."""
-    if not disable:
-        try:
-            import ipywidgets  # noqa: F401
+    """A tqdm bar (:class:`_NoBar`, which draws nothing, when ``disable``: a disabled tqdm
+    still takes its locks and a screen position, per bar, which a fit's many draws pay)."""
+    if disable:
+        return _NoBar()
+    try:
+        import ipywidgets  # noqa: F401
 
-            from tqdm.auto import tqdm
-        except ImportError:
-            from tqdm.std import tqdm
-    else:
+        from tqdm.auto import tqdm
+    except ImportError:
         from tqdm.std import tqdm
     return _without_monitor(tqdm)(total=total, desc=desc, unit=unit, disable=disable, miniters=1)
+
+
+class _NoBar:
+    """What a disabled bar is used for: a context manager whose updates do nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, n: float = 1) -> None:
+        return None
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 @functools.cache

@@ -894,6 +894,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen, total, seconds = [], set(), 0, 0.0
+        maps: dict = {}         # (levels, centered) -> (feature map, features): made once per fit
         for i, res in enumerate(rungs):
             key: tuple
             if self.discretizer_ is None:            # integer features as they are: levels do not apply
@@ -901,10 +902,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 disc, Xr = None, Xd
             else:
                 key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept)
-                with _quiet_leak():     # said once, by _transform
-                    disc = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
-                                              center=res.centered).fit(Xa)
-                Xr = _with_wide_intercept(disc.transform(Xa), res)
+                if key in seen:
+                    continue
+                if (res.levels, res.centered) not in maps:
+                    with _quiet_leak():     # said once, by _transform
+                        made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
+                                                  center=res.centered).fit(Xa)
+                    maps[res.levels, res.centered] = (made, made.transform(Xa))
+                disc, Xs = maps[res.levels, res.centered]
+                Xr = _with_wide_intercept(Xs, res)
             if key in seen:
                 continue
             size = self._public_size(Xr.shape[1], res)

@@ -207,13 +207,43 @@ def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None =
 # merging
 # ----------------------------------------------------------------------------
 
+#: Widest sum of the columns' integer spans :func:`column_codes` counts in one table.
+_CODES_SPAN = 1 << 20
+
+
 def column_codes(X: np.ndarray) -> np.ndarray:
     """Integer codes of X's values, column by column (equal values, equal codes;
-    order preserved)."""
+    order preserved): each column's :func:`privopt._lattice.unique_values` inverse.  Where
+    every entry is an integer and the columns' spans sum to at most :data:`_CODES_SPAN`
+    (discretized features), all columns are counted in one table at once, the same codes."""
+    C = _integer_column_codes(X)
+    if C is not None:
+        return C
     C = np.empty(X.shape, dtype=np.int64)
     for j in range(X.shape[1]):
         C[:, j] = unique_values(X[:, j])[1]
     return C
+
+
+def _integer_column_codes(X: np.ndarray) -> np.ndarray | None:
+    """:func:`column_codes` of an integer-valued X of small spans in one table (the rank of
+    each entry among its column's distinct values), or None where it does not apply."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.size == 0:
+        return None
+    Xf = np.asarray(X, dtype=np.float64)
+    lo, hi = Xf.min(axis=0), Xf.max(axis=0)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return None
+    spans = hi - lo + 1
+    if float(spans.sum()) > _CODES_SPAN or not np.array_equal(Xf, np.round(Xf)):
+        return None
+    offset = np.concatenate([[0], np.cumsum(spans[:-1])]).astype(np.int64)
+    flat = (Xf - lo).astype(np.int64) + offset
+    present = np.bincount(flat.reshape(-1), minlength=int(spans.sum())) > 0
+    cum = np.cumsum(present)
+    before: np.ndarray = cum[offset] - present[offset]          # distinct values of the columns to the left
+    return cum[flat] - 1 - before
 
 
 def unique_rows(X: np.ndarray):
@@ -223,9 +253,13 @@ def unique_rows(X: np.ndarray):
     as one mixed-radix integer per row (one sort), or with ``np.lexsort`` where
     that integer would not fit in int64, instead of an argsort of byte strings."""
     n = X.shape[0]
-    C = column_codes(X)
-    key = _row_keys(C)
+    key = _offset_row_keys(X)      # integer features of small spans: no codes needed
+    C = None
     if key is None:
+        C = column_codes(X)
+        key = _row_keys(C)
+    if key is None:
+        assert C is not None
         order = np.lexsort(C.T[::-1])
         Cs = C[order]
         new = np.ones(n, dtype=bool)
@@ -238,6 +272,28 @@ def unique_rows(X: np.ndarray):
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.cumsum(new) - 1
     return X[order[new]], inv
+
+
+def _offset_row_keys(X: np.ndarray) -> np.ndarray | None:
+    """Each row as one integer in mixed radix over its entries less their column's
+    smallest (radix: the column's span), where X is integer-valued and the spans' product
+    is below 2^62; else None.  Each column's map is increasing, so the keys sort the rows
+    exactly as the codes of :func:`_row_keys` do (the same order, the same ties)."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.size == 0:
+        return None
+    Xf = np.asarray(X, dtype=np.float64)
+    lo, hi = Xf.min(axis=0), Xf.max(axis=0)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return None
+    spans = hi - lo + 1
+    if float(np.prod(spans)) >= 2.0 ** 61 or not np.array_equal(Xf, np.round(Xf)):
+        return None
+    codes = (Xf - lo).astype(np.int64)
+    key = np.zeros(X.shape[0], dtype=np.int64)
+    for j in range(X.shape[1]):
+        key = key * int(spans[j]) + codes[:, j]
+    return key
 
 
 def _row_keys(C: np.ndarray) -> np.ndarray | None:

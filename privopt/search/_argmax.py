@@ -98,7 +98,9 @@ def _build_argmax_kernel(numba):
         while j <= d:
             if entering:
                 lo, hi = first[j], first[j] + counts[j, budget[j]]
-                if j == d or hi - lo >= min_bound:
+                if j < d and hi - lo >= min_bound:
+                    bounded += 1        # its bound: computed with its scores, when it was made (below)
+                elif j == d:
                     # lower bound on the loss of every point below: rows predicted +1 (or -1)
                     # whatever the free coordinates 0..j-1 take (each within the node's budget)
                     bounded += 1
@@ -173,8 +175,18 @@ def _build_argmax_kernel(numba):
                 entering = False
                 continue
             wk = gint[c_j, k]
-            for r in range(rows):
-                level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+            if counts[c_j, budget[c_j]] >= min_bound:
+                # the child's scores and its bound (as for the root, above) in one pass over the rows
+                b = bucket[budget[c_j]]
+                acc = np.int64(0)
+                for r in range(rows):
+                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
+                    s, dr = level[c_j, r], diff[r]
+                    acc += dr * ((s >= tmin[c_j, b, r]) | ((s >= tmax[c_j, b, r]) & (dr > 0)))
+                drops[c_j] = np.float64(total_pos - acc) / scale
+            else:
+                for r in range(rows):
+                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
             j = c_j
             entering = True
         return _Found(best, best_p, scored, bounded)
@@ -226,7 +238,10 @@ class BoundedArgmax:
     def __init__(self, data, coef, bound, kernel):
         lattice = IntegerLattice.__new__(IntegerLattice)
         IntegerLattice.__init__(lattice, data, None)
-        self.xt, self.diff, self.total_pos, self.thr = lattice.xt, lattice.diff, lattice.total_pos, lattice.thr
+        # a row with as many positive as negative labels adds 0 to every count: left out of the passes
+        kept = lattice.diff != 0
+        self.xt, self.diff = np.ascontiguousarray(lattice.xt[:, kept]), lattice.diff[kept]
+        self.total_pos, self.thr = lattice.total_pos, lattice.thr
         d, width = len(data.grid), max(len(g) for g in data.grid)
         self.gint = np.zeros((d, width), dtype=np.int64)
         self.coef = np.full((d, width), int(bound) + 1, dtype=np.int64)
@@ -347,10 +362,18 @@ def _partial_score_bounds(xt, gint, coef, valid, bound):
     empty = ~allowed.any(axis=2)      # no value within the budget: no point below, any bound holds
     lo_val[empty], hi_val[empty] = 0, 0
     a, b = xt[:, None, :] * lo_val[:, :, None], xt[:, None, :] * hi_val[:, :, None]
-    zeros = np.zeros((1,) + a.shape[1:], dtype=np.int64)
-    fmin = np.concatenate([zeros, np.cumsum(np.minimum(a, b), axis=0)])
-    fmax = np.concatenate([zeros, np.cumsum(np.maximum(a, b), axis=0)])
-    return bucket, np.ascontiguousarray(fmin), np.ascontiguousarray(fmax)
+    return bucket, _prefix_sums(np.minimum(a, b)), _prefix_sums(np.maximum(a, b))
+
+
+def _prefix_sums(terms: np.ndarray) -> np.ndarray:
+    """``out[j] = terms[0] + ... + terms[j-1]`` (``out[0] = 0``), int64, contiguous: one
+    vectorized addition per coordinate (numpy's cumsum along the first axis of a 3-d array
+    is several times slower), the same integers."""
+    out = np.empty((terms.shape[0] + 1,) + terms.shape[1:], dtype=np.int64)
+    out[0] = 0
+    for j in range(terms.shape[0]):
+        np.add(out[j], terms[j], out=out[j + 1])
+    return out
 
 
 def _block_maxima(values, block):

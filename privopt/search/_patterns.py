@@ -181,11 +181,30 @@ def float32_exact(values, V) -> bool:
     sum in the kernels' order is an integer multiple of that unit that float32 holds
     exactly."""
     V = np.asarray(V, dtype=np.float64)
-    a, b = _dyadic_exponent(values), _dyadic_exponent(V)
+    a, (b, row_sum) = _dyadic_exponent(values), _points_scale(V)
     if a is None or b is None or V.size == 0:
         return False
-    largest = float(np.max(np.abs(values), initial=0.0)) * float(np.abs(V).sum(axis=1).max())
+    largest = float(np.max(np.abs(values), initial=0.0)) * row_sum
     return largest * 2.0 ** (a + b) < _FLOAT32_EXACT
+
+
+#: :func:`_points_scale` of read-only point lists (the support points every W of a grid shares),
+#: by identity, each with the array itself.
+_SCALES: dict = {}
+
+
+def _points_scale(V: np.ndarray) -> tuple[int | None, float]:
+    """``(dyadic exponent, largest row sum of |v|)`` of the points ``V`` (public: W's grid
+    and ball), worked out once for a read-only ``V`` (whose entries cannot change)."""
+    kept = _SCALES.get(id(V))
+    if kept is not None and kept[0] is V:
+        return kept[1]
+    out = (_dyadic_exponent(V), float(np.abs(V).sum(axis=1).max()) if V.size else 0.0)
+    if not V.flags.writeable:
+        if len(_SCALES) >= 256:
+            _SCALES.clear()
+        _SCALES[id(V)] = (V, out)
+    return out
 
 
 class Workspace(NamedTuple):
@@ -208,7 +227,7 @@ class Workspace(NamedTuple):
 #: Per thread: the workspaces of :func:`region_minima` and :func:`support_values` by shape
 #: (a few, most recent last).
 _WORKSPACES = threading.local()
-_KEPT_WORKSPACES = 24
+_KEPT_WORKSPACES = 64
 
 #: The most bytes of histogram tables (``Workspace.counts``) kept per thread.
 _KEPT_WORKSPACE_BYTES = 128 << 20
@@ -467,8 +486,10 @@ def _thread_parts(n_supports: int, j: int, records: Records, prune: bool, per_su
     rows = records.digits_t.shape[1]
     workspace = 24 * float(records.base) ** j + 8 * (j + 2) * rows
     work = n_supports * rows * max(1, int(per_support_row))
-    threads = 1 if prune else min(kernel_threads(), max(1, work // (min_work or THREAD_MIN_WORK)), n_supports,
-                                  max(1, int(memory_budget() / 8 // workspace)))
+    if prune or work < 2 * (min_work or THREAD_MIN_WORK) or n_supports < 2:
+        return [(0, n_supports)]        # one thread, whatever the CPUs and the memory
+    threads = min(kernel_threads(), max(1, work // (min_work or THREAD_MIN_WORK)), n_supports,
+                  max(1, int(memory_budget() / 8 // workspace)))
     edges = np.linspace(0, n_supports, threads + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 

@@ -65,6 +65,7 @@ n has CDF F^n, and truncated at B, (F(x)/F(B))^n; solve F(x)^n = U F(B)^n.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -328,7 +329,8 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
         if best is not None and minima.available:
             # the region's exact minimum (computed for the next regions in this order at once) may show
             # that no key in it reaches the best: it is scored, and no noise of its groups is drawn
-            low = minima.of(int(r), order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]], best[0])
+            ahead = () if minima.knows(int(r)) else order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]]
+            low = minima.of(int(r), ahead, best[0])
             if _cannot_win(float(M[r]) - low / scale, best[0]):
                 expanded[0] += 1
                 continue
@@ -374,6 +376,10 @@ class _ExactMinima:
     @property
     def available(self) -> bool:
         return self._ask is not None or self._screen is not None
+
+    def knows(self, r: int) -> bool:
+        """Whether region r's minimum was computed already (:meth:`of` then reads no batch)."""
+        return r in self._known
 
     def of(self, r: int, batch, best_key: float) -> float:
         """Region r's minimum (or a lower bound that settles it against ``best_key``);
@@ -574,7 +580,21 @@ def run_shards(problem: RegionProblem, shards, *, streams, method, scale, execut
 
 def lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
     """The k-subsets of range(d) with lexicographic rank in [start, stop),
-    one sorted row each, without walking the ranks before ``start``."""
+    one sorted row each, without walking the ranks before ``start``: listed once per
+    (d, k, start, stop) in a process (public sizes; every draw of a W asks for its
+    supports again; at most :data:`_KEPT_COMBINATIONS` entries each), each call a fresh copy."""
+    d, k, start, stop = int(d), int(k), int(start), int(stop)
+    if (stop - start) * k > _KEPT_COMBINATIONS:
+        return _lex_combinations.__wrapped__(d, k, start, stop)
+    return _lex_combinations(d, k, start, stop).copy()
+
+
+#: The most entries of one list of :func:`lex_combinations` kept for the next call.
+_KEPT_COMBINATIONS = 1 << 14
+
+
+@functools.lru_cache(maxsize=256)
+def _lex_combinations(d: int, k: int, start: int, stop: int) -> np.ndarray:
     import math
 
     n = stop - start

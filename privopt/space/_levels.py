@@ -7,6 +7,8 @@ and D^2 is snapped onto the integer multiple it represents.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -46,6 +48,25 @@ class NormLevels:
 
 
 def norm_levels(grids, norm_bound: float) -> NormLevels:
+    """Encode ||w||^2 on the grid exactly (:func:`_norm_levels`), worked out once per grid
+    and ball in a process (both public; a fit's ladder asks for the same ones dozens of
+    times): the cache is keyed by every value with its type, so it returns what a fresh
+    computation would, and a refusal is raised again on every call."""
+    try:
+        values = tuple(map(tuple, grids))
+        key = (values, tuple(map(type, itertools.chain.from_iterable(values))), type(norm_bound), norm_bound)
+        hash(key)
+    except TypeError:          # an unhashable entry: computed, as before, every time
+        return _norm_levels(grids, norm_bound)
+    return _cached_norm_levels(key)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_norm_levels(key) -> NormLevels:
+    return _norm_levels(list(key[0]), key[3])
+
+
+def _norm_levels(grids, norm_bound: float) -> NormLevels:
     """Encode ||w||^2 on the grid exactly.
 
     When every grid value is an integer multiple of a step h, ||w||^2 is an
