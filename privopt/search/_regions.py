@@ -109,9 +109,12 @@ def topdown_seconds(work: SupportWork, n_records: int, cost: TopDownCost = TOPDO
 #: is screened row by row (:meth:`HalfspaceProblem.many_patterns`).
 ROWS_PATTERN_SHARE = 0.5
 
-#: Fewest distinct rows for screening by rows: on fewer, a histogram costs next to nothing
-#: and its exact minima and pattern bounds prune more.
-ROWS_SCREEN_MIN = 4096
+#: Fewest distinct rows for screening by rows (and for stopping a bound's histogram early): on
+#: fewer, a histogram costs next to nothing and its exact minima and pattern bounds prune more.
+#: From 512 rows, supports of many patterns (continuous features) already cost a full histogram
+#: for a bound (1) that prunes little and a second one when screened: on a 1,000 x 14 table of
+#: half uniform, half binary columns, screening them by rows takes a fifth less CPU (same draws).
+ROWS_SCREEN_MIN = 512
 
 #: A budget of :func:`privopt.search._patterns.region_minima` that rules no support out.
 _NO_BUDGET = 2 ** 62
