@@ -846,13 +846,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         out = []
         for res, Xr, _ in ladder:
             kept = first.get(id(Xr))
-            if kept is None or kept[0] is not Xr:
-                loss = self._zero_one_loss(Xr, y, res)
-                first[id(Xr)] = (Xr, loss)
-            else:
-                grid, norm_bound = self._ball(Xr.shape[1], res)
-                values = self._feature_values(Xr, res) if self.discretizer_ is not None else None
+            grid, norm_bound = self._ball(Xr.shape[1], res)
+            values = self._feature_values(Xr, res) if self.discretizer_ is not None else None
+            if kept is not None and kept[0] is Xr:
                 loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values)
+            else:
+                base = _narrower(first, Xr, res)
+                loss = (self._zero_one_loss(Xr, y, res) if base is None else
+                        base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                   feature_values=values))
+                first[id(Xr)] = (Xr, loss)
             out.append(loss)
         return out
 
@@ -1324,6 +1327,19 @@ class WarmStartFeature:
             warnings.simplefilter("ignore", ClippedFeaturesWarning)
             score = np.clip(self.model.decision_function(Xa), -self.bound_, self.bound_)
         return self._steps.transform(score.reshape(-1, 1))
+
+
+def _narrower(first: dict, Xr, res):
+    """The loss, among ``first`` (id -> (features, loss)), on ``Xr`` without its last
+    column where ``res`` widens the intercept and that column is L = ``res.levels`` in every
+    record (:func:`_with_wide_intercept`), else None."""
+    if not res.wide_intercept or Xr.ndim != 2 or Xr.shape[1] < 2:
+        return None
+    for X0, loss in first.values():
+        if (X0.shape == (Xr.shape[0], Xr.shape[1] - 1) and np.all(Xr[:, -1] == float(res.levels))
+                and np.array_equal(X0, Xr[:, :-1])):
+            return loss
+    return None
 
 
 def _with_wide_intercept(Xd, res):

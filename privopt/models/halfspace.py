@@ -126,6 +126,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import types
 from fractions import Fraction
 
 import numpy as np
@@ -173,11 +174,16 @@ __all__ = [
 # shared 0/1 construction
 # ----------------------------------------------------------------------------
 
-def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
+def _check_zero_one_width(X) -> None:
+    """The widest X a 0/1-loss model takes (from its public shape)."""
     check_width(X, what="a 0/1-loss halfspace model (zero_one_halfspace, zero_one_loss, rspm_halfspace)",
                 max_features=ZERO_ONE_MAX_FEATURES, fix=(
                     "Give fewer features (select or aggregate columns of X); for a linear classifier on many "
                     "features, the convex baselines of privopt.baselines scale linearly in them."))
+
+
+def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
+    _check_zero_one_width(X)
     Xa = check_X(X)
     classes, y_pm = check_binary_labels(y, Xa.shape[0], classes=classes)
     fit_intercept = check_bool(fit_intercept, "fit_intercept")
@@ -910,6 +916,27 @@ class ZeroOneLoss:
         args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
                                    feature_values=feature_values)
         setup = _zero_one_setup_on(self._setup.rows, args)
+        return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
+
+    def with_constant_feature(self, value, *, grid=None, norm_bound=None, feature_values=None) -> ZeroOneLoss:
+        """The 0/1 loss of the same records with one more feature equal to ``value`` in
+        every record (after the features, before the intercept's column), under the W of
+        ``grid``, ``norm_bound``, ``feature_values``: equal to :func:`zero_one_loss` of
+        ``np.column_stack([X, np.full(n, value)])`` with this loss's y and keywords.  A
+        constant column changes neither which rows are equal nor their lexicographic
+        order, so the merged rows are these with the column inserted, their label counts
+        these (shared), without merging the records again."""
+        value = check_real(value, "value")
+        rows = self._setup.rows
+        at = rows.d - 1 if rows.fit_intercept else rows.d
+        _check_zero_one_width(types.SimpleNamespace(shape=(rows.n, at + 1)))     # the features and the new one
+        Xu = np.insert(rows.Xu, at, value, axis=1)
+        integral = None if rows.integral is None else bool(rows.integral and float(value).is_integer())
+        wider = dataclasses.replace(rows, d=rows.d + 1, integral=integral, Xu=Xu,
+                                    X64=np.asarray(Xu, dtype=np.float64))
+        args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
+                                   feature_values=feature_values)
+        setup = _zero_one_setup_on(wider, args)
         return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 

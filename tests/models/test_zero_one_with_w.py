@@ -53,3 +53,31 @@ def test_with_w_keeps_the_non_integer_refusal_of_a_new_grid():
     marg = zero_one_loss(X + 0.25, y, grid=1, margin=0.01)
     made = marg.with_w(grid=2)
     assert not made.data.exact and made.data.mu == 0.01
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("value, margin", [(4.0, None), (2.5, 0.01)])
+def test_with_constant_feature_equals_the_widened_table_from_scratch(fit_intercept, value, margin):
+    """One more feature equal to ``value`` in every record: the same loss as zero_one_loss on
+    the widened table (rows, counts, order, rule, info), its label counts shared."""
+    X, y = _table()
+    kw = dict(fit_intercept=fit_intercept, classes=(0, 1), margin=margin)
+    base = zero_one_loss(X, y, grid=2, norm_bound=2.0, **kw)
+    made = base.with_constant_feature(value, grid=3, norm_bound=3.0, feature_values=7)
+    fresh = zero_one_loss(np.column_stack([X, np.full(len(X), value)]), y, grid=3, norm_bound=3.0,
+                          feature_values=7, **kw)
+    assert made.info == fresh.info and made.labels == fresh.labels
+    for field in ("X", "pos", "neg"):
+        np.testing.assert_array_equal(getattr(made.data, field), getattr(fresh.data, field))
+    assert made.data.pos is base.data.pos and made.data.neg is base.data.neg
+    for field in ("exact", "mu", "t_hi", "theta", "feature_values"):
+        assert getattr(made.data, field) == getattr(fresh.data, field)
+    assert made.milp().nconstraints() == fresh.milp().nconstraints()
+
+
+def test_with_constant_feature_refuses_a_non_integer_column_on_the_exact_lattice():
+    X, y = _table()
+    base = zero_one_loss(X, y, grid=1)
+    assert base.with_constant_feature(3.0, grid=1).data.exact
+    with pytest.raises(ParameterError, match="non-integer"):
+        base.with_constant_feature(0.5, grid=1)
