@@ -837,6 +837,28 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         return zero_one_loss(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
                              classes=(-1, 1), feature_values=values)
 
+    def _zero_one_losses(self, ladder, y) -> list:
+        """:meth:`_zero_one_loss` of every (Resolution, features, feature map) of a ladder,
+        the rows of each distinct feature matrix (the same array) checked and merged once and
+        shared by the W's on it (:meth:`privopt.models.ZeroOneLoss.with_w`: only the grid and
+        the ball differ).  The losses live as long as this fit's selection."""
+        first: dict = {}        # id(features) -> (features, its first loss), local to this call
+        out = []
+        for res, Xr, _ in ladder:
+            kept = first.get(id(Xr))
+            grid, norm_bound = self._ball(Xr.shape[1], res)
+            values = self._feature_values(Xr, res) if self.discretizer_ is not None else None
+            if kept is not None and kept[0] is Xr:
+                loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values)
+            else:
+                base = _narrower(first, Xr, res)
+                loss = (self._zero_one_loss(Xr, y, res) if base is None else
+                        base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                   feature_values=values))
+                first[id(Xr)] = (Xr, loss)
+            out.append(loss)
+        return out
+
     def _uses_ladder(self, mechanism: str, milp_solver: bool) -> bool:
         """Whether W is chosen among resolutions (class docstring): private
         selection, ``resolutions="auto"`` or a sequence, and none of ``grid``,
@@ -894,7 +916,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen, total, seconds = [], set(), 0, 0.0
-        maps: dict = {}         # (levels, centered) -> (feature map, features): made once per fit
+        # (levels, centered[, True: the wide intercept]) -> (feature map, features): made once per fit,
+        # one array per distinct feature matrix (the 0/1 losses on it then share its merged rows)
+        maps: dict = {}
         for i, res in enumerate(rungs):
             key: tuple
             if self.discretizer_ is None:            # integer features as they are: levels do not apply
@@ -910,7 +934,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                                                   center=res.centered).fit(Xa)
                     maps[res.levels, res.centered] = (made, made.transform(Xa))
                 disc, Xs = maps[res.levels, res.centered]
-                Xr = _with_wide_intercept(Xs, res)
+                if res.wide_intercept and (res.levels, res.centered, True) not in maps:
+                    maps[res.levels, res.centered, True] = (disc, _with_wide_intercept(Xs, res))
+                Xr = maps[res.levels, res.centered, True][1] if res.wide_intercept else Xs
             if key in seen:
                 continue
             size = self._public_size(Xr.shape[1], res)
@@ -1221,7 +1247,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         the sequential composition of the two (:func:`_with_warm_start`)."""
         ladder, sizes = offered.rungs, offered.sizes
         assert ladder is not None and sizes is not None     # the select step sends a ladder of two or more here
-        models = [self._zero_one_loss(Xr, y, res) for res, Xr, _ in ladder]
+        models = self._zero_one_losses(ladder, y)
         result = mixture_selection(models, epsilon=offered.epsilon, method=mechanism, prior=offered.prior,
                                    time_limit=self.time_limit, random_state=offered.random_state, keep_report=True)
         r = result.parameters.resolution
@@ -1301,6 +1327,19 @@ class WarmStartFeature:
             warnings.simplefilter("ignore", ClippedFeaturesWarning)
             score = np.clip(self.model.decision_function(Xa), -self.bound_, self.bound_)
         return self._steps.transform(score.reshape(-1, 1))
+
+
+def _narrower(first: dict, Xr, res):
+    """The loss, among ``first`` (id -> (features, loss)), on ``Xr`` without its last
+    column where ``res`` widens the intercept and that column is L = ``res.levels`` in every
+    record (:func:`_with_wide_intercept`), else None."""
+    if not res.wide_intercept or Xr.ndim != 2 or Xr.shape[1] < 2:
+        return None
+    for X0, loss in first.values():
+        if (X0.shape == (Xr.shape[0], Xr.shape[1] - 1) and np.all(Xr[:, -1] == float(res.levels))
+                and np.array_equal(X0, Xr[:, :-1])):
+            return loss
+    return None
 
 
 def _with_wide_intercept(Xd, res):

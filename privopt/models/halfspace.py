@@ -126,6 +126,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import types
 from fractions import Fraction
 
 import numpy as np
@@ -173,11 +174,16 @@ __all__ = [
 # shared 0/1 construction
 # ----------------------------------------------------------------------------
 
-def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
+def _check_zero_one_width(X) -> None:
+    """The widest X a 0/1-loss model takes (from its public shape)."""
     check_width(X, what="a 0/1-loss halfspace model (zero_one_halfspace, zero_one_loss, rspm_halfspace)",
                 max_features=ZERO_ONE_MAX_FEATURES, fix=(
                     "Give fewer features (select or aggregate columns of X); for a linear classifier on many "
                     "features, the convex baselines of privopt.baselines scale linearly in them."))
+
+
+def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts, name, classes=None):
+    _check_zero_one_width(X)
     Xa = check_X(X)
     classes, y_pm = check_binary_labels(y, Xa.shape[0], classes=classes)
     fit_intercept = check_bool(fit_intercept, "fit_intercept")
@@ -191,11 +197,12 @@ def _check_common(X, y, fit_intercept, threshold, margin, merge_rows, chain_cuts
     return Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts
 
 
-def _score_lattice(X: np.ndarray, unit: Fraction, margin):
-    """(mu, exact): the margin and whether it is exact (scores on mu*Z)."""
+def _score_lattice(X: np.ndarray, unit: Fraction, margin, integral: bool | None = None):
+    """(mu, exact): the margin and whether it is exact (scores on mu*Z); ``integral``:
+    whether X is integral, where already known (else read from X)."""
     if margin is not None:
         return float(margin), False
-    if not is_integral(X):
+    if not (is_integral(X) if integral is None else integral):
         raise ParameterError(
             "X has non-integer features, so the scores <w, x> are not on a lattice and the "
             "0/1 loss has no exact margin. Map the features onto an integer grid from PUBLIC "
@@ -672,6 +679,8 @@ class _ZeroOneSetup:
     swap_cuts: bool
     data: HalfspaceData
     info: ModelInfo
+    rows: "_ZeroOneRows"
+    args: "_ZeroOneArgs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -702,17 +711,65 @@ def _check_feature_values(value) -> int | None:
     return int(value)
 
 
-def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
-    """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
-    feature_values = _check_feature_values(args.feature_values)
-    grid, norm_bound, swap_cuts = args.grid, args.norm_bound, args.swap_cuts
+@dataclasses.dataclass(frozen=True, eq=False)
+class _ZeroOneRows:
+    """The part of :func:`_zero_one_setup` that reads X and y and not W: the checked
+    arguments, the features (with the intercept's column), whether they are integral,
+    and the merged rows with their label counts.  Private (it holds the data); made
+    once per feature matrix and shared by every W built on it
+    (:meth:`ZeroOneLoss.with_w`), never kept beyond the losses that hold it.  ``n``, ``d``:
+    the records and the coordinates (the intercept's included); the records themselves
+    are not kept, only their merged rows."""
+
+    n: int
+    d: int
+    classes: tuple
+    fit_intercept: bool
+    threshold: float
+    margin: float | None
+    merge_rows: bool
+    chain_cuts: bool
+    swap_cuts: object
+    integral: bool | None
+    Xu: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    X64: np.ndarray
+    pos64: np.ndarray
+    neg64: np.ndarray
+
+
+def _zero_one_rows(X, y, args: _ZeroOneArgs) -> _ZeroOneRows:
+    """The checks of X, y and the W-free keywords, then the merged rows (:func:`_merge`)."""
     Xa, classes, y_pm, fit_intercept, threshold, margin, merge_rows, chain_cuts = _check_common(
         X, y, args.fit_intercept, args.threshold, args.margin, args.merge_rows, args.chain_cuts, args.name,
         args.classes)
-    name = args.name
+    swap_cuts = args.swap_cuts
     if not (isinstance(swap_cuts, str) and swap_cuts == "auto"):
         swap_cuts = check_bool(swap_cuts, "swap_cuts")
-    n, d = Xa.shape
+    integral = is_integral(Xa) if margin is None else None
+    Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
+    return _ZeroOneRows(n=int(Xa.shape[0]), d=int(Xa.shape[1]), classes=classes, fit_intercept=fit_intercept,
+                        threshold=threshold, margin=margin, merge_rows=merge_rows, chain_cuts=chain_cuts,
+                        swap_cuts=swap_cuts, integral=integral,
+                        Xu=Xu, pos=pos, neg=neg, X64=np.asarray(Xu, dtype=np.float64),
+                        pos64=np.asarray(pos, dtype=np.int64), neg64=np.asarray(neg, dtype=np.int64))
+
+
+def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
+    """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
+    _check_feature_values(args.feature_values)
+    return _zero_one_setup_on(_zero_one_rows(X, y, args), args)
+
+
+def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
+    """:func:`_zero_one_setup` on rows already checked and merged: W (``args.grid``,
+    ``args.norm_bound``), the decision rule on W's lattice, the halfspace data and the info."""
+    feature_values = _check_feature_values(args.feature_values)
+    grid, norm_bound, name = args.grid, args.norm_bound, args.name
+    classes, fit_intercept, threshold, margin = rows.classes, rows.fit_intercept, rows.threshold, rows.margin
+    merge_rows, chain_cuts, swap_cuts = rows.merge_rows, rows.chain_cuts, rows.swap_cuts
+    n, d = rows.n, rows.d
     grid_t = parse_grid(grid, d)
     unit = grid_unit(grid_t)
     if norm_bound is None:
@@ -729,12 +786,11 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
             f"{float(min_units * unit * unit):g} > D^2); include 0 in the grid or raise norm_bound.",
             "norm_bound",
         )
-    mu, exact = _score_lattice(Xa, unit, margin)
+    mu, exact = _score_lattice(rows.Xu, unit, margin, rows.integral)
     t_hi, theta, rule = _threshold_info(threshold, mu, exact)
-    Xu, pos, neg = _merge(Xa, y_pm, merge_rows)
+    Xu, pos, neg = rows.Xu, rows.pos, rows.neg
     data = HalfspaceData(
-        X=np.asarray(Xu, dtype=np.float64), pos=np.asarray(pos, dtype=np.int64),
-        neg=np.asarray(neg, dtype=np.int64), exact=bool(exact), mu=float(mu),
+        X=rows.X64, pos=rows.pos64, neg=rows.neg64, exact=bool(exact), mu=float(mu),
         t_hi=float(t_hi), theta=float(theta),
         w=DecisionSpace(grid_t, float(D), float(n_units * unit * unit)), objective="loss",
         feature_values=feature_values)
@@ -770,7 +826,7 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     )
     return _ZeroOneSetup(name=name, grid=grid_t, units=units, n_units=n_units, unit=unit, D=float(D), mu=mu,
                          exact=exact, t_hi=t_hi, Xu=Xu, pos=pos, neg=neg, chain_cuts=chain_cuts and merge_rows,
-                         swap_cuts=bool(swap_cuts and merge_rows), data=data, info=info)
+                         swap_cuts=bool(swap_cuts and merge_rows), data=data, info=info, rows=rows, args=args)
 
 
 def _zero_one_milp(setup: _ZeroOneSetup, *, big_m_factor=1.0, exact_big_m=True):
@@ -849,6 +905,39 @@ class ZeroOneLoss:
     def milp(self):
         """The Pyomo MILP of :func:`zero_one_halfspace` with the same arguments (a new model)."""
         return _zero_one_milp(self._setup)
+
+    def with_w(self, *, grid=None, norm_bound=None, feature_values=None) -> ZeroOneLoss:
+        """The 0/1 loss of the same records under another W: equal to
+        :func:`zero_one_loss` with this loss's X, y and keywords but ``grid``,
+        ``norm_bound`` and ``feature_values`` (the same checks of these), without
+        checking and merging the rows again: the new loss shares this one's
+        distinct rows and label counts (the same arrays, not copies), so a ladder of W's on one feature
+        matrix merges it once."""
+        args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
+                                   feature_values=feature_values)
+        setup = _zero_one_setup_on(self._setup.rows, args)
+        return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
+
+    def with_constant_feature(self, value, *, grid=None, norm_bound=None, feature_values=None) -> ZeroOneLoss:
+        """The 0/1 loss of the same records with one more feature equal to ``value`` in
+        every record (after the features, before the intercept's column), under the W of
+        ``grid``, ``norm_bound``, ``feature_values``: equal to :func:`zero_one_loss` of
+        ``np.column_stack([X, np.full(n, value)])`` with this loss's y and keywords.  A
+        constant column changes neither which rows are equal nor their lexicographic
+        order, so the merged rows are these with the column inserted, their label counts
+        these (shared), without merging the records again."""
+        value = check_real(value, "value")
+        rows = self._setup.rows
+        at = rows.d - 1 if rows.fit_intercept else rows.d
+        _check_zero_one_width(types.SimpleNamespace(shape=(rows.n, at + 1)))     # the features and the new one
+        Xu = np.insert(rows.Xu, at, value, axis=1)
+        integral = None if rows.integral is None else bool(rows.integral and float(value).is_integer())
+        wider = dataclasses.replace(rows, d=rows.d + 1, integral=integral, Xu=Xu,
+                                    X64=np.asarray(Xu, dtype=np.float64))
+        args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
+                                   feature_values=feature_values)
+        setup = _zero_one_setup_on(wider, args)
+        return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 
 def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True, swap_cuts="auto",
