@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -364,7 +365,9 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
     return tuple(np.concatenate(col) for col in zip(*results))
 
 
-#: The :func:`ordered_rows` of the most recent records (by identity of their ``digits_t``) and dtype.
+#: The :func:`ordered_rows` of records still alive (by identity of their ``digits_t``) and dtype.
+#: Rows of the private data: an entry holds no reference to its records and is dropped when
+#: they are collected (a finalizer), so nothing of the data outlives the fit that read it.
 _ORDERED: dict = {}
 
 
@@ -373,16 +376,16 @@ def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.nd
     values (d, rows) in ``dtype`` (that of :attr:`Points.Vt`: the same numbers the
     histogram's kernels score with), positive labels, and negative minus positive labels;
     made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
-    key = (id(records.digits_t), np.dtype(dtype).str)
+    digits = records.digits_t
+    key = (id(digits), np.dtype(dtype).str)
     kept = _ORDERED.get(key)
-    if kept is not None and kept[0] is records.digits_t:
+    if kept is not None and kept[0]() is digits:
         return kept[1]
-    order = row_order(records.digits_t.shape[1])
-    x = np.ascontiguousarray(records.values[records.digits_t[:, order]].astype(dtype))
+    order = row_order(digits.shape[1])
+    x = np.ascontiguousarray(records.values[digits[:, order]].astype(dtype))
     out = (x, np.ascontiguousarray(records.pos[order]), np.ascontiguousarray(records.neg[order] - records.pos[order]))
-    if len(_ORDERED) >= 8:
-        _ORDERED.clear()
-    _ORDERED[key] = (records.digits_t, out)
+    _ORDERED[key] = (weakref.ref(digits), out)
+    weakref.finalize(digits, _ORDERED.pop, key, None)
     return out
 
 
