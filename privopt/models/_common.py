@@ -225,19 +225,26 @@ def column_codes(X: np.ndarray) -> np.ndarray:
     return C
 
 
-def _integer_column_codes(X: np.ndarray) -> np.ndarray | None:
-    """:func:`column_codes` of an integer-valued X of small spans in one table (the rank of
-    each entry among its column's distinct values), or None where it does not apply."""
+def _integer_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(X as float64, each column's smallest, each column's span hi - lo + 1)`` of a
+    non-empty 2-D X of finite whole numbers, else None (the codes' and keys' shortcuts)."""
     X = np.asarray(X)
     if X.ndim != 2 or X.size == 0:
         return None
     Xf = np.asarray(X, dtype=np.float64)
     lo, hi = Xf.min(axis=0), Xf.max(axis=0)
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or not np.array_equal(Xf, np.round(Xf)):
         return None
-    spans = hi - lo + 1
-    if float(spans.sum()) > _CODES_SPAN or not np.array_equal(Xf, np.round(Xf)):
+    return Xf, lo, hi - lo + 1
+
+
+def _integer_column_codes(X: np.ndarray) -> np.ndarray | None:
+    """:func:`column_codes` of an integer-valued X of small spans in one table (the rank of
+    each entry among its column's distinct values), or None where it does not apply."""
+    table = _integer_columns(X)
+    if table is None or float(table[2].sum()) > _CODES_SPAN:
         return None
+    Xf, lo, spans = table
     offset = np.concatenate([[0], np.cumsum(spans[:-1])]).astype(np.int64)
     flat = (Xf - lo).astype(np.int64) + offset
     present = np.bincount(flat.reshape(-1), minlength=int(spans.sum())) > 0
@@ -279,16 +286,10 @@ def _offset_row_keys(X: np.ndarray) -> np.ndarray | None:
     smallest (radix: the column's span), where X is integer-valued and the spans' product
     is below 2^62; else None.  Each column's map is increasing, so the keys sort the rows
     exactly as the codes of :func:`_row_keys` do (the same order, the same ties)."""
-    X = np.asarray(X)
-    if X.ndim != 2 or X.size == 0:
+    table = _integer_columns(X)
+    if table is None or float(np.prod(table[2])) >= 2.0 ** 61:
         return None
-    Xf = np.asarray(X, dtype=np.float64)
-    lo, hi = Xf.min(axis=0), Xf.max(axis=0)
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        return None
-    spans = hi - lo + 1
-    if float(np.prod(spans)) >= 2.0 ** 61 or not np.array_equal(Xf, np.round(Xf)):
-        return None
+    Xf, lo, spans = table
     codes = (Xf - lo).astype(np.int64)
     key = np.zeros(X.shape[0], dtype=np.int64)
     for j in range(X.shape[1]):
