@@ -9,8 +9,8 @@ from .._validation import check_bool
 from ..baselines import ObjectivePerturbationLogisticRegression
 from ..calibration import (base_measure_log_weights, selection_noise_scale,
                            split_warm_start_epsilon)
-from ..estimators import (PrivateHalfspaceClassifier, Resolution, WarmStartFeature, ladder_prior, warm_start_prior,
-                          warm_start_resolution)
+from ..estimators import (LADDER_PRIOR, PrivateHalfspaceClassifier, Resolution, WarmStartFeature, ladder_prior,
+                          warm_start_prior, warm_start_resolution)
 from ..exceptions import ParameterError
 from ..mechanisms import draw_selection_noise
 from ..models import FeatureDiscretizer
@@ -80,7 +80,7 @@ class WarmStartTarget(AuditTarget):
         self.points0 = np.array([(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if a * a + b * b <= 1], float)
         self.points1 = np.array([(a, b) for a in range(-L, L + 1) for b in range(-L, L + 1)], float)
         sizes = [len(self.points0), len(self.points1)]
-        prior = warm_start_prior(ladder_prior(sizes[:1], self.eps_select, n, "occam"), sizes[:1], sizes[1])
+        prior = warm_start_prior(ladder_prior(sizes[:1], self.eps_select, n, LADDER_PRIOR), sizes[:1], sizes[1])
         self.log_mu = np.repeat(base_measure_log_weights(prior, sizes), sizes)
         self.scale = selection_noise_scale(self.eps_select, 1.0)
         self.n_points = sum(sizes)
