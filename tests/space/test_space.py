@@ -177,7 +177,12 @@ def test_the_search_engine_uses_the_one_rule():
     expected = space.split_support_count(data.X.shape[1], lv.coef[0], int(lv.bound), n_values)
     assert expected is not None
     assert split_supports(data, lv.coef, lv.bound) == expected
-    assert halfspace_problem(data, lv.coef, lv.bound).n_regions == expected
+    assert halfspace_problem(data).n_regions == expected
+    # W is read from the data's record; a smaller ball given by the caller splits W within it
+    small = space.norm_levels(data.grid, 1.0)
+    within = space.split_support_count(data.X.shape[1], small.coef[0], int(small.bound), n_values)
+    assert within is not None and within < expected
+    assert halfspace_problem(data, 1.0).n_regions == within
 
 
 @pytest.mark.parametrize("x, values, inverse", [
