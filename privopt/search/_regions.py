@@ -151,15 +151,18 @@ def _split_values(data, present: int) -> int:
     return present if declared is None else max(int(declared), present)
 
 
-def split_supports(data, coef, bound) -> int | None:
+def split_supports(data, levels: EnumerationLevels | None = None) -> int | None:
     """The number of supports the split by support of this enumeration data
-    has (:func:`privopt.space.split_support_count` on its d, grid, ball and
-    number of distinct entries), or None where the split does not apply;
-    computed without listing anything, so it is cheap on any ball."""
+    has (:func:`privopt.space.split_support_count` on its d, W's grid and levels from
+    ``data.w`` within the ball of ``levels``, by default W's own, and its number of
+    distinct entries), or None where the split does not apply; computed without listing
+    anything, so it is cheap on any ball."""
     if data.w.uniform is None or not data.exact:
         return None
+    levels = enumeration_levels(data) if levels is None else levels
     X = np.asarray(data.X)
-    return split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(np.unique(X))))
+    return split_support_count(X.shape[1], levels.coef[0], int(levels.bound),
+                               _split_values(data, len(np.unique(X))))
 
 
 def bound_search_work(data) -> int | None:
@@ -170,8 +173,7 @@ def bound_search_work(data) -> int | None:
     where the grid has no exact levels.  ``solver="auto"`` and the model
     builders' ``swap_cuts="auto"`` compare it with
     :data:`privopt._limits.AUTO_MAX_BOUND_WORK`."""
-    coef, bound, _, _ = enumeration_levels(data)
-    supports = split_supports(data, coef, bound)
+    supports = split_supports(data, enumeration_levels(data))
     return None if supports is None else supports * max(int(data.X.shape[0]), 1)
 
 
