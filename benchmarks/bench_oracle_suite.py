@@ -134,14 +134,13 @@ def _onehot(X):
 
 def _supports(model):
     """Supports of W_tau the branch and bound bounds (None where it does not apply)."""
-    from privopt.solvers._enumerate import ENUMERATION_ATTR, enumeration_levels
+    from privopt.solvers._enumerate import ENUMERATION_ATTR
     from privopt.search._regions import halfspace_problem
 
     data = getattr(model, ENUMERATION_ATTR, None)
     if data is None:
         return None
-    coef, bound, _, _ = enumeration_levels(data)
-    problem = halfspace_problem(data, coef, bound)
+    problem = halfspace_problem(data)
     return None if problem is None else problem.n_regions
 
 

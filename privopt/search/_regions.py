@@ -32,7 +32,7 @@ import numpy as np
 from .._lattice import unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
-from ..space import SupportWork, grid_points, norm_levels, split_support_count, uniform_grid
+from ..space import SupportWork, grid_points, norm_levels, split_support_count
 from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
@@ -124,21 +124,22 @@ _NO_BUDGET = 2 ** 62
 MAX_PATTERNS = MAX_REGION_PATTERNS
 
 
-def _split_applies(data, coef, bound):
-    """``(grid, (values, inverse))`` when W_tau of this enumeration data can be split
-    by support (the exact rule, one grid with 0 for every coordinate, and
-    :func:`privopt.space.split_support_count`'s limits on row patterns and region
-    points), else None.  ``values, inverse`` is ``np.unique`` of the distinct rows'
-    entries, computed once for the check and the problem."""
+def _split_applies(data, levels) -> tuple | None:
+    """``(values, inverse)`` when W_tau of this enumeration data (W's grid, ``data.w``,
+    within the ball of ``levels``, :func:`enumeration_levels`) can be split by support (the
+    exact rule, one grid with 0 for every coordinate, and
+    :func:`privopt.space.split_support_count`'s limits on row patterns and region points),
+    else None.  ``values, inverse`` is ``np.unique`` of the distinct rows' entries, computed
+    once for the check and the problem."""
 
-    grid = uniform_grid(data.grid)
-    if grid is None or not data.exact:
+    if data.w.uniform is None or not data.exact:
         return None
     X = np.asarray(data.X, dtype=np.float64)
     uniq = unique_values(X)
-    if split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(uniq[0]))) is None:
+    if split_support_count(X.shape[1], levels.coef[0], int(levels.bound),
+                           _split_values(data, len(uniq[0]))) is None:
         return None
-    return grid, uniq
+    return uniq
 
 
 def _split_values(data, present: int) -> int:
@@ -150,15 +151,18 @@ def _split_values(data, present: int) -> int:
     return present if declared is None else max(int(declared), present)
 
 
-def split_supports(data, coef, bound) -> int | None:
+def split_supports(data, levels: EnumerationLevels | None = None) -> int | None:
     """The number of supports the split by support of this enumeration data
-    has (:func:`privopt.space.split_support_count` on its d, grid, ball and
-    number of distinct entries), or None where the split does not apply;
-    computed without listing anything, so it is cheap on any ball."""
-    if uniform_grid(data.grid) is None or not data.exact:
+    has (:func:`privopt.space.split_support_count` on its d, W's grid and levels from
+    ``data.w`` within the ball of ``levels``, by default W's own, and its number of
+    distinct entries), or None where the split does not apply; computed without listing
+    anything, so it is cheap on any ball."""
+    if data.w.uniform is None or not data.exact:
         return None
+    levels = enumeration_levels(data) if levels is None else levels
     X = np.asarray(data.X)
-    return split_support_count(X.shape[1], coef[0], int(bound), _split_values(data, len(np.unique(X))))
+    return split_support_count(X.shape[1], levels.coef[0], int(levels.bound),
+                               _split_values(data, len(np.unique(X))))
 
 
 def bound_search_work(data) -> int | None:
@@ -169,8 +173,7 @@ def bound_search_work(data) -> int | None:
     where the grid has no exact levels.  ``solver="auto"`` and the model
     builders' ``swap_cuts="auto"`` compare it with
     :data:`privopt._limits.AUTO_MAX_BOUND_WORK`."""
-    coef, bound, _, _ = enumeration_levels(data)
-    supports = split_supports(data, coef, bound)
+    supports = split_supports(data, enumeration_levels(data))
     return None if supports is None else supports * max(int(data.X.shape[0]), 1)
 
 
@@ -201,23 +204,25 @@ def enumeration_levels(data, norm_bound=None) -> EnumerationLevels:
 
 def perturbed_problem(data, levels, noise, scale, normalize):
     """A :class:`PerturbedHalfspaceProblem` for OPDisc's oracle on a
-    zero_one_halfspace model, or None where the support split does not apply."""
-    coef, bound, unit, D = levels
-    split = _split_applies(data, coef, bound)
-    if split is None:
+    zero_one_halfspace model (W from ``data.w`` within the ball of ``levels``, the
+    transformation's :func:`enumeration_levels`), or None where the support split does
+    not apply."""
+    uniq = _split_applies(data, levels)
+    if uniq is None:
         return None
-    return PerturbedHalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1], noise=noise, scale=scale,
-                                     normalize=normalize, unit=unit, norm_bound=D)
+    return PerturbedHalfspaceProblem(data, levels, uniq=uniq, noise=noise, scale=scale, normalize=normalize)
 
 
-def halfspace_problem(data, coef, bound):
+def halfspace_problem(data, norm_bound=None):
     """A :class:`HalfspaceProblem` for the enumeration data of a
-    zero_one_halfspace model, or None where it does not apply (the margin
-    rule, a grid per coordinate, no 0 in the grid, too many row patterns)."""
-    split = _split_applies(data, coef, bound)
-    if split is None:
+    zero_one_halfspace model: W from ``data.w``, within the ball of radius ``norm_bound``
+    where one is given (:func:`enumeration_levels`), or None where it does not apply (the
+    margin rule, a grid per coordinate, no 0 in the grid, too many row patterns)."""
+    levels = enumeration_levels(data, norm_bound)
+    uniq = _split_applies(data, levels)
+    if uniq is None:
         return None
-    return HalfspaceProblem(data, split[0], coef[0], bound, uniq=split[1])
+    return HalfspaceProblem(data, levels, uniq=uniq)
 
 
 @functools.lru_cache(maxsize=32)
@@ -236,7 +241,12 @@ def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np
 class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
-    def __init__(self, data, grid, units, bound, uniq=None):
+    def __init__(self, data, levels: EnumerationLevels | None = None, uniq=None):
+        """W is ``data.w``: its one grid (:attr:`privopt.space.DecisionSpace.uniform`, which
+        must hold 0) and its squared norms in units, within the ball of ``levels``
+        (:func:`enumeration_levels`; by default W's own)."""
+        levels = enumeration_levels(data) if levels is None else levels
+        grid, units, bound = data.w.uniform, levels.coef[0], levels.bound
         X = np.asarray(data.X, dtype=np.float64)     # kept as digits (below): the kernels read those
         self.d = X.shape[1]
         self.pos = np.asarray(data.pos, dtype=np.int64)
@@ -418,11 +428,11 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
     its lower bound is the pattern bound on L minus scale times the largest
     perturbation term of the region's points (public W and the noise only)."""
 
-    def __init__(self, data, grid, units, bound, *, noise, scale, normalize, unit, norm_bound, uniq=None):
-        super().__init__(data, grid, units, bound, uniq=uniq)
+    def __init__(self, data, levels: EnumerationLevels, *, noise, scale, normalize, uniq=None):
+        super().__init__(data, levels, uniq=uniq)
         self.noise = np.asarray(noise, dtype=np.float64)
         self.scale, self.normalize = float(scale), bool(normalize)
-        self.unit, self.D = float(unit), float(norm_bound) if norm_bound is not None else 1.0
+        self.unit, self.D = float(levels.unit), float(levels.D) if levels.D is not None else 1.0
 
     def slack(self, k: int) -> np.ndarray:
         """s = sqrt(D^2 - ||v||^2) of each vector of size k (normalized only)."""

@@ -25,8 +25,7 @@ def _problem(seed: int, n: int = 300, d: int = 6, levels: int = 4):
     X = (codes[:, None] // levels ** np.arange(d) % levels).astype(float)
     y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1, -1)
     data = getattr(zero_one_halfspace(X, y, grid=2, norm_bound=2.0), ENUMERATION_ATTR)
-    coef, bound, _, _ = enumeration_levels(data)
-    problem = halfspace_problem(data, coef, bound)
+    problem = halfspace_problem(data)
     assert problem is not None
     return problem
 

@@ -10,7 +10,7 @@ import pytest
 from privopt.mechanisms.selection._plan import plan_halfspace
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
-from privopt.search import enumeration_levels, halfspace_problem
+from privopt.search import halfspace_problem
 from privopt.search import topdown_seconds
 from privopt.search._regions import TOPDOWN_COST, TopDownCost
 from privopt.exceptions import ParameterError
@@ -20,8 +20,7 @@ from privopt.space import SupportWork, norm_levels, split_support_work
 def _problem(X, y, grid, norm_bound, feature_values=None):
     model = zero_one_halfspace(X, y, grid=grid, norm_bound=norm_bound, feature_values=feature_values)
     data = getattr(model, ENUMERATION_ATTR)
-    coef, bound, _, _ = enumeration_levels(data)
-    return data, halfspace_problem(data, coef, bound)
+    return data, halfspace_problem(data)
 
 
 def test_sampling_seconds_by_hand():

@@ -165,7 +165,7 @@ def test_the_search_engine_uses_the_one_rule():
     """search._regions' split of a real model's enumeration data is the space rule."""
     from privopt.models import zero_one_halfspace
     from privopt.models._common import ENUMERATION_ATTR
-    from privopt.search._regions import halfspace_problem, split_supports
+    from privopt.search._regions import enumeration_levels, halfspace_problem, split_supports
 
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(40, 4)).astype(float)
@@ -176,8 +176,14 @@ def test_the_search_engine_uses_the_one_rule():
     n_values = len(np.unique(data.X))
     expected = space.split_support_count(data.X.shape[1], lv.coef[0], int(lv.bound), n_values)
     assert expected is not None
-    assert split_supports(data, lv.coef, lv.bound) == expected
-    assert halfspace_problem(data, lv.coef, lv.bound).n_regions == expected
+    assert split_supports(data) == expected
+    assert halfspace_problem(data).n_regions == expected
+    # W is read from the data's record; a smaller ball given by the caller splits W within it
+    small = space.norm_levels(data.grid, 1.0)
+    within = space.split_support_count(data.X.shape[1], small.coef[0], int(small.bound), n_values)
+    assert within is not None and within < expected
+    assert halfspace_problem(data, 1.0).n_regions == within
+    assert split_supports(data, enumeration_levels(data, 1.0)) == within
 
 
 @pytest.mark.parametrize("x, values, inverse", [

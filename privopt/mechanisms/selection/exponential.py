@@ -17,7 +17,7 @@ from ...perturbation import is_transformed, resolve_grids, weights_of
 from ...ledger import charges
 from ...result import PrivateResult, curator_reports, weight_labels
 from ...solvers import BLOCKS_ENGINE, SolveOptions, check_unchanged, keyword_signature, parse_keywords
-from ...search import enumeration_levels, halfspace_problem
+from ...search import halfspace_problem
 from .._checks import (check_model_objective, check_n_samples, check_named_solver, check_solver_ready,
                       decision_bounds, warn_if_mean_objective)
 from ._evaluate import slow_solver_note
@@ -567,8 +567,7 @@ def topdown_problem(data, norm_bound=None):
     (:class:`privopt.search._regions.HalfspaceProblem`) for the top-down
     path, or None where it does not apply."""
     D = data.norm_bound if norm_bound is None else min(float(norm_bound), data.norm_bound)
-    coef, bound, _, _ = enumeration_levels(data, D)
-    problem = halfspace_problem(data, coef, bound)
+    problem = halfspace_problem(data, D)
     if problem is not None:
         problem.norm_bound = D
     return problem
