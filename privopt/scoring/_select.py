@@ -188,11 +188,8 @@ def select_scoring_system(X01, y01, *, epsilon, max_points=5, max_items=5, signs
         Refuse, before any scoring, when the predicted lower-bound pass alone
         exceeds it.
     keep_report : bool, default False
-        Return the report (below) and leave it on an exception raised after
-        the data is read; otherwise both carry ``report=None``.  The report is
-        the data curator's diagnostics: computed from the data, not covered
-        by the guarantee; never hand it to an analyst.  Refused under a
-        :class:`~privopt.PrivacyLedger` (an analyst's budget).
+        Return the report (below), the data curator's diagnostics, as in
+        :func:`privopt.exponential_mechanism` (refused under a ledger).
 
     Returns
     -------

@@ -217,11 +217,8 @@ def mixture_selection(models, *, epsilon: float, random_state=None, options: Sol
     executor : as in :func:`privopt.exponential_mechanism` (the top-down
         parts only).
     keep_report : bool, default False
-        Return the report (below) and leave it on an exception raised after
-        the data is read; otherwise both carry ``report=None``.  The report is
-        the data curator's diagnostics: computed from the data, not covered
-        by the guarantee; never hand it to an analyst.  Refused under a
-        :class:`~privopt.PrivacyLedger` (an analyst's budget).
+        Return the report (below), the data curator's diagnostics, as in
+        :func:`privopt.exponential_mechanism` (refused under a ledger).
 
     Returns
     -------
