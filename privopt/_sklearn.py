@@ -267,11 +267,17 @@ class PrivoptClassifier(PrivoptEstimator):
 
 
 
+#: The containers ``set_output(transform=...)`` accepts, as scikit-learn's.
+_OUTPUT_CONTAINERS = ("default", "pandas", "polars")
+
+
 class PrivoptTransformer(PrivoptEstimator):
     """A transformer: ``fit_transform``, ``set_output`` and the transformer tags, as
     scikit-learn's ``TransformerMixin`` gives them.  ``transform`` returns an array,
     or the container ``set_output(transform=...)`` (or scikit-learn's global
-    ``transform_output``) asks for, built by scikit-learn, which is imported then only."""
+    ``transform_output``) asks for: a pandas or polars frame named by
+    ``get_feature_names_out`` (pandas keeps a DataFrame input's index), as scikit-learn's
+    own transformers return it."""
 
     #: scikit-learn's marker that ``transform`` is wrapped by the output configuration.
     _sklearn_auto_wrap_output_keys = {"transform"}
@@ -283,6 +289,9 @@ class PrivoptTransformer(PrivoptEstimator):
         """The container of ``transform``'s output: "default" (an array), "pandas" or
         "polars" (with the names of ``get_feature_names_out``); None leaves it as it is."""
         if transform is not None:
+            if transform not in _OUTPUT_CONTAINERS:
+                raise ParameterError(f"set_output: transform={transform!r}; use one of "
+                                     f"{', '.join(map(repr, _OUTPUT_CONTAINERS))} (or None to leave it).", "transform")
             self._sklearn_output_config = {"transform": transform}     # scikit-learn's attribute: clone keeps it
         return self
 
@@ -294,9 +303,15 @@ class PrivoptTransformer(PrivoptEstimator):
             wanted = sys.modules["sklearn"].get_config().get("transform_output", "default")
         if wanted in (None, "default"):
             return out
-        from sklearn.utils._set_output import _wrap_data_with_container
+        names = [str(name) for name in self.get_feature_names_out()]
+        if wanted == "polars":
+            import polars
 
-        return _wrap_data_with_container("transform", out, X, self)
+            return polars.DataFrame(out, schema=names, orient="row")
+        import pandas
+
+        index = X.index if isinstance(X, pandas.DataFrame) else None
+        return pandas.DataFrame(out, columns=names, index=index)
 
     def __sklearn_tags__(self):
         from sklearn.utils import TransformerTags

@@ -28,6 +28,7 @@ from privopt.baselines import PRIVATE_BASELINES, REFERENCE_BASELINES  # noqa: E4
 from privopt.estimators import PrivateHalfspaceClassifier, ZeroOneHalfspaceClassifier  # noqa: E402
 from privopt.scoring import PrivateScoringSystem  # noqa: E402
 from privopt.solvers import available_solvers  # noqa: E402
+from privopt.exceptions import ParameterError  # noqa: E402
 
 
 def _highs() -> bool:
@@ -207,6 +208,10 @@ def test_threshold_binarizer_is_a_transformer_without_sklearn():
     np.testing.assert_array_equal(framed.to_numpy(), out)
     pipe = make_pipeline(clone(b), PrivateScoringSystem(random_state=0, max_items=2)).set_output(transform="pandas")
     assert list(pipe.fit(df, y)[-1].feature_names_in_) == ["age >= 40", "age >= 60", "bmi >= 30"]
+    shifted = df.set_axis(df.index + 100)
+    assert list(clone(b).set_output(transform="pandas").fit(shifted).transform(shifted).index) == list(shifted.index)
+    with pytest.raises(ParameterError, match="transform='excel'"):
+        clone(b).set_output(transform="excel")
     results = check_estimator(ThresholdBinarizer(from_data=3), on_fail=None)
     failed = [(r["check_name"], str(r["exception"]).splitlines()[:1]) for r in results if r["status"] == "failed"]
     assert not failed and len(results) >= 40, failed
