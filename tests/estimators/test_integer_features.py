@@ -126,3 +126,20 @@ def test_a_declaration_is_a_parameter_scikit_learn_clones():
     clf = privopt.PrivateHalfspaceClassifier(bounds=(0, 1), integer_features=[0, 2])
     assert clone(clf).get_params()["integer_features"] == [0, 2]
     assert privopt.PrivateHalfspaceClassifier().get_params()["integer_features"] is None
+
+
+def test_a_declaration_by_column_name_and_a_refusal_under_a_ledger_costs_nothing():
+    """Names of a DataFrame's columns select the same columns as their indices (the same fit);
+    a declaration that does not fit X is refused before the ledger reserves the fit."""
+    pd = pytest.importorskip("pandas")
+    X, y = _binary(600, 3)
+    frame = pd.DataFrame(X, columns=["smoker", "female", "owner"])
+    by_name = _fit(frame, y, bounds=(0, 1), integer_features=["owner", "smoker"])
+    by_index = _fit(X, y, bounds=(0, 1), integer_features=[0, 2])
+    assert by_name.integer_features_ == by_index.integer_features_ == (0, 2)
+    assert np.array_equal(by_name.coef_, by_index.coef_)
+    with privopt.PrivacyLedger(epsilon=5.0) as ledger:
+        with pytest.raises(ParameterError, match="not among X's columns") as err:
+            _fit(frame, y, bounds=(0, 1), integer_features=["age"])
+        assert err.value.parameter == "integer_features"
+        assert ledger.spent.epsilon == 0.0 and not ledger.releases
