@@ -212,13 +212,25 @@ def shape_table(shape: str, n: int, d: int, n_test: int = 2000, seed: int = 0):
     return X[:n], y[:n], X[n:], y[n:], lo, hi
 
 
+def integer_columns(shape: str, d: int) -> list[int]:
+    """The columns of :func:`shape_table`'s ``shape`` that take whole numbers only (``binary``'s
+    0/1 columns, ``mixed``'s second half, ``ordinal``'s 0..4), as a user who knows the table
+    declares them (``integer_features``): public, from the shape alone."""
+    if shape in ("binary", "ordinal"):
+        return list(range(d))
+    if shape == "mixed":
+        return list(range(d // 2, d))
+    return []
+
+
 def record_plans(record: list) -> None:
     """Wrap privopt's planner of a 0/1-loss W (the mixture's W's and a single W's) so that
     every W planned from now on appends to ``record`` (in the order of the W's, as the
     selection report lists them) its public quantities (``path``, ``n``, ``d``,
     ``n_points``, ``regions``, ``point_work``, ``support_points``: the points of a support of
     each size 1, 2, ..., ``feature_values``: the values a coordinate takes as declared,
-    ``predicted_s``) and, once drawn, ``cpu_s``:
+    ``coordinate_values``: the values each coordinate takes where declared per coordinate
+    (";"-joined), ``predicted_s``) and, once drawn, ``cpu_s``:
     the process's CPU seconds of the draw (every thread), which the load of a shared machine
     inflates far less than its wall time.  For this checkout's privopt only."""
     import time
@@ -231,7 +243,8 @@ def record_plans(record: list) -> None:
         work = None if problem is None else problem.public_work()
         row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
                "regions": None, "point_work": None, "support_points": None,
-               "feature_values": getattr(data, "feature_values", None), "predicted_s": float(out.predicted_time)}
+               "feature_values": getattr(data, "feature_values", None), "predicted_s": float(out.predicted_time),
+               "coordinate_values": ";".join(map(str, getattr(data, "coordinate_values", None) or ()))}
         if work is not None:
             row.update(regions=work.regions, point_work=work.point_work, support_points=";".join(map(str, work.sizes)))
         record.append(row)

@@ -4,16 +4,22 @@ fit of the prediction's constants.
 The default fit (``PrivateHalfspaceClassifier(epsilon=1, bounds=<public bounds>)``, its
 ladder of W's and the warm start, :func:`privopt.mixture_selection`) on synthetic tables
 (:func:`_common.shape_table`: uniform, make_classification, binary, mixed, wide, and for the
-hold-out also gaussian and ordinal).  Per W of every warm fit: the plan's predicted seconds
+hold-out also gaussian and ordinal), the whole-number columns declared as a user who knows
+them would (``integer_features``: :func:`_common.integer_columns`; ``--undeclared``: none).
+Per W of every warm fit: the plan's predicted seconds
 (:attr:`privopt.mechanisms.MixturePart.predicted_time`, from public sizes only), the
 measured wall time of its draw and the process's CPU seconds during it, with the public
 quantities the prediction reads, recorded as the plan is made:
 
 * top down (``topdown``): n, d, the supports of W (``regions``), ``point_work`` and the
   points of one support of each size (``support_points``), and the values a coordinate takes
-  as the estimator declares them (``feature_values``: levels + 1, plus the intercept's)
+  as the estimator declares them (``feature_values``: levels + 1, plus the intercept's;
+  ``coordinate_values``: per coordinate, 2 for a declared 0/1 column)
   (:meth:`privopt.search._regions.HalfspaceProblem.public_work`, :class:`privopt.space.SupportWork`);
-* scored by branch and bound (``enumerate``): n and |W|.
+* scored by branch and bound (``enumerate``): n, |W| and ``coordinate_values``.
+
+Each W is also predicted as before the last refit (``predicted_before_s``, :data:`PREVIOUS_TOPDOWN`)
+and under the other forms of :data:`FORMS`, on the same measured seconds (:func:`form_lines`).
 
 Refit (one command, after any change of the kernels' or the draws' speed)::
 
@@ -21,9 +27,10 @@ Refit (one command, after any change of the kernels' or the draws' speed)::
 
 measures the training tables (``TABLES``: 24 shapes and sizes, about 6 minutes on 2 shared
 cores; ``--summary-only --fit`` refits on the last run's CSV without measuring) and prints
-both records, :data:`privopt.search._regions.TOPDOWN_COST` and
-:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`, every field refitted
-(the per-W ``overhead`` too) on the draws' CPU seconds (``--fit-on wall``: wall time): the
+the three records, :data:`privopt.search._regions.TOPDOWN_COST` (W's on more than one feature),
+:data:`privopt.search._regions.ONE_FEATURE_COST` (the warm start's W) and
+:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`, refitted
+(the per-W ``overhead`` too; :func:`fit`) on the draws' CPU seconds (``--fit-on wall``: wall time): the
 smallest worst ratio, either way, of predicted to measured, then within 2% of it the least
 squares of the log ratios (:func:`_minimax`).  Paste them into their modules, then
 ``--summary-only --repredict`` rewrites predictions.md with them, and ``--holdout`` measures
@@ -34,7 +41,7 @@ Each table runs in its own process: a first fit (seed 1000, not counted: numba's
 load), then ``--repeats`` warm fits (seeds 0, 1, ...).
 
 Run:  python benchmarks/bench_predictions.py [--repeats 2] [--tables uniform:2000x6,...] [--fit [--also CSV]]
-      [--summary-only [--repredict]] [--holdout] [--tag T]
+      [--summary-only [--repredict]] [--holdout] [--undeclared] [--tag T]
 Writes benchmarks/results/predictions{T}.csv (one row per W of each warm fit) and predictions{T}.md.
 """
 
@@ -69,24 +76,34 @@ TABLES = ("uniform:1000x4,uniform:2000x6,uniform:3000x12,uniform:10000x14,unifor
 HOLDOUT = ("uniform:7000x9,binary:1500x12,mixed:60000x10,make_classification:15000x16,wide:3000x30,"
            "gaussian:20000x7,ordinal:8000x11,gaussian:150000x12,ordinal:2500x5")
 COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point_work", "support_points",
-           "feature_values", "predicted_s",
-           "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored")
+           "feature_values", "coordinate_values", "predicted_s",
+           "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored",
+           "predicted_before_s", "cpu_ratio_before")
+#: The constants and the form shipped before this benchmark's last refit, kept to report the
+#: same measured W's against the predictions they gave (``predicted_before_s``): one top-down
+#: record for every W (the warm start's too), no values declared per coordinate.
+PREVIOUS_TOPDOWN = dict(overhead=2.91e-3, support_seconds=1.36e-6, row_exponent=0.741, point_seconds=1.3e-7,
+                        pattern_exponent=0.0, row_share=0.777)
+PREVIOUS_BRANCH_AND_BOUND = dict(overhead=2.09e-3, point_seconds=3.02e-9, row_exponent=1.0)
 
 
 def child(path: str, repeats: int) -> list[dict]:
-    """The first fit, then ``repeats`` warm fits; one row per W of each warm fit."""
+    """The first fit, then ``repeats`` warm fits; one row per W of each warm fit.  The table's
+    whole-number columns (``integer``: :func:`_common.integer_columns`, empty with
+    ``--undeclared``) are declared, as a user who knows them would (``integer_features``)."""
     import warnings
 
     import privopt
 
     with np.load(path) as f:
-        X, y, lo, hi = (f[k] for k in ("X", "y", "lo", "hi"))
+        X, y, lo, hi, integer = (f[k] for k in ("X", "y", "lo", "hi", "integer"))
+    declared = [int(j) for j in integer] or None
     rows: list[dict] = []
     for i, seed in enumerate([FIRST_SEED, *range(repeats)]):
         record: list[dict] = []
         _common.record_plans(record)
         clf = privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=(lo, hi), random_state=seed,
-                                                 keep_report=True)
+                                                 keep_report=True, integer_features=declared)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             clf.fit(X, y)
@@ -110,12 +127,13 @@ def ratio(predicted: float, measured: float) -> float:
     return max(predicted / measured, measured / predicted)
 
 
-def run_table(spec: str, repeats: int, tmp: str) -> list[dict]:
+def run_table(spec: str, repeats: int, tmp: str, declare: bool = True) -> list[dict]:
     shape, size = spec.split(":")
     n, d = (int(v) for v in size.lower().split("x"))
     X, y, _, _, lo, hi = _common.shape_table(shape, n, d, 0)
     path = os.path.join(tmp, f"{shape}_{n}x{d}.npz")
-    np.savez(path, X=X, y=y, lo=lo, hi=hi)
+    integer = _common.integer_columns(shape, d) if declare else []
+    np.savez(path, X=X, y=y, lo=lo, hi=hi, integer=np.array(integer, dtype=np.int64))
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path, "--repeats", str(repeats)],
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -125,6 +143,8 @@ def run_table(spec: str, repeats: int, tmp: str) -> list[dict]:
         r["table"] = f"{shape} {n:,} x {d}"
         r["ratio"] = ratio(r["predicted_s"], r["measured_s"])
         r["cpu_ratio"] = ratio(r["predicted_s"], r["cpu_s"])
+        r["predicted_before_s"] = predicted_before(r)
+        r["cpu_ratio_before"] = ratio(r["predicted_before_s"], r["cpu_s"])
     return rows
 
 
@@ -142,17 +162,24 @@ def _support_work(r):
     sizes = tuple(int(v) for v in str(_opt(r, "support_points") or "").split(";") if v)
     values = _opt(r, "feature_values")
     return SupportWork(int(float(r["regions"])), int(float(r["point_work"])), int(r["d"]), sizes,
-                       None if values is None else int(float(values)))
+                       None if values is None else int(float(values)), _coordinates(r))
+
+
+def _coordinates(r) -> tuple[int, ...] | None:
+    """The values each coordinate takes, where the row's W declared them per coordinate."""
+    return tuple(int(v) for v in str(_opt(r, "coordinate_values") or "").split(";") if v) or None
 
 
 def _topdown_model(rows):
     """``predict(cost)``: :func:`privopt.search.topdown_seconds` of every top-down row, vectorized
     for the fit (checked against the function itself by :func:`fit`)."""
+    from privopt.search._regions import _log_values
+
     works = [_support_work(r) for r in rows]
     n = np.array([max(1.0, float(r["n"])) for r in rows])
-    d = np.array([w.d for w in works], dtype=float)
     regions = np.array([w.regions for w in works], dtype=float)
-    log_v = np.array([math.log(w.values) if w.values and w.values > 1 else math.inf for w in works])
+    logs = np.array([_log_values(w) for w in works], dtype=float).reshape(-1, 2)
+    log_rows, log_v = logs[:, 0], logs[:, 1]
     kmax = max((len(w.sizes) for w in works), default=0)
     weight = np.zeros((len(works), kmax))        # C(d, k) |V_k| k
     for i, w in enumerate(works):
@@ -163,7 +190,7 @@ def _topdown_model(rows):
     log_thousand = math.log(1000.0)
 
     def predict(cost):
-        log_m = np.minimum(np.log(n), np.where(np.isinf(log_v), np.inf, cost.row_share * d * log_v))
+        log_m = np.minimum(np.log(n), np.where(np.isinf(log_rows), np.inf, cost.row_share * log_rows))
         rows_ = np.exp(cost.row_exponent * (log_m - log_thousand))
         pats = np.exp(cost.pattern_exponent * (np.minimum(log_m[:, None], log_k) - log_thousand))
         return cost.overhead + cost.support_seconds * regions * rows_ + cost.point_seconds * (weight * pats).sum(1)
@@ -175,7 +202,8 @@ def _scored_model(rows):
     """``predict(cost)``: :func:`privopt.mechanisms.selection.branch_and_bound_seconds` of every row."""
     from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
 
-    return lambda cost: np.array([branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost) for r in rows])
+    return lambda cost: np.array([branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost, _coordinates(r))
+                                  for r in rows])
 
 
 #: The range of every fitted exponent of n, the rows or the patterns: more of them never cost
@@ -218,7 +246,9 @@ def _minimax(predict, make, start, measured, floor) -> tuple:
         return np.concatenate([top - r, top + r])
 
     opts = {"maxiter": 500, "ftol": 1e-10}
-    bounds = [EXPONENT_RANGE if r else (-60.0, 10.0) for r in raw]      # log fields: 1e-26 .. 2e4
+    # log fields: 1e-26 .. 2e4; a share of the row patterns' exponent at most 1
+    bounds = [EXPONENT_RANGE if r else (-60.0, 0.0) if k.endswith("share") else (-60.0, 10.0)
+              for k, r in zip(names, raw)]
     rng = np.random.default_rng(0)
     best = None
     for x in [x0] + [x0 + rng.normal(0, 0.5, x0.size) for _ in range(5)]:
@@ -243,32 +273,49 @@ def _record_line(cost) -> str:
 
 
 def fit(rows, key: str = "cpu_s") -> list[str]:
-    """Both records refitted (every field, the per-W overhead included) on the seconds ``key``
-    of ``rows`` (``cpu_s``, or the wall time ``measured_s``) by :func:`_minimax`, as lines of
-    the results file (each a record to paste into its module)."""
+    """The three records refitted on the seconds ``key`` of ``rows`` (``cpu_s``, or the wall
+    time ``measured_s``) by :func:`_minimax`, as lines of the results file (each a record to
+    paste into its module): the top-down W's on more than one feature (every field), the W's on
+    one feature (:data:`privopt.search._regions.ONE_FEATURE_COST`, the warm start's: they share
+    every public quantity but n, so only ``overhead``, ``support_seconds`` and ``row_exponent``
+    are fitted, the others kept as shipped) and the branch and bound's."""
     from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
     from privopt.search import topdown_seconds
-    from privopt.search._regions import TOPDOWN_COST, TopDownCost
+    from privopt.search._regions import ONE_FEATURE_COST, TOPDOWN_COST, TopDownCost
 
     rows = [r for r in rows if _opt(r, key) is not None]
     floors = floor_of(rows, key)
     lines = []
-    for path, make, start, model in (("topdown", TopDownCost, TOPDOWN_COST, _topdown_model),
-                                     ("enumerate", BranchAndBoundCost, BRANCH_AND_BOUND_COST, _scored_model)):
-        mine = [r for r in rows if r["path"] == path]
+    fitted: dict = {}
+    groups = (("top down, d > 2", "topdown", lambda r: int(r["d"]) > 2, TopDownCost, TOPDOWN_COST, None,
+               _topdown_model),
+              ("top down, one feature", "topdown", lambda r: int(r["d"]) <= 2, TopDownCost, ONE_FEATURE_COST,
+               ("overhead", "support_seconds", "row_exponent"), _topdown_model),
+              ("branch and bound", "enumerate", lambda r: True, BranchAndBoundCost, BRANCH_AND_BOUND_COST, None,
+               _scored_model))
+    for label, path, keep, make, start, free, model in groups:
+        mine = [r for r in rows if r["path"] == path and keep(r)]
         if not mine:
             continue
+        base = dataclasses.asdict(start)
+        varied = {k: v for k, v in base.items() if free is None or k in free}
+        if path == "enumerate" and not any(_coordinates(r) for r in mine):
+            varied.pop("row_share", None)       # nothing declared per coordinate: row_share unread
+
+        def built(base=base, make=make, **kw):
+            return make(**{**base, **kw})
+
         floor = [math.log(floors[_public_key(r)]) for r in mine]
-        cost, worst, excess = _minimax(model(mine), make, dataclasses.asdict(start), [float(r[key]) for r in mine],
-                                       floor)
+        cost, worst, excess = _minimax(model(mine), built, varied, [float(r[key]) for r in mine], floor)
+        fitted[label] = cost
         if path == "topdown":
             check = np.array([topdown_seconds(_support_work(r), int(r["n"]), cost) for r in mine])
             if not np.allclose(check, model(mine)(cost), rtol=1e-9):
                 raise AssertionError("the vectorized top-down model differs from topdown_seconds")
-        lines.append(f"- {'top down' if path == 'topdown' else 'branch and bound'} ({len(mine)} W's): "
-                     f"`{_record_line(cost)}`: worst ratio {worst:.2f}, at most {excess:.2f} times the spread of "
-                     "the W's that share its public quantities")
+        lines.append(f"- {label} ({len(mine)} W's): `{_record_line(cost)}`: worst ratio {worst:.2f}, at most "
+                     f"{excess:.2f} times the spread of the W's that share its public quantities")
     return lines
+
 
 def predicted(r) -> float:
     """The current constants' prediction of the W of row ``r`` (from its public quantities)."""
@@ -277,15 +324,88 @@ def predicted(r) -> float:
 
     if r["path"] == "topdown":
         return topdown_seconds(_support_work(r), int(r["n"]))
-    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]))
+    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), coordinate_values=_coordinates(r))
+
+
+def predicted_before(r) -> float:
+    """The prediction of the W of row ``r`` before the last refit (:data:`PREVIOUS_TOPDOWN`,
+    :data:`PREVIOUS_BRANCH_AND_BOUND`: one record for every top-down W, no values per coordinate)."""
+    from privopt.mechanisms.selection._evaluate import BranchAndBoundCost, branch_and_bound_seconds
+    from privopt.search import topdown_seconds
+    from privopt.search._regions import TopDownCost
+
+    if r["path"] == "topdown":
+        work = dataclasses.replace(_support_work(r), coordinate_values=None)
+        return topdown_seconds(work, int(r["n"]), TopDownCost(**PREVIOUS_TOPDOWN))
+    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), BranchAndBoundCost(**PREVIOUS_BRANCH_AND_BOUND))
 
 
 # -- the results file -------------------------------------------------------------------------
 
+#: The prediction forms compared on the same measured W's (:func:`form_lines`).
+FORMS = ("before the refit (one top-down record for every W, nothing per coordinate)",
+         "the warm start's own constants only (the rest as before)",
+         "as shipped, nothing declared (levels + 1 for every column)",
+         "as shipped, the whole-number columns declared (integer_features)")
+
+
+def _undeclared(r) -> tuple[int, ...] | None:
+    """The row's values per coordinate as if nothing were declared: levels + 1 for every
+    feature (``feature_values`` less the intercept's one), 1 for the constant columns."""
+    values = _coordinates(r)
+    if values is None:
+        return None
+    top = int(float(r["feature_values"])) - 1
+    return tuple(top if v > 1 else 1 for v in values)
+
+
+def predicted_as(r, form: str) -> float:
+    """The prediction of the W of row ``r`` under one of :data:`FORMS`."""
+    from privopt.mechanisms.selection._evaluate import BranchAndBoundCost, branch_and_bound_seconds
+    from privopt.search import topdown_seconds
+    from privopt.search._regions import ONE_FEATURE_COST, TopDownCost
+
+    n, index = int(r["n"]), FORMS.index(form)
+    if index == 0:
+        return predicted_before(r)
+    if index == 3:
+        return predicted(r)
+    if index == 1:
+        if r["path"] == "enumerate":
+            return branch_and_bound_seconds(int(r["n_points"]), n, BranchAndBoundCost(**PREVIOUS_BRANCH_AND_BOUND))
+        work = dataclasses.replace(_support_work(r), coordinate_values=None)
+        return topdown_seconds(work, n, ONE_FEATURE_COST if work.d <= 2 else TopDownCost(**PREVIOUS_TOPDOWN))
+    if r["path"] == "enumerate":
+        return branch_and_bound_seconds(int(r["n_points"]), n, coordinate_values=_undeclared(r))
+    return topdown_seconds(dataclasses.replace(_support_work(r), coordinate_values=_undeclared(r)), n)
+
+
+def form_lines(rows) -> list[str]:
+    """Per prediction form (:data:`FORMS`), on the same measured W's (CPU seconds): the worst
+    ratio either way, the share within 3x, the worst short (measured / predicted: where
+    ``time_limit`` is overrun) and long, the warm start's W's worst, the declared tables' worst."""
+    lines = ["| prediction | worst | within 3x | worst short (measured / predicted) | worst long "
+             "| warm start's W: worst | tables with whole-number columns: worst, within 3x |",
+             "|---|--:|--:|--:|--:|--:|--:|"]
+    rows = [r for r in rows if r.get("cpu_s") not in ("", None)]
+    for form in FORMS:
+        pred = [predicted_as(r, form) for r in rows]
+        cpu = [float(r["cpu_s"]) for r in rows]
+        ratios = [ratio(p, c) for p, c in zip(pred, cpu)]
+        short = max(zip((c / p for p, c in zip(pred, cpu)), rows), key=lambda t: t[0])
+        long = max(zip((p / c for p, c in zip(pred, cpu)), rows), key=lambda t: t[0])
+        warm = [x for x, r in zip(ratios, rows) if int(r["d"]) <= 2]
+        declared = [x for x, r in zip(ratios, rows) if _common.integer_columns(r["table"].split()[0], 1)]
+        lines.append(f"| {form} | {max(ratios):.1f} | {_share_of(ratios)} | {short[0]:.1f} ({short[1]['table']} "
+                     f"W{short[1]['w']}) | {long[0]:.1f} ({long[1]['table']} W{long[1]['w']}) | "
+                     f"{_fmt(max(warm) if warm else None)} | "
+                     f"{_fmt(max(declared) if declared else None)}, {_share_of(declared)} |")
+    return lines
+
 def _public_key(r) -> tuple:
-    """What a W's prediction reads (n, d, its index in the ladder, the path, |W|): W's with
-    the same key share every public quantity."""
-    return int(r["n"]), int(r["d"]), int(r["w"]), r["path"], int(r["n_points"])
+    """What a W's prediction reads (n, d, its index in the ladder, the path, |W|, the values
+    declared per coordinate): W's with the same key share every public quantity."""
+    return int(r["n"]), int(r["d"]), int(r["w"]), r["path"], int(r["n_points"]), _coordinates(r)
 
 
 def floor_of(rows, measure: str = "measured_s") -> dict:
@@ -354,7 +474,10 @@ def w_lines(rows) -> list[str]:
 
 def _share(rows, key: str) -> str:
     """The share of the W's (rows) whose ratio ``key`` is at most 3, as "k of m (p%)"."""
-    vals = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    return _share_of([float(r[key]) for r in rows if r.get(key) not in ("", None)])
+
+
+def _share_of(vals) -> str:
     within = sum(v <= 3.0 for v in vals)
     return f"{within} of {len(vals)} ({100.0 * within / max(1, len(vals)):.0f}%)"
 
@@ -364,22 +487,30 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = 
     floor = max(floor_of(rows).values())
     floor_cpu = max(floor_of(rows, "cpu_s").values(), default=None)
     lines = ["# Predicted against measured seconds of every W of the default fit", "", head, "",
-             f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed)`, "
+             f"`PrivateHalfspaceClassifier(epsilon={EPSILON:g}, bounds=<public bounds>, random_state=seed, "
+             "integer_features=<the table's whole-number columns>)` (binary: every column; mixed: its 0/1 half; "
+             "ordinal: every column; none elsewhere; `--undeclared`: none), "
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
-             "points, the values a coordinate takes as the estimator declares them; the constants of "
-             "privopt/search/_regions.py TOPDOWN_COST and privopt/mechanisms/selection/_evaluate.py "
-             "BRANCH_AND_BOUND_COST) against the measured wall time of its draw and the process's CPU seconds "
+             "points, the values each coordinate takes as the estimator declares them; the constants of "
+             "privopt/search/_regions.py TOPDOWN_COST (W's on more than one feature) and ONE_FEATURE_COST (the "
+             "warm start's W) and privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the "
+             "measured wall time of its draw and the process's CPU seconds "
              "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
              "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
              "shared with other jobs. Refit: `python benchmarks/bench_predictions.py --fit` (the script's "
              "docstring).", "",
              f"Worst ratio over every W: **{_fmt(worst_cpu)}** against the CPU seconds ({worst:.1f} against the wall "
-             f"time); within 3x: **{_share(rows, 'cpu_ratio')}** of the W's against the CPU seconds. The tables of one "
+             f"time); within 3x: **{_share(rows, 'cpu_ratio')}** of the W's against the CPU seconds. The same measured "
+             f"W's against the predictions before the last refit (`predicted_before_s`: one top-down record for "
+             f"every W, no values declared per coordinate): worst **{_fmt(_worst(rows, 'cpu_ratio_before'))}**, "
+             f"within 3x **{_share(rows, 'cpu_ratio_before')}**. The tables of one "
              "size share every public quantity (n, d, the bounds' discretization, the W's), so one prediction serves "
              "them all; the column `best any public prediction could do` is the square root of the largest over the "
              "smallest measured seconds of a W across them (and its repeats), the worst ratio ANY public prediction "
              f"would have there (largest: {_fmt(floor_cpu)} on the CPU seconds, {floor:.1f} on the wall time).", "",
+             "The same measured W's under each prediction form (CPU seconds; `short`: the draw took longer "
+             "than predicted, what a time_limit trusts; `long`: shorter):", "", *form_lines(rows), "",
              *summary_lines(rows), ""]
     if fitted:
         lines += ["Constants refitted on this run (`--fit`: the smallest worst ratio, then least squares within 2% "
@@ -406,6 +537,9 @@ def main(argv=None) -> int:
                                                "constants were not fitted on)")
     ap.add_argument("--holdout", action="store_true",
                     help="the hold-out tables (HOLDOUT) into predictions_holdout.csv/.md")
+    ap.add_argument("--undeclared", action="store_true",
+                    help="declare no column integer-valued (by default the tables' whole-number columns are: "
+                         "integer_features)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -423,6 +557,9 @@ def main(argv=None) -> int:
                 r["predicted_s"] = predicted(r)
                 r["ratio"] = ratio(float(r["predicted_s"]), float(r["measured_s"]))
                 r["cpu_ratio"] = ratio(float(r["predicted_s"]), float(r["cpu_s"])) if r.get("cpu_s") else ""
+                r["predicted_before_s"] = predicted_before(r)
+                r["cpu_ratio_before"] = (ratio(float(r["predicted_before_s"]), float(r["cpu_s"])) if r.get("cpu_s")
+                                         else "")
             _common.write_csv(csv_path, rows, COLUMNS)
     else:
         head = _common.stamp_line(_common.stamp(argv))
@@ -430,7 +567,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory(prefix="privopt-predictions-") as tmp:
             for spec in args.tables.split(","):
                 t0 = time.perf_counter()
-                got = run_table(spec, args.repeats, tmp)
+                got = run_table(spec, args.repeats, tmp, declare=not args.undeclared)
                 rows += got
                 _common.write_csv(csv_path, rows, COLUMNS)      # kept table by table
                 print(f"{spec}: {len(got)} W's, worst ratio {max(r['ratio'] for r in got):.1f} "

@@ -557,6 +557,100 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds",
             np.broadcast_to(upper, (n_features,)).astype(float).copy())
 
 
+_INTEGER_FORMS = ("None, 'all', or the declared columns as indices [0, 3], names ['smoker', 'female'] (a "
+                  "DataFrame) or a boolean mask of one entry per column")
+
+
+def _integer_form(value, name: str) -> list | None:
+    """The entries of an ``integer_features`` sequence (indices, names or a boolean mask), or
+    None for "all"; refused naming ``name`` where the form is none of those."""
+    if isinstance(value, str):
+        if value != "all":
+            raise ParameterError(f"{name} must be {_INTEGER_FORMS}; got {value!r}.", name)
+        return None
+    try:
+        entries = list(np.asarray(value, dtype=object).ravel()) if np.ndim(value) == 1 else None
+    except (TypeError, ValueError):
+        entries = None
+    kinds = {"bool" if isinstance(v, (bool, np.bool_)) else "index" if isinstance(v, (int, np.integer))
+             else "name" if isinstance(v, str) else "other" for v in entries or ()}
+    if entries is None or "other" in kinds or len(kinds) > 1:
+        raise ParameterError(f"{name} must be {_INTEGER_FORMS}; got {value!r}.", name)
+    if len(set(map(repr, entries))) != len(entries) and kinds != {"bool"}:
+        raise ParameterError(f"{name}: a column is declared twice in {value!r}; name each once.", name)
+    return entries
+
+
+def check_integer_features(value, n_features: int | None = None, *, feature_names=None, bounds=None,
+                           name: str = "integer_features") -> tuple[int, ...]:
+    """PUBLIC integer-valued features, as the sorted indices of their columns.
+
+    ``value``: None (none), ``"all"``, or the declared columns as indices, as names (a
+    DataFrame's columns, as scikit-learn's ``categorical_features`` takes them) or as a
+    boolean mask with one entry per column.  A declared feature takes the whole numbers of
+    its public bounds, ``hi - lo + 1`` of them (a 0/1 column: bounds (0, 1), 2 values); the
+    estimator rounds each record's entry to the nearest whole number and clips it to the
+    bounds, so the declaration holds record by record whatever the data hold.
+
+    With ``n_features`` None only the form is checked (before the data is read).  Otherwise
+    an index out of range, an unknown name, a mask of another length, names without a
+    DataFrame, and declared columns whose ``bounds`` (resolved ``(lower, upper)`` arrays) are
+    not whole numbers are refused naming ``name`` and the fix; nothing here reads the data."""
+    if value is None:
+        return ()
+    entries = _integer_form(value, name)
+    if n_features is None:
+        return ()
+    d = int(n_features)
+    if entries is None:
+        cols = list(range(d))
+    elif entries and isinstance(entries[0], (bool, np.bool_)):
+        if len(entries) != d:
+            raise ParameterError(f"{name}: a boolean mask needs one entry per column of X ({d}), got "
+                                 f"{len(entries)}.", name)
+        cols = [j for j, v in enumerate(entries) if v]
+    elif entries and isinstance(entries[0], str):
+        columns = None if feature_names is None else [str(c) for c in feature_names]
+        if columns is None:
+            raise ParameterError(f"{name}: columns by name ({_listed([repr(v) for v in entries], 3)}) need X as "
+                                 "a pandas DataFrame with those columns; for an array give their indices.", name)
+        unknown = [v for v in entries if v not in columns]
+        if unknown:
+            raise ParameterError(f"{name}: {_listed([repr(v) for v in unknown], 10)} not among X's columns "
+                                 f"({_listed([repr(c) for c in columns], 20)}).", name)
+        cols = [columns.index(v) for v in entries]
+    else:
+        bad = [int(v) for v in entries if not -d <= int(v) < d]
+        if bad:
+            raise ParameterError(f"{name}: column index {bad[0]} is out of range for X's {d} columns.", name)
+        cols = [int(v) % d for v in entries]
+        if len(set(cols)) != len(cols):
+            raise ParameterError(f"{name}: a column is declared twice in {value!r}; name each once.", name)
+    if bounds is not None:
+        lower, upper = bounds
+        odd = [j for j in cols if not (float(lower[j]).is_integer() and float(upper[j]).is_integer())]
+        if odd:
+            label = _column_label(odd[0], feature_names)
+            raise ParameterError(
+                f"{name}: feature {label} is declared integer-valued but its bounds ({float(lower[odd[0]]):g}, "
+                f"{float(upper[odd[0]]):g}) are not whole numbers. Give whole-number bounds for it (e.g. (0, 1) for "
+                "a 0/1 column), or leave it out of integer_features.", name)
+    return tuple(sorted(cols))
+
+
+def snap_integer_features(X: np.ndarray, columns) -> np.ndarray:
+    """X with each declared integer-valued column (``columns``, indices) rounded to the nearest
+    whole number (halves to even), record by record: a new array, the other columns as they
+    are.  With the clipping to whole-number bounds that every feature map applies after it,
+    a declared column then takes only the whole numbers of its bounds, whatever the records
+    held, as clipping holds a feature to its bounds: the declaration is enforced, never
+    checked against the data."""
+    out = np.array(X, dtype=float, copy=True)
+    for j in columns:
+        out[:, j] = np.rint(out[:, j])
+    return out
+
+
 def warn_clipped(X: np.ndarray, lower, upper, *, feature_names=None, what: str = "fit",
                  stacklevel: int = 3) -> int:
     """Warn (:class:`~privopt.exceptions.ClippedFeaturesWarning`) when values

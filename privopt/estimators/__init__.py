@@ -25,8 +25,9 @@ from .._limits import (SCORING_MAX_POINTS, ZERO_ONE_MAX_FEATURES, check_memory, 
                        halfspace_fit_bytes, memory_budget, public_shape)
 from .._runtime import usable_cpus
 from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict
-from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon, check_positive,
-                          user_stacklevel, warn_clipped)
+from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon,
+                          check_integer_features, check_positive, snap_integer_features, user_stacklevel,
+                          warn_clipped)
 from .._random import check_random_state
 from ..calibration import OPDISC_CALIBRATIONS, split_warm_start_epsilon
 from ..exceptions import ClippedFeaturesWarning, ParameterError, PrivacyLeakWarning
@@ -129,17 +130,19 @@ def _bound_pass_seconds(regions: int, n_records: int) -> float:
 
 
 def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None,
-                         topdown_work: SupportWork | None = None) -> float:
+                         topdown_work: SupportWork | None = None, coordinate_values=None) -> float:
     """The public prediction of sampling one W_r inside ``mixture_selection``, at least what
     its plan compares with ``time_limit`` (:func:`privopt.mechanisms.selection._plan.plan_halfspace`):
     top down (``topdown_work``: :func:`privopt.search.topdown_seconds`) on the workers the
     plan's own rule gives it (``workers_for`` on the bound pass: this process where it is
     short, else the usable CPUs); where the split by support does not apply, the larger of
     scoring every point and the branch and bound (which of the two runs depends on numba
-    and the integer scorer: the larger, so that the sum never falls short of the plan's)."""
+    and the integer scorer: the larger, so that the sum never falls short of the plan's).
+    ``coordinate_values``: the values each coordinate takes where declared per coordinate
+    (the branch and bound's, as its plan reads them; the top-down work carries its own)."""
     if topdown_work is None:
         return max(float(predict_evaluation_seconds(n_points, n_records, d, sparse_work)),
-                   float(branch_and_bound_seconds(n_points, n_records)))
+                   float(branch_and_bound_seconds(n_points, n_records, coordinate_values=coordinate_values)))
     one_core = topdown_seconds(topdown_work, n_records)
     return one_core / workers_for(None, _bound_pass_seconds(topdown_work.regions, n_records))
 
@@ -491,6 +494,23 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         :class:`~privopt.exceptions.ClippedFeaturesWarning` counting them per
         feature, in ``fit`` and ``predict``; that warning describes the data
         and is for the data curator only.
+    integer_features : None, "all", or column indices, names or a boolean mask
+        PUBLIC declaration of the columns that take only the whole numbers of
+        their bounds (0/1 indicators with bounds (0, 1), answers 0..4 with
+        bounds (0, 4)), in the forms of scikit-learn's ``categorical_features``.
+        Needs declared whole-number bounds for them; its form, its columns and
+        those bounds are refused naming ``integer_features`` before any value
+        of X is read (:func:`privopt._validation.check_integer_features`).
+        Enforced, never checked against the data: ``fit`` and ``predict``
+        round each declared entry to the nearest whole number, record by
+        record, then clip it to its bounds as every feature is (a 1.4 in a 0/1
+        column is 1).  Read by the predicted time of each W's draw only: a
+        declared column of bounds (lo, hi) takes v_j = min(levels + 1,
+        hi - lo + 1) values (levels + 1 otherwise), so the distinct rows are at
+        most prod_j v_j (:class:`privopt.search._regions.TopDownCost`); those
+        predictions decide which W's ``time_limit`` offers.  On data that
+        honour it the fit is the undeclared fit, seed for seed, wherever
+        ``time_limit`` does not bind.  Default None: none declared.
     levels : int, sequence of int or None
         Grid steps per real-valued feature.  None (default): 4 on the single
         default W, or each resolution's own when W is chosen among resolutions.
@@ -584,6 +604,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         The map from X to the features of the released W (``WarmStartFeature``
         when the warm start's W was released: ``coef_`` is then the weight of
         its one score feature).
+    integer_features_ : tuple of int
+        The indices of the columns ``integer_features`` declared (empty: none).
     warm_start_ : ObjectivePerturbationLogisticRegression or None
         The warm start's private release v (None when no warm start ran).
     epsilon_warm_start_ : float
@@ -599,7 +621,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     def __init__(self, epsilon=1.0, delta=None, mechanism="auto", grid=None, norm_bound=None,
                  calibration="proven", bounds=None, levels=None, fit_intercept=True, solver="auto",
                  time_limit=120.0, random_state=None, on_failure="raise", keep_report=False, resolutions="auto",
-                 warm_start="auto", classes=None, ledger=None):
+                 warm_start="auto", classes=None, ledger=None, integer_features=None):
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -618,6 +640,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         self.warm_start = warm_start
         self.classes = classes
         self.ledger = ledger
+        self.integer_features = integer_features
 
     # -- helpers -------------------------------------------------------------
     def _levels_value(self):
@@ -633,6 +656,35 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                                      f"{{'age': (18, 90), ...}}) or {AS_IS!r}, got {self.bounds!r}.", "bounds")
             return
         check_bounds(self.bounds)
+
+    def _check_integer_features_form(self) -> None:
+        """``integer_features``' form, before the data is read
+        (:func:`privopt._validation.check_integer_features`): it needs declared numeric bounds."""
+        integer_features = getattr(self, "integer_features", None)
+        check_integer_features(integer_features)
+        if integer_features is not None and (self.bounds is None or isinstance(self.bounds, str)):
+            raise ParameterError(
+                "integer_features declares columns that take the whole numbers of their public bounds, so it needs "
+                f"declared bounds (got bounds={self.bounds!r}): pass bounds=(lower, upper) with whole-number bounds "
+                "for those columns (e.g. (0, 1) for 0/1 columns), or leave integer_features=None.",
+                "integer_features")
+
+    def _integer_columns(self, n_features: int, feature_names=None, bounds=None) -> tuple[int, ...]:
+        """The indices of the columns ``integer_features`` declares, from X's public shape and
+        column names and the resolved bounds (:func:`privopt._validation.check_integer_features`)."""
+        integer_features = getattr(self, "integer_features", None)
+        if integer_features is None:
+            return ()
+        if bounds is None:
+            bounds = check_bounds(self.bounds, n_features, feature_names=feature_names)
+        return check_integer_features(integer_features, n_features, feature_names=feature_names, bounds=bounds)
+
+    def _snapped(self, Xa):
+        """X with the declared integer-valued columns rounded to whole numbers, record by record
+        (:func:`privopt._validation.snap_integer_features`; the bounds' clipping follows, in the
+        feature maps): X itself where nothing is declared."""
+        columns = getattr(self, "integer_features_", ())
+        return snap_integer_features(Xa, columns) if columns else Xa
 
     def _raw_features(self, Xa) -> bool:
         """Whether X is used as it is (no feature map): ``bounds="as_is"``, or no bounds and
@@ -720,6 +772,22 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             levels = res.levels if res is not None else self._levels_value()
             return int(np.max(np.atleast_1d(levels))) + 1 + (1 if self.fit_intercept else 0)
         return len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+
+    def _coordinate_values(self, Xr, res=None, disc=None) -> tuple[int, ...] | None:
+        """The values each coordinate of W takes (public, read by the predicted times only):
+        levels + 1 for a discretized feature, at most min(levels + 1, hi - lo + 1) for one
+        ``integer_features`` declares (bounds (lo, hi); a 0/1 column: 2), 1 for a widened
+        intercept's constant column and for the intercept.  None for a W on other features
+        than X's discretized columns (the warm start's score, X used as it is)."""
+        disc = self.discretizer_ if disc is None else disc
+        if not isinstance(disc, FeatureDiscretizer) or disc.bounds is None:
+            return None
+        p = len(disc.lower_)
+        levels = np.broadcast_to(np.atleast_1d(res.levels if res is not None else self._levels_value()), (p,))
+        counts = [int(v) + 1 for v in levels] + [1] * (Xr.shape[1] - p + (1 if self.fit_intercept else 0))
+        for j in getattr(self, "integer_features_", ()):
+            counts[j] = min(counts[j], int(disc.upper_[j] - disc.lower_[j]) + 1)
+        return tuple(counts)
 
     def _public_sparse_work(self, Xd, n, n_points, res=None):
         """The sparse engine's work estimate for the auto rule (|W| =
@@ -827,34 +895,35 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
                                   classes=(-1, 1))
 
-    def _zero_one_loss(self, Xd, y, res=None):
-        """The same 0/1 loss without its MILP (:func:`privopt.models.zero_one_loss`):
-        what private selection among resolutions reads."""
-        grid, norm_bound = self._ball(Xd.shape[1], res)
-        # the values a coordinate takes, declared where they are public (discretized features):
-        # the sampler's path and predicted time then read them, not the values present in X
-        values = self._feature_values(Xd, res) if self.discretizer_ is not None else None
-        return zero_one_loss(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
-                             classes=(-1, 1), feature_values=values)
+    def _zero_one_loss_on(self, Xr, y, res, values, declared):
+        """The 0/1 loss without its MILP (:func:`privopt.models.zero_one_loss`), what private
+        selection among resolutions reads, of one W of a ladder, with the values its
+        coordinates take as declared (``values``: :meth:`_feature_values`, ``declared``:
+        :meth:`_coordinate_values`)."""
+        grid, norm_bound = self._ball(Xr.shape[1], res)
+        return zero_one_loss(Xr, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
+                             classes=(-1, 1), feature_values=values, coordinate_values=declared)
 
     def _zero_one_losses(self, ladder, y) -> list:
-        """:meth:`_zero_one_loss` of every (Resolution, features, feature map) of a ladder,
+        """:meth:`_zero_one_loss_on` of every (Resolution, features, feature map) of a ladder,
         the rows of each distinct feature matrix (the same array) checked and merged once and
         shared by the W's on it (:meth:`privopt.models.ZeroOneLoss.with_w`: only the grid and
         the ball differ).  The losses live as long as this fit's selection."""
         first: dict = {}        # id(features) -> (features, its first loss), local to this call
         out = []
-        for res, Xr, _ in ladder:
+        for res, Xr, disc in ladder:
             kept = first.get(id(Xr))
             grid, norm_bound = self._ball(Xr.shape[1], res)
             values = self._feature_values(Xr, res) if self.discretizer_ is not None else None
+            declared = self._coordinate_values(Xr, res, disc)     # read by the predicted time only
             if kept is not None and kept[0] is Xr:
-                loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values)
+                loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values,
+                                      coordinate_values=declared)
             else:
                 base = _narrower(first, Xr, res)
-                loss = (self._zero_one_loss(Xr, y, res) if base is None else
+                loss = (self._zero_one_loss_on(Xr, y, res, values, declared) if base is None else
                         base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
-                                                   feature_values=values))
+                                                   feature_values=values, coordinate_values=declared))
                 first[id(Xr)] = (Xr, loss)
             out.append(loss)
         return out
@@ -941,6 +1010,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 continue
             size = self._public_size(Xr.shape[1], res)
             split = self._public_topdown_work(Xr, res)
+            declared = self._coordinate_values(Xr, res, disc)      # read by the predicted times only
+            if split is not None and declared is not None:
+                split = dataclasses.replace(split, coordinate_values=declared)
             regions = None if split is None else split.regions
             work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
             if i > 0:
@@ -948,13 +1020,14 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
                         != "permute_and_flip":
                     continue
-                part = mixture_part_seconds(size, n, d_model, work, topdown_work=split)
+                part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
                 if total + size > LADDER_TOTAL_POINTS or self._over_time_limit(seconds + part):
                     break       # the ladder's total size, or the mixture's time_limit on the sum: it stops here
                 total += size
                 seconds += part
             else:
-                seconds += mixture_part_seconds(size, n, d_model, work, topdown_work=split)
+                seconds += mixture_part_seconds(size, n, d_model, work, topdown_work=split,
+                                                coordinate_values=declared)
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]
@@ -1134,6 +1207,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                                  "clips to them); pass bounds=(lower, upper), or leave warm_start='auto'.",
                                  "warm_start")
         self._check_bounds_form()       # the form, before the data is read; the lengths once d is known
+        self._check_integer_features_form()
         milp_solver = self._milp_solver()
         if milp_solver:
             check_solver_ready(self.solver)     # an unknown or missing solver, before any work
@@ -1151,12 +1225,17 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         if shape is not None:
             self._check_fit_memory(shape, mechanism, milp_solver)
             _check_width(X)
+            columns = getattr(X, "columns", None)       # the schema: public
+            self._integer_columns(shape[1], None if columns is None else list(columns))
 
     def _fit(self, X, y, *, pure_only: bool = False):
         epsilon, mechanism, calibration, keep_report, warm_start, milp_solver = self._check_params()
         self._check_public_shape(X)
         Xa, classes, y_pm = validate_fit(self, X, y, classes=self.classes)
         bounds = self._resolved_bounds(Xa, X)      # once: every step below gets these arrays, in column order
+        self.integer_features_ = self._integer_columns(Xa.shape[1], getattr(self, "feature_names_in_", None),
+                                                       bounds)
+        Xa = self._snapped(Xa)      # declared whole numbers, record by record (a new array)
         self._check_fit_memory(Xa.shape, mechanism, milp_solver)    # from n and d, before the features are built
         _check_width(Xa)
         if mechanism == "rspm":
@@ -1285,7 +1364,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     def decision_function(self, X):
         """<w, x> - theta on the discretized features; >= 0 predicts ``classes_[1]``."""
         check_fitted(self, "result_")
-        Xd = self._transform(validate_predict(self, X), fitting=False)
+        Xd = self._transform(self._snapped(validate_predict(self, X)), fitting=False)
         if getattr(self, "resolution_", None) is not None:
             Xd = _with_wide_intercept(Xd, self.resolution_)
         return halfspace_decision_function(self.result_.weights, Xd, self.model_info_)

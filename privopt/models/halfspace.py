@@ -562,7 +562,8 @@ def _swap_cuts_pay(enumeration) -> bool:
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
                        swap_cuts="auto", fit_intercept=False, threshold=0.0, margin=None,
-                       name="zero_one_halfspace", classes=None, feature_values=None, _big_m_factor=1.0,
+                       name="zero_one_halfspace", classes=None, feature_values=None, coordinate_values=None,
+                       _big_m_factor=1.0,
                        _exact_big_m=True):
     """The 0/1 loss of a halfspace over a grid in the ball, as a MILP.
 
@@ -627,6 +628,11 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
         takes, declared public (a discretization's levels + 1, plus one for
         the intercept): private selection's split by support and its predicted
         time read it in place of the values present in X (None).
+    coordinate_values : None or sequence of int >= 1
+        The values each coordinate of a record takes (one entry per coordinate,
+        the intercept's included: 1 for it), declared public (a discretization's
+        levels + 1, 2 for a 0/1 column): the draw's predicted time reads the
+        distinct rows as at most their product; the path never reads it.
 
     Returns
     -------
@@ -650,7 +656,7 @@ def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, cha
     setup = _zero_one_setup(X, y, _ZeroOneArgs(
         grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
         fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes,
-        feature_values=feature_values))
+        feature_values=feature_values, coordinate_values=coordinate_values))
     model = _zero_one_milp(setup, big_m_factor=_big_m_factor, exact_big_m=_exact_big_m)
     getattr(model, _STATS_ATTR)["build_time"] = time.perf_counter() - start
     return model
@@ -699,6 +705,7 @@ class _ZeroOneArgs:
     name: str = "zero_one_halfspace"
     classes: object = None
     feature_values: object = None
+    coordinate_values: object = None
 
 
 def _check_feature_values(value) -> int | None:
@@ -709,6 +716,22 @@ def _check_feature_values(value) -> int | None:
         raise ParameterError(f"feature_values must be None or a whole number >= 2 (the most values a record's "
                              f"coordinate takes, declared in public), got {value!r}.", "feature_values")
     return int(value)
+
+
+def _check_coordinate_values(value, d: int | None = None) -> tuple[int, ...] | None:
+    """``coordinate_values``: None or one whole number >= 1 per coordinate of w (d of them,
+    the intercept's included; the length once d is known), checked before the data is read."""
+    if value is None:
+        return None
+    entries = list(value) if np.ndim(value) == 1 else None
+    if (entries is None or not entries
+            or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1 for v in entries)
+            or (d is not None and len(entries) != d)):
+        count = "one" if d is None else f"{d}, one"
+        raise ParameterError(f"coordinate_values must be None or whole numbers >= 1 ({count} per coordinate of w, "
+                             f"the intercept's included: the values each takes, declared in public), got "
+                             f"{value!r}.", "coordinate_values")
+    return tuple(int(v) for v in entries)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -759,6 +782,7 @@ def _zero_one_rows(X, y, args: _ZeroOneArgs) -> _ZeroOneRows:
 def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     """The checks and the public and private data of :func:`zero_one_halfspace`, without Pyomo."""
     _check_feature_values(args.feature_values)
+    _check_coordinate_values(args.coordinate_values)
     return _zero_one_setup_on(_zero_one_rows(X, y, args), args)
 
 
@@ -770,6 +794,7 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
     classes, fit_intercept, threshold, margin = rows.classes, rows.fit_intercept, rows.threshold, rows.margin
     merge_rows, chain_cuts, swap_cuts = rows.merge_rows, rows.chain_cuts, rows.swap_cuts
     n, d = rows.n, rows.d
+    coordinate_values = _check_coordinate_values(args.coordinate_values, d)
     grid_t = parse_grid(grid, d)
     unit = grid_unit(grid_t)
     if norm_bound is None:
@@ -793,7 +818,7 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
         X=rows.X64, pos=rows.pos64, neg=rows.neg64, exact=bool(exact), mu=float(mu),
         t_hi=float(t_hi), theta=float(theta),
         w=DecisionSpace(grid_t, float(D), float(n_units * unit * unit)), objective="loss",
-        feature_values=feature_values)
+        feature_values=feature_values, coordinate_values=coordinate_values)
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(data)
     lo = np.array([g[0] for g in grid_t], dtype=float)
@@ -906,22 +931,23 @@ class ZeroOneLoss:
         """The Pyomo MILP of :func:`zero_one_halfspace` with the same arguments (a new model)."""
         return _zero_one_milp(self._setup)
 
-    def with_w(self, *, grid=None, norm_bound=None, feature_values=None) -> ZeroOneLoss:
+    def with_w(self, *, grid=None, norm_bound=None, feature_values=None, coordinate_values=None) -> ZeroOneLoss:
         """The 0/1 loss of the same records under another W: equal to
         :func:`zero_one_loss` with this loss's X, y and keywords but ``grid``,
-        ``norm_bound`` and ``feature_values`` (the same checks of these), without
+        ``norm_bound``, ``feature_values`` and ``coordinate_values`` (the same checks of these), without
         checking and merging the rows again: the new loss shares this one's
         distinct rows and label counts (the same arrays, not copies), so a ladder of W's on one feature
         matrix merges it once."""
         args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
-                                   feature_values=feature_values)
+                                   feature_values=feature_values, coordinate_values=coordinate_values)
         setup = _zero_one_setup_on(self._setup.rows, args)
         return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
-    def with_constant_feature(self, value, *, grid=None, norm_bound=None, feature_values=None) -> ZeroOneLoss:
+    def with_constant_feature(self, value, *, grid=None, norm_bound=None, feature_values=None,
+                              coordinate_values=None) -> ZeroOneLoss:
         """The 0/1 loss of the same records with one more feature equal to ``value`` in
         every record (after the features, before the intercept's column), under the W of
-        ``grid``, ``norm_bound``, ``feature_values``: equal to :func:`zero_one_loss` of
+        ``grid``, ``norm_bound``, ``feature_values``, ``coordinate_values``: equal to :func:`zero_one_loss` of
         ``np.column_stack([X, np.full(n, value)])`` with this loss's y and keywords.  A
         constant column changes neither which rows are equal nor their lexicographic
         order, so the merged rows are these with the column inserted, their label counts
@@ -935,14 +961,14 @@ class ZeroOneLoss:
         wider = dataclasses.replace(rows, d=rows.d + 1, integral=integral, Xu=Xu,
                                     X64=np.asarray(Xu, dtype=np.float64))
         args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
-                                   feature_values=feature_values)
+                                   feature_values=feature_values, coordinate_values=coordinate_values)
         setup = _zero_one_setup_on(wider, args)
         return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 
 def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True, swap_cuts="auto",
                   fit_intercept=False, threshold=0.0, margin=None, name="zero_one_halfspace",
-                  classes=None, feature_values=None) -> ZeroOneLoss:
+                  classes=None, feature_values=None, coordinate_values=None) -> ZeroOneLoss:
     """The 0/1 loss of a halfspace over a grid in the ball, as data: the
     :class:`ZeroOneLoss` of :func:`zero_one_halfspace`'s arguments (the same
     checks, rows, W and :class:`ModelInfo`), with no Pyomo model built;
@@ -950,11 +976,15 @@ def zero_one_loss(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cu
     values a coordinate of a record (the intercept's included) can take, declared in
     public (a discretization's levels + 1, plus one for the intercept), or None: private
     selection then splits W by support and predicts its time from it, not from the values
-    present in X (:attr:`privopt.search.HalfspaceData.feature_values`)."""
+    present in X (:attr:`privopt.search.HalfspaceData.feature_values`).  ``coordinate_values``:
+    the values each coordinate of a record takes (one whole number per coordinate, the
+    intercept's included: 1 for it), declared in public (the estimator's levels + 1, 2 for a
+    declared 0/1 column), or None: read by the predicted time of the draw only
+    (:attr:`privopt.search.HalfspaceData.coordinate_values`), never by the path."""
     setup = _zero_one_setup(X, y, _ZeroOneArgs(
         grid=grid, norm_bound=norm_bound, merge_rows=merge_rows, chain_cuts=chain_cuts, swap_cuts=swap_cuts,
         fit_intercept=fit_intercept, threshold=threshold, margin=margin, name=name, classes=classes,
-        feature_values=feature_values))
+        feature_values=feature_values, coordinate_values=coordinate_values))
     return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 # ----------------------------------------------------------------------------

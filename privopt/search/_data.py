@@ -35,7 +35,10 @@ class HalfspaceData:
     (``solver="enumerate"`` refuses a model changed since); ``feature_values``: the most
     values a coordinate of a record takes, declared in public by the caller (the
     estimator's discretization: levels + 1, plus the intercept's), or None: what the
-    top-down split and its predicted time read in place of the values present in X.
+    top-down split and its predicted time read in place of the values present in X;
+    ``coordinate_values``: the values each coordinate of a record takes (the intercept's:
+    1), declared in public per coordinate (the estimator's: levels + 1, fewer for columns
+    ``integer_features`` declares), or None: read by the draw's predicted time only.
     """
 
     X: np.ndarray
@@ -49,6 +52,7 @@ class HalfspaceData:
     objective: str = "loss"
     components: tuple[str, ...] = ()
     feature_values: int | None = None
+    coordinate_values: tuple[int, ...] | None = None
 
     @property
     def grid(self) -> tuple:

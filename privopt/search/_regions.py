@@ -38,7 +38,7 @@ from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
            "split_supports", "bound_search_work", "enumeration_levels", "EnumerationLevels", "BOUND_ROWS_PER_SECOND",
-           "TopDownCost", "TOPDOWN_COST", "topdown_seconds",
+           "TopDownCost", "TOPDOWN_COST", "ONE_FEATURE_COST", "topdown_cost", "topdown_seconds",
            "MAX_PATTERNS", "MAX_REGION_POINTS"]
 
 #: Measured throughput of the lower-bound pass (rows per second per support,
@@ -50,11 +50,17 @@ BOUND_ROWS_PER_SECOND = 2e8
 class TopDownCost:
     """The constants of a top-down draw's predicted time (:func:`topdown_seconds`), from
     public sizes only (n, d, the supports of W, their points, and the values a record's
-    coordinate takes where they are declared, v):
+    coordinate takes where they are declared, v_j for coordinate j):
 
         T = overhead + support_seconds x regions x (m / 1000) ** row_exponent
                      + point_seconds x sum_k C(d, k) |V_k| k (p_k / 1000) ** pattern_exponent,
-        m = min(n, v ** (row_share x d)),   p_k = min(m, v ** k)
+        m = min(n, (prod_j v_j) ** row_share),   p_k = min(m, vbar ** k),
+
+    vbar = (prod_j v_j) ** (1 / d) their geometric mean.  Declared per coordinate
+    (:attr:`privopt.space.SupportWork.coordinate_values`: the estimator's levels + 1 for a
+    discretized feature, 2 for a column ``integer_features`` declares 0/1, 1 for the
+    intercept), prod_j v_j bounds the distinct rows; declared as one number v for every
+    coordinate (``values``), v_j = v.
 
     ``overhead``: seconds of one draw beyond its kernels (the shards, their noise, the
     candidate's decoding); ``support_seconds``: the lower-bound pass, the pattern histogram
@@ -64,10 +70,11 @@ class TopDownCost:
     pattern is seen), growing more slowly than n (``row_exponent`` < 1: the kernels screen
     rows and the sampler asks about few supports); ``point_seconds``: the exact-minima
     phase, (point x support size) of each support of size k (|V_k| its points) over its row
-    patterns p_k, at most v ** k (``pattern_exponent``).  With v undeclared (None), m = n and
+    patterns p_k, at most vbar ** k (``pattern_exponent``).  With v undeclared (None), m = n and
     p_k = m.  The rows and patterns a table really has depend on its values (binary columns
-    make far fewer than continuous ones of the same n, d and levels): no public prediction
-    can follow them, so the constants put it at the geometric middle.  A uniform change of
+    make far fewer than continuous ones of the same n, d and levels): only a public
+    declaration (``integer_features``) lets a prediction follow them; otherwise the constants
+    put it at the geometric middle.  A uniform change of
     the kernels' speed scales ``support_seconds`` and ``point_seconds`` alike.  Recalibrated
     by ``python benchmarks/bench_predictions.py --fit`` (its docstring)."""
 
@@ -81,22 +88,61 @@ class TopDownCost:
 
 #: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (its docstring): the
 #: minimax, then least squares within 2% of it, of the ratio either way of predicted to the draw's
-#: CPU seconds over the default fit's 346 top-down W's on 24 tables (uniform, make_classification,
-#: binary, mixed and wide; n 1,000 to 100,000, d 4 to 60): worst 7.66.  That is the spread of the
-#: tables themselves: binary and uniform 30,000 x 8 share every public quantity and differ 56-fold
-#: (no public prediction does better than 7.5 there).
-TOPDOWN_COST = TopDownCost(overhead=2.91e-3, support_seconds=1.36e-6, row_exponent=0.741, point_seconds=1.3e-7,
-                           pattern_exponent=0.0, row_share=0.777)
+#: CPU seconds over the default fit's 308 top-down W's on more than one feature, 24 tables
+#: (uniform, make_classification, binary, mixed and wide; n 1,000 to 100,000, d 4 to 60; the 0/1
+#: columns of binary and mixed declared, ``integer_features``): worst 3.19 (7.66 before the
+#: declaration, when binary and uniform 30,000 x 8 shared every public quantity and differed
+#: 56-fold); on 9 hold-out tables never fitted on, worst 4.3
+#: (``benchmarks/results/predictions_holdout.md``).
+TOPDOWN_COST = TopDownCost(overhead=1.41e-3, support_seconds=6.04e-6, row_exponent=0.695, point_seconds=1.06e-7,
+                           pattern_exponent=0.655, row_share=0.889)
 
 
-def topdown_seconds(work: SupportWork, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
-    """A top-down draw's predicted seconds on one core (:class:`TopDownCost`) from the supports
-    of W and their points (:class:`privopt.space.SupportWork`: :meth:`HalfspaceProblem.public_work`,
-    :func:`privopt.space.split_support_work`) and n, all public."""
-    log_n = math.log(max(1, int(n_records)))
+#: The constants of a W on one feature (d <= 2: one feature and the intercept), the warm
+#: start's W (:func:`privopt.estimators.warm_start_resolution`: one private score feature cut
+#: into 33 steps, 4 supports, 4,489 points).  Its records take at most levels + 1 patterns
+#: whatever n, and its draw rarely expands a support (0 to 2 on the benchmark): what it costs is
+#: the draw's fixed work, far below the ladder's ``overhead`` (0.47 to 2.0 ms against the 4.1 ms
+#: the ladder's constants predicted, 2.4 to 8.6 times long).  Same form, fitted apart on those 38
+#: W's (``python benchmarks/bench_predictions.py --fit``; worst 2.08, 1.9 on the hold-out): they
+#: share every public quantity but n, and their rows are capped at 35 ** (2 x 0.777) whatever n,
+#: so the fit is a constant (``overhead``, ``support_seconds`` and ``row_exponent`` free, the
+#: exact-minima phase left out: it rarely runs).  Whether the draw expands a support (0 to 2)
+#: depends on the data: it alone spreads these W's 0.47 to 2.0 ms.
+ONE_FEATURE_COST = TopDownCost(overhead=1.18e-3, support_seconds=2.18e-6, row_exponent=0.391, point_seconds=0.0,
+                               pattern_exponent=0.0, row_share=0.777)
+
+
+def topdown_cost(work: SupportWork) -> TopDownCost:
+    """The constants of a top-down draw of W (public: its d): :data:`ONE_FEATURE_COST` for a W
+    on one feature (d <= 2, the intercept's coordinate counted), else :data:`TOPDOWN_COST`."""
+    return ONE_FEATURE_COST if int(work.d) <= 2 else TOPDOWN_COST
+
+
+def _log_values(work: SupportWork) -> tuple[float, float]:
+    """``(log of the most distinct rows before the share, log of the mean values per coordinate)``
+    of :func:`topdown_seconds`: d log v with one ``values`` for every coordinate, or, where
+    declared per coordinate (``coordinate_values``), the sum over the coordinates of log v_j and
+    its mean (inf where nothing is declared)."""
+    if work.coordinate_values is not None:
+        logs = [math.log(max(1, int(v))) for v in work.coordinate_values]
+        return math.fsum(logs), math.fsum(logs) / max(1, len(logs))
     log_v = math.log(work.values) if work.values is not None and work.values > 1 else math.inf
+    return int(work.d) * log_v, log_v
+
+
+def topdown_seconds(work: SupportWork, n_records: int, cost: TopDownCost | None = None) -> float:
+    """A top-down draw's predicted seconds on one core (:class:`TopDownCost`, by default the
+    constants :func:`topdown_cost` gives W) from the supports of W and their points
+    (:class:`privopt.space.SupportWork`: :meth:`HalfspaceProblem.public_work`,
+    :func:`privopt.space.split_support_work`) and n, all public.  Where the values are declared
+    per coordinate (``work.coordinate_values``, v_j), ``v ** d`` reads prod_j v_j and
+    ``v ** k`` reads vbar ** k, vbar their geometric mean."""
+    cost = topdown_cost(work) if cost is None else cost
+    log_n = math.log(max(1, int(n_records)))
+    log_rows, log_v = _log_values(work)
     # in logarithms: v ** (share x d) overflows a float for large d
-    log_m = min(log_n, cost.row_share * int(work.d) * log_v)
+    log_m = min(log_n, cost.row_share * log_rows)
     rows = math.exp(log_m - math.log(1000.0))
     total = cost.overhead + cost.support_seconds * int(work.regions) * rows ** cost.row_exponent
     for k, points in enumerate(work.sizes, start=1):
@@ -253,6 +299,7 @@ class HalfspaceProblem(RegionProblem):
         self.neg = np.asarray(data.neg, dtype=np.int64)
         self.theta = float(data.theta)
         self.feature_values = getattr(data, "feature_values", None)     # public, where declared
+        self.coordinate_values = getattr(data, "coordinate_values", None)
         zero = grid.index(0.0)
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)
@@ -406,9 +453,10 @@ class HalfspaceProblem(RegionProblem):
         the ball, the declaration): what the bound pass and the exact-minima phase visit."""
         sizes = tuple(int(self.vectors[j].shape[0]) for j in range(1, self.k + 1))
         work = sum(math.comb(self.d, j) * sizes[j - 1] * j for j in range(1, self.k + 1))
-        return SupportWork(int(self.n_regions), int(work), int(self.d), sizes, self.feature_values)
+        return SupportWork(int(self.n_regions), int(work), int(self.d), sizes, self.feature_values,
+                           self.coordinate_values)
 
-    def sampling_seconds(self, n_records: int, cost: TopDownCost = TOPDOWN_COST) -> float:
+    def sampling_seconds(self, n_records: int, cost: TopDownCost | None = None) -> float:
         """A top-down draw from W, predicted from public sizes only (:class:`TopDownCost`,
         :func:`topdown_seconds` on :meth:`public_work` and n); the kernels' threads are not
         counted (on a machine shared with other work they barely shorten a draw)."""

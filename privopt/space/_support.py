@@ -51,13 +51,17 @@ class SupportWork:
     them of (points of the region) x (support size), ``d``, W's coordinates, ``sizes``, the
     points of one support of each size 1..kmax, and ``values``, the most values a record's
     coordinate takes as declared in public (the base of a support's row patterns: at most
-    ``values ** k`` on a support of size k); None where nothing is declared."""
+    ``values ** k`` on a support of size k); None where nothing is declared.
+    ``coordinate_values``: the values each coordinate of a record takes (the intercept's:
+    1), where declared per coordinate (a discretized feature levels + 1, a 0/1 column 2:
+    the distinct rows are at most their product); None otherwise."""
 
     regions: int
     point_work: int
     d: int
     sizes: tuple[int, ...] = ()
     values: int | None = None
+    coordinate_values: tuple[int, ...] | None = None
 
 
 def split_support_work(d: int, coef: Sequence[int], bound: int, n_values: int) -> SupportWork | None:

@@ -68,3 +68,36 @@ def test_the_estimators_mirror_is_never_short_of_the_plans_prediction():
     assert mixture_part_seconds(953, 2000, 7, topdown_work=work) == topdown_seconds(work, 2000)
     scored = mixture_part_seconds(88_273, 2000, 7)
     assert scored == max(predict_evaluation_seconds(88_273, 2000, 7), branch_and_bound_seconds(88_273, 2000))
+
+
+def test_branch_and_bound_seconds_with_values_declared_per_coordinate_by_hand():
+    """Declared values (4, 4, 4, 1) per coordinate: at most 4 x 4 x 4 x 1 = 64 distinct rows;
+    row_share 0.5 makes m = min(n, 64^0.5) = 8, so |W| = 1,000 and n = 4,000 give
+    1e-3 + 1e-7 x 1,000 x (8 / 1000)^0.5 (n itself no longer counts); on n = 5 < 8, m = n.
+    Undeclared (None), the formula of n alone."""
+    cost = BranchAndBoundCost(overhead=1e-3, point_seconds=1e-7, row_exponent=0.5, row_share=0.5)
+    want = 1e-3 + 1e-4 * (8 / 1000) ** 0.5
+    assert branch_and_bound_seconds(1000, 4000, cost, (4, 4, 4, 1)) == pytest.approx(want, rel=1e-12)
+    assert branch_and_bound_seconds(1000, 10 ** 6, cost, (4, 4, 4, 1)) == pytest.approx(want, rel=1e-12)
+    assert branch_and_bound_seconds(1000, 5, cost, (4, 4, 4, 1)) == branch_and_bound_seconds(1000, 5, cost)
+    assert branch_and_bound_seconds(1000, 4000, cost, None) == pytest.approx(1.2e-3, rel=1e-12)
+    # the estimator's mirror passes them on where every point of W_r cannot be split by support
+    declared = mixture_part_seconds(88_273, 2000, 7, coordinate_values=(2,) * 6 + (1,))
+    assert declared == max(predict_evaluation_seconds(88_273, 2000, 7),
+                           branch_and_bound_seconds(88_273, 2000, coordinate_values=(2,) * 6 + (1,)))
+
+
+def test_the_plan_of_a_w_scored_by_branch_and_bound_reads_the_declared_values():
+    if BoundedArgmax.of(*_levels(_per_coordinate_grid_data(0)[0])) is None:
+        pytest.skip("the branch and bound needs numba")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(50, 3)).astype(float)
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) > 0.5, 1, 0)
+    grid = [[-1, 0, 1], [-2, -1, 0, 1, 2], [-1, 0, 1]]
+    model = zero_one_halfspace(X, y, grid=grid, norm_bound=2.0, coordinate_values=(3, 3, 3))
+    data = getattr(model, ENUMERATION_ATTR)
+    plan = _plan.plan_halfspace(data, None, n_public=50, model=model, single=False)
+    assert plan.path == "enumerate"
+    want = branch_and_bound_seconds(plan.n_points, 50, coordinate_values=(3, 3, 3))
+    assert plan.predicted_time == pytest.approx(want)
+    assert want < branch_and_bound_seconds(plan.n_points, 50)      # 27 rows at most, not 50

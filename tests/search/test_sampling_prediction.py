@@ -107,3 +107,56 @@ def test_the_plan_reports_the_whole_draw_and_keeps_the_pool_choice_of_the_bound_
     assert plan.path == "topdown"
     assert plan.predicted_time == pytest.approx(problem.sampling_seconds(1000))
     assert plan.sampler.predicted == pytest.approx(problem.predicted_seconds(1000))
+
+
+def test_values_declared_per_coordinate_by_hand():
+    """The same W (d = 3, grid {-1, 0, 1}, unit ball: 4 supports, sizes (2,), point work 6)
+    with the values of each coordinate declared, (2, 2, 1): the distinct rows are at most
+    2 x 2 x 1 = 4, so with row_share 0.5, m = min(n, 4^0.5) = 2 rows at any n >= 2, and a
+    support of one coordinate has at most vbar = (2 x 2 x 1)^(1/3) = 4^(1/3) patterns (their
+    geometric mean): 1e-3 + 2e-6 x 4 x (2 / 1000)^0.5 + 1e-7 x 6 x (4^(1/3) / 1000)^0.5.
+    Read by the time only: the path's declared values (``feature_values``) are untouched."""
+    capped = TopDownCost(overhead=1e-3, support_seconds=2e-6, row_exponent=0.5, point_seconds=1e-7,
+                         pattern_exponent=0.5, row_share=0.5)
+    model = zero_one_halfspace(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0, coordinate_values=(2, 2, 1))
+    data = getattr(model, ENUMERATION_ATTR)
+    problem = halfspace_problem(data)
+    assert data.coordinate_values == (2, 2, 1) and data.feature_values is None
+    assert problem.public_work() == SupportWork(4, 6, 3, (2,), None, (2, 2, 1))
+    want = 1e-3 + 2e-6 * 4 * (2 / 1000) ** 0.5 + 1e-7 * 6 * (4 ** (1 / 3) / 1000) ** 0.5
+    assert problem.sampling_seconds(1000, capped) == pytest.approx(want, rel=1e-12)
+    assert problem.sampling_seconds(10 ** 6, capped) == problem.sampling_seconds(1000, capped)
+    # fewer values than the undeclared v = 4 on every coordinate: a shorter prediction
+    undeclared = _problem(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0, feature_values=4)[1]
+    assert problem.sampling_seconds(1000, capped) < undeclared.sampling_seconds(1000, capped)
+    # the path reads none of it: the same split and supports as without the declaration
+    plain = _problem(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0)[1]
+    assert plain.n_regions == problem.n_regions and plain.public_work().sizes == problem.public_work().sizes
+
+
+@pytest.mark.parametrize("bad", [(2, 2), (2, 0, 1), (2, 2.5, 1), (True, 2, 1), 3, "2,2,1"])
+def test_a_bad_coordinate_values_is_refused_by_name(bad):
+    with pytest.raises(ParameterError, match="coordinate_values"):
+        zero_one_halfspace(np.eye(3), [1, -1, 1], grid=1, norm_bound=1.0, coordinate_values=bad)
+
+
+def test_a_w_on_one_feature_has_its_own_constants_by_hand():
+    """The warm start's W (one score feature of 34 values and the intercept, grid -33..33 in
+    its ball: 4 supports, 66 and 4,356 points per support of size 1 and 2, v = 35) is
+    predicted with :data:`ONE_FEATURE_COST`: overhead + support_seconds x 4 x (m / 1000) **
+    row_exponent + point_seconds x (2 x 66 x 1 + 4,356 x 2), m = min(n, 35 ** (2 x row_share));
+    a W on three coordinates with :data:`TOPDOWN_COST`."""
+    from privopt.search._regions import ONE_FEATURE_COST, topdown_cost
+
+    work = SupportWork(regions=4, point_work=8844, d=2, sizes=(66, 4356), values=35)
+    c = ONE_FEATURE_COST
+    m = min(100_000, 35 ** (2 * c.row_share))
+    want = (c.overhead + c.support_seconds * 4 * (m / 1000) ** c.row_exponent
+            + c.point_seconds * (2 * 66 * 1 * (min(m, 35) / 1000) ** c.pattern_exponent
+                                 + 4356 * 2 * (min(m, 35 ** 2) / 1000) ** c.pattern_exponent))
+    assert topdown_seconds(work, 100_000) == pytest.approx(want, rel=1e-12)
+    assert topdown_cost(work) is ONE_FEATURE_COST
+    assert topdown_seconds(work, 100_000) == topdown_seconds(work, 100_000, ONE_FEATURE_COST)
+    three = SupportWork(4, 6, 3, (2,))
+    assert topdown_cost(three) is TOPDOWN_COST
+    assert topdown_seconds(three, 1000) == topdown_seconds(three, 1000, TOPDOWN_COST)

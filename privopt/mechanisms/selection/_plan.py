@@ -132,7 +132,8 @@ def plan_halfspace(data, problem, *, n_public: int, executor=None, max_points=No
         predicted = float(evaluator.predicted_seconds(n_public))
         how = f"scoring all {format_count(n_points)} points of W"
     else:
-        predicted = float(branch_and_bound_seconds(n_points, n_public))
+        predicted = float(branch_and_bound_seconds(n_points, n_public,
+                                                   coordinate_values=getattr(data, "coordinate_values", None)))
         how = f"report-noisy-max over the {format_count(n_points)} points of W by branch and bound"
     return SelectionPlan(
         "enumerate", SelectionW.of_halfspace(n_points, evaluator.norm_bound, data), predicted, predicted,
