@@ -185,6 +185,11 @@ AS_IS = "as_is"
 #: threshold inside the column's range, and the release is the majority class, silently.  A public
 #: constant: it does not depend on the data.
 RAW_FEATURE_LIMIT = 8
+#: The values a coordinate of X used as it is is taken to have where a public count is needed (the
+#: predicted times that choose the offered W's and the mechanism): the whole numbers of
+#: [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT].  Public: X without bounds is refused beyond that range;
+#: with ``bounds="as_is"`` a wider X only runs longer than predicted.
+RAW_VALUES = 2 * RAW_FEATURE_LIMIT + 1
 
 
 def _bounds_fix(feature_names, dtypes=None) -> str:
@@ -766,12 +771,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
 
     def _feature_values(self, Xd, res=None) -> int:
         """The number of values a record's coordinate can take (public): levels
-        + 1 for discretized features, else the values present in X (integer
-        features given as they are); plus the intercept's."""
+        + 1 for discretized features, else (X used as it is) the whole numbers of
+        [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT], ``RAW_VALUES``; plus the intercept's.
+        Never the values present in X: this number decides which W's the ladder
+        offers and which mechanism ``"auto"`` runs, so a count read from the data
+        would make the offered W's (and so the release's support) depend on one record."""
         if self.discretizer_ is not None:
             levels = res.levels if res is not None else self._levels_value()
             return int(np.max(np.atleast_1d(levels))) + 1 + (1 if self.fit_intercept else 0)
-        return len(np.unique(Xd)) + (1 if self.fit_intercept else 0)
+        return RAW_VALUES + (1 if self.fit_intercept else 0)
 
     def _coordinate_values(self, Xr, res=None, disc=None) -> tuple[int, ...] | None:
         """The values each coordinate of W takes (public, read by the predicted times only):
@@ -914,7 +922,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         for res, Xr, disc in ladder:
             kept = first.get(id(Xr))
             grid, norm_bound = self._ball(Xr.shape[1], res)
-            values = self._feature_values(Xr, res) if self.discretizer_ is not None else None
+            values = self._feature_values(Xr, res)
             declared = self._coordinate_values(Xr, res, disc)     # read by the predicted time only
             if kept is not None and kept[0] is Xr:
                 loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values,

@@ -1,0 +1,39 @@
+"""The W's the default ladder offers, and the mechanism "auto" picks, are public choices:
+they must not change when one record of X changes.  X used as it is (``bounds="as_is"``,
+or whole numbers without bounds) has no public count of the values its coordinates take;
+counting them in X made the ladder offer another set of W's after one record was replaced
+(a W offered on one table and not on its neighbour puts positive probability on points the
+neighbour's release can never give: no epsilon covers that)."""
+
+import numpy as np
+import pytest
+
+from privopt.estimators import RAW_VALUES, PrivateHalfspaceClassifier
+
+
+def _tables(d: int, wide_record: bool):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (3000, d)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    neighbour = X.copy()
+    neighbour[0] = (np.arange(d) % RAW_VALUES) - (RAW_VALUES // 2) if wide_record else 1 - X[0]
+    return X, neighbour, y
+
+
+@pytest.mark.parametrize("bounds", ["as_is", None])
+def test_offered_ws_do_not_depend_on_the_values_present(bounds):
+    """A 0/1 table and its neighbour with one record spread over -8..8: the same W's offered,
+    the same mechanism and reason (d = 10: counting X's values offered 3 W's against 2)."""
+    X, neighbour, y = _tables(10, wide_record=True)
+    fits = [PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds, random_state=0, warm_start=False).fit(A, y)
+            for A in (X, neighbour)]
+    assert fits[0].resolutions_ == fits[1].resolutions_
+    assert (fits[0].mechanism_, fits[0].mechanism_reason_) == (fits[1].mechanism_, fits[1].mechanism_reason_)
+    assert len(fits[0].resolutions_) >= 2
+
+
+def test_raw_values_is_the_range_without_bounds():
+    """The public count is the whole numbers of [-8, 8], the range X without bounds is held to."""
+    from privopt.estimators import RAW_FEATURE_LIMIT
+
+    assert RAW_VALUES == 2 * RAW_FEATURE_LIMIT + 1 == 17
