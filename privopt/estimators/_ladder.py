@@ -33,8 +33,10 @@ __all__ = ["Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "lad
            "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
 #: Which rungs of :func:`default_ladder` get a twin on geometric steps (``geometric``):
-#: ``"none"``; ``"fine"``, the rungs of levels 8 in the ball sqrt(5); ``"all"``, every rung.
-GEOMETRIC_RUNGS = ("none", "fine", "all")
+#: ``"none"``; of the rungs of levels 8 in the ball sqrt(5), ``"plain"`` the one on steps {0..L},
+#: ``"plainwide"`` that one and the centred one with the wide intercept, ``"fine"`` all three;
+#: ``"all"``, every rung.
+GEOMETRIC_RUNGS = ("none", "plain", "plainwide", "fine", "all")
 #: The priors pi over the offered resolutions (:func:`ladder_prior`).
 PRIORS = ("occam", "uniform", "tempered")
 #: The tempered prior's budget T (:func:`ladder_prior`, ``"tempered"``): Occam's prior while
@@ -111,9 +113,10 @@ def default_ladder(d_model: int, first: Resolution | None = None, geometric: str
     budget allows (:func:`ladder_cap`).
 
     ``geometric`` (:data:`GEOMETRIC_RUNGS`): which rungs also come on
-    geometric steps (the same three variants, |W| unchanged, right after their
-    equal-step triple): ``"fine"`` the levels-8 rungs in the ball sqrt(5),
-    ``"all"`` every rung.  Equal steps leave most records of a right-skewed
+    geometric steps (|W| unchanged, right after their equal-step triple): of
+    the levels-8 rungs in the ball sqrt(5), ``"plain"`` the one on {0..L},
+    ``"plainwide"`` it and the centred one with the wide intercept, ``"fine"``
+    all three; ``"all"`` the three variants of every rung.  Equal steps leave most records of a right-skewed
     feature in the lowest step; geometric steps cut the bottom of the range
     finer and lose the top's detail, so which suits the data is again not
     known before it is seen."""
@@ -129,11 +132,13 @@ def default_ladder(d_model: int, first: Resolution | None = None, geometric: str
     def variants(r):
         return (r, replace(r, centered=True), replace(r, centered=True, wide_intercept=True))
 
-    def twinned(r):
-        return geometric == "all" or (geometric == "fine" and r == fine)
+    def twins(r):
+        if geometric == "none" or (geometric != "all" and r != fine):
+            return ()
+        g = variants(replace(r, geometric=True))
+        return g[:1] if geometric == "plain" else (g[0], g[2]) if geometric == "plainwide" else g
 
-    return tuple(t for r in plain
-                 for t in variants(r) + (variants(replace(r, geometric=True)) if twinned(r) else ()))
+    return tuple(t for r in plain for t in variants(r) + twins(r))
 
 
 def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION,
