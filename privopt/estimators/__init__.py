@@ -76,8 +76,15 @@ LADDER_TOTAL_POINTS = 6_000_000
 #: since revision 2026-11-28 of the default's law; ``"occam"`` was the law until then.
 LADDER_PRIOR = "tempered"
 #: Which rungs of the default ladder also come on geometric feature steps
-#: (:func:`privopt.estimators.default_ladder`, ``geometric``; :data:`GEOMETRIC_RUNGS`).
-LADDER_GEOMETRIC = "none"
+#: (:func:`privopt.estimators.default_ladder`, ``geometric``; :data:`GEOMETRIC_RUNGS`): since
+#: revision 2026-11-29 of the default's law ``"plain"``, the levels-8 rung in the ball sqrt(5) on
+#: geometric steps {0..L}; ``"none"`` was the law until then.  Chosen among "plain", "plainwide",
+#: "fine" and "all" on development tables only (benchmarks/results/ceiling_geometric_first*.md and
+#: ceiling_geometric_second*.md): "plain" holds the fit's CPU time within 1.2x of "none" on the
+#: table shapes (make_classification 2,000 x 6: 1.04x; uniform 10,000 x 14: 1.16x; "plainwide"
+#: 1.39x there), then checked on tables chosen before any result on them
+#: (benchmarks/results/ceiling_third.md).
+LADDER_GEOMETRIC = "plain"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
 #: (from |W|, n and d only) to take at most this many seconds with

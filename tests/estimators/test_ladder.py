@@ -85,7 +85,9 @@ def test_estimator_prior_is_tempered_beyond_the_budget_and_occam_below():
     # eps n = 400 <= T: Occam's prior bit for bit (the law of revisions before 2026-11-28)
     prior, sizes = _prior_of_fit(400, 1.0)
     assert len(sizes) >= 2
-    np.testing.assert_array_equal(prior, ladder_prior(sizes, 1.0, 400, "occam"))
+    # (to the last bits: the selection renormalizes the prior it is given; ladder_prior itself is
+    # Occam's bit for bit below T, test_tempered_prior_hand_values)
+    np.testing.assert_allclose(prior, ladder_prior(sizes, 1.0, 400, "occam"), rtol=1e-14)
 
 
 def test_the_occam_law_stays_reachable(monkeypatch):
@@ -230,8 +232,9 @@ def test_the_ladder_stops_at_its_total_size(monkeypatch):
     sizes sum to at most LADDER_TOTAL_POINTS (|W| on 31 coordinates: 541,385 at
     -2..2, ||w|| <= 2, 617,153 with the wide intercept, 5,982,257 at 8 levels,
     ||w|| <= sqrt(5)): 541,385 + 617,153 fit under 6,000,000, the next
-    5,982,257 does not, so three of the six the time rule allows are offered,
-    and all six without the cap."""
+    5,982,257 does not, so three of the seven the time rule allows are offered,
+    and all seven without the cap (the levels-8 rung's geometric twin, since
+    revision 2026-11-29, the seventh)."""
     import privopt.estimators as est_mod
 
     rng = np.random.default_rng(0)
@@ -254,7 +257,7 @@ def test_the_ladder_stops_at_its_total_size(monkeypatch):
     monkeypatch.setattr(est_mod, "LADDER_TOTAL_POINTS", 10 ** 12)
     with pytest.raises(Stop):
         clf.fit(X, y)
-    assert seen["n"] == 6
+    assert seen["n"] == 7
 
 
 # --- geometric feature steps ----------------------------------------------------
@@ -309,6 +312,11 @@ def test_default_ladder_geometric_twins():
     assert fine[6:9] == tuple(Resolution(r.levels, r.grid, r.norm_bound, r.centered, r.wide_intercept,
                                          geometric=True) for r in none[3:6])
     assert {(r.levels, r.grid) for r in fine if r.geometric} == {(8, 2)}
+    plain = default_ladder(5, geometric="plain")
+    assert plain == fine[:7] + fine[9:] and plain[6] == fine[6] and not plain[6].centered
+    plainwide = default_ladder(5, geometric="plainwide")
+    assert plainwide == fine[:7] + fine[8:]
+    assert plainwide[7].centered and plainwide[7].wide_intercept and plainwide[7].geometric
     every = default_ladder(5, geometric="all")
     assert len(every) == 24 and [r for r in every if not r.geometric] == list(none)
     assert all(every[i + 3] == Resolution(r.levels, r.grid, r.norm_bound, r.centered, r.wide_intercept,
@@ -349,11 +357,15 @@ def test_a_geometric_rung_reaches_a_cut_at_the_bottom_of_a_skewed_feature():
 
 
 def test_ladder_geometric_setting_reaches_the_estimator(monkeypatch):
-    """The estimator's LADDER_GEOMETRIC decides which rungs come on geometric steps: "none"
-    offers none (the ladder of the earlier revisions), "fine" the levels-8 twins."""
+    """The estimator's LADDER_GEOMETRIC decides which rungs come on geometric steps: since
+    revision 2026-11-29 "plain" (the levels-8 rung on {0..L}); "none" offers none (the ladder
+    of the earlier revisions, still reachable), "fine" the three levels-8 twins."""
     import privopt.estimators as est_mod
 
+    assert est_mod.LADDER_GEOMETRIC == "plain"
     X, y, bounds = _table(n=2000, seed=1)
+    est = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=bounds, random_state=0, warm_start=False).fit(X, y)
+    assert [r for r in est.resolutions_ if r.geometric] == [Resolution(8, 2, math.sqrt(5.0), geometric=True)]
     for kind, want in (("none", set()), ("fine", {(8, 2)})):
         monkeypatch.setattr(est_mod, "LADDER_GEOMETRIC", kind)
         est = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=bounds, random_state=0,
