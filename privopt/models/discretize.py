@@ -191,6 +191,10 @@ def discretize_features(X, bounds, levels=10, *, center=False, spacing="uniform"
         Equal-width steps, or steps equal in u' = ln(1 + u (b - 1)) / ln(b) with u
         the position in [lo_j, hi_j] and b = :data:`GEOMETRIC_BASE` (module
         docstring): finer near the lower bound, for right-skewed features.
+        With ``center=True`` too, the steps are centred on u' = 1/2, which is
+        u = (sqrt(b) - 1) / (b - 1) (9.1% of the range at b = 100): the middle
+        of the geometric steps, where a one-feature cut with a small intercept
+        falls (the default ladder offers the geometric steps on {0..L} only).
 
     Returns
     -------
