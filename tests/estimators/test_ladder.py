@@ -324,6 +324,12 @@ def test_default_ladder_geometric_twins():
     assert Resolution(4, 2, 2.0).spacing == "uniform" and Resolution(4, 2, 2.0, geometric=True).spacing == "geometric"
     with pytest.raises(ValueError, match="geometric"):
         default_ladder(5, geometric="some")
+    # a Resolution pickled before the field existed reads equal steps
+    import pickle
+
+    old = pickle.loads(pickle.dumps(Resolution(8, 2, 2.0)))
+    del old.__dict__["geometric"]
+    assert old.geometric is False and old.spacing == "uniform"
 
 
 def _skewed(n=600, seed=0):
