@@ -401,7 +401,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     the single default W below first, then finer ones, each also on features
     centred on the middle of their range and centred with a wide intercept
     b + L b' (so that the intercept's small grid can cut a feature near its
-    middle or anywhere, not only near its bottom), each kept only where
+    middle or anywhere, not only near its bottom), and (since revision
+    2026-11-29, ``LADDER_GEOMETRIC``) the levels-8 rung also on geometric steps
+    of the public range (finer near the lower bound, for right-skewed
+    features: :func:`privopt.models.discretize_features`), each kept only where
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
     has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
     support) and
