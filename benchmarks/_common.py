@@ -137,11 +137,12 @@ def make_learner(learner: str, eps: float, bounds, seed: int):
 
 
 def resolution_label(res) -> str:
-    """levels/grid/D, with /c for centred steps, /wide for the wide intercept and /warm for the
-    warm start's W."""
+    """levels/grid/D, with /g for geometric steps, /c for centred steps, /wide for the wide
+    intercept and /warm for the warm start's W."""
     if res is None:
         return ""
-    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/c" if getattr(res, "centered", False) else "")
+    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + ("/g" if getattr(res, "geometric", False) else "")
+            + ("/c" if getattr(res, "centered", False) else "")
             + ("/wide" if getattr(res, "wide_intercept", False) else "")
             + ("/warm" if getattr(res, "warm_start", False) else ""))
 

@@ -77,8 +77,8 @@ import numpy as np
 import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 from privopt.calibration import split_warm_start_epsilon
-from privopt.estimators import (LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap, ladder_prior,
-                                 warm_start_prior, warm_start_resolution)
+from privopt.estimators import (GEOMETRIC_RUNGS, LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap,
+                                 ladder_prior, warm_start_prior, warm_start_resolution)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
 from privopt.search import enumeration_levels, iter_losses, search_optimum
@@ -228,8 +228,9 @@ def split(X, y, seed):
 
 # -- the W's and their best points ---------------------------------------------------------
 def label(res) -> str:
-    """levels/grid/D, with /c for centred steps, /wide for the wide intercept, /warm for the warm start's W."""
-    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + "/c" * bool(res.centered)
+    """levels/grid/D, with /g for geometric steps, /c for centred steps, /wide for the wide intercept,
+    /warm for the warm start's W."""
+    return (f"{res.levels}/{res.grid}/{res.norm_bound:.3g}" + "/g" * bool(res.geometric) + "/c" * bool(res.centered)
             + "/wide" * bool(res.wide_intercept) + "/warm" * bool(res.warm_start))
 
 
@@ -247,7 +248,8 @@ def features(res, bounds, Xtr, Xte, warm=None):
             raw = FeatureDiscretizer(bounds=bounds, levels=4).fit(Xtr)
             f = WarmStartFeature(warm, res.levels, raw)
             return f.transform(Xtr), f.transform(Xte)
-        disc = FeatureDiscretizer(bounds=bounds, levels=res.levels, center=res.centered).fit(Xtr)
+        disc = FeatureDiscretizer(bounds=bounds, levels=res.levels, center=res.centered,
+                                  spacing=res.spacing).fit(Xtr)
         return with_wide_intercept(disc.transform(Xtr), res), with_wide_intercept(disc.transform(Xte), res)
 
 
@@ -322,7 +324,7 @@ def rung_status(clf, Xtr, eps):
     offered = set(clf.resolutions_)
     d_model = Xtr.shape[1] + 1
     out = {}
-    for res in default_ladder(d_model, cands[0][0]):
+    for res in default_ladder(d_model, cands[0][0], geometric=privopt.estimators.LADDER_GEOMETRIC):
         if res in kept:
             size = sizes[kept.index(res)]
             status = ("offered" if res in offered else "budget rule" if kept.index(res) >= keep
@@ -428,6 +430,8 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
 #: the Occam penalty scaled by min(1, T / (epsilon n)) (tempered by the budget); ``uT`` the uniform
 #: prior where epsilon n >= T, else Occam's.  A suffix ``_eN`` raises the limit on the points of a W
 #: scored point by point from 400,000 to N (``_eauto``: no limit but the ladder's time prediction).
+#: A suffix ``_gKIND`` sets which rungs of the default ladder also come on geometric feature steps
+#: (``privopt.estimators.default_ladder``'s ``geometric``: none, fine, all), e.g. ``shipped_gfine``.
 RULES = ("c1", "c0.5", "c0")
 
 
@@ -454,25 +458,31 @@ def tempered_prior(rule):
 
 
 def parse_variant(name: str):
-    """(rule, enumerate points or None) of a variant name ``RULE[_eN]``."""
+    """(rule, enumerate points or None, geometric rungs or None) of a variant name
+    ``RULE[_eN][_gKIND]`` (KIND one of ``privopt.estimators.GEOMETRIC_RUNGS``)."""
+    name, _, kind = name.partition("_g")
     rule, _, points = name.partition("_e")
-    return rule, (None if not points else math.inf if points == "auto" else int(points))
+    if kind and kind not in GEOMETRIC_RUNGS:
+        raise ValueError(f"unknown geometric rungs {kind!r} in a variant (one of {GEOMETRIC_RUNGS})")
+    return rule, (None if not points else math.inf if points == "auto" else int(points)), (kind or None)
 
 
 def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
-    """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's and
-    (with ``_eN``) its limit on the points of a W scored point by point raised, for this fit only
-    (the module attributes the estimator reads, restored after)."""
+    """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's,
+    (with ``_eN``) its limit on the points of a W scored point by point raised and (with
+    ``_gKIND``) the rungs of its ladder on geometric steps set, for this fit only (the module
+    attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
-    rule, enumerate_points = parse_variant(variant)
-    shipped, points = est.ladder_prior, est.LADDER_ENUMERATE_POINTS
+    rule, enumerate_points, geometric = parse_variant(variant)
+    shipped, points, rungs = est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC
     est.ladder_prior = tempered_prior(rule) if rule != "shipped" else shipped
     est.LADDER_ENUMERATE_POINTS = enumerate_points or points
+    est.LADDER_GEOMETRIC = geometric or rungs
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
-        est.ladder_prior, est.LADDER_ENUMERATE_POINTS = shipped, points
+        est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC = shipped, points, rungs
 
 
 def baseline_rows(base, eps, bounds, Xtr, ytr, Xte, yte):
@@ -552,7 +562,9 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
              "shipped Occam prior, `c0` the uniform prior), `tT` s = min(1, T / (epsilon n)), `uT` s = 0 where "
              "epsilon n >= T and 1 below; `_eN`: with the limit on the points of a W scored point by point (no "
              "split by support) raised from 400,000 to N (`_eauto`: no such limit, the ladder's time "
-             "prediction only), so that rungs the ladder's size limit cuts are offered; the library is "
+             "prediction only), so that rungs the ladder's size limit cuts are offered; `_gKIND`: the ladder's "
+             "rungs on geometric feature steps set to KIND (none, fine: the levels-8 rungs in the ball sqrt(5), "
+             "all); `shipped`: the estimator's prior as it is; the library is "
              "unchanged (its attributes are replaced for those fits only).  Held-out accuracy, mean "
              f"over {seeds} seeds (the splits of ceiling.md); `x - {short[ref]}`: paired difference +- s.e.; "
              "`best convex`: "
@@ -844,7 +856,7 @@ def main(argv=None):
                     help="with --prior-study: also c = 1 and c = 0 with this limit on the points of a W scored "
                          "point by point (the estimator's is 400,000)")
     ap.add_argument("--rules", nargs="*", default=list(RULES),
-                    help="with --prior-study: the variants RULE[_eN] (RULES; the first is the reference)")
+                    help="with --prior-study: the variants RULE[_eN][_gKIND] (RULES; the first is the reference)")
     ap.add_argument("--batch", default="first", choices=("first", "second", "third"),
                     help="the tables: the first fresh batch, the second (second_batch) or the third (third_batch)")
     ap.add_argument("--baselines", action="store_true",

@@ -35,7 +35,9 @@ REVISIONS = {
     # .2: the warm start's score cut into 33 steps, not 32 (v's own boundary a cut of its W)
     # 2026-11-28: the prior over the ladder tempered by the budget (ladder_prior "tempered":
     # Occam's while epsilon n <= 500, its weights frozen beyond); "occam" was the law before
-    "default": "2026-11-28",
+    # 2026-11-29: the ladder offers the levels-8 rung (ball sqrt(5)) on geometric feature steps too
+    # (LADDER_GEOMETRIC "plain"; discretize_features spacing="geometric"); "none" was the law before
+    "default": "2026-11-29",
     # privopt.baselines (feature map, defaults, accounting)
     # 2026-11-28: gradients rounded to a grid fixed in advance, exact discrete Gaussian
     # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove

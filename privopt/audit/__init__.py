@@ -25,7 +25,9 @@ whose data-built constraint on the decision is declared public anyway
 resolutions with a base measure taken from the data
 (:class:`MixtureSelectionTarget`), and bounded private selection with bounds that are
 not valid (:class:`BoundedSelectionTarget` with ``inflate`` > 1), and the estimator's
-warm start with its noise left out (:class:`WarmStartTarget`), and a number
+warm start with its noise left out (:class:`WarmStartTarget`), and the ladder's rung on
+geometric feature steps with its steps placed at the data's quantiles instead of by the public
+bounds (:class:`GeometricStepsTarget` with ``data_steps=True``), and a number
 released with double-precision Laplace noise instead of privopt's exact noise on
 a grid (:class:`NoisyValueTarget` with ``release="double"``: Mironov's
 floating-point attack, replayed exactly), and DP-SGD's last iterate after one step
@@ -70,6 +72,7 @@ from ._instances import (
 )
 from ._mixture import MixtureSelectionTarget
 from ._warm import WARM_BUCKET, WarmStartTarget, warm_start_instance
+from ._geometric import GEOMETRIC_AUDIT_BOUNDS, GeometricStepsTarget, geometric_instance
 from ._bounded import BoundedSelectionTarget, bounded_instance, bounded_model
 from ._records import (
     RecordClipTarget,
@@ -127,6 +130,9 @@ __all__ = [
     "WarmStartTarget",
     "warm_start_instance",
     "WARM_BUCKET",
+    "GeometricStepsTarget",
+    "geometric_instance",
+    "GEOMETRIC_AUDIT_BOUNDS",
     "BoundedSelectionTarget",
     "bounded_instance",
     "bounded_model",

@@ -43,13 +43,13 @@ from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
 from ..space import DecisionSpace, SupportWork, count_grid_points
-from ._ladder import (PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION, WARM_START_LEVELS,
-                      Resolution, default_ladder, ladder_cap, ladder_prior, warm_start_applies, warm_start_prior,
-                      warm_start_resolution)
+from ._ladder import (GEOMETRIC_RUNGS, PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION,
+                      WARM_START_LEVELS, Resolution, default_ladder, ladder_cap, ladder_prior, warm_start_applies,
+                      warm_start_prior, warm_start_resolution)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier",
            # The default estimator's policy over W (privopt/estimators/_ladder.py): public rules.
-           "Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies",
+           "Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "ladder_prior", "warm_start_applies",
            "warm_start_resolution", "warm_start_prior", "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA",
            "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
@@ -76,6 +76,16 @@ LADDER_TOTAL_POINTS = 6_000_000
 #: prior tempered by the budget (Occam's while epsilon n <= ``PRIOR_TEMPER``, frozen beyond),
 #: since revision 2026-11-28 of the default's law; ``"occam"`` was the law until then.
 LADDER_PRIOR = "tempered"
+#: Which rungs of the default ladder also come on geometric feature steps
+#: (:func:`privopt.estimators.default_ladder`, ``geometric``; :data:`GEOMETRIC_RUNGS`): since
+#: revision 2026-11-29 of the default's law ``"plain"``, the levels-8 rung in the ball sqrt(5) on
+#: geometric steps {0..L}; ``"none"`` was the law until then.  Chosen among "plain", "plainwide",
+#: "fine" and "all" on development tables only (benchmarks/results/ceiling_geometric_first*.md and
+#: ceiling_geometric_second*.md): "plain" holds the fit's CPU time within 1.2x of "none" on the
+#: table shapes (make_classification 2,000 x 6: 1.04x; uniform 10,000 x 14: 1.16x; "plainwide"
+#: 1.39x there), then checked on tables chosen before any result on them
+#: (benchmarks/results/ceiling_third.md).
+LADDER_GEOMETRIC = "plain"
 
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
 #: (from |W|, n and d only) to take at most this many seconds with
@@ -399,7 +409,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     the single default W below first, then finer ones, each also on features
     centred on the middle of their range and centred with a wide intercept
     b + L b' (so that the intercept's small grid can cut a feature near its
-    middle or anywhere, not only near its bottom), each kept only where
+    middle or anywhere, not only near its bottom), and (since revision
+    2026-11-29, ``LADDER_GEOMETRIC``) the levels-8 rung also on geometric steps
+    of the public range (finer near the lower bound, for right-skewed
+    features: :func:`privopt.models.discretize_features`), each kept only where
     sampling it exactly is predicted to take at most ``LADDER_SECONDS`` (and
     has at most ``LADDER_ENUMERATE_POINTS`` points where it cannot be split by
     support) and
@@ -519,7 +532,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     levels : int, sequence of int or None
         Grid steps per real-valued feature.  None (default): 4 on the single
         default W, or each resolution's own when W is chosen among resolutions.
-    resolutions : "auto", None or sequence of (levels, grid, norm_bound[, centered[, wide_intercept]])
+    resolutions : "auto", None or sequence of Resolution or (levels, grid, norm_bound[, centered[, wide_intercept]])
         The resolutions offered to private selection (see above): "auto"
         (default) the built-in ladder, a sequence your own (public) ladder,
         None the single default W.  Applies to private selection only, and
@@ -957,7 +970,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             if self.resolutions != "auto":
                 raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
                                      f"norm_bound), got {self.resolutions!r}.", "resolutions")
-            return default_ladder(d_model)
+            return default_ladder(d_model, geometric=LADDER_GEOMETRIC)
         try:
             rungs = [r if isinstance(r, Resolution) else Resolution(*r) for r in self.resolutions]
         except TypeError as exc:
@@ -967,9 +980,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             if (not isinstance(r.levels, (int, np.integer)) or r.levels < 1 or not isinstance(r.grid, (int, np.integer))
                     or r.grid < 1 or not (isinstance(r.norm_bound, numbers.Real) and r.norm_bound > 0)
                     or not isinstance(r.centered, (bool, np.bool_))
-                    or not isinstance(r.wide_intercept, (bool, np.bool_))):
+                    or not isinstance(r.wide_intercept, (bool, np.bool_))
+                    or not isinstance(r.geometric, (bool, np.bool_))):
                 raise ParameterError(f"resolutions: {r} needs levels >= 1 and grid >= 1 (integers), a positive "
-                                     "norm_bound, and centered and wide_intercept True or False.", "resolutions")
+                                     "norm_bound, and centered, wide_intercept and geometric True or False.",
+                                     "resolutions")
             check_norm_square(r.norm_bound)
         if not rungs:
             raise ParameterError("resolutions: the sequence is empty.", "resolutions")
@@ -990,11 +1005,12 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         d_model = Xd.shape[1] + (1 if self.fit_intercept else 0)
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
-            rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])))
+            rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])),
+                                   geometric=LADDER_GEOMETRIC)
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen, total, seconds = [], set(), 0, 0.0
-        # (levels, centered[, True: the wide intercept]) -> (feature map, features): made once per fit,
-        # one array per distinct feature matrix (the 0/1 losses on it then share its merged rows)
+        # (levels, centered, spacing[, True: the wide intercept]) -> (feature map, features): made once
+        # per fit, one array per distinct feature matrix (the 0/1 losses on it then share its merged rows)
         maps: dict = {}
         for i, res in enumerate(rungs):
             key: tuple
@@ -1002,18 +1018,19 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 key = (res.grid, res.norm_bound)
                 disc, Xr = None, Xd
             else:
-                key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept)
+                key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept, res.geometric)
                 if key in seen:
                     continue
-                if (res.levels, res.centered) not in maps:
+                fmap = (res.levels, res.centered, res.spacing)
+                if fmap not in maps:
                     with _quiet_leak():     # said once, by _transform
                         made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
-                                                  center=res.centered).fit(Xa)
-                    maps[res.levels, res.centered] = (made, made.transform(Xa))
-                disc, Xs = maps[res.levels, res.centered]
-                if res.wide_intercept and (res.levels, res.centered, True) not in maps:
-                    maps[res.levels, res.centered, True] = (disc, _with_wide_intercept(Xs, res))
-                Xr = maps[res.levels, res.centered, True][1] if res.wide_intercept else Xs
+                                                  center=res.centered, spacing=res.spacing).fit(Xa)
+                    maps[fmap] = (made, made.transform(Xa))
+                disc, Xs = maps[fmap]
+                if res.wide_intercept and fmap + (True,) not in maps:
+                    maps[fmap + (True,)] = (disc, _with_wide_intercept(Xs, res))
+                Xr = maps[fmap + (True,)][1] if res.wide_intercept else Xs
             if key in seen:
                 continue
             size = self._public_size(Xr.shape[1], res)

@@ -28,10 +28,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Resolution", "default_ladder", "ladder_cap", "ladder_prior", "warm_start_applies", "warm_start_resolution",
-           "warm_start_prior",
+__all__ = ["Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "ladder_prior", "warm_start_applies",
+           "warm_start_resolution", "warm_start_prior",
            "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
 
+#: Which rungs of :func:`default_ladder` get a twin on geometric steps (``geometric``):
+#: ``"none"``; of the rungs of levels 8 in the ball sqrt(5), ``"plain"`` the one on steps {0..L},
+#: ``"plainwide"`` that one and the centred one with the wide intercept, ``"fine"`` all three;
+#: ``"all"``, every rung.
+GEOMETRIC_RUNGS = ("none", "plain", "plainwide", "fine", "all")
 #: The priors pi over the offered resolutions (:func:`ladder_prior`).
 PRIORS = ("occam", "uniform", "tempered")
 #: The tempered prior's budget T (:func:`ladder_prior`, ``"tempered"``): Occam's prior while
@@ -66,7 +71,7 @@ WARM_START_LEVELS = 33
 @dataclass(frozen=True)
 class Resolution:
     """One W: features cut into ``levels`` steps (centred on the middle of
-    their range when ``centered``), weights in -``grid``..``grid``,
+    their range when ``centered``; geometric in the range when ``geometric``), weights in -``grid``..``grid``,
     ||w||_2 <= ``norm_bound``; with ``wide_intercept`` one more weight on a
     constant feature equal to ``levels`` (the intercept b + levels * b');
     with ``warm_start`` the features are one private score instead of the
@@ -80,9 +85,17 @@ class Resolution:
     #: The one feature is a private warm start's score <v, z(x)> (:func:`warm_start_resolution`)
     #: instead of the record's own features.
     warm_start: bool = False
+    #: The steps are equal in u' = ln(1 + u (b - 1)) / ln(b) instead of in u, the position in the
+    #: public range (:func:`privopt.models.discretize_features`, ``spacing="geometric"``).
+    geometric: bool = False
+
+    @property
+    def spacing(self) -> str:
+        """The feature map's spacing of the steps: ``"geometric"`` or ``"uniform"``."""
+        return "geometric" if self.geometric else "uniform"
 
 
-def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resolution, ...]:
+def default_ladder(d_model: int, first: Resolution | None = None, geometric: str = "none") -> tuple[Resolution, ...]:
     """The resolutions offered by default, coarsest first, for d_model weights
     (features plus the intercept).  The first is the estimator's single
     default W (``first``, else levels 4, D = min(sqrt(d_model), 2),
@@ -97,14 +110,35 @@ def default_ladder(d_model: int, first: Resolution | None = None) -> tuple[Resol
     wide intercept.  Which of the three suits the data is not known before
     the data is seen.  The richer ones are kept only where they can be
     sampled exactly in reasonable time (the estimator checks) and where the
-    budget allows (:func:`ladder_cap`)."""
+    budget allows (:func:`ladder_cap`).
+
+    ``geometric`` (:data:`GEOMETRIC_RUNGS`): which rungs also come on
+    geometric steps (|W| unchanged, right after their equal-step triple): of
+    the levels-8 rungs in the ball sqrt(5), ``"plain"`` the one on {0..L},
+    ``"plainwide"`` it and the centred one with the wide intercept, ``"fine"``
+    all three; ``"all"`` the three variants of every rung.  Equal steps leave most records of a right-skewed
+    feature in the lowest step; geometric steps cut the bottom of the range
+    finer and lose the top's detail, so which suits the data is again not
+    known before it is seen."""
+    if geometric not in GEOMETRIC_RUNGS:
+        raise ValueError(f"geometric must be one of {GEOMETRIC_RUNGS}, got {geometric!r}")
     if first is None:
         D1 = min(math.sqrt(d_model), 2.0)
         first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
-    rest = (Resolution(8, 2, math.sqrt(5.0)), Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
+    fine = Resolution(8, 2, math.sqrt(5.0))
+    rest = (fine, Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
     plain = (first,) + tuple(r for r in rest if r != first)
-    return tuple(t for r in plain for t in (r, replace(r, centered=True),
-                                            replace(r, centered=True, wide_intercept=True)))
+
+    def variants(r):
+        return (r, replace(r, centered=True), replace(r, centered=True, wide_intercept=True))
+
+    def twins(r):
+        if geometric == "none" or (geometric != "all" and r != fine):
+            return ()
+        g = variants(replace(r, geometric=True))
+        return g[:1] if geometric == "plain" else (g[0], g[2]) if geometric == "plainwide" else g
+
+    return tuple(t for r in plain for t in variants(r) + twins(r))
 
 
 def ladder_cap(sizes, epsilon: float, n: int, *, fraction: float = RULE_FRACTION,

@@ -162,7 +162,7 @@ def _make_estimator(task: Task, n_features: int):
 
 def released_w(est) -> str:
     """What a fitted default estimator released, in words: its mechanism and the W of its
-    release (levels, grid, ball, and whether centred, with a wide intercept or the warm
+    release (levels, grid, ball, and whether geometric, centred, with a wide intercept or the warm
     start's score feature), e.g. ``"permute_and_flip: levels 1, grid -2..2, ||w|| <= 2"``."""
     res = getattr(est, "resolution_", None)
     if res is None:
@@ -173,7 +173,8 @@ def released_w(est) -> str:
         shape = f"integer features as they are, grid -{res.grid}..{res.grid}, ||w|| <= {res.norm_bound:g}"
     else:
         shape = f"levels {res.levels}, grid -{res.grid}..{res.grid}, ||w|| <= {res.norm_bound:g}"
-        shape += ", centred" * res.centered + ", wide intercept" * res.wide_intercept
+        shape += (", geometric steps" * getattr(res, "geometric", False) + ", centred" * res.centered
+                  + ", wide intercept" * res.wide_intercept)
     return f"{est.mechanism_}: {shape} (of {len(est.resolutions_)} W offered)"
 
 

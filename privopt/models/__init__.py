@@ -34,7 +34,7 @@ from ._info import ModelInfo, attach_info, get_info, has_info
 from ._records import FAINT_RTOL as FAINT_RTOL
 from ._records import RecordModel, check_record_blocks
 from .convex import absolute_regression, hinge_halfspace, squared_regression
-from .discretize import FeatureDiscretizer, discretize_features
+from .discretize import GEOMETRIC_BASE, SPACINGS, FeatureDiscretizer, discretize_features, geometric_position
 from .halfspace import (
     ZeroOneLoss,
     halfspace_decision_function,
@@ -62,6 +62,9 @@ __all__ = [
     "squared_regression",
     "discretize_features",
     "FeatureDiscretizer",
+    "geometric_position",
+    "GEOMETRIC_BASE",
+    "SPACINGS",
     "build_stats",
     "get_weights",
 ]

@@ -26,8 +26,20 @@ values, so feature j's weight in original units is w_j L_j / (hi_j - lo_j):
 large L_j gives a fine input grid but a coarse weight grid (step L_j /
 (hi_j - lo_j)), small L_j the reverse.  Clipping to [lo, hi] loses the
 information beyond the bounds.  Columns already integer-valued (one-hot
-indicators) are left exact by bounds (0, 1) and L = 1.  The estimator issue
-measures the resulting accuracy; this module only provides the map.
+indicators) are left exact by bounds (0, 1) and L = 1.
+
+Geometric steps (``spacing="geometric"``).  Equal-width steps put most records
+of a right-skewed feature (counts, lab values, money) in the lowest step.  The
+geometric map first bends the position in the range,
+
+    u_j = (clip(x_j, lo_j, hi_j) - lo_j) / (hi_j - lo_j),
+    u'_j = ln(1 + u_j (b - 1)) / ln(b),     b = :data:`GEOMETRIC_BASE`,
+
+then rounds u'_j to L_j equal steps, z_j = round(L_j u'_j): the step boundaries
+lie at u = (b^(k / L_j) - 1) / (b - 1), finer near lo_j.  It reads the public
+bounds and the constant b only, so it too is a fixed per-record map.  The ends
+map to themselves (u = 0 -> 0, u = 1 -> 1, exactly in floating point), so a 0/1
+feature with bounds (0, 1) gets the same z as on equal steps.
 """
 
 from __future__ import annotations
@@ -40,7 +52,17 @@ import numpy as np
 from .._validation import check_array_2d, check_int
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
-__all__ = ["discretize_features", "FeatureDiscretizer"]
+__all__ = ["discretize_features", "FeatureDiscretizer", "geometric_position", "SPACINGS", "GEOMETRIC_BASE"]
+
+#: The spacings of the steps: ``"uniform"`` (equal width in the public range) or ``"geometric"``
+#: (equal width after u -> ln(1 + u (b - 1)) / ln(b), module docstring).
+SPACINGS = ("uniform", "geometric")
+#: The base b of the geometric steps: u' = ln(1 + u (b - 1)) / ln(b), u the position in the public
+#: range [lo, hi] (0 at lo, 1 at hi), then z = round(L u'); z = k for u between
+#: (b^((k - 1/2) / L) - 1) / (b - 1) and (b^((k + 1/2) / L) - 1) / (b - 1).  With b = 100 and
+#: L = 8 the boundaries are at 0.3%, 1.4%, 3.2%, 6.6%, 12.5%, 22.9%, 41.6% and 74.7% of the
+#: range (equal steps: 6.25%, 18.75%, ...).  A public constant fixed in the code, not read from data.
+GEOMETRIC_BASE = 100.0
 
 
 def _check_bounds(bounds, d: int, X: np.ndarray | None, *, stacklevel: int = 3):
@@ -112,14 +134,30 @@ def _check_levels(levels, d: int) -> np.ndarray:
     return arr
 
 
-def _apply(X, lo, hi, levels, center=False):
-    Z = np.rint((np.clip(X, lo, hi) - lo) / (hi - lo) * levels)  # round half to even
+def _check_spacing(spacing) -> str:
+    if not isinstance(spacing, str) or spacing not in SPACINGS:
+        raise ParameterError(f"spacing must be one of {SPACINGS}, got {spacing!r}.", "spacing")
+    return spacing
+
+
+def geometric_position(u):
+    """u' = ln(1 + u (b - 1)) / ln(b), b = :data:`GEOMETRIC_BASE`, for positions u in [0, 1]
+    of the public range: increasing, 0 -> 0 and 1 -> 1 exactly (1 + (b - 1) = b in floating point)."""
+    b = GEOMETRIC_BASE
+    return np.log(1.0 + np.asarray(u, dtype=float) * (b - 1.0)) / np.log(b)
+
+
+def _apply(X, lo, hi, levels, center=False, spacing="uniform"):
+    u = (np.clip(X, lo, hi) - lo) / (hi - lo)
+    if spacing == "geometric":
+        u = geometric_position(u)
+    Z = np.rint(u * levels)  # round half to even
     if center:
         Z = 2.0 * Z - levels
     return Z + 0.0  # +0.0 normalizes -0.0
 
 
-def discretize_features(X, bounds, levels=10, *, center=False):
+def discretize_features(X, bounds, levels=10, *, center=False, spacing="uniform"):
     """Round features clipped to public ``bounds`` onto {0, 1, ..., levels}.
 
     z_j = round(levels_j * (clip(x_j, lo_j, hi_j) - lo_j) / (hi_j - lo_j))
@@ -149,6 +187,14 @@ def discretize_features(X, bounds, levels=10, *, center=False):
         Number of steps per feature (>= 1); 1 keeps a 0/1 indicator exact.
     center : bool
         Centre the steps on the middle of the range (above).
+    spacing : "uniform" or "geometric"
+        Equal-width steps, or steps equal in u' = ln(1 + u (b - 1)) / ln(b) with u
+        the position in [lo_j, hi_j] and b = :data:`GEOMETRIC_BASE` (module
+        docstring): finer near the lower bound, for right-skewed features.
+        With ``center=True`` too, the steps are centred on u' = 1/2, which is
+        u = (sqrt(b) - 1) / (b - 1) (9.1% of the range at b = 100): the middle
+        of the geometric steps, where a one-feature cut with a small intercept
+        falls (the default ladder offers the geometric steps on {0..L} only).
 
     Returns
     -------
@@ -159,7 +205,7 @@ def discretize_features(X, bounds, levels=10, *, center=False):
     d = Xa.shape[1]
     lo, hi = _check_bounds(bounds, d, Xa)
     lv = _check_levels(levels, d)
-    return _apply(Xa, lo, hi, lv, _check_center(center))
+    return _apply(Xa, lo, hi, lv, _check_center(center), _check_spacing(spacing))
 
 
 class FeatureDiscretizer:
@@ -171,17 +217,18 @@ class FeatureDiscretizer:
     the same map to any data, e.g. held-out records.
     """
 
-    def __init__(self, bounds=None, levels=10, center=False):
+    def __init__(self, bounds=None, levels=10, center=False, spacing="uniform"):
         self.bounds = bounds
         self.levels = levels
         self.center = center
+        self.spacing = spacing
 
     def get_params(self, deep=True):
-        return {"bounds": self.bounds, "levels": self.levels, "center": self.center}
+        return {"bounds": self.bounds, "levels": self.levels, "center": self.center, "spacing": self.spacing}
 
     def set_params(self, **params):
         for key, value in params.items():
-            if key not in ("bounds", "levels", "center"):
+            if key not in ("bounds", "levels", "center", "spacing"):
                 raise ParameterError(f"unknown parameter {key!r} for FeatureDiscretizer.", key)
             setattr(self, key, value)
         return self
@@ -192,6 +239,7 @@ class FeatureDiscretizer:
         self.lower_, self.upper_ = _check_bounds(self.bounds, d, Xa, stacklevel=3)
         self.levels_ = _check_levels(self.levels, d)
         self.center_ = _check_center(self.center)
+        self.spacing_ = _check_spacing(getattr(self, "spacing", "uniform"))
         self.n_features_in_ = d
         return self
 
@@ -202,7 +250,9 @@ class FeatureDiscretizer:
         if Xa.shape[1] != self.n_features_in_:
             raise ParameterError(
                 f"X has {Xa.shape[1]} features but the discretizer was fitted with {self.n_features_in_}.", "X")
-        return _apply(Xa, self.lower_, self.upper_, self.levels_, getattr(self, "center_", False))
+        # (a discretizer pickled before a field existed reads its default)
+        return _apply(Xa, self.lower_, self.upper_, self.levels_, getattr(self, "center_", False),
+                      getattr(self, "spacing_", "uniform"))
 
     def fit_transform(self, X, y=None):
         return self.fit(X, y).transform(X)

@@ -85,7 +85,9 @@ def test_estimator_prior_is_tempered_beyond_the_budget_and_occam_below():
     # eps n = 400 <= T: Occam's prior bit for bit (the law of revisions before 2026-11-28)
     prior, sizes = _prior_of_fit(400, 1.0)
     assert len(sizes) >= 2
-    np.testing.assert_array_equal(prior, ladder_prior(sizes, 1.0, 400, "occam"))
+    # (to the last bits: the selection renormalizes the prior it is given; ladder_prior itself is
+    # Occam's bit for bit below T, test_tempered_prior_hand_values)
+    np.testing.assert_allclose(prior, ladder_prior(sizes, 1.0, 400, "occam"), rtol=1e-14)
 
 
 def test_the_occam_law_stays_reachable(monkeypatch):
@@ -230,8 +232,9 @@ def test_the_ladder_stops_at_its_total_size(monkeypatch):
     sizes sum to at most LADDER_TOTAL_POINTS (|W| on 31 coordinates: 541,385 at
     -2..2, ||w|| <= 2, 617,153 with the wide intercept, 5,982,257 at 8 levels,
     ||w|| <= sqrt(5)): 541,385 + 617,153 fit under 6,000,000, the next
-    5,982,257 does not, so three of the six the time rule allows are offered,
-    and all six without the cap."""
+    5,982,257 does not, so three of the seven the time rule allows are offered,
+    and all seven without the cap (the levels-8 rung's geometric twin, since
+    revision 2026-11-29, the seventh)."""
     import privopt.estimators as est_mod
 
     rng = np.random.default_rng(0)
@@ -254,4 +257,166 @@ def test_the_ladder_stops_at_its_total_size(monkeypatch):
     monkeypatch.setattr(est_mod, "LADDER_TOTAL_POINTS", 10 ** 12)
     with pytest.raises(Stop):
         clf.fit(X, y)
-    assert seen["n"] == 6
+    assert seen["n"] == 7
+
+
+# --- geometric feature steps ----------------------------------------------------
+
+def test_geometric_steps_hand_values():
+    """spacing="geometric": u = x / 99 on bounds (0, 99), u' = ln(1 + 99 u) / ln(100) =
+    log10(1 + x), z = round(L u').  L = 2: z = round(log10(1 + x)); x = 0, 2, 3, 30, 40, 99
+    have log10(1 + x) = 0, 0.477, 0.602, 1.491, 1.613, 2 -> 0, 0, 1, 1, 2, 2 (equal steps:
+    round(2 x / 99) = 0, 0, 0, 1, 1, 2).  Centred: 2 z - L.  A 0/1 feature on (0, 1) maps as on
+    equal steps at every L."""
+    from privopt.models import GEOMETRIC_BASE, FeatureDiscretizer, discretize_features
+
+    assert GEOMETRIC_BASE == 100.0
+    x = np.array([0.0, 2.0, 3.0, 30.0, 40.0, 99.0])
+    binary = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0])
+    X = np.column_stack([x, binary])
+    bounds = (np.array([0.0, 0.0]), np.array([99.0, 1.0]))
+    geo = discretize_features(X, bounds, levels=2, spacing="geometric")
+    np.testing.assert_array_equal(geo[:, 0], [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(discretize_features(X, bounds, levels=2)[:, 0], [0, 0, 0, 1, 1, 2])
+    np.testing.assert_array_equal(discretize_features(X, bounds, levels=2, spacing="geometric", center=True)[:, 0],
+                                  [-2, -2, 0, 0, 2, 2])
+    for L in (1, 4, 8, 33):
+        np.testing.assert_array_equal(discretize_features(X, bounds, levels=L, spacing="geometric")[:, 1],
+                                      L * binary)
+        np.testing.assert_array_equal(discretize_features(X, bounds, levels=L, spacing="geometric")[:, 1],
+                                      discretize_features(X, bounds, levels=L)[:, 1])
+    # L = 8: the step boundaries at u = (100^((k + 1/2) / 8) - 1) / 99; just below and above each
+    edges = (100.0 ** ((np.arange(8) + 0.5) / 8) - 1.0) / 99.0
+    for k, e in enumerate(edges):
+        z = discretize_features(np.array([[99 * e * (1 - 1e-9)], [99 * e * (1 + 1e-9)]]), (0.0, 99.0), 8,
+                                spacing="geometric")
+        np.testing.assert_array_equal(z[:, 0], [k, k + 1])
+    disc = FeatureDiscretizer(bounds=bounds, levels=2, spacing="geometric").fit(X)
+    np.testing.assert_array_equal(disc.transform(X), geo)
+    assert disc.get_params()["spacing"] == "geometric"
+    # a discretizer pickled before the field existed transforms on equal steps
+    del disc.spacing_
+    np.testing.assert_array_equal(disc.transform(X), discretize_features(X, bounds, levels=2))
+    for bad in ("log", None, True):
+        with pytest.raises(ParameterError, match="spacing"):
+            discretize_features(X, bounds, levels=2, spacing=bad)
+
+
+def test_default_ladder_geometric_twins():
+    """geometric="none" is the ladder of the earlier revisions; "fine" adds the geometric
+    twins of the three levels-8 rungs right after them; "all" a twin of every rung."""
+    none = default_ladder(5, geometric="none")
+    assert none == default_ladder(5) and len(none) == 12 and not any(r.geometric for r in none)
+    fine = default_ladder(5, geometric="fine")
+    assert len(fine) == 15 and fine[:6] == none[:6] and fine[9:] == none[6:]
+    assert fine[6:9] == tuple(Resolution(r.levels, r.grid, r.norm_bound, r.centered, r.wide_intercept,
+                                         geometric=True) for r in none[3:6])
+    assert {(r.levels, r.grid) for r in fine if r.geometric} == {(8, 2)}
+    plain = default_ladder(5, geometric="plain")
+    assert plain == fine[:7] + fine[9:] and plain[6] == fine[6] and not plain[6].centered
+    plainwide = default_ladder(5, geometric="plainwide")
+    assert plainwide == fine[:7] + fine[8:]
+    assert plainwide[7].centered and plainwide[7].wide_intercept and plainwide[7].geometric
+    every = default_ladder(5, geometric="all")
+    assert len(every) == 24 and [r for r in every if not r.geometric] == list(none)
+    assert all(every[i + 3] == Resolution(r.levels, r.grid, r.norm_bound, r.centered, r.wide_intercept,
+                                          geometric=True) for i, r in zip(range(0, 24, 6), none[::3]))
+    assert Resolution(4, 2, 2.0).spacing == "uniform" and Resolution(4, 2, 2.0, geometric=True).spacing == "geometric"
+    with pytest.raises(ValueError, match="geometric"):
+        default_ladder(5, geometric="some")
+    # a Resolution pickled before the field existed reads equal steps
+    import pickle
+
+    old = pickle.loads(pickle.dumps(Resolution(8, 2, 2.0)))
+    del old.__dict__["geometric"]
+    assert old.geometric is False and old.spacing == "uniform"
+
+
+def _skewed(n=600, seed=0):
+    """One right-skewed feature on the public range [0, 100] (exponential, scale 3) and the label
+    x above the boundary between the geometric steps 1 and 2 of 8: u = (100^(1.5/8) - 1) / 99."""
+    rng = np.random.default_rng(seed)
+    x = np.minimum(rng.exponential(3.0, size=n), 100.0)
+    cut = 100.0 * (100.0 ** (1.5 / 8) - 1.0) / 99.0
+    return x[:, None], (x > cut).astype(int), (np.zeros(1), np.full(1, 100.0))
+
+
+def test_a_geometric_rung_reaches_a_cut_at_the_bottom_of_a_skewed_feature():
+    """The cut x > 1.39 on [0, 100]: on 8 equal steps (12.5 wide) every record below 6.25 is in
+    step 0, so no W on them separates the classes; on 8 geometric steps it is the boundary
+    between steps 1 and 2 (w = 1, b = -2 of -2..2, ||w||^2 = 5).  At a large epsilon each
+    one-rung ladder releases its W's best point; the geometric one predicts on geometric steps."""
+    X, y, bounds = _skewed()
+    acc = {}
+    for geometric in (False, True):
+        res = Resolution(8, 2, math.sqrt(5.0), geometric=geometric)
+        est = privopt.PrivateHalfspaceClassifier(epsilon=200.0, bounds=bounds, random_state=0,
+                                                 resolutions=[res]).fit(X, y)
+        assert est.resolution_ == res and est.discretizer_.spacing == res.spacing
+        Xd = privopt.models.discretize_features(X, bounds, 8, spacing=res.spacing)
+        np.testing.assert_allclose(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
+        acc[geometric] = est.score(X, y)
+    assert acc[True] == 1.0 and acc[False] < 0.9
+    with pytest.raises(ParameterError, match="geometric"):
+        privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=bounds,
+                                           resolutions=[(8, 2, 2.0, False, False, False, "yes")]).fit(X, y)
+
+
+def test_ladder_geometric_setting_reaches_the_estimator(monkeypatch):
+    """The estimator's LADDER_GEOMETRIC decides which rungs come on geometric steps: since
+    revision 2026-11-29 "plain" (the levels-8 rung on {0..L}); "none" offers none (the ladder
+    of the earlier revisions, still reachable), "fine" the three levels-8 twins."""
+    import privopt.estimators as est_mod
+
+    assert est_mod.LADDER_GEOMETRIC == "plain"
+    X, y, bounds = _table(n=2000, seed=1)
+    est = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=bounds, random_state=0, warm_start=False).fit(X, y)
+    assert [r for r in est.resolutions_ if r.geometric] == [Resolution(8, 2, math.sqrt(5.0), geometric=True)]
+    for kind, want in (("none", set()), ("fine", {(8, 2)})):
+        monkeypatch.setattr(est_mod, "LADDER_GEOMETRIC", kind)
+        est = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=bounds, random_state=0,
+                                                 warm_start=False).fit(X, y)
+        assert {(r.levels, r.grid) for r in est.resolutions_ if r.geometric} == want
+        assert est.discretizer_.spacing == est.resolution_.spacing
+
+
+@pytest.mark.slow
+def test_release_over_a_ladder_with_a_geometric_rung_has_the_exact_law(monkeypatch):
+    """The estimator's release over a ladder of one equal-step and one geometric rung (levels 2,
+    grid 1, ||w|| <= 1: 5 points each, prior 1/2 each: same sizes) against the exponential
+    mechanism's probabilities worked out by brute force: the features from the hand table
+    z = round(2 x / 99) and z = round(log10(1 + x)) (test_geometric_steps_hand_values), every
+    point's training errors counted, P(r, w) proportional to (1/2)(1/5) exp(-eps L_r(w) / 2).
+    (The public budget rule, which would keep the first rung alone at 12 records, is set to keep
+    both: the law on a ladder of two is what is checked.)"""
+    import privopt.estimators as est_mod
+    from privopt.calibration import exponential_mechanism_probabilities
+    from privopt.models import get_info, predict_halfspace, zero_one_halfspace
+
+    from tests._law import pooled_chi_square_pvalue
+
+    x = np.array([0.0, 2.0, 3.0, 30.0, 40.0, 99.0, 5.0, 1.0, 60.0, 8.0, 0.5, 20.0])
+    y = np.array([0, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1])
+    z_uniform = np.rint(2 * x / 99)
+    z_geo = np.rint(np.log10(1 + x))
+    W = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    losses = []
+    for z in (z_uniform, z_geo):
+        info = get_info(zero_one_halfspace(z[:, None], np.where(y == 1, 1, -1), grid=1, norm_bound=1.0,
+                                           fit_intercept=True))
+        losses.append([float(np.sum(predict_halfspace(w, z[:, None], info) != np.where(y == 1, 1, -1)))
+                       for w in W])
+    eps = 1.0
+    exact = exponential_mechanism_probabilities(np.concatenate(losses), eps, 1.0)   # equal mu on all 10
+    rungs = [Resolution(2, 1, 1.0), Resolution(2, 1, 1.0, geometric=True)]
+    monkeypatch.setattr(est_mod, "ladder_cap", lambda sizes, epsilon, n: len(sizes))
+    cells = [(g, tuple(w)) for g in (False, True) for w in W]
+    counts = np.zeros(len(cells))
+    rng = np.random.default_rng(7)
+    for _ in range(1500):
+        est = privopt.PrivateHalfspaceClassifier(epsilon=eps, bounds=(0.0, 99.0), mechanism="exponential",
+                                                 resolutions=rungs, warm_start=False, random_state=rng)
+        est.fit(x[:, None], y)
+        assert est.resolutions_ == tuple(rungs)
+        counts[cells.index((est.resolution_.geometric, tuple(np.asarray(est.result_.weights, float))))] += 1
+    assert pooled_chi_square_pvalue(counts, exact) > 1e-3

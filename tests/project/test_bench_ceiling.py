@@ -9,6 +9,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 from privopt.estimators import Resolution
 from privopt.models import halfspace_decision_function, zero_one_loss
@@ -80,11 +81,27 @@ def test_prior_rules_match_their_definitions_and_the_shipped_law():
     assert math.isclose(bench.rule_scale("t500", 2.0, 1000), 0.25)
     assert bench.rule_scale("u2000", 1.0, 2000) == 0.0 and bench.rule_scale("u2000", 1.0, 1999) == 1.0
     assert bench.rule_scale("c0.5", 3.0, 10) == 0.5
-    assert bench.parse_variant("t500_e1000000") == ("t500", 1_000_000)
-    assert bench.parse_variant("c1_eauto") == ("c1", math.inf) and bench.parse_variant("c0") == ("c0", None)
+    assert bench.parse_variant("t500_e1000000") == ("t500", 1_000_000, None)
+    assert bench.parse_variant("c1_eauto") == ("c1", math.inf, None) and bench.parse_variant("c0") == ("c0", None, None)
+    # _gKIND: the rungs on geometric steps
+    assert bench.parse_variant("shipped_gfine") == ("shipped", None, "fine")
+    assert bench.parse_variant("t500_e1000000_gall") == ("t500", 1_000_000, "all")
+    with pytest.raises(ValueError, match="geometric"):
+        bench.parse_variant("shipped_gsome")
     sizes = [953, 12_435, 88_273]
     for eps, n in ((0.1, 1000), (2.0, 3000), (1.0, 400)):
         # c1 is Occam's prior (the law before revision 2026-11-28), t500 the shipped tempered prior
         np.testing.assert_allclose(bench.tempered_prior("c1")(sizes, eps, n), ladder_prior(sizes, eps, n, "occam"))
         np.testing.assert_allclose(bench.tempered_prior(f"t{PRIOR_TEMPER:g}")(sizes, eps, n),
                                    ladder_prior(sizes, eps, n, "tempered"), rtol=1e-9)
+
+
+def test_a_geometric_variant_sets_the_ladder_for_its_fits_only():
+    import privopt.estimators as est
+
+    X, y, bounds = _toy(n=400)
+    before = est.LADDER_GEOMETRIC
+    clf, _, _ = bench.fit_with_prior("shipped_gall", 2.0, bounds, 0, X, y, X, y)
+    assert est.LADDER_GEOMETRIC == before
+    assert any(r.geometric for r in clf.resolutions_) or len(clf.resolutions_) == 1
+    assert bench.label(bench.default_ladder(5, geometric="all")[3]) == "4/2/2/g"
