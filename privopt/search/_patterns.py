@@ -408,20 +408,18 @@ def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     V = points.V
     P, j = V.shape
     ranks = np.lexsort(V.T[::-1]) if P else np.zeros(0, dtype=np.int64)
-    depth, value, point = [], [], []
-    prev = None
-    for p in ranks:
-        first = 0
-        if prev is not None:
-            while first < j - 1 and V[p, first] == V[prev, first]:
-                first += 1          # (a repeated point still gets its own leaf)
-        for lev in range(first, j):
-            depth.append(lev)
-            value.append(V[p, lev])
-            point.append(int(p) if lev == j - 1 else -1)
-        prev = p
-    tree = (np.asarray(depth, dtype=np.int64), np.asarray(value, dtype=points.Vt.dtype),
-            np.asarray(point, dtype=np.int64))
+    # a point's nodes are its levels from the first where it differs from the point before it in
+    # this order (0 for the first; a repeated point still gets its own leaf, at level j - 1)
+    first = np.zeros(P, dtype=np.int64)
+    if P > 1 and j > 0:
+        same = V[ranks[1:]] == V[ranks[:-1]]
+        first[1:] = np.minimum(np.where(same.all(axis=1), j, np.argmin(same, axis=1)), j - 1)
+    owner = np.repeat(np.arange(P), j - first)
+    starts = np.cumsum(j - first) - (j - first)
+    depth = first[owner] + np.arange(len(owner)) - starts[owner]
+    point = np.where(depth == j - 1, ranks[owner], -1)
+    tree = (depth.astype(np.int64), np.ascontiguousarray(V[ranks[owner], depth], dtype=points.Vt.dtype),
+            point.astype(np.int64))
     if len(_TREES) >= 64:
         _TREES.clear()
     _TREES[key] = (points.Vt, tree)
