@@ -182,11 +182,32 @@ def float32_exact(values, V) -> bool:
     sum in the kernels' order is an integer multiple of that unit that float32 holds
     exactly."""
     V = np.asarray(V, dtype=np.float64)
-    a, (b, row_sum) = _dyadic_exponent(values), _points_scale(V)
+    (a, top), (b, row_sum) = _values_scale(values), _points_scale(V)
     if a is None or b is None or V.size == 0:
         return False
-    largest = float(np.max(np.abs(values), initial=0.0)) * row_sum
+    largest = top * row_sum
     return largest * 2.0 ** (a + b) < _FLOAT32_EXACT
+
+
+#: :func:`_values_scale` of read-only value lists still alive, by identity (the records' distinct
+#: values, which the W's on one feature matrix share): ``id -> (weak reference, scale)``, each
+#: dropped when its array is collected, so nothing of the data outlives the fit that read it.
+_VALUE_SCALES: dict = {}
+
+
+def _values_scale(values) -> tuple[int | None, float]:
+    """``(dyadic exponent, largest |value|)`` of the records' values, worked out once for a
+    read-only array (whose entries cannot change), else at each call."""
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        kept = _VALUE_SCALES.get(id(values))
+        if kept is not None and kept[0]() is values:
+            return kept[1]
+    out = (_dyadic_exponent(values), float(np.max(np.abs(values), initial=0.0)))
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        key = id(values)
+        _VALUE_SCALES[key] = (weakref.ref(values), out)
+        weakref.finalize(values, _VALUE_SCALES.pop, key, None)
+    return out
 
 
 #: :func:`_points_scale` of read-only point lists (the support points every W of a grid shares),
