@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 
 import numpy as np
 
@@ -104,6 +105,30 @@ def check_norm_square(norm_bound, grids=None) -> float:
     raise ParameterError(
         f"norm_bound must be a finite number whose square is a finite float, got {norm_bound!r}.{hint}",
         "norm_bound")
+
+
+#: :func:`unique_values` of read-only arrays still alive, by identity: ``id -> (weak reference,
+#: (values, inverse))``.  An entry holds no reference to its array and is dropped when the array
+#: is collected (a finalizer), so what it holds of a data set does not outlive the data.
+_UNIQUE_KEPT: dict = {}
+
+
+def kept_unique_values(x) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unique_values` of ``x``, worked out once for a read-only float64 array (whose
+    entries cannot change) and shared by every caller while it is alive (read-only
+    results): e.g. the W's of a ladder on one feature matrix, which share its merged rows.
+    Any other array is worked out at each call."""
+    if not isinstance(x, np.ndarray) or x.flags.writeable or x.dtype != np.float64:
+        return unique_values(x)
+    key = id(x)
+    kept = _UNIQUE_KEPT.get(key)
+    if kept is not None and kept[0]() is x:
+        return kept[1]
+    values, inverse = unique_values(x)
+    values.flags.writeable = inverse.flags.writeable = False
+    _UNIQUE_KEPT[key] = (weakref.ref(x), (values, inverse))
+    weakref.finalize(x, _UNIQUE_KEPT.pop, key, None)
+    return values, inverse
 
 
 #: Widest range of integer values :func:`unique_values` counts in a table instead of sorting.

@@ -775,8 +775,17 @@ def _zero_one_rows(X, y, args: _ZeroOneArgs) -> _ZeroOneRows:
     return _ZeroOneRows(n=int(Xa.shape[0]), d=int(Xa.shape[1]), classes=classes, fit_intercept=fit_intercept,
                         threshold=threshold, margin=margin, merge_rows=merge_rows, chain_cuts=chain_cuts,
                         swap_cuts=swap_cuts, integral=integral,
-                        Xu=Xu, pos=pos, neg=neg, X64=np.asarray(Xu, dtype=np.float64),
+                        Xu=Xu, pos=pos, neg=neg, X64=_read_only(np.asarray(Xu, dtype=np.float64)),
                         pos64=np.asarray(pos, dtype=np.int64), neg64=np.asarray(neg, dtype=np.int64))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``: the halfspace data's rows, which the W's of a ladder share
+    and whose distinct values the samplers then work out once
+    (:func:`privopt._lattice.kept_unique_values`)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
@@ -959,7 +968,7 @@ class ZeroOneLoss:
         Xu = np.insert(rows.Xu, at, value, axis=1)
         integral = None if rows.integral is None else bool(rows.integral and float(value).is_integer())
         wider = dataclasses.replace(rows, d=rows.d + 1, integral=integral, Xu=Xu,
-                                    X64=np.asarray(Xu, dtype=np.float64))
+                                    X64=_read_only(np.asarray(Xu, dtype=np.float64)))
         args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
                                    feature_values=feature_values, coordinate_values=coordinate_values)
         setup = _zero_one_setup_on(wider, args)

@@ -182,11 +182,32 @@ def float32_exact(values, V) -> bool:
     sum in the kernels' order is an integer multiple of that unit that float32 holds
     exactly."""
     V = np.asarray(V, dtype=np.float64)
-    a, (b, row_sum) = _dyadic_exponent(values), _points_scale(V)
+    (a, top), (b, row_sum) = _values_scale(values), _points_scale(V)
     if a is None or b is None or V.size == 0:
         return False
-    largest = float(np.max(np.abs(values), initial=0.0)) * row_sum
+    largest = top * row_sum
     return largest * 2.0 ** (a + b) < _FLOAT32_EXACT
+
+
+#: :func:`_values_scale` of read-only value lists still alive, by identity (the records' distinct
+#: values, which the W's on one feature matrix share): ``id -> (weak reference, scale)``, each
+#: dropped when its array is collected, so nothing of the data outlives the fit that read it.
+_VALUE_SCALES: dict = {}
+
+
+def _values_scale(values) -> tuple[int | None, float]:
+    """``(dyadic exponent, largest |value|)`` of the records' values, worked out once for a
+    read-only array (whose entries cannot change), else at each call."""
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        kept = _VALUE_SCALES.get(id(values))
+        if kept is not None and kept[0]() is values:
+            return kept[1]
+    out = (_dyadic_exponent(values), float(np.max(np.abs(values), initial=0.0)))
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        key = id(values)
+        _VALUE_SCALES[key] = (weakref.ref(values), out)
+        weakref.finalize(values, _VALUE_SCALES.pop, key, None)
+    return out
 
 
 #: :func:`_points_scale` of read-only point lists (the support points every W of a grid shares),
@@ -408,20 +429,18 @@ def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     V = points.V
     P, j = V.shape
     ranks = np.lexsort(V.T[::-1]) if P else np.zeros(0, dtype=np.int64)
-    depth, value, point = [], [], []
-    prev = None
-    for p in ranks:
-        first = 0
-        if prev is not None:
-            while first < j - 1 and V[p, first] == V[prev, first]:
-                first += 1          # (a repeated point still gets its own leaf)
-        for lev in range(first, j):
-            depth.append(lev)
-            value.append(V[p, lev])
-            point.append(int(p) if lev == j - 1 else -1)
-        prev = p
-    tree = (np.asarray(depth, dtype=np.int64), np.asarray(value, dtype=points.Vt.dtype),
-            np.asarray(point, dtype=np.int64))
+    # a point's nodes are its levels from the first where it differs from the point before it in
+    # this order (0 for the first; a repeated point still gets its own leaf, at level j - 1)
+    first = np.zeros(P, dtype=np.int64)
+    if P > 1 and j > 0:
+        same = V[ranks[1:]] == V[ranks[:-1]]
+        first[1:] = np.minimum(np.where(same.all(axis=1), j, np.argmin(same, axis=1)), j - 1)
+    owner = np.repeat(np.arange(P), j - first)
+    starts = np.cumsum(j - first) - (j - first)
+    depth = first[owner] + np.arange(len(owner)) - starts[owner]
+    point = np.where(depth == j - 1, ranks[owner], -1)
+    tree = (depth.astype(np.int64), np.ascontiguousarray(V[ranks[owner], depth], dtype=points.Vt.dtype),
+            point.astype(np.int64))
     if len(_TREES) >= 64:
         _TREES.clear()
     _TREES[key] = (points.Vt, tree)

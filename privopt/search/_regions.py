@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lattice import unique_values
+from .._lattice import kept_unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
@@ -181,7 +181,7 @@ def _split_applies(data, levels) -> tuple | None:
     if data.w.uniform is None or not data.exact:
         return None
     X = np.asarray(data.X, dtype=np.float64)
-    uniq = unique_values(X)
+    uniq = kept_unique_values(X)        # once per feature matrix: the W's of a ladder share its rows
     if split_support_count(X.shape[1], levels.coef[0], int(levels.bound),
                            _split_values(data, len(uniq[0]))) is None:
         return None
@@ -304,7 +304,7 @@ class HalfspaceProblem(RegionProblem):
         nz = [i for i in range(len(grid)) if i != zero]
         values = np.array([grid[i] for i in nz], dtype=np.float64)
         u = np.array([units[i] for i in nz], dtype=np.int64)
-        U, inv = unique_values(X) if uniq is None else uniq
+        U, inv = kept_unique_values(X) if uniq is None else uniq
         self.base = max(1, len(U))
         self.values = np.asarray(U, dtype=np.float64)
         self.digits_t = np.ascontiguousarray(inv.reshape(X.shape).T.astype(np.int64))

@@ -323,18 +323,21 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     first = problem.offset(size) + start
     minima = _ExactMinima(problem, supports, M, scale)
     order = np.argsort(-bound, kind="stable")
-    for i, r in enumerate(order):
+    i = 0
+    while i < len(order):
+        r = order[i]
         if best is not None and bound[r] < best[0]:
             break
         if best is not None and minima.available:
-            # the region's exact minimum (computed for the next regions in this order at once) may show
-            # that no key in it reaches the best: it is scored, and no noise of its groups is drawn
-            ahead = () if minima.knows(int(r)) else order[i:i + _CHUNK][bound[order[i:i + _CHUNK]] >= best[0]]
-            low = minima.of(int(r), ahead, best[0])
-            if _cannot_win(float(M[r]) - low / scale, best[0]):
-                expanded[0] += 1
+            # the regions' exact minima (computed for the next regions in this order at once) may show
+            # that no key in them reaches the best: they are scored, and no noise of their groups is drawn
+            settled = minima.settled(order, i, bound, best[0])
+            if settled:
+                expanded[0] += settled
+                i += settled
                 continue
         best = expand_region(problem, streams, method, scale, supports[r], first + int(r), M[r], best, expanded)
+        i += 1
     if best is floor:
         best = None
     return best, expanded
@@ -347,13 +350,14 @@ _CHUNK = 64
 _SLACK = 1e-9
 
 
-def _cannot_win(upper: float, best_key: float) -> bool:
+def _cannot_win(upper, best_key: float):
     """Whether a region whose keys are at most ``upper`` (its noise maximum minus its exact
     smallest loss over the scale) cannot hold a key at or above ``best_key``.  The keys
     :func:`expand_region` draws lie below the region maximum up to rounding, so the test
     leaves a relative slack: a region it skips would have had no group at or above the best
-    key, and the released candidate and the counts of groups are those of expanding it."""
-    return upper < best_key - _SLACK * (1.0 + abs(upper) + abs(best_key))
+    key, and the released candidate and the counts of groups are those of expanding it.
+    Elementwise over an array of ``upper`` (the same float64 operations, so the same answers)."""
+    return upper < best_key - _SLACK * (1.0 + np.abs(upper) + abs(best_key))
 
 
 class _ExactMinima:
@@ -370,30 +374,40 @@ class _ExactMinima:
     def __init__(self, problem, supports, region_max, scale):
         self._screen = getattr(problem, "screened_minima", None)
         self._ask = getattr(problem, "exact_minima", None)
-        self._supports, self._max, self._scale = supports, region_max, float(scale)
-        self._known: dict[int, float] = {}
+        self._supports, self._max, self._scale = supports, np.asarray(region_max, dtype=np.float64), float(scale)
+        self._low = np.zeros(len(supports), dtype=np.float64)
+        self._known = np.zeros(len(supports), dtype=bool)
 
     @property
     def available(self) -> bool:
         return self._ask is not None or self._screen is not None
 
-    def knows(self, r: int) -> bool:
-        """Whether region r's minimum was computed already (:meth:`of` then reads no batch)."""
-        return r in self._known
+    def settled(self, order, i: int, bound, best_key: float) -> int:
+        """How many regions from ``order[i]`` on, in that order, cannot win against
+        ``best_key`` (:func:`_cannot_win` of each one's noise maximum minus its minimum over
+        the scale, one region after another as the sampler visits them: the count stops at
+        the first that may win, whose bound is below ``best_key`` or whose minimum is not
+        known yet).  Where region ``order[i]``'s minimum is unknown, it is computed with
+        those of the next regions in this order whose ``bound`` reaches ``best_key``."""
+        seg = order[i:i + _CHUNK]
+        if not self._known[seg[0]]:
+            ahead = seg[bound[seg] >= best_key]
+            todo = ahead[~self._known[ahead]]
+            self._compute(todo if len(todo) else seg[:1], best_key)
+        upper = self._max[seg] - self._low[seg] / self._scale
+        ok = self._known[seg] & ~(bound[seg] < best_key)
+        ok &= _cannot_win(upper, best_key)
+        return len(seg) if ok.all() else int(np.argmin(ok))
 
-    def of(self, r: int, batch, best_key: float) -> float:
-        """Region r's minimum (or a lower bound that settles it against ``best_key``);
-        when unknown, computed with those of ``batch`` (row indices into the shard's
-        supports, r first)."""
-        if r not in self._known:
-            batch = [int(q) for q in batch if int(q) not in self._known] or [r]
-            values = None
-            if self._screen is not None:
-                values = self._screen(self._supports[batch], self._max[batch], float(best_key), self._scale, _SLACK)
-            if values is None:
-                values = self._ask(self._supports[batch])
-            self._known.update(zip(batch, (float(v) for v in values)))
-        return self._known[r]
+    def _compute(self, batch, best_key: float) -> None:
+        """The minima (or settling bounds) of the regions ``batch`` (indices into the shard's supports)."""
+        values = None
+        if self._screen is not None:
+            values = self._screen(self._supports[batch], self._max[batch], float(best_key), self._scale, _SLACK)
+        if values is None:
+            values = self._ask(self._supports[batch])
+        self._low[batch] = np.asarray(values, dtype=np.float64)
+        self._known[batch] = True
 
 
 def _sample_distributed(problem, streams, method, scale, shards, executor, progress, desc, floor=None):

@@ -351,6 +351,40 @@ def test_score_tree_shares_the_prefixes_of_the_sorted_points():
     assert sorted(completes[completes >= 0].tolist()) == list(range(40))
 
 
+def test_score_tree_is_the_walk_over_the_sorted_points():
+    """On random point sets (repeated points, -0.0 beside 0.0, one to four coordinates): the
+    nodes of the walk over the lexicographically sorted points, each point's levels from
+    the first where it differs from the point before it (a repeated point its last level
+    only), with the value of that point."""
+    from privopt.search._patterns import points_of, score_tree
+
+    def walk(V):
+        depth, value, point, prev = [], [], [], None
+        for p in np.lexsort(V.T[::-1]):
+            first = 0
+            while prev is not None and first < V.shape[1] - 1 and V[p, first] == V[prev, first]:
+                first += 1
+            for lev in range(first, V.shape[1]):
+                depth.append(lev)
+                value.append(V[p, lev])
+                point.append(int(p) if lev == V.shape[1] - 1 else -1)
+            prev = p
+        return depth, value, point
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        P, j = int(rng.integers(1, 25)), int(rng.integers(1, 5))
+        V = rng.integers(-2, 3, size=(P, j)).astype(float)
+        V[rng.random(V.shape) < 0.1] = -0.0
+        if P > 2:
+            V[2] = V[0]
+        depth, value, point = score_tree(points_of(V, 0.0, np.zeros(j), np.zeros(P)))
+        d2, v2, p2 = walk(V)
+        assert depth.tolist() == d2 and point.tolist() == p2
+        np.testing.assert_array_equal(value, np.asarray(v2))
+        assert np.array_equal(np.signbit(value), np.signbit(np.asarray(v2)))
+
+
 def test_ordered_rows_are_the_records_in_row_order():
     """The values, positive labels and label differences of the rows in :func:`row_order`."""
     from privopt.search._patterns import ordered_rows, records_of, row_order

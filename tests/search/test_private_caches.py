@@ -26,3 +26,28 @@ def test_the_ordered_rows_are_dropped_with_their_records(monkeypatch):
     gc.collect()
     assert calls                             # the cache was used during the fit
     assert _patterns._ORDERED == {}          # and holds nothing of the data after it
+
+
+def test_the_distinct_values_are_dropped_with_their_rows(monkeypatch):
+    """The distinct values of a feature matrix (worked out once for the W's of a ladder that
+    share its rows) and their scale are kept only while the rows are alive."""
+    from privopt import _lattice
+
+    calls = []
+    real = _lattice.unique_values
+
+    def spy(x):
+        calls.append(1)
+        return real(x)
+
+    monkeypatch.setattr(_lattice, "unique_values", spy)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(1500, 5))
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=1500) > 0, 1, 0)
+    clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0, 1), random_state=0, keep_report=True).fit(X, y)
+    n_w = len(clf.result_.report.parts)
+    del clf
+    gc.collect()
+    assert 0 < len(calls) < n_w              # the W's on one feature matrix shared its values
+    assert _lattice._UNIQUE_KEPT == {}       # and nothing of them is kept after the fit
+    assert _patterns._VALUE_SCALES == {}
