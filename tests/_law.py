@@ -27,3 +27,18 @@ def chi_square_pvalue(outputs, candidates, probs) -> float:
     counts = np.array([np.sum(np.all(outputs == c, axis=1)) for c in candidates])
     assert counts.sum() == len(outputs), "an output outside W"
     return pooled_chi_square_pvalue(counts, probs)
+
+
+def direct_and_real_agree_pvalue(target, n_direct: int, n_real: int, seed: int = 1) -> float:
+    """An audit target's direct law (``outputs_from_noise`` of its drawn noise, what the
+    audit samples) against its real mechanism (``run_mechanism``), both on the first data
+    set: the p-value of the chi-square test of homogeneity of their counts on the target's
+    support (cells neither side hit left out)."""
+    rng = np.random.default_rng(seed)
+    direct = target.outputs_from_noise(0, target.draw_noise(rng, size=n_direct))
+    real = np.array([target.run_mechanism(0, rng) for _ in range(n_real)])
+    cells = [tuple(c) for c in target.support]
+    a = np.array([np.sum(np.all(direct == c, axis=1)) for c in cells])
+    b = np.array([np.sum(np.all(real == c, axis=1)) for c in cells])
+    table = np.vstack([a, b])[:, (a + b) > 0]
+    return float(stats.chi2_contingency(table).pvalue)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
+from tests._law import direct_and_real_agree_pvalue
 
 from privopt import audit
 
@@ -37,11 +37,4 @@ def test_audit_passes_shipped_and_flags_steps_at_the_data_quantiles():
 @pytest.mark.slow
 def test_direct_law_and_the_real_mechanism_agree():
     target = audit.GeometricStepsTarget(audit.geometric_instance(), epsilon=1.0)
-    rng = np.random.default_rng(1)
-    direct = target.outputs_from_noise(0, target.draw_noise(rng, size=3000))
-    real = np.array([target.run_mechanism(0, rng) for _ in range(1000)])
-    cells = [tuple(c) for c in target.support]
-    a = np.array([np.sum(np.all(direct == c, axis=1)) for c in cells])
-    b = np.array([np.sum(np.all(real == c, axis=1)) for c in cells])
-    table = np.vstack([a, b])[:, (a + b) > 0]
-    assert stats.chi2_contingency(table).pvalue > 1e-3
+    assert direct_and_real_agree_pvalue(target, 3000, 1000) > 1e-3

@@ -28,7 +28,7 @@ from privopt.calibration import (
 from privopt.exceptions import ModelError, ParameterError
 from privopt.models import get_info, predict_halfspace, zero_one_halfspace
 
-from tests._law import pooled_chi_square_pvalue
+from tests._law import direct_and_real_agree_pvalue, pooled_chi_square_pvalue
 
 METHODS = ("exponential", "permute_and_flip")
 
@@ -149,14 +149,7 @@ def test_audit_passes_shipped_and_flags_a_base_measure_from_the_data():
 @pytest.mark.slow
 def test_audit_direct_law_and_real_mechanism_agree():
     target = audit.MixtureSelectionTarget(audit.resolution_instance(), epsilon=1.0)
-    rng = np.random.default_rng(1)
-    direct = target.outputs_from_noise(0, target.draw_noise(rng, size=3000))
-    real = np.array([target.run_mechanism(0, rng) for _ in range(1500)])
-    cells = [tuple(c) for c in target.support]
-    a = np.array([np.sum(np.all(direct == c, axis=1)) for c in cells])
-    b = np.array([np.sum(np.all(real == c, axis=1)) for c in cells])
-    table = np.vstack([a, b])[:, (a + b) > 0]
-    assert stats.chi2_contingency(table).pvalue > 1e-3
+    assert direct_and_real_agree_pvalue(target, 3000, 1500) > 1e-3
 
 
 # --- refusals -----------------------------------------------------------------
