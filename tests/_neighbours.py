@@ -120,8 +120,9 @@ def neighbours(X: np.ndarray, y: np.ndarray, lo: float, hi: float, *, record: in
     """Tables that differ from (X, y) in record ``record`` only, by name: ``new_value`` (a value
     no other record holds, inside the bounds), ``at_min`` and ``at_max`` (the bounds), ``outside``
     (far outside the bounds: clipped), ``whole_number`` (an integer inside the bounds that no
-    other record holds where the table is 0/1), ``spread`` (the record's coordinates over
-    lo..hi, whole numbers in a whole-number table), ``flipped_label`` and ``duplicate`` (a copy of the next record)."""
+    other record holds where the table is 0/1), ``spread`` (the record's coordinates spread over
+    lo..hi), ``spread_whole`` (the same rounded to whole numbers), ``flipped_label`` and
+    ``duplicate`` (a copy of the next record)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     d = X.shape[1]
@@ -142,7 +143,8 @@ def neighbours(X: np.ndarray, y: np.ndarray, lo: float, hi: float, *, record: in
         "at_max": with_row(np.full(d, hi)),
         "outside": with_row(np.full(d, hi + 10.0 * (hi - lo))),
         "whole_number": with_row(np.full(d, whole)),
-        "spread": with_row(np.rint(spread) if np.all(X == np.rint(X)) else spread),
+        "spread": with_row(spread),
+        "spread_whole": with_row(np.rint(spread)),
         "flipped_label": with_row(X[record], 1 - y[record] if set(np.unique(y)) <= {0, 1} else -y[record]),
         "duplicate": with_row(X[other], y[other]),
     }

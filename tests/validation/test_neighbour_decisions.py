@@ -91,12 +91,23 @@ def test_halfspace_time_limit(monkeypatch):
     assert_same_decisions(fit, X, y, 0.0, 1.0)
 
 
+@pytest.mark.parametrize("mechanism", ["exponential", "auto"])
+def test_halfspace_callers_w(mechanism):
+    """The caller's W (grid, norm_bound, levels) on a 0/1 table of d = 10: the draw's path
+    (split by support, or every point scored) is read from the declared levels + 1, not from
+    the values present (a record spread over the levels made 9 values where the table has 2:
+    ``result_.parameters.path`` was "topdown" on the table and "enumerate" on its neighbour)."""
+    X, y = _binary_table(d=10)
+    fit = _halfspace(bounds=(0.0, 1.0), levels=8, grid=1, norm_bound=3.0, mechanism=mechanism)
+    assert_same_decisions(fit, X[:60], y[:60], 0.0, 1.0, only=("new_value", "spread", "flipped_label"))
+
+
 @pytest.mark.parametrize("bounds", ["as_is", None])
 def test_halfspace_as_is(bounds):
     """X used as it is: a 0/1 table, the neighbours' records whole numbers of [-8, 8] (d = 10,
     where counting X's values offered 3 W's against 2)."""
     X, y = _binary_table(d=10)
-    skip = ("new_value",) + (("outside",) if bounds is None else ())
+    skip = ("new_value", "spread") + (("outside",) if bounds is None else ())     # X held to whole numbers
     assert_same_decisions(_halfspace(bounds=bounds), X, y, -8.0, 8.0, skip=skip)
 
 
@@ -177,4 +188,4 @@ def test_the_harness_sees_the_counted_values(bounds, monkeypatch):
 
     monkeypatch.setattr(PrivateHalfspaceClassifier, "_feature_values", counted)
     with pytest.raises(AssertionError, match="resolutions_"):
-        assert_same_decisions(_halfspace(bounds=bounds), X, y, -8.0, 8.0, only=("spread",))
+        assert_same_decisions(_halfspace(bounds=bounds), X, y, -8.0, 8.0, only=("spread_whole",))
