@@ -28,6 +28,7 @@ Left out by design, each documented (docs/guarantees.md):
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from privopt import PrivacyLedger, exponential_mechanism, mixture_selection
@@ -36,6 +37,7 @@ from privopt.baselines import PRIVATE_BASELINES
 from privopt.estimators import PrivateHalfspaceClassifier
 from privopt.models import zero_one_halfspace, zero_one_loss
 from privopt.scoring import PrivateScoringSystem
+from tests.conftest import require_solver
 from tests._neighbours import assert_same_decisions, neighbours, public_decisions, result_decisions
 
 N, D = 240, 3
@@ -100,6 +102,50 @@ def test_halfspace_callers_w(mechanism):
     X, y = _binary_table(d=10)
     fit = _halfspace(bounds=(0.0, 1.0), levels=8, grid=1, norm_bound=3.0, mechanism=mechanism)
     assert_same_decisions(fit, X[:60], y[:60], 0.0, 1.0, only=("new_value", "spread", "flipped_label"))
+
+
+MILP_CONFIGS = {
+    "opdisc": dict(mechanism="opdisc"),
+    "opdisc_paper": dict(mechanism="opdisc", calibration="paper"),
+    "rspm": dict(mechanism="rspm"),
+    "auto_with_highs": dict(solver="highs"),
+}
+
+
+@pytest.mark.parametrize("config", sorted(MILP_CONFIGS))
+def test_halfspace_milp(config):
+    """OPDisc (both calibrations), RSPM and "auto" with a MILP solver, on 80 records of d = 2."""
+    require_solver("highs")
+    X, y = _real_table()
+    fit = _halfspace(bounds=(0.0, 1.0), levels=3, **MILP_CONFIGS[config])
+    assert_same_decisions(fit, X[:80, :2], y[:80], 0.0, 1.0)
+
+
+def test_halfspace_on_a_dataframe_and_integer_typed_x():
+    """Bounds by column name with a bool column; an integer-typed X without bounds (used as
+    it is, its epsilon kept: the dtype is public)."""
+    X, y = _real_table()
+
+    def frame(X, y):
+        df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(c=X[:, 2] > 0.5)
+        return PrivateHalfspaceClassifier(epsilon=1.0, bounds={"a": (0, 1), "b": (0, 1), "c": (0, 1)},
+                                          random_state=0).fit(df, y)
+
+    def integer_typed(X, y):
+        return PrivateHalfspaceClassifier(epsilon=1.0, random_state=0).fit(np.rint(3 * X).astype(np.int64), y)
+    assert_same_decisions(frame, X, y, 0.0, 1.0)
+    assert_same_decisions(integer_typed, X, y, 0.0, 1.0, skip=("outside",))     # beyond 8: refused, charged
+
+
+def test_halfspace_in_a_ledger_block_without_delta():
+    """"auto" held to a pure mechanism by the ledger in force (its state is public)."""
+    X, y = _real_table()
+
+    def fit(X, y):
+        with PrivacyLedger(epsilon=5.0, delta=0.0):
+            return PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0.0, 1.0), solver="auto",
+                                              random_state=0).fit(X, y)
+    assert_same_decisions(fit, X, y, 0.0, 1.0)
 
 
 @pytest.mark.parametrize("bounds", ["as_is", None])
