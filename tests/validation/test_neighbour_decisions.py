@@ -235,3 +235,23 @@ def test_the_harness_sees_the_counted_values(bounds, monkeypatch):
     monkeypatch.setattr(PrivateHalfspaceClassifier, "_feature_values", counted)
     with pytest.raises(AssertionError, match="resolutions_"):
         assert_same_decisions(_halfspace(bounds=bounds), X, y, -8.0, 8.0, only=("spread_whole",))
+
+
+def test_functional_path_reads_the_declared_values():
+    """``exponential_mechanism`` on a 0/1-loss model of d = 10 (grid 1, D = 3): with the
+    values a coordinate takes declared (``feature_values``) the path is the same on every
+    neighbour; where nothing is declared it reads the values present (documented: the same
+    law either way, but ``parameters.path`` then differs, "topdown" on the 0/1 table and
+    "enumerate" on its neighbour with one record spread over -4..5)."""
+    X, y = _binary_table(d=10)
+    X, y = X[:60], y[:60]
+
+    def fit(declared):
+        def run(X, y):
+            model = zero_one_halfspace(X, np.where(y == 1, 1, -1), grid=1, norm_bound=3.0, classes=(-1, 1),
+                                       feature_values=declared)
+            return {"exp": result_decisions(exponential_mechanism(model, epsilon=1.0, random_state=0))}
+        return run
+    assert_same_decisions(fit(10), X, y, -4.0, 5.0, only=("spread_whole", "at_max", "flipped_label"))
+    with pytest.raises(AssertionError, match="path: topdown != enumerate"):
+        assert_same_decisions(fit(None), X, y, -4.0, 5.0, only=("spread_whole",))
