@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privopt import PrivacyLedger, exponential_mechanism, mixture_selection
+from privopt import PrivacyLedger, exponential_mechanism, mixture_selection, opdisc, opsamp
 from privopt import estimators
 from privopt.baselines import PRIVATE_BASELINES
 from privopt.estimators import PrivateHalfspaceClassifier
-from privopt.models import zero_one_halfspace, zero_one_loss
+from privopt.models import hinge_halfspace, zero_one_halfspace, zero_one_loss
 from privopt.scoring import PrivateScoringSystem
 from tests.conftest import require_solver
 from tests._neighbours import assert_same_decisions, neighbours, public_decisions, result_decisions
@@ -255,3 +255,21 @@ def test_functional_path_reads_the_declared_values():
     assert_same_decisions(fit(10), X, y, -4.0, 5.0, only=("spread_whole", "at_max", "flipped_label"))
     with pytest.raises(AssertionError, match="path: topdown != enumerate"):
         assert_same_decisions(fit(None), X, y, -4.0, 5.0, only=("spread_whole",))
+
+
+@pytest.mark.parametrize("mechanism", ["opsamp", "opdisc"])
+def test_functional_opsamp_opdisc(mechanism):
+    """OPSamp and OPDisc on a hinge-loss model with a declared ``x_bound`` (40 records, d = 2)."""
+    require_solver("highs")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (40, 2))
+    y = (X[:, 0] > 0).astype(int)
+
+    def fit(X, y):
+        model = hinge_halfspace(X, np.where(y == 1, 1, -1), x_bound=1.0)
+        if mechanism == "opsamp":
+            result = opsamp(model, epsilon=1.0, delta=1e-3, n_oracle_calls=3, progress=False, random_state=0)
+        else:
+            result = opdisc(model, epsilon=1.0, delta=1e-3, grid=np.linspace(-1.0, 1.0, 5), random_state=0)
+        return {mechanism: result_decisions(result)}
+    assert_same_decisions(fit, X, y, -1.0, 1.0)
