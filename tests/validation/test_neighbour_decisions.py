@@ -27,6 +27,8 @@ Left out by design, each documented (docs/guarantees.md):
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,7 +41,8 @@ from privopt.exceptions import UncertifiedReleaseWarning
 from privopt.models import hinge_halfspace, zero_one_halfspace, zero_one_loss
 from privopt.scoring import PrivateScoringSystem
 from tests.conftest import require_solver
-from tests._neighbours import assert_same_decisions, neighbours, public_decisions, result_decisions
+from tests._neighbours import (assert_same_decisions, differences, fit_decisions, neighbours, public_decisions,
+                               result_decisions)
 
 N, D = 240, 3
 
@@ -188,6 +191,20 @@ def test_perturbation_warning_quotes_no_value_of_the_data(name):
     with pytest.warns(UncertifiedReleaseWarning, match="tol=1e-300"):
         fit(X, y)
     assert_same_decisions(fit, X, y, 0.0, 1.0, only=("at_max", "flipped_label", "outside"))
+
+
+def test_dpsgd_add_remove():
+    """DP-SGD under add/remove-one with the public ``n_samples``: a table with one record
+    removed or one added makes the same decisions (the number of records is private there)."""
+    X, y = _real_table()
+
+    def fit():
+        return lambda X, y: PRIVATE_BASELINES["dpsgd"](epsilon=1.0, bounds=(0.0, 1.0), random_state=0,
+                                                       neighbouring="add_remove", n_samples=N).fit(X, y)
+    base, said = fit_decisions(functools.partial(fit(), X, y))
+    for X2, y2 in ((X[1:], y[1:]), (np.vstack([X, X[:1]]), np.append(y, y[0]))):
+        other, said2 = fit_decisions(functools.partial(fit(), X2, y2))
+        assert differences(base, other) == [] and said == said2
 
 
 @pytest.mark.parametrize("risk_share", [0.0, 0.3])
