@@ -42,7 +42,7 @@ RELEASED = frozenset({
 #: epsilon), so it is a release.
 RELEASED = RELEASED | {"risk_table_"}
 #: Fields of ``result_.parameters`` that are the released point or follow from it: the index of
-#: the W chosen by a selection among W's, and that W's ball and dimension.
+#: the W chosen by a selection among W's, and that W's ball and dimension (compared where W is one).
 RELEASED_PARAMETERS = frozenset({"resolution", "norm_bound", "dim", "weights"})
 #: Warnings for whoever holds the data, documented as never part of a release: the clipping
 #: count (:func:`privopt._validation.warn_clipped`, "it is for the data curator").
@@ -71,9 +71,10 @@ def _parameters(parameters) -> dict:
         items = dict(parameters)
     else:
         items = {k: parameters[k] for k in parameters}
+    chosen = "resolution" in items        # a selection among W's: the chosen W's facts are released
     out = {}
     for name, value in items.items():
-        if name in RELEASED_PARAMETERS:
+        if name in RELEASED_PARAMETERS and (chosen or name == "weights"):
             continue
         if name in ("inner", "release") and value is not None:      # a wrapped release's own parameters
             out[name] = _parameters(value)
