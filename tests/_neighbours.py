@@ -95,9 +95,12 @@ def result_decisions(result) -> dict:
 def public_decisions(est) -> dict:
     """Every fitted attribute (``name_``) of ``est`` that is not released (:data:`RELEASED`),
     the result's decisions (:func:`result_decisions`) and, where a warm start ran, its own."""
+    single = len(getattr(est, "resolutions_", None) or ()) <= 1      # W was not chosen: its facts are public
     out = {}
     for name, value in vars(est).items():
-        if not name.endswith("_") or name.startswith("_") or name in RELEASED:
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        if name in RELEASED and not (single and name == "model_info_"):
             continue
         out[name] = result_decisions(value) if name == "result_" else _plain(value)
     warm = getattr(est, "warm_start_", None)
