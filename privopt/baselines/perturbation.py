@@ -101,10 +101,15 @@ def _newton_step(a: np.ndarray, c: np.ndarray, reg: float, grad: np.ndarray) -> 
 
 
 def _warn_if_inexact(gnorm, tol):
+    """Warn when the minimiser stopped above the public tolerance ``tol``.  The text quotes
+    ``tol`` only, never ``gnorm``: the gradient norm is computed from the data (output
+    perturbation's, without any noise), and a message after the data is read carries no
+    value computed from it; whether it is said is not covered by the guarantee, as an
+    uncertified solve is not (docs/guarantees.md, Certification)."""
     if gnorm > tol:
         warnings.warn(
-            f"the perturbed objective was minimised only to gradient norm {gnorm:.3g} > {tol:g}; "
-            "the privacy proof assumes the exact minimiser.",
+            f"the perturbed objective was not minimised to the gradient-norm tolerance tol={tol:g} within "
+            "the Newton iterations; the privacy proof assumes the exact minimiser.",
             UncertifiedReleaseWarning,
             stacklevel=3,
         )

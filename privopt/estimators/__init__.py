@@ -910,11 +910,18 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             f"with this W: give fewer features (select or aggregate columns of X), or a smaller W (fewer grid "
             "values: grid=1 gives 3 per weight)."))
 
-    def _zero_one_model(self, Xd, y, res=None):
-        """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring)."""
+    def _zero_one_model(self, Xd, y, res=None, disc=None):
+        """The 0/1-loss MILP of OPDisc's grid and ball (defaults in the class docstring), with
+        the values its coordinates take declared in public (:meth:`_feature_values`,
+        :meth:`_coordinate_values`), as on a ladder's W's: private selection's path (split by
+        support or every point scored) and predicted time then read these, never the values
+        present in X, which one record changes (a 0/1 table drawn top down, its neighbour with
+        one record spread over the levels scored point by point: ``result_.parameters.path``
+        told them apart)."""
         grid, norm_bound = self._ball(Xd.shape[1], res)
         return zero_one_halfspace(Xd, y, grid=grid, norm_bound=norm_bound, fit_intercept=self.fit_intercept,
-                                  classes=(-1, 1))
+                                  classes=(-1, 1), feature_values=self._feature_values(Xd, res),
+                                  coordinate_values=self._coordinate_values(Xd, res, disc))
 
     def _zero_one_loss_on(self, Xr, y, res, values, declared):
         """The 0/1 loss without its MILP (:func:`privopt.models.zero_one_loss`), what private
@@ -1318,7 +1325,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             return self._select_among(offered, y, mechanism, epsilon)
         if offered.rungs is not None:       # one resolution offered: the plain mechanism on its W
             res, Xr, disc = offered.rungs[0]
-            model = self._zero_one_model(Xr, y, res)
+            model = self._zero_one_model(Xr, y, res, disc)
             result = MECHANISMS[mechanism](model, epsilon=epsilon, time_limit=self.time_limit,
                                            random_state=self.random_state, keep_report=True)
             return _Selected(result, model, res, (res,), disc, disc is not None)
