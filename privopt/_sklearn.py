@@ -44,6 +44,8 @@ import inspect
 import numbers
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -281,6 +283,8 @@ class PrivoptTransformer(PrivoptEstimator):
 
     #: scikit-learn's marker that ``transform`` is wrapped by the output configuration.
     _sklearn_auto_wrap_output_keys = {"transform"}
+    #: The output names every transformer defines (read by :meth:`_wrap_output`).
+    get_feature_names_out: Callable[..., Any]
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X, y, **fit_params).transform(X)
