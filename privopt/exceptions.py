@@ -229,6 +229,18 @@ class ClippedFeaturesWarning(UserWarning):
 __all__.append("ClippedFeaturesWarning")
 
 
+class NonBinaryItemWarning(UserWarning):
+    """A column given no cut points (missing from ``ThresholdBinarizer``'s
+    thresholds) is taken, by a public rule, as the 0/1 item ``column >= 1``,
+    whatever it holds; it held values other than 0 and 1, so that item may not
+    be what was meant (give the column its public cut points).  Whether it
+    fires depends on the data: it is for the data curator only, never part of a
+    private release (the fit's outcome does not depend on it)."""
+
+
+__all__.append("NonBinaryItemWarning")
+
+
 class CacheRejectedWarning(RuntimeWarning):
     """A value read from privopt's on-disk cache failed the forward check of
     the privacy claim it stands for (e.g. a planted noise multiplier too small

@@ -11,7 +11,7 @@ from .._optional import require_installed
 require_installed("sklearn")
 
 from .._sklearn import PrivoptTransformer, check_fitted, validate_table  # noqa: E402
-from ..exceptions import ParameterError, PrivacyLeakWarning  # noqa: E402
+from ..exceptions import NonBinaryItemWarning, ParameterError, PrivacyLeakWarning  # noqa: E402
 
 __all__ = ["ThresholdBinarizer"]
 
@@ -39,12 +39,16 @@ class ThresholdBinarizer(PrivoptTransformer):
         Per column, a list of cut points: ``{"age": [40, 60], "bmi": [30]}``
         (column names of a DataFrame) or ``{0: [40, 60]}`` / a list with one
         entry per column (positions).  A column with ``[]`` is dropped; a
-        column missing from a dict is passed through when it is already 0/1
-        and refused otherwise.
+        column missing from a dict is the item ``column >= 1`` (a 0/1 column
+        passes through), by this public rule whatever the column holds: a
+        column holding other values gets a
+        :class:`~privopt.exceptions.NonBinaryItemWarning` for the data
+        curator, never an error (an error would say, free of charge, whether a
+        column is binary).
     from_data : None or int
         ``None`` (default): use ``thresholds`` only.  An int q: columns
-        without public thresholds get q - 1 cut points at the training data's
-        quantiles.  This leaks the data and raises a
+        without public thresholds that are not 0/1 get q - 1 cut points at the
+        training data's quantiles.  This leaks the data and raises a
         :class:`~privopt.PrivacyLeakWarning`; it is for teaching and for public
         data only.
 
@@ -62,12 +66,19 @@ class ThresholdBinarizer(PrivoptTransformer):
         names = getattr(self, "feature_names_in_", None)
         return [str(c) for c in names] if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
 
+    def _check_from_data(self) -> None:
+        """``from_data``: None or an int >= 2, refused before the data is read."""
+        q = self.from_data
+        if q is not None and (isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 2):
+            raise ParameterError(f"from_data must be None or an int >= 2 (quantile bins), got {q!r}.", "from_data")
+
     def _validate(self, X, reset: bool):
         """X as floats; text columns and other unreadable input are refused
         naming the column and the fix (a raw numpy ValueError otherwise)."""
         return validate_table(self, X, reset=reset, text_fix=_TEXT_FIX)
 
     def fit(self, X, y=None):
+        self._check_from_data()
         X = self._validate(X, reset=True)
         names = self._names()
         spec = self.thresholds
@@ -87,23 +98,19 @@ class ThresholdBinarizer(PrivoptTransformer):
             if len(per) != len(names):
                 raise ParameterError(f"thresholds: expected one list of cut points per column ({len(names)}), "
                                      f"got {len(per)}.", "thresholds")
-        leaked = []
+        leaked: list[str] = []
+        not_binary: list[str] = []
         out = []
         for j, cuts in enumerate(per):
             col = X[:, j]
+            binary = cuts is None and bool(np.isin(col, (0.0, 1.0)).all())
+            if cuts is None and (self.from_data is None or binary):
+                out.append(np.array([1.0]))         # the public rule: the item column >= 1
+                if not binary:
+                    not_binary.append(names[j])
+                continue
             if cuts is None:
-                if np.isin(col, (0.0, 1.0)).all():
-                    out.append(np.array([1.0]))
-                    continue
-                if self.from_data is None:
-                    raise ParameterError(
-                        f"thresholds: column {names[j]!r} is not binary and has no public cut points; give "
-                        f"them (thresholds={{{names[j]!r}: [...]}}) or, for public data only, from_data=q.",
-                        "thresholds")
                 q = int(self.from_data)
-                if q < 2:
-                    raise ParameterError(f"from_data must be an int >= 2 (quantile bins), got {self.from_data!r}.",
-                                         "from_data")
                 cuts = np.unique(np.quantile(col, np.arange(1, q) / q))
                 leaked.append(names[j])
             out.append(np.sort(np.asarray(cuts, dtype=float)))
@@ -112,6 +119,13 @@ class ThresholdBinarizer(PrivoptTransformer):
                 f"ThresholdBinarizer: cut points of {leaked!r} were computed from the data (from_data=...); they "
                 "reveal the data and no privacy guarantee covers them. Use public thresholds for private data.",
                 PrivacyLeakWarning, stacklevel=2)
+        if not_binary:
+            warnings.warn(
+                f"ThresholdBinarizer: the columns {not_binary!r} have no cut points and were taken as the items "
+                "'column >= 1' (the rule for a column missing from thresholds), but they hold values other than 0 "
+                "and 1. Give them public cut points (thresholds={name: [...]}) or [] to drop them. (This warning "
+                "describes the data: it is for whoever holds the data, not for publication.)",
+                NonBinaryItemWarning, stacklevel=2)
         self.thresholds_ = out
         return self
 

@@ -16,7 +16,7 @@ from scipy import integrate, stats
 from privopt._random import NoiseDraws, SecureGenerator
 from privopt.calibration import exponential_mechanism_probabilities, permute_and_flip_probabilities
 from privopt.calibration._scoring import RISK_TABLE_SENSITIVITY, risk_table_noise_scale, split_risk_epsilon
-from privopt.exceptions import ParameterError, PrivacyLeakWarning
+from privopt.exceptions import NonBinaryItemWarning, ParameterError, PrivacyLeakWarning
 from privopt.search._topdown import KeyedStreams, max_of, split_region, truncated_max_of
 from privopt.scoring import best_scoring_system, select_scoring_system
 from privopt.scoring._engine import group_errors, support_lower_bounds
@@ -350,8 +350,16 @@ def test_binarizer_public_thresholds_and_leak_warning():
         ThresholdBinarizer({0: [40]}).fit(X)           # public: no warning
     with pytest.warns(PrivacyLeakWarning):
         ThresholdBinarizer(from_data=2).fit(X)
-    with pytest.raises(ParameterError, match="public cut points"):
-        ThresholdBinarizer().fit(X)
+    # a column with no cut points is the item column >= 1 by a public rule, whatever it holds:
+    # no error (it would say for free whether the column is binary), a warning for the curator
+    with pytest.warns(NonBinaryItemWarning, match=r"\['x0'\]"):
+        fitted = ThresholdBinarizer().fit(X)
+    np.testing.assert_array_equal(fitted.transform(X), [[1, 0], [1, 1], [1, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ThresholdBinarizer().fit(X[:, 1:])             # a 0/1 column passes through silently
+    with pytest.raises(ParameterError, match="from_data"):
+        ThresholdBinarizer(from_data=1).fit(np.array([["text"]], dtype=object))   # before X is read
 
 
 @pytest.mark.parametrize("d,k", [(7, 3), (10, 4), (6, 6), (12, 1), (5, 0)])
