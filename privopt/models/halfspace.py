@@ -359,9 +359,9 @@ def _build_zero_one_rows(model, spec: _RowsSpec):
     m = k_row.size
     if m and mu <= 2 * INT_TOL * (1.0 + float(big_m.max())):
         raise ParameterError(
-            f"margin {mu:g} is too small for big-M values up to {float(big_m.max()):.3g}: a binary "
-            f"within the solvers' integrality tolerance ({INT_TOL:g}) could move a score across the "
-            "threshold. Use a larger margin, a coarser grid, or integer features.",
+            f"margin {mu:g} is too small for this model's big-M values (set by the records' scores "
+            f"over W): a binary within the solvers' integrality tolerance ({INT_TOL:g}) could move a "
+            "score across the threshold. Use a larger margin, a coarser grid, or integer features.",
             "margin",
         )
     model.e = pyo.Var(range(m), domain=pyo.Binary)

@@ -801,3 +801,18 @@ def test_a_norm_bound_whose_square_overflows_is_refused_with_the_equivalent_boun
     with pytest.raises(ParameterError, match=same) as err:
         zero_one_halfspace(X, y, norm_bound=1e300)      # grid -1..1 on d = 2: ||w|| <= sqrt(2)
     assert err.value.parameter == "norm_bound"
+
+
+def test_too_small_margin_message_quotes_no_value_of_the_records():
+    """The refusal of a margin below the solvers' integrality tolerance at this model's big-M
+    values names the margin and the fixes, and no number computed from the records: two tables
+    whose big-M values differ get the same message."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (20, 3))
+    y = rng.integers(0, 2, 20)
+    messages = []
+    for A in (X, 3 * X):
+        with pytest.raises(ParameterError, match="margin 1e-09 is too small") as info:
+            zero_one_halfspace(A, y, margin=1e-9)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
