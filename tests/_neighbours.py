@@ -182,3 +182,42 @@ def assert_same_decisions(fit: Callable[[np.ndarray, np.ndarray], object], X, y,
             diff.append(f"warnings: {said} != {said2}")
         failures += [f"{name}: {line}" for line in diff]
     assert not failures, "decisions that read the private data:\n" + "\n".join(failures)
+
+
+def ledger_state(ledger) -> dict:
+    """What a ledger shows after a call: what is spent and left, and each entry's name,
+    mechanism, (epsilon, delta) and number (its time left out: a clock, not the data)."""
+    return {"spent": (ledger.spent.epsilon, ledger.spent.delta),
+            "remaining": (ledger.remaining.epsilon, ledger.remaining.delta),
+            "releases": tuple((r.what, r.mechanism, r.epsilon, r.delta, r.entry) for r in ledger.releases)}
+
+
+def ledger_outcome(fit: Callable, X, y, budget: tuple[float, float]) -> tuple[dict, object]:
+    """(the state of a fresh ledger of ``budget`` after ``fit(X, y, ledger)``, the outcome:
+    ``"fitted"`` or the exception's (type, message))."""
+    from privopt import PrivacyLedger
+
+    ledger = PrivacyLedger(*budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fit(X, y, ledger)
+            outcome: object = "fitted"
+        except Exception as exc:        # noqa: BLE001 - an exception is an outcome the analyst sees
+            outcome = (type(exc).__name__, str(exc))
+    return ledger_state(ledger), outcome
+
+
+def failing_neighbours(X: np.ndarray, y: np.ndarray, *, record: int = 0) -> dict:
+    """Tables that differ from (X, y) in one record and that a private fit refuses once it
+    has read them: ``missing`` (a NaN), ``missing_elsewhere`` (a NaN in another record and
+    column: the same refusal from another table), ``infinite`` (an inf)."""
+    X = np.asarray(X, dtype=float)
+
+    def with_value(i, j, value):
+        X2 = X.copy()
+        X2[i, j] = value
+        return X2, np.asarray(y).copy()
+
+    return {"missing": with_value(record, 0, np.nan), "missing_elsewhere": with_value(record + 1, 0, np.nan),
+            "infinite": with_value(record, 0, np.inf)}
