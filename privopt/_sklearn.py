@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
-                          check_numeric_features, user_stacklevel)
+                          check_numeric_features, frame_floats, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
@@ -424,7 +424,7 @@ def _check_feature_names(est, X, *, reset: bool) -> None:
     raise ParameterError(f"X: {message}", "X")
 
 
-def _float_table(est, X) -> np.ndarray:
+def _float_table(est, X, *, missing: str = "refuse") -> np.ndarray:
     """X as a new 2-D float64 array (the caller's object is never touched), refused
     as scikit-learn's ``check_array`` refuses it: sparse, complex, not 2-D, no row or
     no column; text and missing values are refused before, naming their columns."""
@@ -437,7 +437,10 @@ def _float_table(est, X) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
         try:
-            arr = np.array(X, dtype=np.float64, copy=True)
+            if missing == "pass" and hasattr(X, "iloc") and hasattr(X, "to_numpy"):     # pandas' NA as NaN
+                arr = frame_floats(X)
+            else:
+                arr = np.array(X, dtype=np.float64, copy=True)
         except np.exceptions.ComplexWarning as exc:
             raise ParameterError("X: Complex data not supported; give real numbers.", "X") from exc
         except (TypeError, ValueError) as exc:
@@ -453,7 +456,10 @@ def _float_table(est, X) -> np.ndarray:
         what = "sample(s)" if arr.shape[0] < 1 else "feature(s)"
         raise ParameterError(f"X: Found array with 0 {what} (shape={arr.shape}) while a minimum of 1 is required "
                              f"by {cls}.", "X")
-    if not np.isfinite(arr).all():
+    finite = np.isfinite(arr)
+    if not finite.all():
+        if missing == "pass":
+            return np.where(finite, arr, np.nan)
         check_missing_features(arr, "X")        # names the columns
     return arr
 
@@ -467,17 +473,21 @@ def _check_n_features(est, X: np.ndarray, *, reset: bool) -> None:
                              f"{est.n_features_in_} features as input.", "X")
 
 
-def validate_table(est, X, *, reset: bool, text_fix: str | None = None) -> np.ndarray:
+def validate_table(est, X, *, reset: bool, text_fix: str | None = None, missing: str = "refuse") -> np.ndarray:
     """X checked, converted to a new float64 array, and its shape and names recorded
     (``reset``: fit) or compared (predict); ``text_fix``: the fix a text column's
-    refusal suggests (privopt's default: one-hot encode it)."""
+    refusal suggests (privopt's default: one-hot encode it).  ``missing="pass"`` (a
+    transformer's): NaN and infinite values are not refused but returned as NaN, so that
+    the private step after it refuses them once it is charged (a refusal here, before any
+    ledger, would say for free whether a value is missing)."""
     if text_fix is None:
         check_numeric_features(X, "X")   # text, even numbers written as text, names its column
     else:
         check_numeric_features(X, "X", fix=text_fix)
-    check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
+    if missing != "pass":
+        check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
     _check_feature_names(est, X, reset=reset)
-    arr = _float_table(est, X)
+    arr = _float_table(est, X, missing=missing)
     _check_n_features(est, arr, reset=reset)
     return arr
 

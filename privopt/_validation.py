@@ -679,7 +679,15 @@ def warn_clipped(X: np.ndarray, lower, upper, *, feature_names=None, what: str =
     return total
 
 
-def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
+def frame_floats(X) -> np.ndarray:
+    """A DataFrame's values as a float array, pandas' missing values (NA, None) as NaN,
+    column by column (an object column with ``pd.NA`` converts too)."""
+    if X.shape[1] == 0:
+        return np.zeros((len(X), 0))
+    return np.column_stack([X.iloc[:, j].to_numpy(dtype=float, na_value=np.nan) for j in range(X.shape[1])])
+
+
+def check_array_2d(X, name: str = "X", *, min_rows: int = 1, allow_missing: bool = False) -> np.ndarray:
     """A finite 2-D float array (a copy; the caller's array is never touched).
     Text (including numbers written as text) is refused (:func:`check_numeric_features`)."""
     check_numeric_features(X, name)
@@ -695,7 +703,7 @@ def check_array_2d(X, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
         )
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ParameterError(f"{name} is empty (shape {arr.shape}); give at least {min_rows} row(s).", name)
-    if not np.all(np.isfinite(arr)):
+    if not allow_missing and not np.all(np.isfinite(arr)):
         check_missing_features(arr, name)
     return arr
 

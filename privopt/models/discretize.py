@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_array_2d, check_int
+from .._validation import check_array_2d, check_int, check_numeric_features, frame_floats
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
 __all__ = ["discretize_features", "FeatureDiscretizer", "geometric_position", "SPACINGS", "GEOMETRIC_BASE"]
@@ -208,6 +208,20 @@ def discretize_features(X, bounds, levels=10, *, center=False, spacing="uniform"
     return _apply(Xa, lo, hi, lv, _check_center(center), _check_spacing(spacing))
 
 
+def _finite_or_nan(X) -> np.ndarray:
+    """X as a new 2-D float array, its missing and infinite values as NaN: refused for
+    its type or shape only (text, not 2-D, empty), never for a value."""
+    check_numeric_features(X, "X")
+    try:
+        if hasattr(X, "iloc") and hasattr(X, "to_numpy"):        # pandas' NA as NaN
+            X = frame_floats(X)
+        arr = np.array(X, dtype=float, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"X must be a 2-D array of numbers: {exc}", "X") from exc
+    arr = check_array_2d(arr, "X", allow_missing=True)
+    return np.where(np.isfinite(arr), arr, np.nan)
+
+
 class FeatureDiscretizer:
     """:func:`discretize_features` as a transformer with fit/transform (the
     scikit-learn convention; no scikit-learn dependency).
@@ -234,7 +248,10 @@ class FeatureDiscretizer:
         return self
 
     def fit(self, X, y=None):
-        Xa = check_array_2d(X, "X")
+        """Fix the bounds.  With public bounds X's values are not read (its shape is), so
+        no value of the data can make ``fit`` raise (in a Pipeline it runs before the
+        private estimator charges its ledger: a refusal here would be free)."""
+        Xa = _finite_or_nan(X) if self.bounds is not None else check_array_2d(X, "X")
         d = Xa.shape[1]
         self.lower_, self.upper_ = _check_bounds(self.bounds, d, Xa, stacklevel=3)
         self.levels_ = _check_levels(self.levels, d)
@@ -244,9 +261,11 @@ class FeatureDiscretizer:
         return self
 
     def transform(self, X):
+        """The levels of X; a missing or infinite value stays NaN (never refused here: the
+        private step after this one refuses it once charged)."""
         if not hasattr(self, "levels_"):
             raise ParameterError("FeatureDiscretizer is not fitted; call fit first.", "self")
-        Xa = check_array_2d(X, "X")
+        Xa = _finite_or_nan(X)
         if Xa.shape[1] != self.n_features_in_:
             raise ParameterError(
                 f"X has {Xa.shape[1]} features but the discretizer was fitted with {self.n_features_in_}.", "X")

@@ -74,8 +74,9 @@ class ThresholdBinarizer(PrivoptTransformer):
 
     def _validate(self, X, reset: bool):
         """X as floats; text columns and other unreadable input are refused
-        naming the column and the fix (a raw numpy ValueError otherwise)."""
-        return validate_table(self, X, reset=reset, text_fix=_TEXT_FIX)
+        naming the column and the fix (a raw numpy ValueError otherwise).  A missing or
+        infinite value is not refused here but kept as NaN (see :meth:`transform`)."""
+        return validate_table(self, X, reset=reset, text_fix=_TEXT_FIX, missing="pass")
 
     def fit(self, X, y=None):
         self._check_from_data()
@@ -103,7 +104,7 @@ class ThresholdBinarizer(PrivoptTransformer):
         out = []
         for j, cuts in enumerate(per):
             col = X[:, j]
-            binary = cuts is None and bool(np.isin(col, (0.0, 1.0)).all())
+            binary = cuts is None and bool(np.isin(col[~np.isnan(col)], (0.0, 1.0)).all())
             if cuts is None and (self.from_data is None or binary):
                 out.append(np.array([1.0]))         # the public rule: the item column >= 1
                 if not binary:
@@ -111,7 +112,7 @@ class ThresholdBinarizer(PrivoptTransformer):
                 continue
             if cuts is None:
                 q = int(self.from_data)
-                cuts = np.unique(np.quantile(col, np.arange(1, q) / q))
+                cuts = np.unique(np.nanquantile(col, np.arange(1, q) / q))
                 leaked.append(names[j])
             out.append(np.sort(np.asarray(cuts, dtype=float)))
         if leaked:
@@ -130,15 +131,20 @@ class ThresholdBinarizer(PrivoptTransformer):
         return self
 
     def transform(self, X):
+        """The items ``column >= cut`` as 0/1 (uint8).  A missing or infinite value makes
+        its items NaN (the output is then float): this transformer never refuses a value
+        of the data, since in a Pipeline it runs before the private estimator charges its
+        ledger and a refusal here would be free; the estimator refuses the NaN once charged."""
         check_fitted(self, "thresholds_")
         X_in, X = X, self._validate(X, reset=False)
         cols = [(X[:, j][:, None] >= cuts[None, :]) for j, cuts in enumerate(self.thresholds_) if cuts.size]
         out = np.hstack(cols).astype(np.uint8) if cols else np.zeros((X.shape[0], 0), dtype=np.uint8)
-        return self._wrap_output(out, X_in)
+        return self._wrap_output(_keep_missing(out, X, self.thresholds_), X_in)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = []     # its items are 0/1 (uint8) whatever X's dtype
+        tags.input_tags.allow_nan = True     # kept as NaN items, refused by the private step once charged
         return tags
 
     def get_feature_names_out(self, input_features=None):
@@ -155,3 +161,13 @@ class ThresholdBinarizer(PrivoptTransformer):
         spec = self.thresholds if isinstance(self.thresholds, dict) else {}
         j = self._names().index(name)
         return spec.get(name, spec.get(j)) is None
+
+
+def _keep_missing(out: np.ndarray, X: np.ndarray, thresholds: list) -> np.ndarray:
+    """``out`` with NaN in the items of every missing (NaN) value of X (float then)."""
+    missing = np.isnan(X)
+    if not missing.any():
+        return out
+    per = [np.repeat(missing[:, [j]], cuts.size, axis=1) for j, cuts in enumerate(thresholds) if cuts.size]
+    mask = np.hstack(per) if per else np.zeros(out.shape, dtype=bool)
+    return np.where(mask, np.nan, out.astype(np.float64))

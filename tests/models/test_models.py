@@ -816,3 +816,19 @@ def test_too_small_margin_message_quotes_no_value_of_the_records():
             zero_one_halfspace(A, y, margin=1e-9)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+def test_feature_discretizer_refuses_no_value_of_the_data():
+    """With public bounds, fit reads only X's shape and transform keeps a missing or infinite
+    value as NaN (in a Pipeline it runs before the private estimator charges its ledger, so a
+    refusal here would be free); the estimator refuses the NaN once charged."""
+    from privopt.models import FeatureDiscretizer
+
+    X = np.array([[0.0, 0.5], [np.nan, 1.0], [np.inf, -np.inf], [0.25, 2.0]])
+    disc = FeatureDiscretizer(bounds=(0.0, 1.0), levels=4).fit(X)
+    out = disc.transform(X)
+    np.testing.assert_array_equal(out, [[0.0, 2.0], [np.nan, 4.0], [np.nan, np.nan], [1.0, 4.0]])
+    with pytest.raises(ParameterTypeError, match="X"):
+        disc.transform([["a", "b"]])
+    with pytest.raises(ParameterError, match="fitted with 2"):
+        disc.transform(np.zeros((2, 3)))

@@ -398,3 +398,17 @@ def test_audit_replay_equals_the_mechanism_run_by_run():
         for which in (0, 1):
             fast = target.outputs_from_noise(which, target.draw_noise(np.random.default_rng(seed), size=1))[0]
             np.testing.assert_array_equal(fast, target.run_mechanism(which, np.random.default_rng(seed)))
+
+
+def test_threshold_binarizer_keeps_missing_values_as_nan_items():
+    """A missing or infinite value is never refused by the binarizer (in a Pipeline it runs
+    before the scoring system charges its ledger: a refusal would be free): its items are NaN
+    (the output then float), refused by the scoring system once charged."""
+    from privopt.scoring import ThresholdBinarizer
+
+    X = np.array([[10.0, 1.0], [np.nan, 0.0], [70.0, np.inf]])
+    b = ThresholdBinarizer({0: [40, 60]}).fit(X)
+    out = b.transform(X)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [[0, 0, 1], [np.nan, np.nan, 0], [1, 1, np.nan]])
+    assert b.transform(X[[0]]).dtype == np.uint8
