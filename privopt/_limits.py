@@ -214,13 +214,15 @@ def format_count(n: int) -> str:
     return f"about {'-' if n < 0 else ''}{10 ** (digits - exponent):.2g}e+{exponent:,}"
 
 
-def check_memory(nbytes: float, parameter: str, what: str, fix: str) -> None:
+def check_memory(nbytes: float, parameter: str, what: str, fix: str, *, quote: bool = True) -> None:
     """Raise :class:`ParameterError` (naming ``parameter``) when ``nbytes``,
-    the predicted size of ``what``, exceeds :func:`memory_budget`."""
+    the predicted size of ``what``, exceeds :func:`memory_budget`.  ``quote=False``: the
+    message does not quote ``nbytes`` (when it is computed from a private size)."""
     budget = memory_budget()
     if nbytes > budget:
+        size = f"about {format_bytes(nbytes)} of memory, more" if quote else "more memory"
         raise ParameterError(
-            f"{parameter}: {what} would take about {format_bytes(nbytes)} of memory, more than privopt lets one "
+            f"{parameter}: {what} would take {size} than privopt lets one "
             f"allocation take here ({format_bytes(budget)}, half of this machine's memory). Nothing was "
             f"computed. {fix}", parameter)
 

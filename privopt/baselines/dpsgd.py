@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._limits import check_memory
 from .._validation import check_auto_or, check_choice, check_int, check_positive, check_real
 from ..exceptions import ParameterError
 from . import _accounting as acc
@@ -273,6 +274,18 @@ class DPSGDLogisticRegression(PrivateLinearClassifier):
         else:
             steps = p["epochs"] * int(math.ceil(n / p["batch_size"]))
         return q, steps
+
+    def _check_work_memory(self, n: int, d: int, fit_intercept: bool, params) -> None:
+        """As every baseline's, but under ``neighbouring="add_remove"`` (n private) the
+        refusal quotes neither n nor the bytes predicted from it: it is charged, and a
+        message after the data is read carries no value computed from it."""
+        if params is None or params.get("neighbouring") != "add_remove":
+            super()._check_work_memory(n, d, fit_intercept, params)
+            return
+        check_memory(self._work_bytes(n, d + int(bool(fit_intercept)), params), "X",
+                     f"{type(self).__name__}'s fit on the records of X ({d:,} features)",
+                     "Give fewer features (select or aggregate columns of X), or fewer steps (fewer epochs, a "
+                     "larger batch_size).", quote=False)
 
     def _work_bytes(self, n, d_z, p):
         """The feature map's arrays and the noise of every step (``steps`` x ``d_z``

@@ -239,3 +239,47 @@ def test_third_party_step_before_the_ledger_is_outside_it():
                                                          mechanism="exponential", ledger=L))
     states = _states(fit, {"D": (X, y), **failing_neighbours(X, y)})
     assert states["D"][0]["releases"] and not states["missing"][0]["releases"]
+
+
+def test_dpsgd_add_remove_ledger():
+    """DP-SGD is privopt's only release that accepts ``neighbouring="add_remove"`` (every other
+    one is replace-one, where n is public).  There the number of records is private and
+    ``n_samples`` is the public n: a table with one record removed, one added, or one added
+    that is refused once read (a NaN) leaves the ledger as the table does, charged the
+    replace-one guarantee of the add/remove one (docs/budgets.md, "One neighbour relation")."""
+    X, y = _table()
+    cls = PRIVATE_BASELINES["dpsgd"]
+
+    def fit(X, y, ledger):
+        return cls(epsilon=1.0, bounds=(0.0, 1.0), random_state=0, epochs=2, neighbouring="add_remove",
+                   n_samples=N, ledger=ledger).fit(X, y)
+    nan_row = np.full((1, D), np.nan)
+    tables = {"D": (X, y), "removed": (X[1:], y[1:]), "added": (np.vstack([X, X[:1]]), np.append(y, y[0])),
+              "added_extreme": (np.vstack([X, np.full((1, D), 1.0)]), np.append(y, 1 - y[0])),
+              "added_missing": (np.vstack([X, nan_row]), np.append(y, y[0])),
+              "removed_then_missing": (np.vstack([X[1:2], nan_row, X[2:]]), np.append(y[1:], y[0]))}
+    states = _states(fit, tables)
+    assert {str(s) for s, _ in states.values()} == {str(states["D"][0])}, states
+    assert states["D"][1] == "fitted" and states["added_missing"][1] == states["removed_then_missing"][1] != "fitted"
+    (release,) = states["D"][0]["releases"]
+    assert release[2] == 2.0 and release[3] > 0
+
+
+def test_dpsgd_add_remove_memory_refusal(monkeypatch):
+    """Under add/remove-one a fit predicted not to fit in memory is refused after the
+    reservation (charged), and its message quotes neither n nor the bytes predicted from it
+    (before: "fit on 120 records ... about 2.3 MiB": the private number of records)."""
+    import privopt._limits as limits
+
+    monkeypatch.setattr(limits, "memory_budget", lambda: 1000)
+    X, y = _table()
+    cls = PRIVATE_BASELINES["dpsgd"]
+
+    def fit(X, y, ledger):
+        return cls(epsilon=1.0, bounds=(0.0, 1.0), random_state=0, epochs=2, neighbouring="add_remove",
+                   n_samples=N, ledger=ledger).fit(X, y)
+    states = _states(fit, {"D": (X, y), "removed": (X[1:], y[1:]),
+                           "added": (np.vstack([X, X[:1]]), np.append(y, y[0]))})
+    assert len({str(s) for s in states.values()}) == 1, states
+    state, (kind, message) = states["D"]
+    assert kind == "ParameterError" and "memory" in message and state["releases"]
