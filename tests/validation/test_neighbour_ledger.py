@@ -29,6 +29,7 @@ import pytest
 
 from privopt.baselines import PRIVATE_BASELINES
 from privopt.estimators import PrivateHalfspaceClassifier
+from privopt.models import zero_one_halfspace
 from privopt.scoring import PrivateScoringSystem
 from tests._neighbours import failing_neighbours, ledger_outcome, neighbours
 
@@ -283,3 +284,50 @@ def test_dpsgd_add_remove_memory_refusal(monkeypatch):
     assert len({str(s) for s in states.values()}) == 1, states
     state, (kind, message) = states["D"]
     assert kind == "ParameterError" and "memory" in message and state["releases"]
+
+
+def _decorated(mechanism: str, **kw):
+    """A ``@privopt.private`` builder of a 0/1-loss model (40 records, d = 2, whole numbers
+    0..3): charged before the builder reads the data, so a builder that refuses a table (a
+    NaN) is charged as one that builds it."""
+    import privopt
+
+    def fit(X, y, ledger):
+        @privopt.private(mechanism, ledger=ledger, random_state=0, **kw)
+        def build(X, y):
+            return zero_one_halfspace(X, np.where(y == 1, 1, -1), grid=1, norm_bound=2.0, classes=(-1, 1))
+        return build(np.floor(np.asarray(X)[:40, :2] * 4), np.asarray(y)[:40])
+    return fit
+
+
+@pytest.mark.parametrize("mechanism,kw", [("exponential", dict(epsilon=1.0)),
+                                          ("opdisc", dict(epsilon=1.0, delta=1e-3, solver="highs")),
+                                          ("opdisc", dict(epsilon=1.0, delta=1e-3, solver="highs", time_limit=1e-3))])
+def test_decorated_mechanism_ledger(mechanism, kw):
+    """``@privopt.private``: the table, its neighbours and those refused once read (by the
+    builder, or by a time limit that runs out in the solve) leave the same ledger."""
+    if mechanism == "opdisc":
+        from tests.conftest import require_solver
+        require_solver("highs")
+    X, y = _table()
+    states = assert_same_ledgers(_decorated(mechanism, **kw), X, y, 0.0, 0.99)
+    assert states["missing"][1] != "fitted" and states["D"][0]["releases"]
+
+
+@pytest.mark.parametrize("mechanism", ["exponential", "permute_and_flip"])
+def test_mechanism_given_a_built_model_is_charged_from_its_call(mechanism):
+    """A mechanism called on a model already built (``exponential_mechanism(model, ledger=)``)
+    is charged from its own call: the same ledger on the table and on its neighbours.  What
+    the caller's code did with the data before the call (building the model, a builder that
+    refuses a NaN) is outside the ledger, as any code the data's holder runs; use
+    ``@privopt.private`` (charged before the builder runs) to keep it inside."""
+    from privopt import exponential_mechanism
+
+    def fit(X, y, ledger):
+        model = zero_one_halfspace(np.floor(np.asarray(X)[:40, :2] * 4), np.where(np.asarray(y)[:40] == 1, 1, -1),
+                                   grid=1, norm_bound=2.0, classes=(-1, 1))
+        return exponential_mechanism(model, epsilon=1.0, random_state=0, ledger=ledger, method=mechanism)
+    X, y = _table()
+    states = _states(fit, {"D": (X, y), **neighbours(X, y, 0.0, 0.99)})
+    assert len({str(s) for s in states.values()}) == 1 and states["D"][1] == "fitted"
+    assert states["D"][0]["releases"][0][2:4] == (1.0, 0.0)
