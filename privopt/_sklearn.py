@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
-                          check_numeric_features, frame_floats, user_stacklevel)
+                          check_numeric_features, floats_or_nan, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
@@ -437,10 +437,7 @@ def _float_table(est, X, *, missing: str = "refuse") -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
         try:
-            if missing == "pass" and hasattr(X, "iloc") and hasattr(X, "to_numpy"):     # pandas' NA as NaN
-                arr = frame_floats(X)
-            else:
-                arr = np.array(X, dtype=np.float64, copy=True)
+            arr = np.array(X, dtype=np.float64, copy=True)
         except np.exceptions.ComplexWarning as exc:
             raise ParameterError("X: Complex data not supported; give real numbers.", "X") from exc
         except (TypeError, ValueError) as exc:
@@ -480,14 +477,26 @@ def validate_table(est, X, *, reset: bool, text_fix: str | None = None, missing:
     transformer's): NaN and infinite values are not refused but returned as NaN, so that
     the private step after it refuses them once it is charged (a refusal here, before any
     ledger, would say for free whether a value is missing)."""
+    if missing == "pass":     # values that are not numbers become NaN: only text typed as such is refused
+        if _is_sparse(X) or isinstance(X, np.matrix):
+            _float_table(est, X)        # refused by its type, as below
+        _check_feature_names(est, X, reset=reset)
+        try:
+            floats = floats_or_nan(X, "X", **({} if text_fix is None else {"fix": text_fix}))
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, (ParameterError, ParameterTypeError)):
+                raise
+            raise ParameterTypeError(f"X: {exc}; give a 2-D array of numbers.", "X") from exc
+        arr = _float_table(est, floats, missing="pass")
+        _check_n_features(est, arr, reset=reset)
+        return arr
     if text_fix is None:
         check_numeric_features(X, "X")   # text, even numbers written as text, names its column
     else:
         check_numeric_features(X, "X", fix=text_fix)
-    if missing != "pass":
-        check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
+    check_missing_features(X, "X")   # NaN and inf name their columns and a private way out
     _check_feature_names(est, X, reset=reset)
-    arr = _float_table(est, X, missing=missing)
+    arr = _float_table(est, X)
     _check_n_features(est, arr, reset=reset)
     return arr
 

@@ -679,12 +679,56 @@ def warn_clipped(X: np.ndarray, lower, upper, *, feature_names=None, what: str =
     return total
 
 
-def frame_floats(X) -> np.ndarray:
-    """A DataFrame's values as a float array, pandas' missing values (NA, None) as NaN,
-    column by column (an object column with ``pd.NA`` converts too)."""
-    if X.shape[1] == 0:
-        return np.zeros((len(X), 0))
-    return np.column_stack([X.iloc[:, j].to_numpy(dtype=float, na_value=np.nan) for j in range(X.shape[1])])
+def _declared_text(dtype) -> bool:
+    """Whether a column's dtype (public: the schema, not the values) declares text: numpy's
+    ``U``/``S``, pandas' string dtype, a categorical whose categories are text."""
+    categories = getattr(dtype, "categories", None)
+    if categories is not None:
+        return any(_is_text(c) for c in categories)
+    return getattr(dtype, "kind", "O") in "US" or getattr(dtype, "name", "") in ("string", "str")
+
+
+def floats_or_nan(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -> np.ndarray:
+    """X as a new float array in which every value that is not a real number (NaN, None,
+    pandas' NA, text in an object column, an infinite value) is NaN.  Only what X's types
+    declare is refused (a column typed as text, :data:`TEXT_FEATURE_FIX`): no value of the data
+    decides an error.  For the steps that run before a private estimator reserves its budget
+    (privopt's transformers), which pass such values on for the estimator to refuse, charged."""
+    dtypes = getattr(X, "dtypes", None)
+    names = None
+    if dtypes is not None and hasattr(X, "iloc"):
+        typed = [j for j, dt in enumerate(dtypes) if _declared_text(dt)]
+        complex_ = [j for j, dt in enumerate(dtypes) if getattr(dt, "kind", "O") == "c"]
+        columns = [X.iloc[:, j] for j in range(X.shape[1])]
+        names = list(X.columns)
+    else:
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if arr.ndim != 2:           # not a table: the caller's shape checks refuse it
+            return np.array(arr, dtype=float)
+        typed = list(range(arr.shape[1])) if arr.dtype.kind in "US" else []
+        complex_ = list(range(arr.shape[1])) if arr.dtype.kind == "c" else []
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+    if complex_:
+        raise ParameterError(f"{name}: Complex data not supported; give real numbers.", name)
+    if typed:
+        labels = [f"{names[j]!r} (index {j})" if names is not None else str(j) for j in typed]
+        what = f"column{'s' if len(typed) > 1 else ''} {_listed(labels)} hold{'' if len(typed) > 1 else 's'} text"
+        raise ParameterTypeError(f"{name}: {what} (typed as text), not numbers; privopt needs numeric features. "
+                                 f"{fix}", name)
+    out = [_column_floats(col) for col in columns]
+    arr = np.column_stack(out) if out else np.zeros((len(X), 0))
+    return np.where(np.isfinite(arr), arr, np.nan)
+
+
+def _column_floats(col) -> np.ndarray:
+    if getattr(getattr(col, "dtype", None), "kind", "O") in "biuf" and not hasattr(col, "cat"):
+        try:
+            return np.asarray(col, dtype=float)
+        except (TypeError, ValueError):          # a nullable integer column holding NA
+            pass
+    values = np.asarray(col, dtype=object)     # element by element: text is NaN, never parsed
+    return np.array([float(v) if isinstance(v, (numbers.Real, np.number)) and not _is_text(v) else np.nan
+                     for v in values], dtype=float)
 
 
 def check_array_2d(X, name: str = "X", *, min_rows: int = 1, allow_missing: bool = False) -> np.ndarray:

@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_array_2d, check_int, check_numeric_features, frame_floats
+from .._validation import check_array_2d, check_int, floats_or_nan
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 
 __all__ = ["discretize_features", "FeatureDiscretizer", "geometric_position", "SPACINGS", "GEOMETRIC_BASE"]
@@ -209,17 +209,10 @@ def discretize_features(X, bounds, levels=10, *, center=False, spacing="uniform"
 
 
 def _finite_or_nan(X) -> np.ndarray:
-    """X as a new 2-D float array, its missing and infinite values as NaN: refused for
-    its type or shape only (text, not 2-D, empty), never for a value."""
-    check_numeric_features(X, "X")
-    try:
-        if hasattr(X, "iloc") and hasattr(X, "to_numpy"):        # pandas' NA as NaN
-            X = frame_floats(X)
-        arr = np.array(X, dtype=float, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ParameterTypeError(f"X must be a 2-D array of numbers: {exc}", "X") from exc
-    arr = check_array_2d(arr, "X", allow_missing=True)
-    return np.where(np.isfinite(arr), arr, np.nan)
+    """X as a new 2-D float array, every value that is not a finite number as NaN
+    (:func:`privopt._validation.floats_or_nan`): refused for its types or shape only
+    (a column typed as text, not 2-D, empty), never for a value."""
+    return check_array_2d(floats_or_nan(X), "X", allow_missing=True)
 
 
 class FeatureDiscretizer:

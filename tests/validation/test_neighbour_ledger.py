@@ -331,3 +331,27 @@ def test_mechanism_given_a_built_model_is_charged_from_its_call(mechanism):
     states = _states(fit, {"D": (X, y), **neighbours(X, y, 0.0, 0.99)})
     assert len({str(s) for s in states.values()}) == 1 and states["D"][1] == "fitted"
     assert states["D"][0]["releases"][0][2:4] == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("name", ["discretizer_halfspace", "binarizer_scoring"])
+def test_pipeline_ledger_on_an_object_frame(name):
+    """A DataFrame whose columns are typed ``object`` (the type is public, the values are not):
+    a neighbour with one value that is text (``"yes"``, ``"0.7"``), pandas' NA or another object
+    is refused by the private estimator, charged, as the table is (before: the transformer
+    refused the text, naming it, with nothing charged).  A column TYPED as text is refused by
+    its type, free, on every table alike."""
+    pd = pytest.importorskip("pandas")
+    X, y = _table()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype(object)
+    tables = {"D": (frame, y)}
+    for label, value in (("text", "yes"), ("number_text", "0.7"), ("na", pd.NA), ("dict", {"k": 1})):
+        other = frame.copy()
+        other.iat[0, 0] = value
+        tables[label] = (other, y)
+    states = _states(_pipeline(*PIPELINES[name]), tables)
+    assert {str(s) for s, _ in states.values()} == {str(states["D"][0])} and states["D"][0]["releases"]
+    assert states["D"][1] == "fitted" and len({o for k, (_, o) in states.items() if k != "D"}) == 1
+    typed = {k: (frame.assign(c=frame["c"].astype(str)), y) for k in ("typed", "typed_other")}
+    typed["typed_other"][0].iat[0, 2] = "x"
+    text_states = _states(_pipeline(*PIPELINES[name]), typed)
+    assert len({str(s) for s in text_states.values()}) == 1 and not text_states["typed"][0]["releases"]
