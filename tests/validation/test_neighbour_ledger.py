@@ -355,3 +355,18 @@ def test_pipeline_ledger_on_an_object_frame(name):
     typed["typed_other"][0].iat[0, 2] = "x"
     text_states = _states(_pipeline(*PIPELINES[name]), typed)
     assert len({str(s) for s in text_states.values()}) == 1 and not text_states["typed"][0]["releases"]
+
+
+def test_estimator_on_an_object_frame_with_text_is_charged():
+    """Without a pipeline, the estimators read an object column's values after the
+    reservation: a text value is refused, charged as the fit on the table."""
+    pd = pytest.importorskip("pandas")
+    X, y = _table()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype(object)
+    text = frame.copy()
+    text.iat[0, 0] = "yes"
+    for fit in (_halfspace(**HALFSPACE["exponential"]),
+                lambda X, y, L: PRIVATE_BASELINES["objective_perturbation"](epsilon=1.0, bounds=(0.0, 1.0),
+                                                                           random_state=0, ledger=L).fit(X, y)):
+        states = _states(fit, {"D": (frame, y), "text": (text, y)})
+        assert states["D"][0] == states["text"][0] and states["text"][1][0] == "ParameterTypeError"
