@@ -370,3 +370,18 @@ def test_estimator_on_an_object_frame_with_text_is_charged():
                                                                            random_state=0, ledger=L).fit(X, y)):
         states = _states(fit, {"D": (frame, y), "text": (text, y)})
         assert states["D"][0] == states["text"][0] and states["text"][1][0] == "ParameterTypeError"
+
+
+def test_non_private_reference_is_refused_free():
+    """The non-private reference (``ZeroOneHalfspaceClassifier``, epsilon inf) is refused at
+    the reservation, from its public parameters: nothing charged, the same text on every table."""
+    from privopt.estimators import ZeroOneHalfspaceClassifier
+
+    X, y = _table()
+
+    def fit(X, y, ledger):
+        return ZeroOneHalfspaceClassifier(ledger=ledger).fit(X, y)
+    states = _states(fit, {"D": (X, y), **neighbours(X, y, 0.0, 1.0), **failing_neighbours(X, y)})
+    assert len({str(s) for s in states.values()}) == 1
+    state, outcome = states["D"]
+    assert outcome[0] == "BudgetExceededError" and state["releases"] == ()
