@@ -165,7 +165,8 @@ def _baseline_kw(name: str) -> dict:
     return kw
 
 
-@pytest.mark.parametrize("name", sorted(PRIVATE_BASELINES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "dpagd" else n   # dpagd: 4 s
+                                  for n in sorted(PRIVATE_BASELINES)])
 def test_baseline_ledger(name):
     import inspect
     cls = PRIVATE_BASELINES[name]
