@@ -7,6 +7,7 @@ naming the parameter and saying how to fix it.  They never modify their input.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import numbers
 from typing import Literal, overload
@@ -310,6 +311,18 @@ def text_columns(X) -> list[tuple[int, object, object]]:
     return [(k, None, arr[int(np.argmax(mask[:, k])), k]) for k in np.flatnonzero(mask.any(axis=0)).tolist()]
 
 
+#: True inside a release charged to a ledger (set by :func:`privopt.ledger.release`): the data
+#: has been read for an analyst, so a refusal of a value says nothing of the data beyond that
+#: it was refused (no column, no kind of value: :func:`check_numeric_features`,
+#: :func:`check_missing_features`).
+CHARGED: contextvars.ContextVar[bool] = contextvars.ContextVar("privopt_charged_release", default=False)
+
+#: The refusal of a value under a ledger (:data:`CHARGED`): the same text whatever the value and column.
+CHARGED_VALUE_REFUSAL = ("{name}: a value is missing (NaN, None), infinite or text, not a number; privopt needs "
+                         "every value a finite number. This release was charged: the message does not say which "
+                         "column or value (it would describe the data). " + "{fix}")
+
+
 def check_numeric_features(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -> None:
     """Refuse features that hold text, naming the column (by name for a
     DataFrame, else by index) and the fix; number strings (``"1.5"``) are
@@ -318,6 +331,8 @@ def check_numeric_features(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -
     found = text_columns(X)
     if not found:
         return
+    if CHARGED.get():     # one type and text for every refused value (the type would tell text from NaN)
+        raise ParameterError(CHARGED_VALUE_REFUSAL.format(name=name, fix=_CHARGED_FIX), name)
     names = [col for _, col, _ in found]
     labels = [(f"{str(col)!r} (index {j})" if col is not None else f"{j}") for j, col, _ in found]
     shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
@@ -347,6 +362,12 @@ MISSING_FIX = ("A private way out: impute each column with a PUBLIC constant (ch
                "private data and is not private.")
 
 
+#: The fixes of every value refusal at once (a charged refusal does not say which applies).
+_CHARGED_FIX = ("Impute missing values and replace infinite ones with PUBLIC constants, clip to public bounds, "
+                "and one-hot encode text columns, before the fit (e.g. in a Pipeline: make_pipeline("
+                "SimpleImputer(strategy='constant', fill_value=0), <the estimator>)).")
+
+
 def check_missing_features(X, name: str = "X") -> None:
     """Refuse features with missing (NaN, None, pandas' NA) or infinite values,
     naming every such column (by name for a DataFrame, else by index) and a
@@ -371,6 +392,8 @@ def check_missing_features(X, name: str = "X") -> None:
     missing, infinite = np.isnan(arr).any(axis=0), np.isinf(arr).any(axis=0)
     if not (missing.any() or infinite.any()):
         return
+    if CHARGED.get():
+        raise ParameterError(CHARGED_VALUE_REFUSAL.format(name=name, fix=_CHARGED_FIX), name)
     names = list(columns) if columns is not None else None
     parts = []
     for flags, what in ((missing, "missing values (NaN)"), (infinite, "infinite values (inf)")):

@@ -73,7 +73,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ._limits import PLD_MAX_POINTS
-from ._validation import check_choice, check_delta, check_epsilon
+from ._validation import CHARGED, check_choice, check_delta, check_epsilon
 from .exceptions import (
     AccountingError,
     BudgetExceededError,
@@ -986,13 +986,14 @@ def release(what: str, mechanism: str, spend: Callable[[], tuple[float, float]],
         check()
     epsilon, delta = spend()
     record = target._reserve(what, mechanism, epsilon, delta)
-    token = _INSIDE.set(True)
+    token, charged = _INSIDE.set(True), CHARGED.set(True)
     charge = Charge(target, record)
     try:
         if data is not None:
             _warn_if_seen(target, what, data)
         yield charge
     finally:
+        CHARGED.reset(charged)
         _INSIDE.reset(token)
         target._complete(charge.record)
 

@@ -219,5 +219,5 @@ def failing_neighbours(X: np.ndarray, y: np.ndarray, *, record: int = 0) -> dict
         X2[i, j] = value
         return X2, np.asarray(y).copy()
 
-    return {"missing": with_value(record, 0, np.nan), "missing_elsewhere": with_value(record + 1, 0, np.nan),
+    return {"missing": with_value(record, 0, np.nan), "missing_elsewhere": with_value(record + 1, 1, np.nan),
             "infinite": with_value(record, 0, np.inf)}

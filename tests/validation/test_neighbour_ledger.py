@@ -70,8 +70,8 @@ def assert_same_ledgers(fit, X, y, lo: float, hi: float, *, extra_failing: dict 
     wrong = [f"{name}: {state} != {base} (outcome {str(outcome)[:200]})"
              for name, (state, outcome) in states.items() if state != base]
     assert not wrong, "ledgers that depend on the data:\n" + "\n".join(wrong)
-    if missing:
-        said = {states[k][1] for k in ("missing", "missing_elsewhere")}
+    if missing:     # a refused value: one type and text, whatever the value and its column
+        said = {states[k][1] for k in ("missing", "missing_elsewhere", "infinite")}
         assert len(said) == 1 and "fitted" not in said, said
     return states
 
@@ -352,6 +352,8 @@ def test_pipeline_ledger_on_an_object_frame(name):
     states = _states(_pipeline(*PIPELINES[name]), tables)
     assert {str(s) for s, _ in states.values()} == {str(states["D"][0])} and states["D"][0]["releases"]
     assert states["D"][1] == "fitted" and len({o for k, (_, o) in states.items() if k != "D"}) == 1
+    assert states["text"][1] == ledger_outcome(_pipeline(*PIPELINES[name]), *failing_neighbours(X, y)["missing"],
+                                               BUDGET)[1]
     typed = {k: (frame.assign(c=frame["c"].astype(str)), y) for k in ("typed", "typed_other")}
     typed["typed_other"][0].iat[0, 2] = "x"
     text_states = _states(_pipeline(*PIPELINES[name]), typed)
@@ -370,7 +372,8 @@ def test_estimator_on_an_object_frame_with_text_is_charged():
                 lambda X, y, L: PRIVATE_BASELINES["objective_perturbation"](epsilon=1.0, bounds=(0.0, 1.0),
                                                                            random_state=0, ledger=L).fit(X, y)):
         states = _states(fit, {"D": (frame, y), "text": (text, y)})
-        assert states["D"][0] == states["text"][0] and states["text"][1][0] == "ParameterTypeError"
+        assert states["D"][0] == states["text"][0] and states["text"][1][0] == "ParameterError"
+        assert states["text"][1] == ledger_outcome(fit, *failing_neighbours(X, y)["missing_elsewhere"], BUDGET)[1]
 
 
 def test_non_private_reference_is_refused_free():
