@@ -155,6 +155,15 @@ def _code_fingerprint() -> str:
     return h.hexdigest()[:24]
 
 
+def _disk_key(name: str, values: tuple) -> str | None:
+    """The key of :func:`_disk_cached` for function ``name`` at the arguments
+    ``values`` (all of them, defaults filled in), or None when JSON cannot hold them."""
+    try:
+        return json.dumps([name, _code_fingerprint(), *values])
+    except (TypeError, ValueError):
+        return None
+
+
 def _disk_cached(check):
     """Decorator: keep the float results of a function of public parameters in
     privopt's on-disk cache, keyed by the function's name, all its arguments
@@ -172,19 +181,13 @@ def _disk_cached(check):
     def decorate(func):
         signature = inspect.signature(func)
 
-        def key_of(args, kwargs):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             values = tuple(bound.arguments.values())
-            try:
-                return json.dumps([func.__name__, _code_fingerprint(), *values]), values
-            except (TypeError, ValueError):  # an argument JSON cannot hold: no caching
-                return None, values
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            key, values = key_of(args, kwargs)
-            if key is None:
+            key = _disk_key(func.__name__, values)
+            if key is None:  # an argument JSON cannot hold: no caching
                 return func(*args, **kwargs)
             what = f"{func.__name__}{values}"
             cached = _DISK_CACHE.get_verified(key, lambda v: v > 0 and check(v, *values), what)
@@ -194,13 +197,6 @@ def _disk_cached(check):
             _DISK_CACHE.put(key, float(value))
             return value
 
-        def unverified(*args, **kwargs):
-            """The value stored for these arguments, NOT checked (or None): for a
-            caller whose use of it cannot affect privacy (:func:`_allocation_search_multiplier`)."""
-            key, _ = key_of(args, kwargs)
-            return None if key is None else _DISK_CACHE.get(key)
-
-        wrapper.unverified = unverified
         return wrapper
 
     return decorate
@@ -1131,11 +1127,12 @@ def _allocation_search_multiplier(epsilon: float, delta: float, steps: int) -> f
     value is checked.  The check re-ran the random-allocation PLD for each t
     the rule visits (seconds in every fresh process); the fit now runs it
     once, for the t it releases with."""
-    disk = _allocation_noise_multiplier.__wrapped__   # below the in-process lru_cache
-    z = disk.unverified(float(epsilon), float(delta), int(steps))
+    args = (float(epsilon), float(delta), int(steps))
+    key = _disk_key("_allocation_noise_multiplier", args)
+    z = None if key is None else _DISK_CACHE.get(key)     # unchecked: see above
     if z is not None and 0.0 < z <= _allocation_multiplier_upper_end(epsilon, delta) * (1.0 + 1e-4):
         return z
-    return _allocation_noise_multiplier(float(epsilon), float(delta), int(steps))
+    return _allocation_noise_multiplier(*args)
 
 
 def noisy_sgd_allocation_bound(n: int, d: int, steps: int, noise_multiplier: float) -> float:
