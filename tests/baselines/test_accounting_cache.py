@@ -335,3 +335,110 @@ def test_dpsgd_refuses_a_tiny_given_noise_multiplier_before_the_accountant(monke
     with pytest.raises(ParameterError, match="noise_multiplier") as info:
         est.fit(X, y)
     assert info.value.parameter == "noise_multiplier"
+
+
+# ---------------------------------------------------------------------------
+# the rule choosing t reads the cache unchecked; the noise released with is checked
+# ---------------------------------------------------------------------------
+def _searched(accounting="allocation"):
+    """t chosen by the rule (no batch_size): at n = 24, d = 4 it visits t = 12, 6 and 24."""
+    return NoisySGDClassifier(epsilon=EPS, delta=DELTA, bounds=(0.0, 1.0), random_state=0,
+                              accounting=accounting)
+
+
+def _fit_searched(est):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.0, 1.0, size=(24, 4))
+    y = (X[:, 0] + X[:, 1] > 1.0).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return est, [w for w in caught if issubclass(w.category, CacheRejectedWarning)]
+
+
+def _count_accountants(monkeypatch):
+    """A fresh process's view (nothing kept in memory), and the (z, t) of every
+    random-allocation PLD and the arguments of every DP-SGD PLD computed from now on."""
+    _clear_memory()
+    acc.allocation_add_remove_pld.cache_clear()
+    acc.dpsgd_epsilon.cache_clear()
+    allocation, poisson = [], []
+    real_allocation, real_poisson = acc.allocation_add_remove_pld, acc.dpsgd_epsilon
+
+    def spy_allocation(z, t):
+        allocation.append((z, t))
+        return real_allocation(z, t)
+
+    def spy_poisson(*args):
+        poisson.append(args)
+        return real_poisson(*args)
+
+    monkeypatch.setattr(acc, "allocation_add_remove_pld", spy_allocation)
+    monkeypatch.setattr(acc, "dpsgd_epsilon", spy_poisson)
+    return allocation, poisson
+
+
+def test_a_later_process_runs_the_allocation_accountant_once_for_the_released_pair(cache_dir, monkeypatch):
+    """Before, reading back the z of each of the 3 t the rule visits re-ran
+    the PLD for each; now only the (z, t) the fit releases with is checked."""
+    first, _ = _fit_searched(_searched())
+    assert len({json.loads(k)[-1] for k in _entries(cache_dir)
+                if json.loads(k)[0] == "_allocation_noise_multiplier"}) == 3
+    allocation, poisson = _count_accountants(monkeypatch)
+    later, caught = _fit_searched(_searched())
+    assert not caught and not poisson
+    assert set(allocation) == {(later.noise_std_, later.n_steps_)}
+    assert (later.n_steps_, later.noise_std_, later.epsilon_spent_) == (
+        first.n_steps_, first.noise_std_, first.epsilon_spent_)
+    np.testing.assert_array_equal(later.coef_, first.coef_)
+
+
+def test_a_later_process_runs_one_dpsgd_accountant_for_the_default_grid_fit(cache_dir, monkeypatch):
+    """The default accounting: t is chosen with the allocation rule (now no
+    PLD at all from a warm cache) and the grid's noise is checked once."""
+    first, _ = _fit_searched(_searched("poisson_grid"))
+    allocation, poisson = _count_accountants(monkeypatch)
+    later, caught = _fit_searched(_searched("poisson_grid"))
+    assert not caught and not allocation
+    assert len(set(poisson)) == 1
+    assert (later.n_steps_, later.noise_multiplier_, later.epsilon_spent_) == (
+        first.n_steps_, first.noise_multiplier_, first.epsilon_spent_)
+    np.testing.assert_array_equal(later.coef_, first.coef_)
+
+
+def test_planted_small_multipliers_may_move_t_but_never_the_noise_released_with(cache_dir):
+    """Every cached z divided by 1000: the rule reads them unchecked, but the
+    fit's own t is checked, rejected, recomputed and released with its true z."""
+    _fit_searched(_searched())
+    data = _entries(cache_dir)
+    keys = [k for k in data if json.loads(k)[0] == "_allocation_noise_multiplier"]
+    for k in keys:
+        data[k] *= 1e-3
+    (cache_dir / "accounting.json").write_text(json.dumps(data))
+    _clear_memory()
+    est, caught = _fit_searched(_searched())
+    _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
+    t = est.n_steps_
+    uncached = acc._allocation_noise_multiplier.__wrapped__.__wrapped__(EPS, DELTA, t)
+    assert est.noise_std_ == uncached
+    assert acc.noisy_sgd_allocation_delta(est.noise_std_, t, EPS) <= DELTA
+    assert acc.noisy_sgd_allocation_delta(est.noise_std_ * 1e-3, t, EPS) > DELTA
+    assert est.epsilon_spent_ <= EPS
+
+
+def test_a_planted_small_multiplier_for_the_released_t_is_recomputed(cache_dir):
+    """Only the entry of the t the clean fit runs with, 1000 times too small: the
+    rule still picks that t (its bound got smaller), the check refuses the value."""
+    clean, _ = _fit_searched(_searched())
+    data = _entries(cache_dir)
+    (key,) = [k for k in data if json.loads(k)[0] == "_allocation_noise_multiplier"
+              and json.loads(k)[-1] == clean.n_steps_]
+    data[key] *= 1e-3
+    (cache_dir / "accounting.json").write_text(json.dumps(data))
+    _clear_memory()
+    est, caught = _fit_searched(_searched())
+    _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
+    assert (est.n_steps_, est.noise_std_, est.epsilon_spent_) == (
+        clean.n_steps_, clean.noise_std_, clean.epsilon_spent_)
+    np.testing.assert_array_equal(est.coef_, clean.coef_)
+    assert _entries(cache_dir)[key] == clean.noise_std_
