@@ -196,10 +196,13 @@ AS_IS = "as_is"
 #: constant: it does not depend on the data.
 RAW_FEATURE_LIMIT = 8
 #: The values a coordinate of X used as it is is taken to have where a public count is needed (the
-#: predicted times that choose the offered W's and the mechanism): the whole numbers of
-#: [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT].  Public: X without bounds is refused beyond that range;
-#: with ``bounds="as_is"`` a wider X only runs longer than predicted.
-RAW_VALUES = 2 * RAW_FEATURE_LIMIT + 1
+#: predicted times that choose the offered W's and the mechanism): 2, the 0/1 columns (indicators,
+#: one-hot codes) that whole-number X without bounds mostly holds.  A public constant, never a count
+#: of X's values (that made the offered W's depend on one record).  X whose columns take more values
+#: (up to the 17 of [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT] without bounds, any with
+#: ``bounds="as_is"``) is sampled the same way, and only runs longer than predicted; give public
+#: bounds to have such columns discretized instead.
+RAW_VALUES = 2
 
 
 def _bounds_fix(feature_names, dtypes=None) -> str:
@@ -784,8 +787,8 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
 
     def _feature_values(self, Xd, res=None) -> int:
         """The number of values a record's coordinate can take (public): levels
-        + 1 for discretized features, else (X used as it is) the whole numbers of
-        [-RAW_FEATURE_LIMIT, RAW_FEATURE_LIMIT], ``RAW_VALUES``; plus the intercept's.
+        + 1 for discretized features, else (X used as it is) the public constant
+        ``RAW_VALUES`` (2: 0/1 columns); plus the intercept's.
         Never the values present in X: this number decides which W's the ladder
         offers and which mechanism ``"auto"`` runs, so a count read from the data
         would make the offered W's (and so the release's support) depend on one record."""

@@ -16,7 +16,7 @@ def _tables(d: int, wide_record: bool):
     X = rng.integers(0, 2, (3000, d)).astype(float)
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     neighbour = X.copy()
-    neighbour[0] = (np.arange(d) % RAW_VALUES) - (RAW_VALUES // 2) if wide_record else 1 - X[0]
+    neighbour[0] = (np.arange(d) % 17) - 8 if wide_record else 1 - X[0]
     return X, neighbour, y
 
 
@@ -32,8 +32,12 @@ def test_offered_ws_do_not_depend_on_the_values_present(bounds):
     assert len(fits[0].resolutions_) >= 2
 
 
-def test_raw_values_is_the_range_without_bounds():
-    """The public count is the whole numbers of [-8, 8], the range X without bounds is held to."""
-    from privopt.estimators import RAW_FEATURE_LIMIT
-
-    assert RAW_VALUES == 2 * RAW_FEATURE_LIMIT + 1 == 17
+def test_a_0_1_table_without_bounds_keeps_its_ladder():
+    """The public count is 2 (0/1 columns, what whole-number X without bounds mostly holds): a
+    0/1 table of d = 10 is offered the W's its values allow (3: with the ball of radius 3, which
+    holds a planted halfspace's weights in {-1, 0, 1}); a count of 17 (the whole numbers of
+    [-8, 8]) offered 2."""
+    X, _, y = _tables(10, wide_record=False)
+    fit = PrivateHalfspaceClassifier(epsilon=1.0, bounds=None, random_state=0, warm_start=False).fit(X, y)
+    assert RAW_VALUES == 2
+    assert len(fit.resolutions_) == 3 and max(r.norm_bound for r in fit.resolutions_) >= 3
