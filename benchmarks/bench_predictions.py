@@ -18,29 +18,34 @@ quantities the prediction reads, recorded as the plan is made:
   (:meth:`privopt.search._regions.HalfspaceProblem.public_work`, :class:`privopt.space.SupportWork`);
 * scored by branch and bound (``enumerate``): n, |W| and ``coordinate_values``.
 
-Each W is also predicted as before the last refit (``predicted_before_s``, :data:`PREVIOUS_TOPDOWN`)
-and under the other forms of :data:`FORMS`, on the same measured seconds (:func:`form_lines`).
+Each W's prediction when it was drawn (the constants shipped then) is kept as
+``predicted_before_s``; the results file compares it with the forms of :data:`FORMS` on the
+same measured seconds (:func:`form_lines`).
 
-Refit (one command, after any change of the kernels' or the draws' speed)::
+Refit (ONE command, after any change of the kernels' or the draws' speed)::
 
-    python benchmarks/bench_predictions.py --fit
+    python benchmarks/bench_predictions.py --repeats 3 --fit --write
 
-measures the training tables (``TABLES``: 24 shapes and sizes, about 6 minutes on 2 shared
-cores; ``--summary-only --fit`` refits on the last run's CSV without measuring) and prints
-the three records, :data:`privopt.search._regions.TOPDOWN_COST` (W's on more than one feature),
-:data:`privopt.search._regions.ONE_FEATURE_COST` (the warm start's W) and
-:data:`privopt.mechanisms.selection._evaluate.BRANCH_AND_BOUND_COST`, refitted
-(the per-W ``overhead`` too; :func:`fit`) on the draws' CPU seconds (``--fit-on wall``: wall time): the
-smallest worst ratio, either way, of predicted to measured, then within 2% of it the least
-squares of the log ratios (:func:`_minimax`).  Paste them into their modules, then
-``--summary-only --repredict`` rewrites predictions.md with them, and ``--holdout`` measures
-the tables the constants were never fitted on (``HOLDOUT``, chosen before any fit: other n,
-d and two other generators) into predictions_holdout.md.
+measures the training tables (``TABLES``: 24 shapes and sizes, about 5 minutes on 2 shared
+cores), refits the three records of privopt/search/_costs.py, :data:`privopt.search._costs.TOPDOWN_COST`
+(W's on more than one feature), :data:`privopt.search._costs.ONE_FEATURE_COST` (the warm
+start's W) and :data:`privopt.search._costs.BRANCH_AND_BOUND_COST` (:func:`fit`: on each W's
+median CPU seconds over the repeats, ``--fit-on wall``: wall time; the smallest worst ratio of
+predicted to measured, a short one weighted by :data:`SHORT_WEIGHT`, then within 2% of it the
+least squares of the log ratios, :func:`_minimax`), writes them between the file's markers with
+the command, the date and the run above each (:func:`write_constants`), recomputes this run's
+predictions with them into predictions.md (its first table: as drawn, against as refitted), and
+measures the hold-out tables with them (``HOLDOUT``, chosen before any fit: other n, d and two
+other generators) into predictions_holdout.md.  Then check the rest of the law:
+``python benchmarks/offered_ws.py`` (the W's the default offers, before and after) and
+``python benchmarks/bench_table_shapes.py --sides now`` (the benchmark's tables).  Without
+``--write`` the refitted records are only printed (and listed in predictions.md);
+``--summary-only --fit`` refits on the last run's CSV without measuring.
 
 Each table runs in its own process: a first fit (seed 1000, not counted: numba's kernels
 load), then ``--repeats`` warm fits (seeds 0, 1, ...).
 
-Run:  python benchmarks/bench_predictions.py [--repeats 2] [--tables uniform:2000x6,...] [--fit [--also CSV]]
+Run:  python benchmarks/bench_predictions.py [--repeats 2] [--tables uniform:2000x6,...] [--fit [--write] [--also CSV]]
       [--summary-only [--repredict]] [--holdout] [--undeclared] [--tag T]
 Writes benchmarks/results/predictions{T}.csv (one row per W of each warm fit) and predictions{T}.md.
 """
@@ -79,14 +84,6 @@ COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point
            "feature_values", "coordinate_values", "predicted_s",
            "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored",
            "predicted_before_s", "cpu_ratio_before")
-#: The constants and the form shipped before this benchmark's last refit, kept to report the
-#: same measured W's against the predictions they gave (``predicted_before_s``): one top-down
-#: record for every W (the warm start's too), no values declared per coordinate.
-PREVIOUS_TOPDOWN = dict(overhead=2.91e-3, support_seconds=1.36e-6, row_exponent=0.741, point_seconds=1.3e-7,
-                        pattern_exponent=0.0, row_share=0.777)
-PREVIOUS_BRANCH_AND_BOUND = dict(overhead=2.09e-3, point_seconds=3.02e-9, row_exponent=1.0)
-
-
 def child(path: str, repeats: int) -> list[dict]:
     """The first fit, then ``repeats`` warm fits; one row per W of each warm fit.  The table's
     whole-number columns (``integer``: :func:`_common.integer_columns`, empty with
@@ -143,7 +140,7 @@ def run_table(spec: str, repeats: int, tmp: str, declare: bool = True) -> list[d
         r["table"] = f"{shape} {n:,} x {d}"
         r["ratio"] = ratio(r["predicted_s"], r["measured_s"])
         r["cpu_ratio"] = ratio(r["predicted_s"], r["cpu_s"])
-        r["predicted_before_s"] = predicted_before(r)
+        r["predicted_before_s"] = r["predicted_s"]       # the constants shipped when it was measured
         r["cpu_ratio_before"] = ratio(r["predicted_before_s"], r["cpu_s"])
     return rows
 
@@ -173,7 +170,7 @@ def _coordinates(r) -> tuple[int, ...] | None:
 def _topdown_model(rows):
     """``predict(cost)``: :func:`privopt.search.topdown_seconds` of every top-down row, vectorized
     for the fit (checked against the function itself by :func:`fit`)."""
-    from privopt.search._regions import _log_values
+    from privopt.search._costs import _log_values
 
     works = [_support_work(r) for r in rows]
     n = np.array([max(1.0, float(r["n"])) for r in rows])
@@ -200,7 +197,7 @@ def _topdown_model(rows):
 
 def _scored_model(rows):
     """``predict(cost)``: :func:`privopt.mechanisms.selection.branch_and_bound_seconds` of every row."""
-    from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
+    from privopt.search._costs import branch_and_bound_seconds
 
     return lambda cost: np.array([branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), cost, _coordinates(r))
                                   for r in rows])
@@ -211,13 +208,20 @@ def _scored_model(rows):
 #: or per point scored).
 EXPONENT_RANGE = (0.0, 1.0)
 
+#: A prediction short by a factor f counts as one long by f ** SHORT_WEIGHT in the minimax
+#: (``time_limit`` trusts the predictions: the ladder sums them against it, the plans refuse above
+#: it, and a draw longer than predicted overruns it).  1: either way alike.  On the 2026-11-29 run,
+#: 2 gave worst short 4.3 and long 10.8 (626 of 669 draws within 3x), 1 short 7.3 and long 6.0 (621).
+
+SHORT_WEIGHT = 1.0
+
 
 def _minimax(predict, make, start, measured, floor) -> tuple:
     """The fields of the cost record ``make(**fields)`` (from ``start``, a dict) that put the
     predictions at the geometric middle of what public quantities allow: first the smallest
     worst log ratio c* (either way) of ``predict(record)`` to ``measured`` over the W's
-    (minimize c subject to |log predicted - log measured| <= c for every W: smooth
-    constraints, SLSQP, from ``start`` and random restarts), then, within 2% of c*, the
+    (minimize c subject to -c / SHORT_WEIGHT <= log predicted - log measured <= c for every W:
+    :data:`SHORT_WEIGHT`; smooth constraints, SLSQP, from ``start`` and random restarts), then, within 2% of c*, the
     smallest mean squared log ratio (the worst W's alone leave free the constants that do
     not move them; the others then set those, so the form extrapolates as the bulk says).
     Fields are fitted in logarithms, the exponents as they are, within :data:`EXPONENT_RANGE`
@@ -240,10 +244,14 @@ def _minimax(predict, make, start, measured, floor) -> tuple:
             out = np.log(np.maximum(pred, 1e-300)) - log_meas
         return np.where(np.isfinite(out), out, 1e3)
 
-    def within(z, c=None):      # c - |resid| >= 0, as two smooth sides
+    def within(z, c=None):      # c - the weighted |resid| >= 0, as two smooth sides
         r = resid(z[:-1] if c is None else z)
         top = z[-1] if c is None else c
-        return np.concatenate([top - r, top + r])
+        return np.concatenate([top - r, top + SHORT_WEIGHT * r])
+
+    def excess(x):          # the worst weighted log ratio
+        r = resid(x)
+        return float(np.maximum(r, -SHORT_WEIGHT * r).max())
 
     opts = {"maxiter": 500, "ftol": 1e-10}
     # log fields: 1e-26 .. 2e4; a share of the row patterns' exponent at most 1
@@ -253,17 +261,17 @@ def _minimax(predict, make, start, measured, floor) -> tuple:
     best = None
     for x in [x0] + [x0 + rng.normal(0, 0.5, x0.size) for _ in range(5)]:
         x = np.array([min(max(v, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]) if r else v for v, r in zip(x, raw)])
-        z = np.append(x, np.abs(resid(x)).max())
+        z = np.append(x, max(0.0, excess(x)))
         out = minimize(lambda z: z[-1], z, method="SLSQP", constraints=[{"type": "ineq", "fun": within}],
                        bounds=bounds + [(0.0, None)], options=opts)
-        worst = float(np.abs(resid(out.x[:-1])).max())
+        worst = excess(out.x[:-1])
         if best is None or worst < best[1]:
             best = (out.x[:-1], worst)
     cap = best[1] + math.log(1.02)
     out = minimize(lambda x: float(np.mean(resid(x) ** 2)), best[0], method="SLSQP", bounds=bounds,
                    constraints=[{"type": "ineq", "fun": lambda x: within(x, cap)}], options=opts)
-    x = out.x if np.abs(resid(out.x)).max() <= cap + 1e-6 else best[0]
-    e = np.abs(resid(x))
+    x = out.x if excess(out.x) <= cap + 1e-6 else best[0]
+    e = np.abs(resid(x))        # reported either way alike
     return record(x), math.exp(float(e.max())), math.exp(float((e - np.asarray(floor)).max()))
 
 
@@ -272,33 +280,48 @@ def _record_line(cost) -> str:
     return f"{type(cost).__name__}({args})"
 
 
-def fit(rows, key: str = "cpu_s") -> list[str]:
-    """The three records refitted on the seconds ``key`` of ``rows`` (``cpu_s``, or the wall
-    time ``measured_s``) by :func:`_minimax`, as lines of the results file (each a record to
-    paste into its module): the top-down W's on more than one feature (every field), the W's on
-    one feature (:data:`privopt.search._regions.ONE_FEATURE_COST`, the warm start's: they share
-    every public quantity but n, so only ``overhead``, ``support_seconds`` and ``row_exponent``
-    are fitted, the others kept as shipped) and the branch and bound's."""
-    from privopt.mechanisms.selection._evaluate import BRANCH_AND_BOUND_COST, BranchAndBoundCost
-    from privopt.search import topdown_seconds
-    from privopt.search._regions import ONE_FEATURE_COST, TOPDOWN_COST, TopDownCost
+def medians(rows, key: str = "cpu_s") -> list[dict]:
+    """One row per W (table and W index) with ``key`` its median over the repeats (warm fits),
+    so that one slow repeat on a loaded machine does not decide the fit."""
+    groups: dict = {}
+    for r in rows:
+        if _opt(r, key) is not None:
+            groups.setdefault((r["table"], int(r["w"])), []).append(r)
+    return [{**g[0], key: statistics.median(float(r[key]) for r in g)} for g in groups.values()]
 
-    rows = [r for r in rows if _opt(r, key) is not None]
+
+#: The fitted groups of W's: (label, path, which rows, the record's name in privopt/search/_costs.py,
+#: the fields kept as shipped (None: every field fitted)).
+GROUPS = (("top down, d > 2", "topdown", lambda r: int(r["d"]) > 2, "TOPDOWN_COST", None),
+          ("top down, one feature", "topdown", lambda r: int(r["d"]) <= 2, "ONE_FEATURE_COST",
+           ("point_seconds", "pattern_exponent", "row_share")),
+          ("branch and bound", "enumerate", lambda r: True, "BRANCH_AND_BOUND_COST", None))
+
+#: Where a field shipped as 0 is fitted, it starts from this value (the fit is in logarithms).
+_ZERO_START = {"noise_seconds": 1e-9}
+
+
+def fit(rows, key: str = "cpu_s") -> tuple[list[str], dict]:
+    """The three records of privopt/search/_costs.py refitted on the seconds ``key`` of ``rows``
+    (``cpu_s``, or the wall time ``measured_s``), the median over the repeats of each W
+    (:func:`medians`), by :func:`_minimax`: the top-down W's on more than one feature (every
+    field), the W's on one feature (:data:`privopt.search._costs.ONE_FEATURE_COST`, the warm
+    start's: they share every public quantity but n, so the exact-minima phase is kept as
+    shipped) and the branch and bound's.  Returns the lines of the results file and
+    ``{record name: fitted record}``."""
+    from privopt.search import _costs
+
+    rows = medians(rows, key)
     floors = floor_of(rows, key)
-    lines = []
-    fitted: dict = {}
-    groups = (("top down, d > 2", "topdown", lambda r: int(r["d"]) > 2, TopDownCost, TOPDOWN_COST, None,
-               _topdown_model),
-              ("top down, one feature", "topdown", lambda r: int(r["d"]) <= 2, TopDownCost, ONE_FEATURE_COST,
-               ("overhead", "support_seconds", "row_exponent"), _topdown_model),
-              ("branch and bound", "enumerate", lambda r: True, BranchAndBoundCost, BRANCH_AND_BOUND_COST, None,
-               _scored_model))
-    for label, path, keep, make, start, free, model in groups:
+    lines, fitted = [], {}
+    for label, path, keep, name, kept in GROUPS:
         mine = [r for r in rows if r["path"] == path and keep(r)]
         if not mine:
             continue
-        base = dataclasses.asdict(start)
-        varied = {k: v for k, v in base.items() if free is None or k in free}
+        start = getattr(_costs, name)
+        base, make = dataclasses.asdict(start), type(start)
+        varied = {k: (v if v or k not in _ZERO_START else _ZERO_START[k]) for k, v in base.items()
+                  if kept is None or k not in kept}
         if path == "enumerate" and not any(_coordinates(r) for r in mine):
             varied.pop("row_share", None)       # nothing declared per coordinate: row_share unread
 
@@ -306,45 +329,90 @@ def fit(rows, key: str = "cpu_s") -> list[str]:
             return make(**{**base, **kw})
 
         floor = [math.log(floors[_public_key(r)]) for r in mine]
-        cost, worst, excess = _minimax(model(mine), built, varied, [float(r[key]) for r in mine], floor)
-        fitted[label] = cost
+        model = _topdown_model(mine) if path == "topdown" else _scored_model(mine)
+        cost, worst, excess = _minimax(model, built, varied, [float(r[key]) for r in mine], floor)
+        fitted[name] = cost
         if path == "topdown":
-            check = np.array([topdown_seconds(_support_work(r), int(r["n"]), cost) for r in mine])
-            if not np.allclose(check, model(mine)(cost), rtol=1e-9):
+            check = np.array([_costs.topdown_seconds(_support_work(r), int(r["n"]), cost) for r in mine])
+            if not np.allclose(check, model(cost), rtol=1e-9):
                 raise AssertionError("the vectorized top-down model differs from topdown_seconds")
-        lines.append(f"- {label} ({len(mine)} W's): `{_record_line(cost)}`: worst ratio {worst:.2f}, at most "
-                     f"{excess:.2f} times the spread of the W's that share its public quantities")
-    return lines
+        lines.append(f"- {label} ({len(mine)} W's, the median of each over its repeats): `{_record_line(cost)}`: "
+                     f"worst ratio {worst:.2f}, at most {excess:.2f} times the spread of the W's that share its "
+                     "public quantities")
+    return lines, fitted
 
 
-def predicted(r) -> float:
-    """The current constants' prediction of the W of row ``r`` (from its public quantities)."""
-    from privopt.mechanisms.selection._evaluate import branch_and_bound_seconds
-    from privopt.search import topdown_seconds
+def _record_source(name: str, cost, note: str) -> str:
+    """The lines of privopt/search/_costs.py that define one fitted record, its provenance above it
+    (``#:`` lines, the record's documentation), within 120 columns."""
+    import textwrap
 
+    args = [f"{f.name}={getattr(cost, f.name):.3g}" for f in dataclasses.fields(cost)]
+    head = f"{name} = {type(cost).__name__}("
+    body = textwrap.wrap(", ".join(args) + ")", 118 - len(head), break_long_words=False, break_on_hyphens=False)
+    lines = [head + body[0]] + [" " * len(head) + line for line in body[1:]]
+    comment = ["#: " + line for line in textwrap.wrap(note, 114, break_long_words=False, break_on_hyphens=False)]
+    return "\n".join(comment + lines) + "\n"
+
+
+def write_constants(fitted: dict, lines: list[str], command: str, measured: str) -> str:
+    """Rewrite the fitted records between the markers of privopt/search/_costs.py (each with
+    the command, the date, the run it was fitted on (``measured``: its stamp line) and its
+    worst ratio, above it); returns the file's path."""
+    from privopt.search import _costs
+
+    path = _costs.__file__
+    with open(path) as fh:
+        text = fh.read()
+    start, end = text.index(COSTS_BEGIN), text.index(COSTS_END)
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    notes = dict(zip((g[3] for g in GROUPS if g[3] in fitted), lines))
+    block = [COSTS_BEGIN + "\n"]
+    for name, cost in fitted.items():
+        what = notes[name].split(": `")[0].lstrip("- ") + ";" + notes[name].split("`:")[-1]
+        block.append(_record_source(name, cost, f"Fitted on {when} by ``{command}`` on the draws' CPU seconds of "
+                                                f"the W's measured by {measured.rstrip('.')}: {what.strip()}."))
+    new = text[:start] + "".join(block) + text[end:]
+    with open(path, "w") as fh:
+        fh.write(new)
+    return path
+
+
+COSTS_BEGIN = "# --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---"
+COSTS_END = "# --- end of fitted constants ---"
+
+
+def predicted(r, fitted: dict | None = None) -> float:
+    """The prediction of the W of row ``r`` (from its public quantities) with the shipped
+    constants, or with the records ``fitted`` (:func:`fit`) where given."""
+    from privopt.search._costs import branch_and_bound_seconds, topdown_seconds
+
+    fitted = fitted or {}
     if r["path"] == "topdown":
-        return topdown_seconds(_support_work(r), int(r["n"]))
-    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), coordinate_values=_coordinates(r))
+        work = _support_work(r)
+        cost = fitted.get("ONE_FEATURE_COST" if work.d <= 2 else "TOPDOWN_COST")
+        return topdown_seconds(work, int(r["n"]), cost)
+    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), fitted.get("BRANCH_AND_BOUND_COST"),
+                                    coordinate_values=_coordinates(r))
 
 
-def predicted_before(r) -> float:
-    """The prediction of the W of row ``r`` before the last refit (:data:`PREVIOUS_TOPDOWN`,
-    :data:`PREVIOUS_BRANCH_AND_BOUND`: one record for every top-down W, no values per coordinate)."""
-    from privopt.mechanisms.selection._evaluate import BranchAndBoundCost, branch_and_bound_seconds
-    from privopt.search import topdown_seconds
-    from privopt.search._regions import TopDownCost
-
-    if r["path"] == "topdown":
-        work = dataclasses.replace(_support_work(r), coordinate_values=None)
-        return topdown_seconds(work, int(r["n"]), TopDownCost(**PREVIOUS_TOPDOWN))
-    return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), BranchAndBoundCost(**PREVIOUS_BRANCH_AND_BOUND))
+def repredict(rows, fitted: dict | None = None) -> None:
+    """Each row's prediction (``predicted_s``) and ratios recomputed (:func:`predicted`); the
+    prediction when it was measured stays in ``predicted_before_s``."""
+    for r in rows:
+        if r.get("predicted_before_s") in ("", None):
+            r["predicted_before_s"] = r["predicted_s"]
+        r["predicted_s"] = predicted(r, fitted)
+        r["ratio"] = ratio(float(r["predicted_s"]), float(r["measured_s"]))
+        r["cpu_ratio"] = ratio(float(r["predicted_s"]), float(r["cpu_s"])) if r.get("cpu_s") else ""
+        r["cpu_ratio_before"] = (ratio(float(r["predicted_before_s"]), float(r["cpu_s"])) if r.get("cpu_s")
+                                 else "")
 
 
 # -- the results file -------------------------------------------------------------------------
 
 #: The prediction forms compared on the same measured W's (:func:`form_lines`).
-FORMS = ("before the refit (one top-down record for every W, nothing per coordinate)",
-         "the warm start's own constants only (the rest as before)",
+FORMS = ("as measured (the constants shipped when the W's were drawn)",
          "as shipped, nothing declared (levels + 1 for every column)",
          "as shipped, the whole-number columns declared (integer_features)")
 
@@ -361,35 +429,30 @@ def _undeclared(r) -> tuple[int, ...] | None:
 
 def predicted_as(r, form: str) -> float:
     """The prediction of the W of row ``r`` under one of :data:`FORMS`."""
-    from privopt.mechanisms.selection._evaluate import BranchAndBoundCost, branch_and_bound_seconds
-    from privopt.search import topdown_seconds
-    from privopt.search._regions import ONE_FEATURE_COST, TopDownCost
+    from privopt.search._costs import branch_and_bound_seconds, topdown_seconds
 
-    n, index = int(r["n"]), FORMS.index(form)
+    index = FORMS.index(form)
     if index == 0:
-        return predicted_before(r)
-    if index == 3:
-        return predicted(r)
-    if index == 1:
-        if r["path"] == "enumerate":
-            return branch_and_bound_seconds(int(r["n_points"]), n, BranchAndBoundCost(**PREVIOUS_BRANCH_AND_BOUND))
-        work = dataclasses.replace(_support_work(r), coordinate_values=None)
-        return topdown_seconds(work, n, ONE_FEATURE_COST if work.d <= 2 else TopDownCost(**PREVIOUS_TOPDOWN))
+        return float(r["predicted_before_s"])
+    if index == 2:
+        return float(r["predicted_s"])
     if r["path"] == "enumerate":
-        return branch_and_bound_seconds(int(r["n_points"]), n, coordinate_values=_undeclared(r))
-    return topdown_seconds(dataclasses.replace(_support_work(r), coordinate_values=_undeclared(r)), n)
+        return branch_and_bound_seconds(int(r["n_points"]), int(r["n"]), coordinate_values=_undeclared(r))
+    return topdown_seconds(dataclasses.replace(_support_work(r), coordinate_values=_undeclared(r)), int(r["n"]))
 
 
-def form_lines(rows) -> list[str]:
+def form_lines(rows, refit: dict | None = None) -> list[str]:
     """Per prediction form (:data:`FORMS`), on the same measured W's (CPU seconds): the worst
     ratio either way, the share within 3x, the worst short (measured / predicted: where
-    ``time_limit`` is overrun) and long, the warm start's W's worst, the declared tables' worst."""
+    ``time_limit`` is overrun) and long, the warm start's W's worst, the declared tables' worst;
+    with ``refit`` (records of :func:`fit` not written), theirs too."""
     lines = ["| prediction | worst | within 3x | worst short (measured / predicted) | worst long "
              "| warm start's W: worst | tables with whole-number columns: worst, within 3x |",
              "|---|--:|--:|--:|--:|--:|--:|"]
     rows = [r for r in rows if r.get("cpu_s") not in ("", None)]
-    for form in FORMS:
-        pred = [predicted_as(r, form) for r in rows]
+    forms = [*FORMS, *(["as refitted on this run (`--fit`, not written)"] if refit else [])]
+    for form in forms:
+        pred = [predicted_as(r, form) if form in FORMS else predicted(r, refit) for r in rows]
         cpu = [float(r["cpu_s"]) for r in rows]
         ratios = [ratio(p, c) for p, c in zip(pred, cpu)]
         short = max(zip((c / p for p, c in zip(pred, cpu)), rows), key=lambda t: t[0])
@@ -482,7 +545,8 @@ def _share_of(vals) -> str:
     return f"{within} of {len(vals)} ({100.0 * within / max(1, len(vals)):.0f}%)"
 
 
-def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = "") -> None:
+def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = "", refit: dict | None = None
+                   ) -> None:
     worst, worst_cpu = _worst(rows), _worst(rows, "cpu_ratio")
     floor = max(floor_of(rows).values())
     floor_cpu = max(floor_of(rows, "cpu_s").values(), default=None)
@@ -493,24 +557,24 @@ def write_markdown(rows, head: str, fitted: list[str], repeats: int, tag: str = 
              f"{repeats} warm fits per table (seeds 0..{repeats - 1}, each table in its own process after a first "
              "fit); per W the plan's predicted seconds (public sizes only: n, d, |W|, the supports of W and their "
              "points, the values each coordinate takes as the estimator declares them; the constants of "
-             "privopt/search/_regions.py TOPDOWN_COST (W's on more than one feature) and ONE_FEATURE_COST (the "
-             "warm start's W) and privopt/mechanisms/selection/_evaluate.py BRANCH_AND_BOUND_COST) against the "
+             "privopt/search/_costs.py: TOPDOWN_COST (W's on more than one feature), ONE_FEATURE_COST (the "
+             "warm start's W) and BRANCH_AND_BOUND_COST) against the "
              "measured wall time of its draw and the process's CPU seconds "
              "during it (every thread), which the load of a shared machine inflates far less; `worst`: the largest "
              "ratio, either way, over every W of the warm fits (the goal: at most 3). The machine (2 cores) was "
-             "shared with other jobs. Refit: `python benchmarks/bench_predictions.py --fit` (the script's "
-             "docstring).", "",
+             "shared with other jobs. Refit: `python benchmarks/bench_predictions.py --repeats 3 --fit --write` "
+             "(the script's docstring).", "",
              f"Worst ratio over every W: **{_fmt(worst_cpu)}** against the CPU seconds ({worst:.1f} against the wall "
              f"time); within 3x: **{_share(rows, 'cpu_ratio')}** of the W's against the CPU seconds. The same measured "
-             f"W's against the predictions before the last refit (`predicted_before_s`: one top-down record for "
-             f"every W, no values declared per coordinate): worst **{_fmt(_worst(rows, 'cpu_ratio_before'))}**, "
+             f"W's against the predictions when they were drawn (`predicted_before_s`: the constants shipped "
+             f"then): worst **{_fmt(_worst(rows, 'cpu_ratio_before'))}**, "
              f"within 3x **{_share(rows, 'cpu_ratio_before')}**. The tables of one "
              "size share every public quantity (n, d, the bounds' discretization, the W's), so one prediction serves "
              "them all; the column `best any public prediction could do` is the square root of the largest over the "
              "smallest measured seconds of a W across them (and its repeats), the worst ratio ANY public prediction "
              f"would have there (largest: {_fmt(floor_cpu)} on the CPU seconds, {floor:.1f} on the wall time).", "",
              "The same measured W's under each prediction form (CPU seconds; `short`: the draw took longer "
-             "than predicted, what a time_limit trusts; `long`: shorter):", "", *form_lines(rows), "",
+             "than predicted, what a time_limit trusts; `long`: shorter):", "", *form_lines(rows, refit), "",
              *summary_lines(rows), ""]
     if fitted:
         lines += ["Constants refitted on this run (`--fit`: the smallest worst ratio, then least squares within 2% "
@@ -540,6 +604,11 @@ def main(argv=None) -> int:
     ap.add_argument("--undeclared", action="store_true",
                     help="declare no column integer-valued (by default the tables' whole-number columns are: "
                          "integer_features)")
+    ap.add_argument("--write", action="store_true",
+                    help="with --fit: write the refitted records into privopt/search/_costs.py (with the command "
+                         "and the date), recompute this run's predictions with them, then measure the hold-out "
+                         "tables with them (--holdout) unless --no-holdout")
+    ap.add_argument("--no-holdout", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -553,13 +622,7 @@ def main(argv=None) -> int:
         with open(os.path.join(OUT, f"predictions{args.tag}.md")) as fh:
             head = fh.read().splitlines()[2]
         if args.repredict:
-            for r in rows:
-                r["predicted_s"] = predicted(r)
-                r["ratio"] = ratio(float(r["predicted_s"]), float(r["measured_s"]))
-                r["cpu_ratio"] = ratio(float(r["predicted_s"]), float(r["cpu_s"])) if r.get("cpu_s") else ""
-                r["predicted_before_s"] = predicted_before(r)
-                r["cpu_ratio_before"] = (ratio(float(r["predicted_before_s"]), float(r["cpu_s"])) if r.get("cpu_s")
-                                         else "")
+            repredict(rows)
             _common.write_csv(csv_path, rows, COLUMNS)
     else:
         head = _common.stamp_line(_common.stamp(argv))
@@ -574,12 +637,21 @@ def main(argv=None) -> int:
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
         _common.write_csv(csv_path, rows, COLUMNS)
     key = "measured_s" if args.fit_on == "wall" else "cpu_s"
-    fitted = fit(rows + [r for path in args.also for r in _common.read_csv(path)], key) if args.fit else []
+    fitted, records = fit(rows + [r for path in args.also for r in _common.read_csv(path)], key) if args.fit \
+        else ([], {})
     for line in fitted:
         print(line)
-    write_markdown(rows, head, fitted, max(int(r["seed"]) for r in rows) + 1, args.tag)
+    if args.write and records:
+        command = "python benchmarks/bench_predictions.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        print(f"written into {write_constants(records, fitted, command, head)}")
+        repredict(rows, records)            # the rows' predictions with the records just written
+        _common.write_csv(csv_path, rows, COLUMNS)
+    write_markdown(rows, head, fitted, max(int(r["seed"]) for r in rows) + 1, args.tag,
+                   None if args.write else records)
+    if args.write and records and not args.no_holdout:        # the shipped constants on tables never fitted on
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--holdout", "--repeats", str(args.repeats)],
+                       check=True)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -528,7 +528,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         column is 1).  Read by the predicted time of each W's draw only: a
         declared column of bounds (lo, hi) takes v_j = min(levels + 1,
         hi - lo + 1) values (levels + 1 otherwise), so the distinct rows are at
-        most prod_j v_j (:class:`privopt.search._regions.TopDownCost`); those
+        most prod_j v_j (:class:`privopt.search._costs.TopDownCost`); those
         predictions decide which W's ``time_limit`` offers.  On data that
         honour it the fit is the undeclared fit, seed for seed, wherever
         ``time_limit`` does not bind.  Default None: none declared.

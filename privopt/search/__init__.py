@@ -5,13 +5,17 @@ of the decision with any bound oracle (:mod:`privopt.search._prefix`), the regio
 the 0/1-loss halfspace models (:mod:`privopt.search._regions`), the pattern kernels
 (:mod:`privopt.search._patterns`), the exact 0/1 losses of every point of W
 (:mod:`privopt.search._losses`) and report-noisy-max over W by branch and bound
-(:mod:`privopt.search._argmax`).  Internal: the mechanisms
+(:mod:`privopt.search._argmax`), and the predicted seconds of its draws with their fitted
+constants (:mod:`privopt.search._costs`).  Internal: the mechanisms
 (:func:`privopt.exponential_mechanism`, :func:`privopt.opdisc` with ``solver="enumerate"``),
 the scoring systems and the audit import the names below (package-level names, not
 public API: none is in ``__all__``)."""
 
 from ._argmax import BoundedArgmax as BoundedArgmax
 from ._argmax import NoisyArgmax as NoisyArgmax
+from ._costs import BRANCH_AND_BOUND_COST as BRANCH_AND_BOUND_COST
+from ._costs import BranchAndBoundCost as BranchAndBoundCost
+from ._costs import branch_and_bound_seconds as branch_and_bound_seconds
 from ._data import HalfspaceData as HalfspaceData
 from ._losses import IntegerLattice as IntegerLattice
 from ._losses import SparseTables as SparseTables

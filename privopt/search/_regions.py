@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -33,6 +32,7 @@ from .._lattice import kept_unique_values
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
+from ._costs import ONE_FEATURE_COST, TOPDOWN_COST, TopDownCost, topdown_cost, topdown_seconds
 from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
@@ -44,111 +44,6 @@ __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem",
 #: Measured throughput of the lower-bound pass (rows per second per support,
 #: one core, numba kernel; benchmarks/bench_selection.py).
 BOUND_ROWS_PER_SECOND = 2e8
-
-
-@dataclass(frozen=True)
-class TopDownCost:
-    """The constants of a top-down draw's predicted time (:func:`topdown_seconds`), from
-    public sizes only (n, d, the supports of W, their points, and the values a record's
-    coordinate takes where they are declared, v_j for coordinate j):
-
-        T = overhead + support_seconds x regions x (m / 1000) ** row_exponent
-                     + point_seconds x sum_k C(d, k) |V_k| k (p_k / 1000) ** pattern_exponent,
-        m = min(n, (prod_j v_j) ** row_share),   p_k = min(m, vbar ** k),
-
-    vbar = (prod_j v_j) ** (1 / d) their geometric mean.  Declared per coordinate
-    (:attr:`privopt.space.SupportWork.coordinate_values`: the estimator's levels + 1 for a
-    discretized feature, 2 for a column ``integer_features`` declares 0/1, 1 for the
-    intercept), prod_j v_j bounds the distinct rows; declared as one number v for every
-    coordinate (``values``), v_j = v.
-
-    ``overhead``: seconds of one draw beyond its kernels (the shards, their noise, the
-    candidate's decoding); ``support_seconds``: the lower-bound pass, the pattern histogram
-    of each support over the distinct rows, per support at 1,000 rows; ``m``: the rows the
-    kernels visit, at most n and at most the value patterns of d coordinates (``row_share``
-    < 1: the intercept is one column of one value, and drawn rows repeat long before every
-    pattern is seen), growing more slowly than n (``row_exponent`` < 1: the kernels screen
-    rows and the sampler asks about few supports); ``point_seconds``: the exact-minima
-    phase, (point x support size) of each support of size k (|V_k| its points) over its row
-    patterns p_k, at most vbar ** k (``pattern_exponent``).  With v undeclared (None), m = n and
-    p_k = m.  The rows and patterns a table really has depend on its values (binary columns
-    make far fewer than continuous ones of the same n, d and levels): only a public
-    declaration (``integer_features``) lets a prediction follow them; otherwise the constants
-    put it at the geometric middle.  A uniform change of
-    the kernels' speed scales ``support_seconds`` and ``point_seconds`` alike.  Recalibrated
-    by ``python benchmarks/bench_predictions.py --fit`` (its docstring)."""
-
-    overhead: float
-    support_seconds: float
-    row_exponent: float
-    point_seconds: float
-    pattern_exponent: float
-    row_share: float = 1.0
-
-
-#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (its docstring): the
-#: minimax, then least squares within 2% of it, of the ratio either way of predicted to the draw's
-#: CPU seconds over the default fit's 308 top-down W's on more than one feature, 24 tables
-#: (uniform, make_classification, binary, mixed and wide; n 1,000 to 100,000, d 4 to 60; the 0/1
-#: columns of binary and mixed declared, ``integer_features``): worst 3.19 (7.66 before the
-#: declaration, when binary and uniform 30,000 x 8 shared every public quantity and differed
-#: 56-fold); on 9 hold-out tables never fitted on, worst 4.3
-#: (``benchmarks/results/predictions_holdout.md``).
-TOPDOWN_COST = TopDownCost(overhead=1.41e-3, support_seconds=6.04e-6, row_exponent=0.695, point_seconds=1.06e-7,
-                           pattern_exponent=0.655, row_share=0.889)
-
-
-#: The constants of a W on one feature (d <= 2: one feature and the intercept), the warm
-#: start's W (:func:`privopt.estimators.warm_start_resolution`: one private score feature cut
-#: into 33 steps, 4 supports, 4,489 points).  Its records take at most levels + 1 patterns
-#: whatever n, and its draw rarely expands a support (0 to 2 on the benchmark): what it costs is
-#: the draw's fixed work, far below the ladder's ``overhead`` (0.47 to 2.0 ms against the 4.1 ms
-#: the ladder's constants predicted, 2.4 to 8.6 times long).  Same form, fitted apart on those 38
-#: W's (``python benchmarks/bench_predictions.py --fit``; worst 2.08, 1.9 on the hold-out): they
-#: share every public quantity but n, and their rows are capped at 35 ** (2 x 0.777) whatever n,
-#: so the fit is a constant (``overhead``, ``support_seconds`` and ``row_exponent`` free, the
-#: exact-minima phase left out: it rarely runs).  Whether the draw expands a support (0 to 2)
-#: depends on the data: it alone spreads these W's 0.47 to 2.0 ms.
-ONE_FEATURE_COST = TopDownCost(overhead=1.18e-3, support_seconds=2.18e-6, row_exponent=0.391, point_seconds=0.0,
-                               pattern_exponent=0.0, row_share=0.777)
-
-
-def topdown_cost(work: SupportWork) -> TopDownCost:
-    """The constants of a top-down draw of W (public: its d): :data:`ONE_FEATURE_COST` for a W
-    on one feature (d <= 2, the intercept's coordinate counted), else :data:`TOPDOWN_COST`."""
-    return ONE_FEATURE_COST if int(work.d) <= 2 else TOPDOWN_COST
-
-
-def _log_values(work: SupportWork) -> tuple[float, float]:
-    """``(log of the most distinct rows before the share, log of the mean values per coordinate)``
-    of :func:`topdown_seconds`: d log v with one ``values`` for every coordinate, or, where
-    declared per coordinate (``coordinate_values``), the sum over the coordinates of log v_j and
-    its mean (inf where nothing is declared)."""
-    if work.coordinate_values is not None:
-        logs = [math.log(max(1, int(v))) for v in work.coordinate_values]
-        return math.fsum(logs), math.fsum(logs) / max(1, len(logs))
-    log_v = math.log(work.values) if work.values is not None and work.values > 1 else math.inf
-    return int(work.d) * log_v, log_v
-
-
-def topdown_seconds(work: SupportWork, n_records: int, cost: TopDownCost | None = None) -> float:
-    """A top-down draw's predicted seconds on one core (:class:`TopDownCost`, by default the
-    constants :func:`topdown_cost` gives W) from the supports of W and their points
-    (:class:`privopt.space.SupportWork`: :meth:`HalfspaceProblem.public_work`,
-    :func:`privopt.space.split_support_work`) and n, all public.  Where the values are declared
-    per coordinate (``work.coordinate_values``, v_j), ``v ** d`` reads prod_j v_j and
-    ``v ** k`` reads vbar ** k, vbar their geometric mean."""
-    cost = topdown_cost(work) if cost is None else cost
-    log_n = math.log(max(1, int(n_records)))
-    log_rows, log_v = _log_values(work)
-    # in logarithms: v ** (share x d) overflows a float for large d
-    log_m = min(log_n, cost.row_share * log_rows)
-    rows = math.exp(log_m - math.log(1000.0))
-    total = cost.overhead + cost.support_seconds * int(work.regions) * rows ** cost.row_exponent
-    for k, points in enumerate(work.sizes, start=1):
-        patterns = math.exp(min(log_m, k * log_v) - math.log(1000.0))
-        total += cost.point_seconds * math.comb(int(work.d), k) * int(points) * k * patterns ** cost.pattern_exponent
-    return total
 
 
 #: A support whose features' numbers of values multiply to at least this share of the distinct rows

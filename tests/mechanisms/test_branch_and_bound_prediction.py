@@ -25,7 +25,24 @@ def test_branch_and_bound_seconds_by_hand():
     assert branch_and_bound_seconds(1000, 4000, cost) == pytest.approx(1.2e-3, rel=1e-12)
     assert branch_and_bound_seconds(1000, 1000, cost) == pytest.approx(1.1e-3, rel=1e-12)
     c = BRANCH_AND_BOUND_COST
-    assert branch_and_bound_seconds(5000, 1000) == pytest.approx(c.overhead + c.point_seconds * 5000)
+    want = c.overhead + (c.noise_seconds + c.point_seconds) * 5000       # n = 1,000: (n / 1000) ** e = 1
+    assert branch_and_bound_seconds(5000, 1000) == pytest.approx(want)
+
+
+def test_the_noise_of_every_point_is_counted_whatever_the_rows_by_hand():
+    """noise_seconds 2e-8 per point beside the rows' term: |W| = 1,000 and n = 4,000 give
+    1e-3 + 1,000 x (2e-8 + 1e-7 x (4000 / 1000) ** 0.5) = 1e-3 + 1,000 x 2.2e-7 = 1.22e-3 s.
+    Declared values (2, 2, 2, 2) with row_share 0.5: m = min(n, 16^0.5) = 4 rows, so the rows'
+    term shrinks to 1e-7 x (4 / 1000) ** 0.5 = 6.3246e-9 a point but the noise's stays:
+    1e-3 + 1,000 x (2e-8 + 6.3246e-9) = 1.0263246e-3 s, at any n >= 4."""
+    cost = BranchAndBoundCost(overhead=1e-3, point_seconds=1e-7, row_exponent=0.5, row_share=0.5, noise_seconds=2e-8)
+    assert branch_and_bound_seconds(1000, 4000, cost) == pytest.approx(1.22e-3, rel=1e-12)
+    assert branch_and_bound_seconds(1000, 4000, cost, (2, 2, 2, 2)) == pytest.approx(1.0263246e-3, rel=1e-7)
+    assert branch_and_bound_seconds(1000, 10 ** 6, cost, (2, 2, 2, 2)) == branch_and_bound_seconds(
+        1000, 4000, cost, (2, 2, 2, 2))
+    # without the noise's term, the same W on few rows costs next to nothing beyond the overhead
+    rows_only = BranchAndBoundCost(overhead=1e-3, point_seconds=1e-7, row_exponent=0.5, row_share=0.5)
+    assert branch_and_bound_seconds(1000, 4000, rows_only, (2, 2, 2, 2)) == pytest.approx(1.0063246e-3, rel=1e-7)
 
 
 def _per_coordinate_grid_data(seed: int):

@@ -160,3 +160,33 @@ def test_a_w_on_one_feature_has_its_own_constants_by_hand():
     three = SupportWork(4, 6, 3, (2,))
     assert topdown_cost(three) is TOPDOWN_COST
     assert topdown_seconds(three, 1000) == topdown_seconds(three, 1000, TOPDOWN_COST)
+
+
+def test_the_fitted_constants_live_in_one_block_the_refit_rewrites():
+    """The three fitted records are defined once, in privopt/search/_costs.py between the
+    markers that ``python benchmarks/bench_predictions.py --fit --write`` rewrites, each with
+    its provenance (a ``#:`` comment naming the command) above it; the modules that read them
+    use those very records."""
+    import inspect
+
+    from privopt.mechanisms.selection import _evaluate
+    from privopt.search import _costs, _regions
+
+    text = inspect.getsource(_costs)
+    begin = "# --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---"
+    end = "# --- end of fitted constants ---"
+    assert text.count(begin) == 1 and text.count(end) == 1
+    block = text[text.index(begin):text.index(end)]
+    lines = block.splitlines()
+    for name in ("TOPDOWN_COST", "ONE_FEATURE_COST", "BRANCH_AND_BOUND_COST"):
+        assert text.count(f"\n{name} = ") == 1
+        at = [i for i, line in enumerate(lines) if line.startswith(f"{name} = ")]
+        assert len(at) == 1
+        above = []
+        for line in reversed(lines[:at[0]]):
+            if not line.startswith("#: "):
+                break
+            above.append(line)
+        assert "bench_predictions.py" in " ".join(above), name
+    assert _regions.TOPDOWN_COST is _costs.TOPDOWN_COST and _regions.ONE_FEATURE_COST is _costs.ONE_FEATURE_COST
+    assert _evaluate.BRANCH_AND_BOUND_COST is _costs.BRANCH_AND_BOUND_COST

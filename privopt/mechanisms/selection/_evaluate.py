@@ -24,10 +24,8 @@ reading the data's values, from public quantities only.
 from __future__ import annotations
 
 import itertools
-import math
 import pickle
 import time
-from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -40,7 +38,8 @@ from ...exceptions import ModelError, NotCertifiedError, ParameterError
 from ...models import quiet_clone, records_of
 from ...space import (constrained_points, count_grid_points,
                      grid_points, norm_levels)
-from ...search import enumeration_levels, iter_losses, scoring_costs
+from ...search import (BRANCH_AND_BOUND_COST, BranchAndBoundCost, branch_and_bound_seconds, enumeration_levels,
+                      iter_losses, scoring_costs)
 from ._decision import DecisionSet, _linear_row, decision_set
 from ...solvers import (BLOCKS_ENGINE, DEFAULT_ABS_GAP, HighsFixedSession, TerminationCondition, closed_form_blocks,
                         persistent_solver, record_blocks, solve)
@@ -70,53 +69,6 @@ def predict_evaluation_seconds(n_points: int, n_records: int, d: int, sparse_wor
     dense = n_points * max(1, int(n_records)) * (d + ROW_OVERHEAD)
     work = dense if sparse_work is None else min(dense, sparse_work)
     return work / SCORE_ENTRIES_PER_SECOND
-
-
-@dataclass(frozen=True)
-class BranchAndBoundCost:
-    """The constants of the predicted time of one W_r of ``mixture_selection`` scored by
-    branch and bound (:class:`privopt.search.BoundedArgmax`), from public sizes only:
-
-        T = overhead + point_seconds x |W| x (m / 1000) ** row_exponent,
-        m = min(n, (prod_j v_j) ** row_share)
-
-    ``point_seconds x |W|``: drawing the noise of every point and walking the enumeration's
-    tree (at n = 1000 records); the subtrees it scores instead of pruning depend on the data,
-    and each scored point costs a pass over the distinct rows m, so the time grows
-    with n more slowly than scoring every point does (``row_exponent`` < 1).  v_j: the values
-    each coordinate takes where they are declared per coordinate
-    (:attr:`privopt.search.HalfspaceData.coordinate_values`, e.g. 0/1 columns: the distinct
-    rows are at most their product); m = n where they are not.  A uniform
-    change of the kernels' speed is ``point_seconds`` alone.  Recalibrated by
-    ``python benchmarks/bench_predictions.py --repeats 2 --fit``."""
-
-    overhead: float
-    point_seconds: float
-    row_exponent: float
-    row_share: float = 1.0
-
-
-#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (its docstring): the
-#: minimax, then least squares within 2% of it, of the ratio either way of predicted to the draw's
-#: CPU seconds over the default fit's 56 W's scored by branch and bound (tables of 6 and 8 features,
-#: n 2,000 to 100,000, the 0/1 columns declared): worst 3.63 (15.2 before the declaration, when
-#: binary and uniform 30,000 x 8 shared every public quantity and differed 150-fold).  The pruning
-#: still depends on the data: on the hold-out, gaussian 20,000 x 7's W's of 33,809 and 84,663
-#: points scored 26 points and took about 1 ms, predicted 25 and 61 ms (48 times long; no W
-#: there is predicted short by more than 1.3).
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=7.0e-4, point_seconds=4.18e-8, row_exponent=0.948, row_share=0.805)
-
-
-def branch_and_bound_seconds(n_points: int, n_records: int, cost: BranchAndBoundCost = BRANCH_AND_BOUND_COST,
-                             coordinate_values=None) -> float:
-    """Seconds predicted for report-noisy-max over W by branch and bound
-    (:class:`BranchAndBoundCost`), from |W|, n and, where declared, the values each
-    coordinate takes (``coordinate_values``), public only."""
-    rows = float(max(1, int(n_records)))
-    if coordinate_values is not None:       # in logarithms: the product overflows a float for large d
-        log_rows = cost.row_share * math.fsum(math.log(max(1, int(v))) for v in coordinate_values)
-        rows = math.exp(log_rows) if log_rows < math.log(rows) else rows
-    return cost.overhead + cost.point_seconds * int(n_points) * (rows / 1000.0) ** cost.row_exponent
 
 
 #: The fix-and-solve evaluator's time PREDICTED from public sizes: (seconds per solve,
