@@ -107,8 +107,9 @@ class BranchAndBoundCost:
 # --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---
 #: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (every warm draw, before the medians):
 #: top down, d > 2 (308 W's of 24 tables); worst ratio 3.19 then. Kept on 2026-11-29: refitted on the run of
-#: ``--repeats 3`` (223 W's, medians) by ``--summary-only --fit``, no record was clearly better on the same draws
-#: (within 3x 621 of 669 draws against 638 of 669 with these; on the hold-out 142 of 162 against 146 of 162).
+#: ``--repeats 3`` (223 W's, medians) by ``--summary-only --fit``, no record was clearly better on the same draws:
+#: within 3x 621 of 669 draws against 638 with these, worst 7.3 against 10.8 but worst short 7.3 against 4.1; on
+#: two hold-out runs 140 and 142 of 162 against 142 and 146, worst short 7.3 against 3.4.
 TOPDOWN_COST = TopDownCost(overhead=0.00141, support_seconds=6.04e-06, row_exponent=0.695, point_seconds=1.06e-07,
                            pattern_exponent=0.655, row_share=0.889)
 #: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit``: top down, one feature (the warm
