@@ -36,9 +36,10 @@ least squares of the log ratios, :func:`_minimax`), writes them between the file
 the command, the date and the run above each (:func:`write_constants`), recomputes this run's
 predictions with them into predictions.md (its first table: as drawn, against as refitted), and
 measures the hold-out tables with them (``HOLDOUT``, chosen before any fit: other n, d and two
-other generators) into predictions_holdout.md.  Then check the rest of the law:
-``python benchmarks/offered_ws.py`` (the W's the default offers, before and after) and
-``python benchmarks/bench_table_shapes.py --sides now`` (the benchmark's tables).  Without
+other generators) into predictions_holdout.md, and prints any table whose offered W's differ
+from the committed listing (:func:`compare_offered`: the predictions decide which W's the
+ladder offers under a ``time_limit``, so new constants can change the default's law there).
+Then ``python benchmarks/bench_table_shapes.py --sides now`` checks the benchmark's tables.  Without
 ``--write`` the refitted records are only printed (and listed in predictions.md);
 ``--summary-only --fit`` refits on the last run's CSV without measuring.
 
@@ -607,7 +608,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true",
                     help="with --fit: write the refitted records into privopt/search/_costs.py (with the command "
                          "and the date), recompute this run's predictions with them, then measure the hold-out "
-                         "tables with them (--holdout) unless --no-holdout")
+                         "tables with them (--holdout) unless --no-holdout, and compare the W's the default "
+                         "offers with benchmarks/results/offered_ws.json (benchmarks/offered_ws.py)")
     ap.add_argument("--no-holdout", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -651,7 +653,20 @@ def main(argv=None) -> int:
     if args.write and records and not args.no_holdout:        # the shipped constants on tables never fitted on
         subprocess.run([sys.executable, os.path.abspath(__file__), "--holdout", "--repeats", str(args.repeats)],
                        check=True)
+    if args.write and records:
+        compare_offered()
     return 0
+
+
+def compare_offered() -> None:
+    """The W's the default offers with the records just written against the committed listing
+    (benchmarks/offered_ws.py, benchmarks/results/offered_ws.json): any difference is a change of
+    the default's law on that table (printed; the listing is rewritten only by hand)."""
+    script = os.path.join(HERE, "offered_ws.py")
+    with tempfile.TemporaryDirectory(prefix="privopt-offered-") as tmp:
+        after = os.path.join(tmp, "offered_ws.json")
+        subprocess.run([sys.executable, script, "--out", after], check=True, capture_output=True)
+        subprocess.run([sys.executable, script, "--compare", os.path.join(OUT, "offered_ws.json"), after], check=True)
 
 if __name__ == "__main__":
     sys.exit(main())
