@@ -75,7 +75,8 @@ def _build_argmax_kernel(numba):
         # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
         # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
         # the points [first[j], first[j] + counts[j, budget[j]]) of that order; with parts > 1, only
-        # the subtrees at level `split` whose rank is part modulo parts (one thread's share)
+        # the subtrees at level `split` whose rank is part modulo parts (one thread's share); rows are
+        # counted in int32, wrapping, exact below _MOST_RECORDS records (BoundedArgmax.of)
         xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
         bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
@@ -104,11 +105,12 @@ def _build_argmax_kernel(numba):
                     # lower bound on the loss of every point below: rows predicted +1 (or -1)
                     # whatever the free coordinates 0..j-1 take (each within the node's budget)
                     bounded += 1
-                    acc = np.int64(0)
+                    acc = np.int32(0)
                     b = bucket[budget[j]]
                     for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
                         s, dr = level[j, r], diff[r]
-                        acc += dr * ((s >= tmin[j, b, r]) | ((s >= tmax[j, b, r]) & (dr > 0)))
+                        acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[j, b, r])
+                                                                     | ((s >= tmax[j, b, r]) & (dr > 0))))
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
                     drops[j] = drops[j + 1]
@@ -139,9 +141,9 @@ def _build_argmax_kernel(numba):
                         if coef[0, k] > budget[1]:
                             continue
                         if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
-                            a = np.int64(0)
+                            a = np.int32(0)
                             for r in range(rows):
-                                a += diff[r] * (level[1, r] >= leaf[k, r])
+                                a = np.int32(a + np.int32(diff[r]) * np.int32(level[1, r] >= leaf[k, r]))
                             scored += 1
                             key = noise[p] - np.float64(total_pos - a) / scale
                             if key > best:
@@ -178,11 +180,12 @@ def _build_argmax_kernel(numba):
             if counts[c_j, budget[c_j]] >= min_bound:
                 # the child's scores and its bound (as for the root, above) in one pass over the rows
                 b = bucket[budget[c_j]]
-                acc = np.int64(0)
+                acc = np.int32(0)
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
                     s, dr = level[c_j, r], diff[r]
-                    acc += dr * ((s >= tmin[c_j, b, r]) | ((s >= tmax[c_j, b, r]) & (dr > 0)))
+                    acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[c_j, b, r])
+                                                                 | ((s >= tmax[c_j, b, r]) & (dr > 0))))
                 drops[c_j] = np.float64(total_pos - acc) / scale
             else:
                 for r in range(rows):
@@ -195,6 +198,13 @@ def _build_argmax_kernel(numba):
 
 
 _argmax_kernel = lazy_kernel(_build_argmax_kernel)
+
+#: The most records (summed over the distinct rows) :class:`BoundedArgmax` searches: its kernel
+#: counts each point's rows in int32, wrapping (twice the vector lanes of int64, about a
+#: quarter off the search's time), which is exact whenever the true count, between minus the
+#: negative and plus the positive labels, fits in int32 (two's complement sums are exact
+#: modulo 2^32 whatever the order).
+_MOST_RECORDS = 2**31 - 1
 
 #: Points per block of the noise's block maxima (:class:`BoundedArgmax`).
 _NOISE_BLOCK = 64
@@ -271,9 +281,12 @@ class BoundedArgmax:
     @classmethod
     def of(cls, data, coef, bound):
         """The branch and bound for this enumeration data and levels, or None
-        where the integer scorer does not apply (:meth:`IntegerLattice.of`)."""
+        where the integer scorer does not apply (:meth:`IntegerLattice.of`) or the data
+        holds more than :data:`_MOST_RECORDS` records."""
         if IntegerLattice.of(data) is None or len(data.grid) == 0:
             return None
+        if int(np.sum(data.pos)) + int(np.sum(data.neg)) > _MOST_RECORDS:
+            return None     # the kernel's int32 counts (below) would not hold every sum exactly
         kernel = _argmax_kernel()
         return None if kernel is None else cls(data, coef, bound, kernel)
 

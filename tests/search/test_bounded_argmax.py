@@ -39,7 +39,10 @@ def _problems():
             ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data),
             ("2 features, grid 3, D 3", zero_one_loss(X4[:, :2], y4, grid=3, norm_bound=3.0).data),
             # scores up to 20,000 * 2 * 3 * 5 (int32 in the kernel, not int16)
-            ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data)]
+            ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data),
+            # 40,000 records on 27 distinct rows: label counts and losses past int16 (the kernel's int32 counts)
+            ("3 features, 500 copies, grid 2, D 2",
+             zero_one_loss(np.tile(X3, (500, 1)), np.tile(y3, 500), grid=2, norm_bound=2.0).data)]
 
 
 def _scored_every_point(data, coef, bound, noise, scale):
@@ -79,7 +82,7 @@ def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
 @pytest.mark.parametrize("score_type", ["narrowest", "int64"])
 @pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(6))
 @pytest.mark.slow
 def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, threads,
                                                               monkeypatch):
@@ -113,6 +116,21 @@ def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tabl
             np.testing.assert_array_equal(found.point, points[k])
             pruned |= found.points_scored < argmax.n_points
     assert pruned or argmax.n_points < 10, name    # the bound does leave points out
+
+
+def test_more_records_than_its_int32_counts_hold_are_not_searched(monkeypatch):
+    # the kernel counts a point's rows in int32 (exact below 2^31 records); past the limit
+    # there is no branch and bound, and every point is scored instead
+    import privopt.search._argmax as enum
+
+    _, data = _problems()[5]
+    coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
+    n = int(data.pos.sum() + data.neg.sum())
+    assert n == 40_000 and enum._MOST_RECORDS == 2**31 - 1
+    monkeypatch.setattr(enum, "_MOST_RECORDS", n)
+    assert BoundedArgmax.of(data, coef, bound) is not None
+    monkeypatch.setattr(enum, "_MOST_RECORDS", n - 1)
+    assert BoundedArgmax.of(data, coef, bound) is None
 
 
 def test_ties_go_to_the_first_point():
