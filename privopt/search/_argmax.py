@@ -199,6 +199,49 @@ def _build_argmax_kernel(numba):
 
 _argmax_kernel = lazy_kernel(_build_argmax_kernel)
 
+
+def _build_ball_bounds_kernel(numba):
+    """The compiled tables of :func:`_ball_score_bounds` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def ball_bounds(xt, gint, coef, nk, bound, fmin, fmax):   # pragma: no cover - compiled
+        # fmax[j, b, r]: the largest sum_{i<j} x[r, i] w_i over the values of coordinates 0..j-1
+        # whose units sum to at most b (a knapsack over the coordinates); fmin the smallest;
+        # a budget no assignment fits is left 0 (no point lies below a node with it).  In
+        # the tables' type, which holds every partial score (_score_dtype)
+        d, rows = xt.shape
+        reach = np.zeros((d + 1, bound + 1), dtype=np.bool_)     # some assignment fits budget b
+        reach[0, :] = True
+        for j in range(1, d + 1):
+            c = j - 1
+            xc = xt[c]
+            for b in range(bound + 1):
+                hi, lo = fmax[j, b], fmin[j, b]
+                fits = False
+                for k in range(nk[c]):
+                    u = coef[c, k]
+                    if u > b or not reach[j - 1, b - u]:
+                        continue
+                    g = gint[c, k]
+                    up, dn = fmax[j - 1, b - u], fmin[j - 1, b - u]
+                    if not fits:
+                        for r in range(rows):
+                            hi[r] = up[r] + xc[r] * g
+                            lo[r] = dn[r] + xc[r] * g
+                        fits = True
+                    else:
+                        for r in range(rows):
+                            v = xc[r] * g
+                            hi[r] = max(hi[r], up[r] + v)
+                            lo[r] = min(lo[r], dn[r] + v)
+                reach[j, b] = fits
+        return fmin, fmax
+
+    return ball_bounds
+
+
+_ball_bounds_kernel = lazy_kernel(_build_ball_bounds_kernel)
+
 #: The most records (summed over the distinct rows) :class:`BoundedArgmax` searches: its kernel
 #: counts each point's rows in int32, wrapping (twice the vector lanes of int64, about a
 #: quarter off the search's time), which is exact whenever the true count, between minus the
@@ -263,7 +306,8 @@ class BoundedArgmax:
         self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
                                dtype=np.int64)
         self.n_points = int(self.counts[d, int(bound)])
-        bucket, fmin, fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound))
+        bucket, fmin, fmax = _score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound), self.nk,
+                                           int(self.thr))
         self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
@@ -350,6 +394,38 @@ def _score_dtype(xt, gint=None, thr: int = 0) -> type:
         if largest <= np.iinfo(kind).max:
             return kind
     return np.int64
+
+
+def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0):
+    """The kernel's tables of partial score bounds: those of the ball
+    (:func:`_ball_score_bounds`, one column per budget) where they fit within
+    :data:`_SCORE_BOUND_ENTRIES` entries and numba is installed, else those of the box
+    (:func:`_partial_score_bounds`).  Either is a bound on every point below a node, so
+    either releases the same point; the ball's are tighter where two or more coordinates
+    are free, and leave out more subtrees."""
+    kernel = _ball_bounds_kernel()
+    if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
+        return _partial_score_bounds(xt, gint, coef, valid, bound)
+    return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr)
+
+
+def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0):
+    """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for
+    the ball: ``fmax[j, b, r]`` is the largest score ``sum_{i<j} x[r, i] w_i`` over the
+    values of coordinates 0..j-1 whose squared-norm units sum to at most b, by dynamic
+    programming over the coordinates (a knapsack: ``fmax[j, b] = max_k fmax[j-1, b -
+    coef[j-1, k]] + x[:, j-1] gint[j-1, k]``, ``fmax[0] = 0``), ``fmin`` the smallest; one
+    column per budget (``bucket`` the identity).  The box of :func:`_partial_score_bounds`
+    lets every free coordinate spend the whole budget; these ranges lie inside it (equal
+    for one free coordinate) and still hold every point below a node.  In the narrowest
+    integer type that holds every partial score and ``thr`` less any of them (the kernel's
+    score type, :func:`_score_dtype`)."""
+    d, rows = xt.shape
+    kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
+    fmin = np.zeros((d + 1, bound + 1, rows), dtype=kind)
+    fmax = np.zeros((d + 1, bound + 1, rows), dtype=kind)
+    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin, fmax)
+    return np.arange(bound + 1, dtype=np.int64), fmin, fmax
 
 
 def _partial_score_bounds(xt, gint, coef, valid, bound):

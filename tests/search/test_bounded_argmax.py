@@ -223,6 +223,47 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
     assert np.all(fmin[:, :, :] <= 0) and np.all(fmax >= 0)     # 0 is in every grid: w = 0 scores 0
 
 
+def test_ball_score_bounds_are_the_exact_range_within_each_budget():
+    """The ball's tables: fmin / fmax of coordinates 0..j-1 are the smallest and largest
+    score over the assignments whose units sum to at most b (worked out here by listing
+    them), inside the box's ranges, equal to them for one free coordinate; a grid without 0
+    (coordinate 1) leaves small budgets with no assignment."""
+    import itertools
+
+    from privopt.search._argmax import _ball_bounds_kernel, _ball_score_bounds, _partial_score_bounds
+
+    rng = np.random.default_rng(5)
+    d, rows, bound = 4, 30, 7
+    xt = rng.integers(-3, 4, size=(d, rows)).astype(np.int64)
+    grids = [np.array([-2, -1, 0, 1, 2]), np.array([-1, 1]), np.array([-2, 0, 2]), np.array([0, 1])]
+    width = max(len(g) for g in grids)
+    gint = np.zeros((d, width), dtype=np.int64)
+    coef = np.full((d, width), bound + 1, dtype=np.int64)
+    for j, g in enumerate(grids):
+        gint[j, :len(g)], coef[j, :len(g)] = g, g ** 2
+    nk = np.array([len(g) for g in grids], dtype=np.int64)
+    valid = np.arange(width)[None, :] < nk[:, None]
+    bucket, fmin, fmax = _ball_score_bounds(xt, gint, coef, nk, bound, _ball_bounds_kernel())
+    box_bucket, bmin, bmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+    np.testing.assert_array_equal(bucket, np.arange(bound + 1))
+    tighter = False
+    for j in range(1, d + 1):
+        combos = np.array(list(itertools.product(*grids[:j])))
+        units = (combos ** 2).sum(axis=1)
+        scores = combos @ xt[:j]                        # (assignments, rows)
+        for b in range(bound + 1):
+            inside = scores[units <= b]
+            if len(inside) == 0:        # no assignment fits (coordinate 1 has no 0): never a node's budget
+                continue
+            np.testing.assert_array_equal(fmin[j, b], inside.min(axis=0))
+            np.testing.assert_array_equal(fmax[j, b], inside.max(axis=0))
+            assert np.all(bmin[j, box_bucket[b]] <= fmin[j, b]) and np.all(fmax[j, b] <= bmax[j, box_bucket[b]])
+            if j == 1:
+                np.testing.assert_array_equal(fmin[1, b], bmin[1, box_bucket[b]])
+            tighter |= bool(np.any(fmax[j, b] < bmax[j, box_bucket[b]]))
+    assert tighter      # two free coordinates cannot both spend the whole budget
+
+
 def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
     """Past the tables' size cap, budgets share the column of a larger kept step: fewer
     columns, each range at least as wide as the budget's own (still a bound)."""
