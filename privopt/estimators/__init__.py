@@ -363,6 +363,15 @@ def _quiet_leak():
         yield
 
 
+@functools.lru_cache(maxsize=256)
+def _kept_public_w(grid: int, d: int, norm_bound: float) -> DecisionSpace:
+    """W of an int grid B and a float ball on d coordinates (:meth:`DecisionSpace.of`), one
+    record per (B, d, D) in a process: public numbers only, and frozen, its derived views
+    (the levels of ||w||^2, |W|) kept with it, so that the ladder's W's, asked for several
+    times per fit and again at every fit, are worked out once."""
+    return DecisionSpace.of(grid, d, norm_bound)
+
+
 class PrivateHalfspaceClassifier(PrivoptClassifier):
     """A differentially private linear classifier trained on the 0/1 loss.
 
@@ -770,7 +779,10 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         """W (:class:`privopt.space.DecisionSpace`) from the grid and the ball alone (no data),
         on d counting the intercept."""
         grid, norm_bound = self._ball(n_features, res)
-        return DecisionSpace.of(grid, n_features + (1 if self.fit_intercept else 0), norm_bound)
+        d = n_features + (1 if self.fit_intercept else 0)
+        if type(grid) is int and type(norm_bound) is float:
+            return _kept_public_w(grid, d, norm_bound)
+        return DecisionSpace.of(grid, d, norm_bound)
 
     def _public_levels(self, n_features: int, res=None):
         """(d counting the intercept, per-coordinate grids, NormLevels) of W,

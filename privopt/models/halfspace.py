@@ -124,6 +124,7 @@ halfspaces, OPDisc over {-B..B}^d with B = floor(sqrt(d)), ||w|| <= sqrt(d));
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 import types
@@ -795,15 +796,41 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     return _zero_one_setup_on(_zero_one_rows(X, y, args), args)
 
 
-def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
-    """:func:`_zero_one_setup` on rows already checked and merged: W (``args.grid``,
-    ``args.norm_bound``), the decision rule on W's lattice, the halfspace data and the info."""
-    feature_values = _check_feature_values(args.feature_values)
-    grid, norm_bound, name = args.grid, args.norm_bound, args.name
-    classes, fit_intercept, threshold, margin = rows.classes, rows.fit_intercept, rows.threshold, rows.margin
-    merge_rows, chain_cuts, swap_cuts = rows.merge_rows, rows.chain_cuts, rows.swap_cuts
-    n, d = rows.n, rows.d
-    coordinate_values = _check_coordinate_values(args.coordinate_values, d)
+@dataclasses.dataclass(frozen=True)
+class _PublicW:
+    """What :func:`_zero_one_setup_on` reads of W alone (the grid and the ball, no data):
+    the parsed grid, its exact unit, D, floor(D^2 / unit^2), the grid in units, tau and the
+    three diameters of the model's info (each the smaller of the grid's box and the ball's
+    2D: ``min(range, 2D)`` in l_inf, ``min(||ranges||_2, 2D)`` in l_2, ``min(sum ranges,
+    2D sqrt(d))`` in l_1)."""
+
+    grid: tuple
+    unit: Fraction
+    D: float
+    n_units: int
+    units: tuple
+    tau: float
+    linf_diameter: float
+    l2_diameter: float
+    l1_diameter: float
+
+
+def _public_w(grid, norm_bound, d: int) -> _PublicW:
+    """:class:`_PublicW` of ``grid`` and ``norm_bound`` on d coordinates, with their checks;
+    worked out once per (grid, norm_bound, d) in a process where the grid is None or an int
+    B and the bound None or a float or an int (a fit's ladder asks for the same W's at each
+    fit, and for each W several times); any other grid each time."""
+    if (grid is None or type(grid) is int) and (norm_bound is None or type(norm_bound) in (float, int)):
+        return _public_w_kept(grid, norm_bound, int(d))
+    return _public_w_made(grid, norm_bound, int(d))
+
+
+@functools.lru_cache(maxsize=256)
+def _public_w_kept(grid, norm_bound, d: int) -> _PublicW:
+    return _public_w_made(grid, norm_bound, d)
+
+
+def _public_w_made(grid, norm_bound, d: int) -> _PublicW:
     grid_t = parse_grid(grid, d)
     unit = grid_unit(grid_t)
     if norm_bound is None:
@@ -820,6 +847,27 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
             f"{float(min_units * unit * unit):g} > D^2); include 0 in the grid or raise norm_bound.",
             "norm_bound",
         )
+    lo = np.array([g[0] for g in grid_t], dtype=float)
+    hi = np.array([g[-1] for g in grid_t], dtype=float)
+    ball = math.sqrt(float(n_units * unit * unit))
+    ranges = hi - lo
+    return _PublicW(grid=grid_t, unit=unit, D=float(D), n_units=n_units, units=tuple(tuple(u) for u in units),
+                    tau=grid_separation(grid_t), linf_diameter=float(min(ranges.max(), 2 * ball)),
+                    l2_diameter=float(min(np.sqrt((ranges ** 2).sum()), 2 * ball)),
+                    l1_diameter=float(min(ranges.sum(), 2 * ball * np.sqrt(len(ranges)))))
+
+
+def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
+    """:func:`_zero_one_setup` on rows already checked and merged: W (``args.grid``,
+    ``args.norm_bound``), the decision rule on W's lattice, the halfspace data and the info."""
+    feature_values = _check_feature_values(args.feature_values)
+    grid, norm_bound, name = args.grid, args.norm_bound, args.name
+    classes, fit_intercept, threshold, margin = rows.classes, rows.fit_intercept, rows.threshold, rows.margin
+    merge_rows, chain_cuts, swap_cuts = rows.merge_rows, rows.chain_cuts, rows.swap_cuts
+    n, d = rows.n, rows.d
+    coordinate_values = _check_coordinate_values(args.coordinate_values, d)
+    pw = _public_w(grid, norm_bound, d)
+    grid_t, unit, D, n_units, units = pw.grid, pw.unit, pw.D, pw.n_units, [list(u) for u in pw.units]
     mu, exact = _score_lattice(rows.Xu, unit, margin, rows.integral)
     t_hi, theta, rule = _threshold_info(threshold, mu, exact)
     Xu, pos, neg = rows.Xu, rows.pos, rows.neg
@@ -830,11 +878,7 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
         feature_values=feature_values, coordinate_values=coordinate_values)
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(data)
-    lo = np.array([g[0] for g in grid_t], dtype=float)
-    hi = np.array([g[-1] for g in grid_t], dtype=float)
-    ball = math.sqrt(float(n_units * unit * unit))
-    tau = grid_separation(grid_t)
-    ranges = hi - lo
+    tau = pw.tau
     info = ModelInfo(
         weights="w",
         grid=grid_t,
@@ -843,9 +887,9 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
         loss_range=(0.0, 1.0),
         lipschitz=1.0 / tau,
         lipschitz_l1=1.0 / tau,
-        linf_diameter=float(min(ranges.max(), 2 * ball)),
-        l2_diameter=float(min(np.sqrt((ranges ** 2).sum()), 2 * ball)),
-        l1_diameter=float(min(ranges.sum(), 2 * ball * np.sqrt(len(ranges)))),
+        linf_diameter=pw.linf_diameter,
+        l2_diameter=pw.l2_diameter,
+        l1_diameter=pw.l1_diameter,
         n_samples=int(n),
         grid_encoding="r",
         public_constraints=("r_one", "w_link", "norm_ball"),   # from the grid and the ball only

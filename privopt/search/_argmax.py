@@ -75,7 +75,8 @@ def _build_argmax_kernel(numba):
         # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
         # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
         # the points [first[j], first[j] + counts[j, budget[j]]) of that order; with parts > 1, only
-        # the subtrees at level `split` whose rank is part modulo parts (one thread's share)
+        # the subtrees at level `split` whose rank is part modulo parts (one thread's share); rows are
+        # counted in int32, wrapping, exact below _MOST_RECORDS records (BoundedArgmax.of)
         xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
         bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
@@ -104,11 +105,12 @@ def _build_argmax_kernel(numba):
                     # lower bound on the loss of every point below: rows predicted +1 (or -1)
                     # whatever the free coordinates 0..j-1 take (each within the node's budget)
                     bounded += 1
-                    acc = np.int64(0)
+                    acc = np.int32(0)
                     b = bucket[budget[j]]
                     for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
                         s, dr = level[j, r], diff[r]
-                        acc += dr * ((s >= tmin[j, b, r]) | ((s >= tmax[j, b, r]) & (dr > 0)))
+                        acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[j, b, r])
+                                                                     | ((s >= tmax[j, b, r]) & (dr > 0))))
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
                     drops[j] = drops[j + 1]
@@ -139,9 +141,9 @@ def _build_argmax_kernel(numba):
                         if coef[0, k] > budget[1]:
                             continue
                         if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
-                            a = np.int64(0)
+                            a = np.int32(0)
                             for r in range(rows):
-                                a += diff[r] * (level[1, r] >= leaf[k, r])
+                                a = np.int32(a + np.int32(diff[r]) * np.int32(level[1, r] >= leaf[k, r]))
                             scored += 1
                             key = noise[p] - np.float64(total_pos - a) / scale
                             if key > best:
@@ -178,11 +180,12 @@ def _build_argmax_kernel(numba):
             if counts[c_j, budget[c_j]] >= min_bound:
                 # the child's scores and its bound (as for the root, above) in one pass over the rows
                 b = bucket[budget[c_j]]
-                acc = np.int64(0)
+                acc = np.int32(0)
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
                     s, dr = level[c_j, r], diff[r]
-                    acc += dr * ((s >= tmin[c_j, b, r]) | ((s >= tmax[c_j, b, r]) & (dr > 0)))
+                    acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[c_j, b, r])
+                                                                 | ((s >= tmax[c_j, b, r]) & (dr > 0))))
                 drops[c_j] = np.float64(total_pos - acc) / scale
             else:
                 for r in range(rows):
@@ -195,6 +198,56 @@ def _build_argmax_kernel(numba):
 
 
 _argmax_kernel = lazy_kernel(_build_argmax_kernel)
+
+
+def _build_ball_bounds_kernel(numba):
+    """The compiled tables of :func:`_ball_score_bounds` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def ball_bounds(xt, gint, coef, nk, bound, fmin, fmax):   # pragma: no cover - compiled
+        # fmax[j, b, r]: the largest sum_{i<j} x[r, i] w_i over the values of coordinates 0..j-1
+        # whose units sum to at most b (a knapsack over the coordinates); fmin the smallest;
+        # a budget no assignment fits is left 0 (no point lies below a node with it).  In
+        # the tables' type, which holds every partial score (_score_dtype)
+        d, rows = xt.shape
+        reach = np.zeros((d + 1, bound + 1), dtype=np.bool_)     # some assignment fits budget b
+        reach[0, :] = True
+        for j in range(1, d + 1):
+            c = j - 1
+            xc = xt[c]
+            for b in range(bound + 1):
+                hi, lo = fmax[j, b], fmin[j, b]
+                fits = False
+                for k in range(nk[c]):
+                    u = coef[c, k]
+                    if u > b or not reach[j - 1, b - u]:
+                        continue
+                    g = gint[c, k]
+                    up, dn = fmax[j - 1, b - u], fmin[j - 1, b - u]
+                    if not fits:
+                        for r in range(rows):
+                            hi[r] = up[r] + xc[r] * g
+                            lo[r] = dn[r] + xc[r] * g
+                        fits = True
+                    else:
+                        for r in range(rows):
+                            v = xc[r] * g
+                            hi[r] = max(hi[r], up[r] + v)
+                            lo[r] = min(lo[r], dn[r] + v)
+                reach[j, b] = fits
+        return fmin, fmax
+
+    return ball_bounds
+
+
+_ball_bounds_kernel = lazy_kernel(_build_ball_bounds_kernel)
+
+#: The most records (summed over the distinct rows) :class:`BoundedArgmax` searches: its kernel
+#: counts each point's rows in int32, wrapping (twice the vector lanes of int64, about a
+#: quarter off the search's time), which is exact whenever the true count, between minus the
+#: negative and plus the positive labels, fits in int32 (two's complement sums are exact
+#: modulo 2^32 whatever the order).
+_MOST_RECORDS = 2**31 - 1
 
 #: Points per block of the noise's block maxima (:class:`BoundedArgmax`).
 _NOISE_BLOCK = 64
@@ -253,7 +306,8 @@ class BoundedArgmax:
         self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
                                dtype=np.int64)
         self.n_points = int(self.counts[d, int(bound)])
-        bucket, fmin, fmax = _partial_score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound))
+        bucket, fmin, fmax = _score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound), self.nk,
+                                           int(self.thr))
         self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
@@ -271,9 +325,12 @@ class BoundedArgmax:
     @classmethod
     def of(cls, data, coef, bound):
         """The branch and bound for this enumeration data and levels, or None
-        where the integer scorer does not apply (:meth:`IntegerLattice.of`)."""
+        where the integer scorer does not apply (:meth:`IntegerLattice.of`) or the data
+        holds more than :data:`_MOST_RECORDS` records."""
         if IntegerLattice.of(data) is None or len(data.grid) == 0:
             return None
+        if int(np.sum(data.pos)) + int(np.sum(data.neg)) > _MOST_RECORDS:
+            return None     # the kernel's int32 counts (below) would not hold every sum exactly
         kernel = _argmax_kernel()
         return None if kernel is None else cls(data, coef, bound, kernel)
 
@@ -337,6 +394,38 @@ def _score_dtype(xt, gint=None, thr: int = 0) -> type:
         if largest <= np.iinfo(kind).max:
             return kind
     return np.int64
+
+
+def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0):
+    """The kernel's tables of partial score bounds: those of the ball
+    (:func:`_ball_score_bounds`, one column per budget) where they fit within
+    :data:`_SCORE_BOUND_ENTRIES` entries and numba is installed, else those of the box
+    (:func:`_partial_score_bounds`).  Either is a bound on every point below a node, so
+    either releases the same point; the ball's are tighter where two or more coordinates
+    are free, and leave out more subtrees."""
+    kernel = _ball_bounds_kernel()
+    if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
+        return _partial_score_bounds(xt, gint, coef, valid, bound)
+    return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr)
+
+
+def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0):
+    """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for
+    the ball: ``fmax[j, b, r]`` is the largest score ``sum_{i<j} x[r, i] w_i`` over the
+    values of coordinates 0..j-1 whose squared-norm units sum to at most b, by dynamic
+    programming over the coordinates (a knapsack: ``fmax[j, b] = max_k fmax[j-1, b -
+    coef[j-1, k]] + x[:, j-1] gint[j-1, k]``, ``fmax[0] = 0``), ``fmin`` the smallest; one
+    column per budget (``bucket`` the identity).  The box of :func:`_partial_score_bounds`
+    lets every free coordinate spend the whole budget; these ranges lie inside it (equal
+    for one free coordinate) and still hold every point below a node.  In the narrowest
+    integer type that holds every partial score and ``thr`` less any of them (the kernel's
+    score type, :func:`_score_dtype`)."""
+    d, rows = xt.shape
+    kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
+    fmin = np.zeros((d + 1, bound + 1, rows), dtype=kind)
+    fmax = np.zeros((d + 1, bound + 1, rows), dtype=kind)
+    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin, fmax)
+    return np.arange(bound + 1, dtype=np.int64), fmin, fmax
 
 
 def _partial_score_bounds(xt, gint, coef, valid, bound):

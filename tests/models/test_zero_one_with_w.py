@@ -4,7 +4,7 @@ zero_one_loss built from scratch, sharing the merged rows instead of merging aga
 import numpy as np
 import pytest
 
-from privopt.exceptions import ParameterError
+from privopt.exceptions import ParameterError, ParameterTypeError
 from privopt.models import zero_one_loss
 
 
@@ -81,3 +81,22 @@ def test_with_constant_feature_refuses_a_non_integer_column_on_the_exact_lattice
     assert base.with_constant_feature(3.0, grid=1).data.exact
     with pytest.raises(ParameterError, match="non-integer"):
         base.with_constant_feature(0.5, grid=1)
+
+
+def test_the_public_w_kept_per_process_is_what_the_grid_and_ball_give():
+    # an int grid and a float ball are worked out once per process (the ladder's W's at every
+    # fit): the kept record is the one made afresh, and other grids are made at each call
+    from privopt.models.halfspace import _public_w, _public_w_kept, _public_w_made
+
+    for grid, bound, d in [(2, 2.0, 7), (1, 1.0, 3), (None, None, 4), (3, 3, 5)]:
+        kept = _public_w(grid, bound, d)
+        assert kept is _public_w(grid, bound, d)            # the same record: kept
+        assert kept == _public_w_made(grid, bound, d)       # ... equal to the one made now
+    before = _public_w_kept.cache_info().currsize
+    grid = np.int64(2)
+    assert _public_w(grid, 2.0, 7) == _public_w(2, 2.0, 7)  # a numpy integer: made, not kept
+    assert _public_w_kept.cache_info().currsize == before
+    with pytest.raises(ParameterTypeError):                  # True is not the grid 1, kept or not
+        _public_w(True, 1.0, 3)
+    with pytest.raises(ParameterError, match="excludes every grid point"):
+        _public_w((1.0, 2.0), 0.5, 2)

@@ -39,7 +39,10 @@ def _problems():
             ("1 feature, grid 2, D 2", zero_one_loss(X1, y1, grid=2, norm_bound=2.0).data),
             ("2 features, grid 3, D 3", zero_one_loss(X4[:, :2], y4, grid=3, norm_bound=3.0).data),
             # scores up to 20,000 * 2 * 3 * 5 (int32 in the kernel, not int16)
-            ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data)]
+            ("4 features x 20,000, grid 3, D 3", zero_one_loss(20_000 * X4, y4, grid=3, norm_bound=3.0).data),
+            # 40,000 records on 27 distinct rows: label counts and losses past int16 (the kernel's int32 counts)
+            ("3 features, 500 copies, grid 2, D 2",
+             zero_one_loss(np.tile(X3, (500, 1)), np.tile(y3, 500), grid=2, norm_bound=2.0).data)]
 
 
 def _scored_every_point(data, coef, bound, noise, scale):
@@ -79,7 +82,7 @@ def test_score_dtype_is_the_narrowest_that_holds_every_partial_score():
 @pytest.mark.parametrize("score_type", ["narrowest", "int64"])
 @pytest.mark.parametrize("tables", ["per budget step", "coarsened"])
 @pytest.mark.parametrize("scale", [0.5, 2.0, 20.0])
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(6))
 @pytest.mark.slow
 def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tables, score_type, threads,
                                                               monkeypatch):
@@ -113,6 +116,21 @@ def test_the_first_largest_key_and_none_at_or_below_the_floor(index, scale, tabl
             np.testing.assert_array_equal(found.point, points[k])
             pruned |= found.points_scored < argmax.n_points
     assert pruned or argmax.n_points < 10, name    # the bound does leave points out
+
+
+def test_more_records_than_its_int32_counts_hold_are_not_searched(monkeypatch):
+    # the kernel counts a point's rows in int32 (exact below 2^31 records); past the limit
+    # there is no branch and bound, and every point is scored instead
+    import privopt.search._argmax as enum
+
+    _, data = _problems()[5]
+    coef, bound, _, _ = enumeration_levels(data, data.norm_bound)
+    n = int(data.pos.sum() + data.neg.sum())
+    assert n == 40_000 and enum._MOST_RECORDS == 2**31 - 1
+    monkeypatch.setattr(enum, "_MOST_RECORDS", n)
+    assert BoundedArgmax.of(data, coef, bound) is not None
+    monkeypatch.setattr(enum, "_MOST_RECORDS", n - 1)
+    assert BoundedArgmax.of(data, coef, bound) is None
 
 
 def test_ties_go_to_the_first_point():
@@ -203,6 +221,47 @@ def test_partial_score_bounds_are_the_range_within_each_budget():
         np.testing.assert_array_equal(fmin[1, bucket[b]], single.min(axis=1))
         np.testing.assert_array_equal(fmax[1, bucket[b]], single.max(axis=1))
     assert np.all(fmin[:, :, :] <= 0) and np.all(fmax >= 0)     # 0 is in every grid: w = 0 scores 0
+
+
+def test_ball_score_bounds_are_the_exact_range_within_each_budget():
+    """The ball's tables: fmin / fmax of coordinates 0..j-1 are the smallest and largest
+    score over the assignments whose units sum to at most b (worked out here by listing
+    them), inside the box's ranges, equal to them for one free coordinate; a grid without 0
+    (coordinate 1) leaves small budgets with no assignment."""
+    import itertools
+
+    from privopt.search._argmax import _ball_bounds_kernel, _ball_score_bounds, _partial_score_bounds
+
+    rng = np.random.default_rng(5)
+    d, rows, bound = 4, 30, 7
+    xt = rng.integers(-3, 4, size=(d, rows)).astype(np.int64)
+    grids = [np.array([-2, -1, 0, 1, 2]), np.array([-1, 1]), np.array([-2, 0, 2]), np.array([0, 1])]
+    width = max(len(g) for g in grids)
+    gint = np.zeros((d, width), dtype=np.int64)
+    coef = np.full((d, width), bound + 1, dtype=np.int64)
+    for j, g in enumerate(grids):
+        gint[j, :len(g)], coef[j, :len(g)] = g, g ** 2
+    nk = np.array([len(g) for g in grids], dtype=np.int64)
+    valid = np.arange(width)[None, :] < nk[:, None]
+    bucket, fmin, fmax = _ball_score_bounds(xt, gint, coef, nk, bound, _ball_bounds_kernel())
+    box_bucket, bmin, bmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+    np.testing.assert_array_equal(bucket, np.arange(bound + 1))
+    tighter = False
+    for j in range(1, d + 1):
+        combos = np.array(list(itertools.product(*grids[:j])))
+        units = (combos ** 2).sum(axis=1)
+        scores = combos @ xt[:j]                        # (assignments, rows)
+        for b in range(bound + 1):
+            inside = scores[units <= b]
+            if len(inside) == 0:        # no assignment fits (coordinate 1 has no 0): never a node's budget
+                continue
+            np.testing.assert_array_equal(fmin[j, b], inside.min(axis=0))
+            np.testing.assert_array_equal(fmax[j, b], inside.max(axis=0))
+            assert np.all(bmin[j, box_bucket[b]] <= fmin[j, b]) and np.all(fmax[j, b] <= bmax[j, box_bucket[b]])
+            if j == 1:
+                np.testing.assert_array_equal(fmin[1, b], bmin[1, box_bucket[b]])
+            tighter |= bool(np.any(fmax[j, b] < bmax[j, box_bucket[b]]))
+    assert tighter      # two free coordinates cannot both spend the whole budget
 
 
 def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
