@@ -488,32 +488,83 @@ def tempered_prior(rule):
     return prior
 
 
+def warm_share(rule: str, epsilon: float, n: int) -> float:
+    """The warm start's share of epsilon under a share rule (a variant's ``_sRULE``), a public
+    function of epsilon and n: ``X`` a constant share; ``qT`` the share that gives the warm start
+    epsilon n - T of the budget's epsilon n beyond T/2 (the selection keeps T, the share 1/2 at
+    epsilon n <= 2T): s = max(1/2, 1 - T / (epsilon n)); ``rT`` s = max(1/2, 1 - sqrt(T / (epsilon n)))."""
+    if rule[0] == "q":
+        return max(0.5, 1.0 - float(rule[1:]) / (epsilon * n))
+    if rule[0] == "r":
+        return max(0.5, 1.0 - math.sqrt(float(rule[1:]) / (epsilon * n)))
+    return float(rule)
+
+
+def variant_options(name: str) -> dict:
+    """{letter: value} of a variant name's suffixes ``_eN``, ``_gKIND``, ``_sSHARE``, ``_wPRIOR``,
+    ``_fFRACTION`` (the rule first, before any ``_``)."""
+    return {t[0]: t[1:] for t in name.split("_")[1:] if t}
+
+
 def parse_variant(name: str):
     """(rule, enumerate points or None, geometric rungs or None) of a variant name
-    ``RULE[_eN][_gKIND]`` (KIND one of ``privopt.estimators.GEOMETRIC_RUNGS``)."""
-    name, _, kind = name.partition("_g")
-    rule, _, points = name.partition("_e")
+    ``RULE[_eN][_gKIND][_sSHARE][_wPRIOR][_fFRACTION]`` (KIND one of
+    ``privopt.estimators.GEOMETRIC_RUNGS``; SHARE the warm start's share rule, :func:`warm_share`;
+    PRIOR the warm start's W's prior weight, :func:`warm_prior`; FRACTION the warm start's rule's
+    fraction, ``warm_start_applies``: these three read by :func:`fit_with_prior`)."""
+    rule, opts = name.split("_")[0], variant_options(name)
+    kind, points = opts.get("g", ""), opts.get("e", "")
     if kind and kind not in GEOMETRIC_RUNGS:
         raise ValueError(f"unknown geometric rungs {kind!r} in a variant (one of {GEOMETRIC_RUNGS})")
     return rule, (None if not points else math.inf if points == "auto" else int(points)), (kind or None)
 
 
+def warm_prior(kind: str, shipped):
+    """``_offered_with_prior`` with the warm start's W weighted otherwise: ``tempered`` as one more
+    rung of the ladder's prior with its own size (Occam tempered: favoured for being small); ``X`` a
+    fixed share X of the prior (the ladder's weights scaled by 1 - X)."""
+    import privopt.estimators as est
+
+    def offered(ladder, sizes, warm, eps_select, n):
+        if not warm:
+            return shipped(ladder, sizes, warm, eps_select, n)
+        if kind == "tempered":
+            prior = est.ladder_prior(sizes, eps_select, n, est.LADDER_PRIOR)
+        else:
+            base = est.ladder_prior(sizes[:-1], eps_select, n, est.LADDER_PRIOR)
+            prior = np.append((1.0 - float(kind)) * base / base.sum(), float(kind))
+        keep = [i for i, p in enumerate(prior) if p > 0]
+        return [ladder[i] for i in keep], [sizes[i] for i in keep], prior[prior > 0]
+    return offered
+
+
 def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's,
-    (with ``_eN``) its limit on the points of a W scored point by point raised and (with
-    ``_gKIND``) the rungs of its ladder on geometric steps set, for this fit only (the module
-    attributes the estimator reads, restored after)."""
+    (with ``_eN``) its limit on the points of a W scored point by point raised, (with
+    ``_gKIND``) the rungs of its ladder on geometric steps set, (with ``_sSHARE``) the warm
+    start's share of epsilon, (``_wPRIOR``) its W's prior weight and (``_fFRACTION``) its rule's
+    fraction replaced, for this fit only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
     rule, enumerate_points, geometric = parse_variant(variant)
-    shipped, points, rungs = est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC
-    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else shipped
-    est.LADDER_ENUMERATE_POINTS = enumerate_points or points
-    est.LADDER_GEOMETRIC = geometric or rungs
+    opts = variant_options(variant)
+    saved = {k: getattr(est, k) for k in ("ladder_prior", "LADDER_ENUMERATE_POINTS", "LADDER_GEOMETRIC",
+                                           "split_warm_start_epsilon", "_offered_with_prior", "warm_start_applies")}
+    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else saved["ladder_prior"]
+    est.LADDER_ENUMERATE_POINTS = enumerate_points or saved["LADDER_ENUMERATE_POINTS"]
+    est.LADDER_GEOMETRIC = geometric or saved["LADDER_GEOMETRIC"]
+    n = len(ytr)
+    if "s" in opts:
+        est.split_warm_start_epsilon = lambda e: saved["split_warm_start_epsilon"](e, warm_share(opts["s"], e, n))
+    if "w" in opts:
+        est._offered_with_prior = warm_prior(opts["w"], saved["_offered_with_prior"])
+    if "f" in opts:
+        est.warm_start_applies = lambda sizes, e, m: saved["warm_start_applies"](sizes, e, m, fraction=float(opts["f"]))
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
-        est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC = shipped, points, rungs
+        for k, v in saved.items():
+            setattr(est, k, v)
 
 
 def baseline_rows(base, eps, bounds, Xtr, ytr, Xte, yte):
