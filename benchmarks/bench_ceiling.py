@@ -78,7 +78,7 @@ import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 from privopt.calibration import split_warm_start_epsilon
 from privopt.estimators import (GEOMETRIC_RUNGS, LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap,
-                                 ladder_prior, warm_start_prior, warm_start_resolution)
+                                 ladder_prior, warm_start_prior, warm_start_resolution, warm_start_share)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
 from privopt.search import enumeration_levels, iter_losses, search_optimum
@@ -350,7 +350,7 @@ def rung_status(clf, Xtr, eps):
     cands, sizes = clf._ladder(Xtr, Xtr, n)      # public: sizes, n, d and the limits only
     kept = [c[0] for c in cands]
     warm = clf.warm_start_ is not None
-    eps_select = split_warm_start_epsilon(eps)[1] if warm else eps
+    eps_select = eps - clf.epsilon_warm_start_      # the selection's part (exact: eq. (7)'s split)
     keep = ladder_cap(sizes, eps_select, n)
     offered = set(clf.resolutions_)
     d_model = Xtr.shape[1] + 1
@@ -381,7 +381,7 @@ def mark_target(rows, clf, eps, n):
     order = [label(res) for res in clf.resolutions_]
     fit.sort(key=lambda r: order.index(r["w"]))
     warm = clf.warm_start_ is not None
-    eps_select = split_warm_start_epsilon(eps)[1] if warm else eps
+    eps_select = eps - clf.epsilon_warm_start_
     sizes = [r["size"] for r in fit]
     if len(fit) == 1:
         prior = np.ones(1)
@@ -463,6 +463,10 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
 #: scored point by point from 400,000 to N (``_eauto``: no limit but the ladder's time prediction).
 #: A suffix ``_gKIND`` sets which rungs of the default ladder also come on geometric feature steps
 #: (``privopt.estimators.default_ladder``'s ``geometric``: none, fine, all), e.g. ``shipped_gfine``.
+#: ``_sSHARE`` the warm start's share of epsilon (:func:`warm_share`; ``privopt.estimators.warm_start_share``
+#: is the shipped one), ``_wPRIOR`` its W's prior weight (:func:`warm_prior`), ``_fFRACTION`` the fraction of
+#: its rule (``privopt.estimators.warm_start_applies``): ``shipped_s0.5_f0.05`` is the law before revision
+#: 2026-11-29.2 of the default's law, ``shipped`` the law since.
 RULES = ("c1", "c0.5", "c0")
 
 
@@ -549,13 +553,12 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     rule, enumerate_points, geometric = parse_variant(variant)
     opts = variant_options(variant)
     saved = {k: getattr(est, k) for k in ("ladder_prior", "LADDER_ENUMERATE_POINTS", "LADDER_GEOMETRIC",
-                                           "split_warm_start_epsilon", "_offered_with_prior", "warm_start_applies")}
+                                           "warm_start_share", "_offered_with_prior", "warm_start_applies")}
     est.ladder_prior = tempered_prior(rule) if rule != "shipped" else saved["ladder_prior"]
     est.LADDER_ENUMERATE_POINTS = enumerate_points or saved["LADDER_ENUMERATE_POINTS"]
     est.LADDER_GEOMETRIC = geometric or saved["LADDER_GEOMETRIC"]
-    n = len(ytr)
     if "s" in opts:
-        est.split_warm_start_epsilon = lambda e: saved["split_warm_start_epsilon"](e, warm_share(opts["s"], e, n))
+        est.warm_start_share = lambda e, m: warm_share(opts["s"], e, m)
     if "w" in opts:
         est._offered_with_prior = warm_prior(opts["w"], saved["_offered_with_prior"])
     if "f" in opts:
@@ -772,7 +775,7 @@ def cell_numbers(rows, name, eps):
         target.append([c for c in off if int(c["target"] or 0)][0]["accuracy"])
         gaps.append(float(r["train_errors"]) - float(rel["best_train_errors"]))
         warm = any(c["w"].endswith("/warm") for c in off)
-        eps_sel = split_warm_start_epsilon(eps)[1] if warm else eps
+        eps_sel = split_warm_start_epsilon(eps, warm_start_share(eps, int(r["n_train"])))[1] if warm else eps
         bounds.append(2.0 / eps_sel * math.log(float(rel["size"])))
     out.update(released_ceiling=_mean_se(released), offered_erm=_mean_se(offered_erm), all_erm=_mean_se(all_erm),
                target=_mean_se(target), best_any=_mean_se(best_any), gap=_mean_se(gaps), bound=np.mean(bounds),

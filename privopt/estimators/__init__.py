@@ -44,14 +44,14 @@ from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
 from ..space import DecisionSpace, SupportWork, count_grid_points
 from ._ladder import (GEOMETRIC_RUNGS, PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION,
-                      WARM_START_LEVELS, Resolution, default_ladder, ladder_cap, ladder_prior, warm_start_applies,
-                      warm_start_prior, warm_start_resolution)
+                      WARM_START_LEVELS, WARM_START_SELECTION_BUDGET, Resolution, default_ladder, ladder_cap,
+                      ladder_prior, warm_start_applies, warm_start_prior, warm_start_resolution, warm_start_share)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier",
            # The default estimator's policy over W (privopt/estimators/_ladder.py): public rules.
            "Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "ladder_prior", "warm_start_applies",
            "warm_start_resolution", "warm_start_prior", "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA",
-           "WARM_START_FRACTION", "WARM_START_LEVELS"]
+           "WARM_START_FRACTION", "WARM_START_LEVELS", "warm_start_share", "WARM_START_SELECTION_BUDGET"]
 
 _MECHANISMS = ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")
 _SELECTION = ("permute_and_flip", "exponential")
@@ -1306,7 +1306,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         candidates = self._ladder(Xa, Xd, n)
         ladder, sizes = self._capped(candidates[0], candidates[1], epsilon, n)
         eps_select, rng, warm = epsilon, self.random_state, None
-        shares = split_warm_start_epsilon(epsilon)
+        shares = split_warm_start_epsilon(epsilon, warm_start_share(epsilon, n))
         if self._warm_start_wanted(warm_start, sizes, shares[1], n):
             eps_warm, eps_select = shares
             ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)
