@@ -442,13 +442,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     good direction where that cap binds.  Where the public rule
     :func:`privopt.estimators.warm_start_applies` allows it (epsilon * n large
     enough that the ladder loses little by sharing the budget), ``fit``
-    first spends ``epsilon_1 = epsilon / 2`` on L2-regularised logistic
-    regression by objective perturbation ([CMS11], pure DP), whose release v
+    first spends ``epsilon_1 = s epsilon`` on L2-regularised logistic
+    regression by objective perturbation ([CMS11], pure DP), with the public
+    share s = max(1/2, 1 - 2000 / (epsilon n)) (:func:`privopt.estimators.warm_start_share`;
+    1/2 at every epsilon n until revision 2026-11-29.2), whose release v
     gives one more W (:func:`privopt.estimators.warm_start_resolution`): the
-    halfspaces on the single feature <v, z(x)>, cut into 32 centred steps
+    halfspaces on the single feature <v, z(x)>, cut into 33 centred steps
     (0 is v's own boundary), so that the selection can keep v's direction
     and move its threshold.  The selection then runs over the ladder and
-    this W with ``epsilon_2 = epsilon / 2``: epsilon-DP in total by
+    this W with ``epsilon_2 = epsilon - epsilon_1``: epsilon-DP in total by
     sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`).
     Its points get the per-point mass of the finest offered W
     (:func:`privopt.estimators.warm_start_prior`), so it is released only where
