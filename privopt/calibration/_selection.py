@@ -86,7 +86,9 @@ public given v (post-processing [DR14, Proposition 2.1]).  The split is
 
     epsilon_1 = share * epsilon,   epsilon_2 = (1 - share) * epsilon      (7)
 
-(:func:`split_warm_start_epsilon`).  Utility: (6) with epsilon_2, against the
+(:func:`split_warm_start_epsilon`; the smaller part is computed as epsilon minus the
+larger, a difference exact in floating point [Sterbenz], so that the two parts sum to
+epsilon exactly).  Utility: (6) with epsilon_2, against the
 best point of every W_r and of W_v.
 
 [MT07] McSherry, Talwar. Mechanism design via differential privacy. FOCS 2007.
@@ -269,10 +271,18 @@ def mixture_utility_bound(epsilon: float, sensitivity: float, n_points: int, wei
 def split_warm_start_epsilon(epsilon: float, share: float = WARM_START_SHARE) -> tuple[float, float]:
     """(epsilon_1, epsilon_2) = (share * epsilon, (1 - share) * epsilon) of
     eq. (7): the warm start's budget and the selection's; their sum is
-    epsilon by sequential composition [DR14, Theorem 3.16]."""
+    epsilon by sequential composition [DR14, Theorem 3.16].  The larger part is
+    the product, the smaller epsilon minus it: the larger lies in [epsilon / 2,
+    epsilon], so the difference is exact (Sterbenz's lemma) and the parts sum to
+    epsilon exactly, never one rounding above it (0.9 * 0.7 + 0.9 * (1 - 0.7) rounds
+    to 0.9 + 1.1e-16)."""
     epsilon = check_epsilon(epsilon)
     share = float(share)
     if not 0.0 < share < 1.0:
         raise ParameterError(f"share must lie in (0, 1) (the warm start's part of epsilon), got {share!r}.",
                              "share")
-    return epsilon * share, epsilon * (1.0 - share)
+    if share >= 0.5:
+        epsilon_1 = epsilon * share
+        return epsilon_1, epsilon - epsilon_1
+    epsilon_2 = epsilon * (1.0 - share)
+    return epsilon - epsilon_2, epsilon_2

@@ -44,14 +44,14 @@ from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
 from ..space import DecisionSpace, SupportWork, count_grid_points
 from ._ladder import (GEOMETRIC_RUNGS, PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION,
-                      WARM_START_LEVELS, Resolution, default_ladder, ladder_cap, ladder_prior, warm_start_applies,
-                      warm_start_prior, warm_start_resolution)
+                      WARM_START_LEVELS, WARM_START_SELECTION_BUDGET, Resolution, default_ladder, ladder_cap,
+                      ladder_prior, warm_start_applies, warm_start_prior, warm_start_resolution, warm_start_share)
 
 __all__ = ["PrivateHalfspaceClassifier", "ZeroOneHalfspaceClassifier",
            # The default estimator's policy over W (privopt/estimators/_ladder.py): public rules.
            "Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "ladder_prior", "warm_start_applies",
            "warm_start_resolution", "warm_start_prior", "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA",
-           "WARM_START_FRACTION", "WARM_START_LEVELS"]
+           "WARM_START_FRACTION", "WARM_START_LEVELS", "warm_start_share", "WARM_START_SELECTION_BUDGET"]
 
 _MECHANISMS = ("auto", "permute_and_flip", "exponential", "opdisc", "rspm")
 _SELECTION = ("permute_and_flip", "exponential")
@@ -451,13 +451,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
     good direction where that cap binds.  Where the public rule
     :func:`privopt.estimators.warm_start_applies` allows it (epsilon * n large
     enough that the ladder loses little by sharing the budget), ``fit``
-    first spends ``epsilon_1 = epsilon / 2`` on L2-regularised logistic
-    regression by objective perturbation ([CMS11], pure DP), whose release v
+    first spends ``epsilon_1 = s epsilon`` on L2-regularised logistic
+    regression by objective perturbation ([CMS11], pure DP), with the public
+    share s = max(1/2, 1 - 2000 / (epsilon n)) (:func:`privopt.estimators.warm_start_share`;
+    1/2 at every epsilon n until revision 2026-11-29.2), whose release v
     gives one more W (:func:`privopt.estimators.warm_start_resolution`): the
-    halfspaces on the single feature <v, z(x)>, cut into 32 centred steps
+    halfspaces on the single feature <v, z(x)>, cut into 33 centred steps
     (0 is v's own boundary), so that the selection can keep v's direction
     and move its threshold.  The selection then runs over the ladder and
-    this W with ``epsilon_2 = epsilon / 2``: epsilon-DP in total by
+    this W with ``epsilon_2 = epsilon - epsilon_1``: epsilon-DP in total by
     sequential composition (:func:`privopt.calibration.split_warm_start_epsilon`).
     Its points get the per-point mass of the finest offered W
     (:func:`privopt.estimators.warm_start_prior`), so it is released only where
@@ -1318,7 +1320,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         candidates = self._ladder(Xa, Xd, n)
         ladder, sizes = self._capped(candidates[0], candidates[1], epsilon, n)
         eps_select, rng, warm = epsilon, self.random_state, None
-        shares = split_warm_start_epsilon(epsilon)
+        shares = split_warm_start_epsilon(epsilon, warm_start_share(epsilon, n))
         if self._warm_start_wanted(warm_start, sizes, shares[1], n):
             eps_warm, eps_select = shares
             ladder, sizes = self._capped(candidates[0], candidates[1], eps_select, n)

@@ -29,8 +29,9 @@ import math
 from dataclasses import dataclass, replace
 
 __all__ = ["Resolution", "default_ladder", "GEOMETRIC_RUNGS", "ladder_cap", "ladder_prior", "warm_start_applies",
-           "warm_start_resolution", "warm_start_prior",
-           "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS"]
+           "warm_start_resolution", "warm_start_prior", "warm_start_share",
+           "PRIORS", "PRIOR_TEMPER", "RULE_FRACTION", "RULE_BETA", "WARM_START_FRACTION", "WARM_START_LEVELS",
+           "WARM_START_SELECTION_BUDGET"]
 
 #: Which rungs of :func:`default_ladder` get a twin on geometric steps (``geometric``):
 #: ``"none"``; of the rungs of levels 8 in the ball sqrt(5), ``"plain"`` the one on steps {0..L},
@@ -57,9 +58,18 @@ RULE_FRACTION = 0.3
 #: The failure probability in the public rule's utility bound.
 RULE_BETA = 1.0 / 20.0
 #: The warm start's rule (:func:`warm_start_applies`): the selection bound per record of the
-#: largest offered W, at the selection's share of epsilon, at most this.  Fixed before it was
-#: measured (5% of the records as the price of the largest W), not tuned.
-WARM_START_FRACTION = 0.05
+#: largest offered W, at the selection's share of epsilon, at most this.  0.05 (fixed before it
+#: was measured) until revision 2026-11-29.2 of the default's law; 0.025 since, chosen between
+#: 0.05 and 0.025 on development tables (benchmarks/results/ceiling_warm_dev.md): at epsilon n
+#: of a few thousand the warm start halved the selection's budget for a W it seldom released
+#: (+0.002 mean held-out accuracy at epsilon 0.5 over 14 tables, up to +0.012), then checked on
+#: tables chosen before any result on them (benchmarks/results/ceiling_fourth.md).
+WARM_START_FRACTION = 0.025
+#: The most epsilon * n the selection keeps when the warm start runs (:func:`warm_start_share`):
+#: beyond 2 T the warm start gets the rest.  Since revision 2026-11-29.2 of the default's law
+#: (the share was 1/2 at every epsilon n before); chosen among 1500, 2000 and 3000 on
+#: development tables (benchmarks/results/ceiling_warm_dev.md).
+WARM_START_SELECTION_BUDGET = 2000.0
 #: Steps of the warm start's one score feature (centred: {-L, -L+2, ..., L}); its W is the
 #: grid -L..L on (weight, intercept) with the ball that holds all of it.  Odd, so that the
 #: score 0, v's own decision boundary, falls between two steps and v's own classifier is a
@@ -223,6 +233,16 @@ def warm_start_applies(sizes, epsilon_select: float, n: int, *, fraction: float 
     sharing it.  A public rule (epsilon, n and the sizes only)."""
     m = max(int(s) for s in sizes)
     return (2.0 / epsilon_select) * (math.log(m) + math.log(1.0 / beta)) / n <= fraction
+
+
+def warm_start_share(epsilon: float, n: int, *, budget: float = WARM_START_SELECTION_BUDGET) -> float:
+    """The warm start's share of epsilon (eq. (7) of :mod:`privopt.calibration._selection`):
+    s = max(1/2, 1 - T / (epsilon n)), T = ``budget``: half of epsilon to each step while
+    epsilon n <= 2T, beyond it the selection keeps epsilon_2 = T / n (its bound per record,
+    (2 / epsilon_2)(ln |W| + ln(1/beta)) / n = 2 (ln |W| + ln(1/beta)) / T, no longer shrinks
+    much in practice: it is far below its worst case) and the warm start, whose convex release
+    keeps improving with its budget, gets the rest.  A public rule (epsilon and n only)."""
+    return max(0.5, 1.0 - float(budget) / (float(epsilon) * int(n)))
 
 
 def warm_start_prior(prior, sizes, warm_size: int):

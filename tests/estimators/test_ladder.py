@@ -195,9 +195,11 @@ def test_released_centred_resolution_predicts_on_centred_steps():
     X = rng.uniform(0, 10, size=(3000, 2))
     y = (X[:, 0] > 6.2).astype(int)
     bounds = (np.zeros(2), np.full(2, 10.0))
-    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0).fit(X, y)
+    # the ladder alone: at epsilon n = 12,000 the warm start takes 5/6 of epsilon (revision 2026-11-29.2)
+    # and its W is released here (0.998 on the training set), which is not what this test is about
+    est = privopt.PrivateHalfspaceClassifier(epsilon=4.0, bounds=bounds, random_state=0, warm_start=False).fit(X, y)
     assert any(r.centered for r in est.resolutions_)
-    assert est.discretizer_.center == est.resolution_.centered
+    assert est.resolution_.centered and est.discretizer_.center
     Xd = est.discretizer_.transform(X)
     np.testing.assert_array_equal(est.decision_function(X), Xd @ est.coef_[0] + est.intercept_[0])
     assert est.score(X, y) >= 0.9

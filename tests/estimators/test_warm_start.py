@@ -15,8 +15,8 @@ import privopt
 import privopt.baselines
 from privopt.calibration import split_warm_start_epsilon
 from privopt.exceptions import ParameterError
-from privopt.estimators import (Resolution, ladder_prior, warm_start_applies, warm_start_prior,
-                                warm_start_resolution)
+from privopt.estimators import (WARM_START_FRACTION, WARM_START_SELECTION_BUDGET, Resolution, ladder_prior,
+                                warm_start_applies, warm_start_prior, warm_start_resolution, warm_start_share)
 from privopt.space import count_grid_points
 
 from tests._law import pooled_chi_square_pvalue
@@ -31,12 +31,40 @@ def test_split_of_epsilon_by_hand():
             split_warm_start_epsilon(1.0, share)
 
 
+def test_split_parts_sum_to_epsilon_exactly():
+    # 0.9 * 0.7 + 0.9 * (1 - 0.7) rounds to 0.9 + 1.1e-16; the split's parts sum to epsilon exactly
+    assert 0.9 * 0.7 + 0.9 * (1.0 - 0.7) > 0.9 and 1.7 * 0.85 + 1.7 * (1.0 - 0.85) < 1.7
+    for epsilon in (2.0, 0.3, 1.7, 3.3, 0.9):
+        for share in (0.5, 0.55, 0.7, 0.6985, 0.8, 0.25, 0.3):
+            a, b = split_warm_start_epsilon(epsilon, share)
+            assert a + b == epsilon
+            assert a == pytest.approx(share * epsilon) and b == pytest.approx((1 - share) * epsilon)
+
+
+def test_share_by_hand():
+    # s = max(1/2, 1 - 2000 / (epsilon n)): half each up to epsilon n = 4000, then the selection keeps 2000 / n
+    assert WARM_START_SELECTION_BUDGET == 2000.0
+    assert warm_start_share(2.0, 2000) == 0.5                  # epsilon n = 4000: the boundary
+    assert warm_start_share(0.5, 1000) == 0.5                  # epsilon n = 500
+    assert warm_start_share(2.0, 4000) == 0.75                 # 1 - 2000 / 8000
+    assert warm_start_share(1.0, 10_000) == pytest.approx(0.8)   # 1 - 2000 / 10000
+    assert warm_start_share(2.0, 3317) == pytest.approx(0.698523, abs=1e-6)   # 1 - 2000 / 6634
+    assert warm_start_share(2.0, 4000, budget=1000.0) == 0.875
+    eps_warm, eps_select = split_warm_start_epsilon(2.0, warm_start_share(2.0, 4000))
+    assert (eps_warm, eps_select) == (1.5, 0.5) and eps_select * 4000 == 2000.0
+
+
 def test_rule_by_hand():
-    # (2 / eps_select)(ln max|W| + ln 20) / n: ln 306049 = 12.6314, ln 20 = 2.9957
+    # (2 / eps_select)(ln max|W| + ln 20) / n <= 0.025: ln 306049 = 12.6314, ln 20 = 2.9957
+    assert WARM_START_FRACTION == 0.025
     assert warm_start_applies([953, 306_049], 1.0, 11_000)        # 2 * 15.6271 / 11000 = 0.00284
-    assert not warm_start_applies([953, 306_049], 1.0, 398)       # 31.254 / 398 = 0.0785 > 0.05
-    # the boundary: n = 2 * (ln 1000 + ln 20) / 0.05 = 40 * 9.9035 = 396.14
-    assert warm_start_applies([1000], 1.0, 397) and not warm_start_applies([1000], 1.0, 396)
+    assert not warm_start_applies([953, 306_049], 1.0, 398)       # 31.254 / 398 = 0.0785 > 0.025
+    assert not warm_start_applies([953, 306_049], 1.0, 1000)      # 31.254 / 1000 = 0.0313 > 0.025
+    # the boundary: n = 2 * (ln 1000 + ln 20) / 0.025 = 80 * 9.9035 = 792.28
+    assert warm_start_applies([1000], 1.0, 793) and not warm_start_applies([1000], 1.0, 792)
+    # with the fraction 0.05 of the law before revision 2026-11-29.2: 40 * 9.9035 = 396.14
+    assert warm_start_applies([1000], 1.0, 397, fraction=0.05) and not warm_start_applies([1000], 1.0, 396,
+                                                                                          fraction=0.05)
     # only the largest W counts
     assert warm_start_applies([10**6, 10], 1.0, 700) == warm_start_applies([10**6], 1.0, 700)
 
@@ -114,6 +142,17 @@ def test_off_and_below_the_rule_no_warm_start():
     ref = privopt.PrivateHalfspaceClassifier(epsilon=0.5, bounds=(0, 1), random_state=3, warm_start=False).fit(X, y)
     assert low.warm_start_ is None
     np.testing.assert_array_equal(low.result_.weights, ref.result_.weights)
+
+
+def test_share_grows_with_epsilon_n():
+    # epsilon n = 2 * 3000 = 6000 > 4000: the selection keeps 2000 / 3000 of epsilon, the warm start the rest
+    X, y = _data(3000)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=2.0, bounds=(0, 1), random_state=1).fit(X, y)
+    assert clf.warm_start_ is not None
+    assert clf.epsilon_warm_start_ == 2.0 * (1.0 - 2000.0 / 6000.0) == pytest.approx(4.0 / 3.0)
+    assert clf.result_.parameters["epsilon_selection"] == 2.0 - clf.epsilon_warm_start_
+    assert clf.result_.parameters["epsilon_selection"] * 3000 == pytest.approx(2000.0)
+    assert clf.warm_start_.epsilon_spent_ == clf.epsilon_warm_start_ and clf.result_.epsilon == 2.0
 
 
 def test_warm_start_account_and_release():

@@ -36,13 +36,14 @@ def _table(n=3000, seed=0, missing=0):
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0])
 def test_bounds_by_column_name_fit_at_every_epsilon_of_the_ladder(epsilon):
-    """The warm start (epsilon 0.5 and up here) receives the bounds resolved in column order:
+    """The warm start (epsilon 1 and up here: its rule since revision 2026-11-29.2 of the default's
+    law; 0.5 and up before) receives the bounds resolved in column order:
     the fit equals the one with the same bounds as per-feature pairs, and beats the majority."""
     X, y = _table()
     by_name = PrivateHalfspaceClassifier(epsilon=epsilon, bounds=BOUNDS, random_state=0).fit(X, y)
     pairs = [BOUNDS[c] for c in X.columns]
     in_order = PrivateHalfspaceClassifier(epsilon=epsilon, bounds=pairs, random_state=0).fit(X, y)
-    assert (by_name.warm_start_ is not None) == (epsilon >= 0.5)     # the path that crashed is taken
+    assert (by_name.warm_start_ is not None) == (epsilon >= 1.0)     # the path that crashed is taken
     np.testing.assert_array_equal(by_name.decision_function(X), in_order.decision_function(X))
     assert by_name.score(X, y) > max(np.mean(y == "denied"), np.mean(y == "approved")) + 0.1
     assert set(by_name.predict(X)) <= {"approved", "denied"}
@@ -50,8 +51,8 @@ def test_bounds_by_column_name_fit_at_every_epsilon_of_the_ladder(epsilon):
 
 def test_bounds_by_column_name_under_a_ledger_with_the_warm_start():
     X, y = _table(n=1500, seed=1)
-    with PrivacyLedger(epsilon=1.0) as ledger:
-        clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=BOUNDS, random_state=0).fit(X, y)
+    with PrivacyLedger(epsilon=1.0) as ledger:     # the warm start asked for: its rule would skip it at this n
+        clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=BOUNDS, random_state=0, warm_start=True).fit(X, y)
     assert clf.warm_start_ is not None and clf.epsilon_spent_ == 1.0
     assert ledger.spent.epsilon == pytest.approx(1.0)
 
