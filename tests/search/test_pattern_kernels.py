@@ -208,6 +208,8 @@ def test_row_order_is_a_fixed_permutation_spread_over_the_rows():
     for m in (1, 100, 5000, 10 ** 6):
         b = row_block(m)
         assert ROW_BLOCK_MIN <= b <= ROW_BLOCK_MAX and b % 16 == 0
+    # a quarter of the rows, down to a multiple of 16: 1000 / 4 = 250 -> 240, 1557 -> 389 -> 384
+    assert [row_block(m) for m in (100, 1000, 1557, 2048, 10000)] == [64, 240, 384, 512, 512]
 
 
 @needs_numba
