@@ -293,6 +293,8 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
     P = Vt.shape[1]
     depth, node_value, node_point = tree
     n_nodes = depth.shape[0]
+    parent, end = tree_links(depth, j)
+    live = np.ones(n_nodes, np.bool_)
     scale = points.scale
     loss, pert = ws.loss, ws.pert
     sc = np.empty((j, block), Vt.dtype)
@@ -305,6 +307,8 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
         for p in range(P):
             loss[p] = 0
             alive[p] = True
+        for q in range(n_nodes):
+            live[q] = True
         n_alive = P
         settled = np.inf
         t0 = 0
@@ -315,7 +319,11 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
             for t in range(t0, t0 + b):
                 base += pos_o[t]
             diff = diff_o[t0:t0 + b]
-            for q in range(n_nodes):
+            q = 0
+            while q < n_nodes:
+                if not live[q]:
+                    q = end[q]          # no point left below this prefix: its scores are not needed
+                    continue
                 d = depth[q]
                 v = node_value[q]
                 row = x_o[support[d], t0:t0 + b]
@@ -334,8 +342,10 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
                     for t in range(b):
                         acc += diff[t] * (cur[t] >= theta)
                     loss[p] += acc
+                q += 1
             t0 += b
             if t0 < m:
+                dropped = False
                 for p in range(P):
                     if alive[p]:
                         value = loss[p] - scale * pert[p]
@@ -343,6 +353,9 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
                             settled = min(settled, value)
                             alive[p] = False
                             n_alive -= 1
+                            dropped = True
+                if dropped:
+                    mark_live(node_point, parent, alive, live)
         if n_alive == 0:
             val[r] = settled
         else:
@@ -353,6 +366,43 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
             val[r] = low
             exact[r] = True
     return val, exact
+
+
+@numba.njit(cache=True)
+def tree_links(depth, j):   # pragma: no cover - compiled
+    """``(parent, end)`` of the nodes of a :func:`privopt.search._patterns.score_tree` (depth
+    first: a node's parent is the last node before it one level up, its subtree the nodes
+    after it up to ``end``, the next node at its level or above; -1 and the node count where
+    there is none)."""
+    n = depth.shape[0]
+    parent = np.full(n, -1, np.int64)
+    end = np.full(n, n, np.int64)
+    open_ = np.full(max(j, 1), -1, np.int64)
+    for q in range(n):
+        d = depth[q]
+        for dd in range(d, open_.shape[0]):
+            if open_[dd] >= 0:
+                end[open_[dd]] = q
+                open_[dd] = -1
+        if d > 0:
+            parent[q] = open_[d - 1]
+        open_[d] = q
+    return parent, end
+
+
+@numba.njit(cache=True)
+def mark_live(node_point, parent, alive, live):   # pragma: no cover - compiled
+    """``live[q]``: whether some point still ``alive`` completes a node of q's subtree (a
+    parent comes before its children, so one pass from the last node up)."""
+    n = node_point.shape[0]
+    for q in range(n):
+        live[q] = False
+    for q in range(n - 1, -1, -1):
+        p = node_point[q]
+        if p >= 0 and alive[p]:
+            live[q] = True
+        if live[q] and parent[q] >= 0:
+            live[parent[q]] = True
 
 
 @numba.njit(cache=True)

@@ -294,15 +294,26 @@ class HalfspaceProblem(RegionProblem):
         support of :meth:`many_patterns` is not counted at all: its bound is the
         objective's least value with no row counted (0 for the loss), and the sampler
         settles its region row by row when it comes to it (:meth:`screened_minima`)."""
+        return self._bounds_exact(supports)[0]
+
+    def lower_bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
+        """``(LB, exact)``: :meth:`lower_bounds` and whether each is the region's exact
+        minimum of the objective (what the sampler would otherwise ask again,
+        :meth:`screened_minima`)."""
+        return self._bounds_exact(supports)
+
+    def _bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
         supports = np.asarray(supports, dtype=np.int64)
         out = np.empty(len(supports))
+        exact = np.zeros(len(supports), dtype=bool)
         many = self.many_patterns(supports) if supports.shape[1] else np.zeros(len(supports), dtype=bool)
         if many.any():
             out[many] = self._uncounted_bounds(supports[many])
         if not many.all():
-            out[~many] = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
-                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)[0]
-        return out
+            val, ok, _ = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
+                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)
+            out[~many], exact[~many] = val, ok
+        return out, exact
 
     def _uncounted_bounds(self, supports) -> np.ndarray:
         """min over each region's points of J = L - scale * pert with L = 0: minus scale

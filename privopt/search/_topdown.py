@@ -279,9 +279,21 @@ def shard_bounds(problem: RegionProblem, streams: KeyedStreams, method: str, sca
 
 def _region_bounds(problem, streams, method, scale, shard, supports):
     """``(M, bound)``: each support's region maximum and M - LB / scale."""
+    M, bound, _ = _region_bounds_exact(problem, streams, method, scale, shard, supports)
+    return M, bound
+
+
+def _region_bounds_exact(problem, streams, method, scale, shard, supports):
+    """``(M, bound, known)``: :func:`_region_bounds` and, where the problem tells which of its
+    lower bounds are the regions' exact minima (``lower_bounds_exact(supports)`` -> ``(LB,
+    exact)``, optional), ``(LB, exact)``, else None."""
     size, start, stop = shard
     M = max_of(_region_draws(problem, streams, size, start, stop), problem.region_sizes(supports), method)
-    return M, M - problem.lower_bounds(supports) / scale
+    ask = getattr(problem, "lower_bounds_exact", None)
+    if ask is None:
+        return M, M - problem.lower_bounds(supports) / scale, None
+    low, exact = ask(supports)
+    return M, M - low / scale, (low, exact)
 
 
 def expand_region(problem: RegionProblem, streams: KeyedStreams, method: str, scale: float, support, region: int,
@@ -317,11 +329,11 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     the numbers of regions and groups that were scored."""
     size, start, stop = shard
     supports = problem.supports(size, start, stop)
-    M, bound = _region_bounds(problem, streams, method, scale, shard, supports)
+    M, bound, known = _region_bounds_exact(problem, streams, method, scale, shard, supports)
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start
-    minima = _ExactMinima(problem, supports, M, scale)
+    minima = _ExactMinima(problem, supports, M, scale, known)
     order = np.argsort(-bound, kind="stable")
     i = 0
     while i < len(order):
@@ -369,14 +381,21 @@ class _ExactMinima:
     ``exact_minima(supports)`` (optional: :class:`RegionProblem` implementations without
     either expand every region as before).  A lower bound in place of the exact minimum
     only skips regions that cannot win, whose expansion would have released nothing and
-    drawn noise no other region reads: the released point is the same."""
+    drawn noise no other region reads: the released point is the same.  ``known``: ``(LB,
+    exact)`` of the shard's lower bounds, those that are exact minima already (the
+    bound pass found them: not asked again; an exact minimum settles a region exactly when
+    a screened bound does, since a value above one that passes the test passes it too)."""
 
-    def __init__(self, problem, supports, region_max, scale):
+    def __init__(self, problem, supports, region_max, scale, known=None):
         self._screen = getattr(problem, "screened_minima", None)
         self._ask = getattr(problem, "exact_minima", None)
         self._supports, self._max, self._scale = supports, np.asarray(region_max, dtype=np.float64), float(scale)
         self._low = np.zeros(len(supports), dtype=np.float64)
         self._known = np.zeros(len(supports), dtype=bool)
+        if known is not None and self.available:
+            exact = np.asarray(known[1], dtype=bool)
+            self._low[exact] = np.asarray(known[0], dtype=np.float64)[exact]
+            self._known[exact] = True
 
     @property
     def available(self) -> bool:

@@ -48,7 +48,8 @@ def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(met
     """With and without the problem's exact minima (the old path expands every
     region whose bound reaches the best key): the same best candidate and the
     same numbers of regions and groups, over seeds, scales and floors; and the
-    exact minima are actually used."""
+    exact minima are actually used (asked of the problem for every region, the bound pass's
+    exact minima not kept)."""
     problem = _problem(0)
     plain = copy.copy(problem)
     plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
@@ -59,6 +60,7 @@ def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(met
                 counted = copy.copy(problem)
                 counted.exact_minima = _Counting(problem)     # type: ignore[method-assign]
                 counted.screened_minima = None                # type: ignore[method-assign]
+                counted.lower_bounds_exact = None             # type: ignore[method-assign]  (every minimum asked)
                 a = sample_top_down(counted, KeyedStreams(np.random.default_rng(seed)), method, scale,
                                     floor=floor)
                 b = sample_top_down(plain, KeyedStreams(np.random.default_rng(seed)), method, scale,
@@ -206,6 +208,8 @@ def test_row_order_is_a_fixed_permutation_spread_over_the_rows():
     for m in (1, 100, 5000, 10 ** 6):
         b = row_block(m)
         assert ROW_BLOCK_MIN <= b <= ROW_BLOCK_MAX and b % 16 == 0
+    # a quarter of the rows, down to a multiple of 16: 1000 / 4 = 250 -> 240, 1557 -> 389 -> 384
+    assert [row_block(m) for m in (100, 1000, 1557, 2048, 10000)] == [64, 240, 384, 512, 512]
 
 
 @needs_numba

@@ -1,0 +1,121 @@
+"""What the top-down sampler reuses instead of working it out again (privopt/search/_topdown.py,
+_regions.py, _patterns.py, _pattern_kernels.py): the bound pass's exact minima, the prefix
+tree of a W's public points, the subtrees of points already set aside when the rows are
+counted without a histogram.  Each must give what the uncached or unskipped path gives."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+
+import numpy as np
+import pytest
+
+from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
+from privopt.search import KeyedStreams, halfspace_problem, sample_top_down
+from privopt.search._patterns import points_of, region_minima, score_tree
+
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="numba (the 'fast' extra) is not installed")
+
+
+def _problem(seed: int, n: int = 300, d: int = 6, levels: int = 4):
+    rng = np.random.default_rng(seed)
+    codes = rng.choice(levels ** d, size=n, replace=False)        # n distinct rows
+    X = (codes[:, None] // levels ** np.arange(d) % levels).astype(float)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1, -1)
+    data = getattr(zero_one_halfspace(X, y, grid=2, norm_bound=2.0), ENUMERATION_ATTR)
+    problem = halfspace_problem(data)
+    assert problem is not None
+    return problem
+
+
+@needs_numba
+def test_lower_bounds_flag_exactly_the_exact_minima():
+    """``lower_bounds_exact``: the same bounds as ``lower_bounds``; where flagged exact, the
+    region's minimum over every point (a histogram without a budget); some are flagged."""
+    flagged = 0
+    for seed, levels in ((0, 4), (3, 9)):
+        problem = _problem(seed, n=500, levels=levels)
+        for k in range(problem.k + 1):
+            S = problem.supports(k)
+            low, exact = problem.lower_bounds_exact(S)
+            np.testing.assert_array_equal(low, problem.lower_bounds(S))
+            truth = region_minima(problem.records, S, problem.points(k), budget=2 ** 62)[0]
+            np.testing.assert_array_equal(low[exact], truth[exact])
+            assert np.all(low <= truth)
+            flagged += int(exact.sum())
+    assert flagged > 0
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
+def test_exact_bounds_kept_release_what_asking_again_does(method):
+    """The sampler with the bound pass's exact minima kept against one that asks the problem
+    for every minimum again (no ``lower_bounds_exact``): the same best candidate and the
+    same counts of regions and groups, over seeds, scales and floors."""
+    base = _problem(1)
+    asked = {"kept": 0, "again": 0}
+
+    def counting(name):
+        def screened(supports, *args):
+            asked[name] += len(supports)
+            return base.screened_minima(supports, *args)
+        return screened
+
+    problem, again = copy.copy(base), copy.copy(base)
+    problem.screened_minima = counting("kept")     # type: ignore[method-assign]
+    again.screened_minima = counting("again")     # type: ignore[method-assign]
+    again.lower_bounds_exact = None     # type: ignore[method-assign]
+    for seed in range(8):
+        for scale in (0.5, 2.0, 8.0):
+            for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
+                a = sample_top_down(problem, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                b = sample_top_down(again, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+    assert asked["kept"] < asked["again"]
+
+
+def test_score_tree_of_public_points_is_kept_and_is_the_tree_of_a_copy():
+    """Two Points on the same read-only V (a W's support points, at two fits) share one tree,
+    equal to the tree of a writeable copy of V (listed afresh); a float32 Points on the
+    same V has its own, in float32."""
+    rng = np.random.default_rng(3)
+    V = rng.integers(-2, 3, size=(30, 3)).astype(float)
+    V.flags.writeable = False
+    one = score_tree(points_of(V, 0.0, np.zeros(3), np.zeros(30)))
+    two = score_tree(points_of(V, 0.5, np.ones(3), np.zeros(30)))
+    assert all(a is b for a, b in zip(one, two))
+    fresh = score_tree(points_of(V.copy(), 0.0, np.zeros(3), np.zeros(30)))
+    assert not any(a is b for a, b in zip(one, fresh))
+    for a, b in zip(one, fresh):
+        np.testing.assert_array_equal(a, b)
+    small = score_tree(points_of(V, 0.0, np.zeros(3), np.zeros(30), values=np.array([0.0, 1.0])))
+    assert small[1].dtype == np.float32 and one[1].dtype == np.float64
+    np.testing.assert_array_equal(small[1], one[1])
+
+
+@needs_numba
+def test_tree_links_are_each_nodes_parent_and_subtree_end():
+    """On random point sets: a node's parent is the last node before it one level up, and its
+    subtree ends at the first later node at its level or above (brute force)."""
+    from privopt.search._pattern_kernels import mark_live, tree_links
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        P, j = int(rng.integers(1, 25)), int(rng.integers(1, 5))
+        V = rng.integers(-2, 3, size=(P, j)).astype(float)
+        depth, _, point = score_tree(points_of(V, 0.0, np.zeros(j), np.zeros(P)))
+        parent, end = tree_links(depth, j)
+        n = len(depth)
+        for q in range(n):
+            up = [r for r in range(q) if depth[r] == depth[q] - 1]
+            assert parent[q] == (up[-1] if depth[q] > 0 else -1)
+            later = [r for r in range(q + 1, n) if depth[r] <= depth[q]]
+            assert end[q] == (later[0] if later else n)
+        alive = rng.random(P) < 0.4
+        live = np.ones(n, dtype=bool)
+        mark_live(point, parent, alive, live)
+        for q in range(n):
+            below = point[q:end[q]]
+            assert live[q] == bool(np.any(alive[below[below >= 0]]))
