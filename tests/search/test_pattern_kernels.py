@@ -6,28 +6,15 @@ counts as expanding every region, and no data carried from one call to the next.
 from __future__ import annotations
 
 import copy
-import importlib.util
 
 import numpy as np
 import pytest
 
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
-from privopt.search import KeyedStreams, enumeration_levels, halfspace_problem, sample_top_down
+from privopt.search import KeyedStreams, enumeration_levels, sample_top_down
 from privopt.search._patterns import region_minima, screened_minima, support_values
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="numba (the 'fast' extra) is not installed")
-
-
-def _problem(seed: int, n: int = 300, d: int = 6, levels: int = 4):
-    rng = np.random.default_rng(seed)
-    codes = rng.choice(levels ** d, size=n, replace=False)        # n distinct rows
-    X = (codes[:, None] // levels ** np.arange(d) % levels).astype(float)
-    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1, -1)
-    data = getattr(zero_one_halfspace(X, y, grid=2, norm_bound=2.0), ENUMERATION_ATTR)
-    problem = halfspace_problem(data)
-    assert problem is not None
-    return problem
+from ._problems import needs_numba, region_problem
 
 
 class _Counting:
@@ -50,7 +37,7 @@ def test_skipping_by_exact_minimum_releases_what_expanding_every_region_does(met
     same numbers of regions and groups, over seeds, scales and floors; and the
     exact minima are actually used (asked of the problem for every region, the bound pass's
     exact minima not kept)."""
-    problem = _problem(0)
+    problem = region_problem(0)
     plain = copy.copy(problem)
     plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
     asked = 0
@@ -92,7 +79,7 @@ def test_screened_minima_release_what_expanding_every_region_does(method):
     every region whose bound reaches the best key: the same best candidate and the same
     numbers of regions and groups, over seeds, scales and floors; and some regions are
     settled by a partial count."""
-    problem = _problem(0, n=600, levels=6)
+    problem = region_problem(0, n=600, levels=6)
     plain = copy.copy(problem)
     plain.exact_minima = plain.screened_minima = None     # type: ignore[method-assign]
     bounded = 0
@@ -117,7 +104,7 @@ def test_screened_minima_are_exact_or_a_lower_bound_that_settles_the_test(by_row
     the region's upper key is below the best key; a best key no region can miss gives
     every minimum exactly: counted over the patterns, over the rows without a histogram,
     or some supports one way and some the other."""
-    problem = _problem(3, n=600, levels=6)
+    problem = region_problem(3, n=600, levels=6)
     for k in range(1, problem.k + 1):
         S = problem.supports(k)
         pts = problem.points(k)
@@ -144,7 +131,7 @@ def test_screening_by_rows_releases_what_expanding_every_region_does(method, mon
     screened by rows."""
     from privopt.search import _patterns, _regions
 
-    problem = _problem(5, n=400, d=5, levels=8)
+    problem = region_problem(5, n=400, d=5, levels=8)
     assert not problem.many_patterns(problem.supports(problem.k)).any()     # 400 rows: histograms are cheap
     monkeypatch.setattr(_regions, "ROWS_SCREEN_MIN", 1)
     assert problem.many_patterns(problem.supports(problem.k)).all()
@@ -178,7 +165,7 @@ def test_histograms_stopped_early_keep_every_exact_minimum_and_bound_the_rest():
     """``stop_early``: the same exact minima (and minimizers) where the patterns are few
     enough for them, a lower bound on the minimum elsewhere, never above the full
     pattern bound; on a table of many values per feature some histograms stop."""
-    problem = _problem(6, n=500, d=6, levels=9)
+    problem = region_problem(6, n=500, d=6, levels=9)
     stopped = 0
     for k in range(1, problem.k + 1):
         S, pts = problem.supports(k), problem.points(k)
@@ -216,7 +203,7 @@ def test_row_order_is_a_fixed_permutation_spread_over_the_rows():
 def test_reused_workspaces_carry_nothing_between_problems():
     """Two problems with workspaces of the same shape, called in turn: every
     region's values equal those of the numpy path (no count or prefix left over)."""
-    first, second = _problem(1), _problem(2)
+    first, second = region_problem(1), region_problem(2)
     assert first.records.digits_t.shape == second.records.digits_t.shape
     for _ in range(2):
         for problem in (first, second):
@@ -264,7 +251,7 @@ def test_float32_scores_give_the_float64_minima_bit_for_bit():
     minimum, exactness and minimizer equal those of the same points scored in float64."""
     from privopt.search._patterns import points_of
 
-    problem = _problem(3, n=400)
+    problem = region_problem(3, n=400)
     for k in range(1, problem.k + 1):
         S, pts32 = problem.supports(k), problem.points(k)
         assert pts32.Vt.dtype == np.float32
@@ -321,7 +308,7 @@ def test_region_minima_in_threads_are_those_of_one_thread(monkeypatch):
     give every region the values of one thread, bit for bit; a pruned call stays whole."""
     from privopt.search import _patterns
 
-    problem = _problem(4, n=500)
+    problem = region_problem(4, n=500)
     monkeypatch.setattr(_patterns, "THREAD_MIN_WORK", 1)
     for k in range(1, problem.k + 1):
         S, pts = problem.supports(k), problem.points(k)

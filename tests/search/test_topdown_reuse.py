@@ -6,28 +6,14 @@ counted without a histogram.  Each must give what the uncached or unskipped path
 from __future__ import annotations
 
 import copy
-import importlib.util
 
 import numpy as np
 import pytest
 
-from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
-from privopt.search import KeyedStreams, halfspace_problem, sample_top_down
+from privopt.search import KeyedStreams, sample_top_down
 from privopt.search._patterns import points_of, region_minima, score_tree
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="numba (the 'fast' extra) is not installed")
-
-
-def _problem(seed: int, n: int = 300, d: int = 6, levels: int = 4):
-    rng = np.random.default_rng(seed)
-    codes = rng.choice(levels ** d, size=n, replace=False)        # n distinct rows
-    X = (codes[:, None] // levels ** np.arange(d) % levels).astype(float)
-    y = np.where(X @ rng.normal(size=d) + rng.normal(0, 1, n) > 0, 1, -1)
-    data = getattr(zero_one_halfspace(X, y, grid=2, norm_bound=2.0), ENUMERATION_ATTR)
-    problem = halfspace_problem(data)
-    assert problem is not None
-    return problem
+from ._problems import needs_numba, region_problem
 
 
 @needs_numba
@@ -36,7 +22,7 @@ def test_lower_bounds_flag_exactly_the_exact_minima():
     region's minimum over every point (a histogram without a budget); some are flagged."""
     flagged = 0
     for seed, levels in ((0, 4), (3, 9)):
-        problem = _problem(seed, n=500, levels=levels)
+        problem = region_problem(seed, n=500, levels=levels)
         for k in range(problem.k + 1):
             S = problem.supports(k)
             low, exact = problem.lower_bounds_exact(S)
@@ -54,7 +40,7 @@ def test_exact_bounds_kept_release_what_asking_again_does(method):
     """The sampler with the bound pass's exact minima kept against one that asks the problem
     for every minimum again (no ``lower_bounds_exact``): the same best candidate and the
     same counts of regions and groups, over seeds, scales and floors."""
-    base = _problem(1)
+    base = region_problem(1)
     asked = {"kept": 0, "again": 0}
 
     def counting(name):
