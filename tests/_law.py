@@ -42,3 +42,13 @@ def direct_and_real_agree_pvalue(target, n_direct: int, n_real: int, seed: int =
     b = np.array([np.sum(np.all(real == c, axis=1)) for c in cells])
     table = np.vstack([a, b])[:, (a + b) > 0]
     return float(stats.chi2_contingency(table).pvalue)
+
+
+def shipped_and_broken(target, *args, broken: dict, n_samples: int = 20_000, **kwargs):
+    """The audits of ``target(*args, **kwargs)`` (the shipped mechanism) and of the same
+    target with the deliberately broken settings ``broken`` added, each on ``n_samples``
+    draws per neighbour from the same seed: ``(shipped, broken)`` audit results."""
+    from privopt import audit
+
+    return (audit.audit(target(*args, **kwargs), n_samples=n_samples, random_state=0),
+            audit.audit(target(*args, **kwargs, **broken), n_samples=n_samples, random_state=0))

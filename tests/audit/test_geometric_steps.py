@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests._law import direct_and_real_agree_pvalue
+from tests._law import direct_and_real_agree_pvalue, shipped_and_broken
 
 from privopt import audit
 
@@ -27,9 +27,7 @@ def test_instance_hand_values():
 
 def test_audit_passes_shipped_and_flags_steps_at_the_data_quantiles():
     pair = audit.geometric_instance()
-    shipped = audit.audit(audit.GeometricStepsTarget(pair, epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.GeometricStepsTarget(pair, epsilon=1.0, data_steps=True), n_samples=20_000,
-                         random_state=0)
+    shipped, broken = shipped_and_broken(audit.GeometricStepsTarget, pair, epsilon=1.0, broken={"data_steps": True})
     assert not shipped.violation and shipped.epsilon_lower_bound <= 1.0
     assert broken.violation and broken.epsilon_lower_bound > 1.5
 

@@ -19,7 +19,7 @@ from privopt.estimators import (WARM_START_FRACTION, WARM_START_SELECTION_BUDGET
                                 warm_start_applies, warm_start_prior, warm_start_resolution, warm_start_share)
 from privopt.space import count_grid_points
 
-from tests._law import pooled_chi_square_pvalue
+from tests._law import pooled_chi_square_pvalue, shipped_and_broken
 
 
 def test_split_of_epsilon_by_hand():
@@ -267,9 +267,8 @@ def test_audit_passes_as_shipped_and_flags_the_warm_start_without_noise():
     pair = audit.warm_start_instance()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        shipped = audit.audit(audit.WarmStartTarget(pair, epsilon=1.0), n_samples=800, random_state=0)
-        broken = audit.audit(audit.WarmStartTarget(pair, epsilon=1.0, noiseless_warm_start=True),
-                             n_samples=800, random_state=0)
+        shipped, broken = shipped_and_broken(audit.WarmStartTarget, pair, epsilon=1.0,
+                                             broken={"noiseless_warm_start": True}, n_samples=800)
         real = [audit.WarmStartTarget(pair, epsilon=1.0).run_mechanism(k, np.random.default_rng(k)) for k in (0, 1)]
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 2.0

@@ -21,7 +21,7 @@ from privopt.mechanisms.selection._bounded import PyomoBoundOracle, prefix_space
 from privopt.search import KeyedStreams, PrefixSpace, sample_prefix
 from privopt.space import SeparableConstraints, linear_tables
 
-from tests._law import chi_square_pvalue
+from tests._law import chi_square_pvalue, shipped_and_broken
 from tests.conftest import require_solver
 
 METHODS = ["exponential", "permute_and_flip"]
@@ -244,9 +244,7 @@ def test_bad_path_and_enumerate_are_refused_before_any_solve():
 def test_audit_passes_the_shipped_bounds_and_flags_inflated_ones():
     from privopt import audit
 
-    shipped = audit.audit(audit.BoundedSelectionTarget(epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.BoundedSelectionTarget(epsilon=1.0, inflate=5.0), n_samples=20_000,
-                         random_state=0)
+    shipped, broken = shipped_and_broken(audit.BoundedSelectionTarget, epsilon=1.0, broken={"inflate": 5.0})
     assert not shipped.violation and shipped.epsilon_lower_bound <= 1.0
     assert broken.violation and broken.epsilon_lower_bound > 1.2
 

@@ -28,7 +28,7 @@ from privopt.calibration import (
 from privopt.exceptions import ModelError, ParameterError
 from privopt.models import get_info, predict_halfspace, zero_one_halfspace
 
-from tests._law import direct_and_real_agree_pvalue, pooled_chi_square_pvalue
+from tests._law import direct_and_real_agree_pvalue, pooled_chi_square_pvalue, shipped_and_broken
 
 METHODS = ("exponential", "permute_and_flip")
 
@@ -139,9 +139,7 @@ def test_floor_prunes_without_changing_the_keys():
 
 def test_audit_passes_shipped_and_flags_a_base_measure_from_the_data():
     pair = audit.resolution_instance()
-    shipped = audit.audit(audit.MixtureSelectionTarget(pair, epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.MixtureSelectionTarget(pair, epsilon=1.0, data_prior=True), n_samples=20_000,
-                         random_state=0)
+    shipped, broken = shipped_and_broken(audit.MixtureSelectionTarget, pair, epsilon=1.0, broken={"data_prior": True})
     assert not shipped.violation and shipped.epsilon_lower_bound <= 1.0
     assert broken.violation and broken.epsilon_lower_bound > 3.0
 

@@ -24,6 +24,7 @@ from privopt.exceptions import ModelError, NotCertifiedError, ParameterError
 from privopt.models import ModelInfo, attach_info, check_model_contract
 
 from tests.conftest import require_solver
+from tests._law import shipped_and_broken
 
 #: Demands of the records, in [0, 4]; each record's term |Q - D_i| / 4 lies in [0, 1] on Q in [0, 4].
 DEMAND = np.array([0.5, 1.25, 2.0, 2.75, 3.5, 1.75])
@@ -459,9 +460,7 @@ def test_audit_passes_each_check_as_shipped_and_flags_the_leak_released_as_befor
     require_solver("highs")
     from privopt import audit
 
-    shipped = audit.audit(audit.HandModelTarget(epsilon=1.0, leak=leak), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.HandModelTarget(epsilon=1.0, leak=leak, broken=True), n_samples=20_000,
-                         random_state=0)
+    shipped, broken = shipped_and_broken(audit.HandModelTarget, epsilon=1.0, leak=leak, broken={"broken": True})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 3.0     # measured 5.7-6.8 at eps 1
 
@@ -491,9 +490,7 @@ def test_audit_passes_the_block_count_as_shipped_and_flags_the_coupled_records_r
     require_solver("highs")
     from privopt import audit
 
-    shipped = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.BlockCountTarget(epsilon=1.0, leak=leak, broken=True), n_samples=20_000,
-                         random_state=0)
+    shipped, broken = shipped_and_broken(audit.BlockCountTarget, epsilon=1.0, leak=leak, broken={"broken": True})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 2.90 at eps 1
 
@@ -525,8 +522,7 @@ def test_audit_passes_rspm_s_record_term_check_as_shipped_and_flags_it_disabled(
     require_solver("highs")
     from privopt import audit
 
-    shipped = audit.audit(audit.RecordTermTarget(epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.RecordTermTarget(epsilon=1.0, broken=True), n_samples=20_000, random_state=0)
+    shipped, broken = shipped_and_broken(audit.RecordTermTarget, epsilon=1.0, broken={"broken": True})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 2.0     # measured 3.30 at eps 1
 

@@ -16,6 +16,7 @@ from privopt.exceptions import ModelError
 from privopt.models import _contract
 
 from tests.conftest import require_solver
+from tests._law import shipped_and_broken
 
 
 # --- W read from the decision's bounds ---------------------------------------------------
@@ -360,8 +361,7 @@ def test_audit_passes_the_clipped_record_term_and_flags_the_variant_without_clip
     require_solver("highs")
     from privopt import audit
 
-    shipped = audit.audit(audit.RecordClipTarget(epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.RecordClipTarget(epsilon=1.0, clip=False), n_samples=20_000, random_state=0)
+    shipped, broken = shipped_and_broken(audit.RecordClipTarget, epsilon=1.0, broken={"clip": False})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 2.0
 

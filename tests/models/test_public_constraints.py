@@ -20,6 +20,7 @@ from privopt.models import ModelInfo, attach_info, hinge_halfspace, rspm_halfspa
 from privopt.models._contract import check_public_constraints, decision_constraints, param_bounds
 
 from tests.conftest import require_solver
+from tests._law import shipped_and_broken
 
 RANGE = (0.0, 0.05)
 
@@ -243,9 +244,8 @@ def test_a_public_term_must_be_a_decision_only_summand():
 def test_audit_flags_a_data_constraint_declared_public_and_passes_the_fix():
     require_solver("highs")
     pair = audit.data_constraint_instance()
-    shipped = audit.audit(audit.ConstrainedSelectionTarget(pair, epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.ConstrainedSelectionTarget(pair, epsilon=1.0, declare_data_constraint=True),
-                         n_samples=20_000, random_state=0)
+    shipped, broken = shipped_and_broken(audit.ConstrainedSelectionTarget, pair, epsilon=1.0,
+                                         broken={"declare_data_constraint": True})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 3.0
 

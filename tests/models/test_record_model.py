@@ -21,7 +21,7 @@ from privopt.exceptions import NoiseDominatesWarning, ModelError, ParameterError
 from privopt.models import check_record_blocks, get_info
 from privopt.solvers import solve
 
-from tests._law import chi_square_pvalue
+from tests._law import chi_square_pvalue, shipped_and_broken
 from tests._models import pmedian
 from tests.conftest import require_solver
 
@@ -582,8 +582,7 @@ def test_audit_passes_the_clip_by_construction_and_flags_the_model_built_without
     require_solver("highs")
     from privopt import audit
 
-    shipped = audit.audit(audit.RecordModelClipTarget(epsilon=1.0), n_samples=20_000, random_state=0)
-    broken = audit.audit(audit.RecordModelClipTarget(epsilon=1.0, clip=False), n_samples=20_000, random_state=0)
+    shipped, broken = shipped_and_broken(audit.RecordModelClipTarget, epsilon=1.0, broken={"clip": False})
     assert not shipped.violation
     assert broken.violation and broken.epsilon_lower_bound > 2.0
 
