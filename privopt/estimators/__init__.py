@@ -1033,30 +1033,13 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                                    geometric=LADDER_GEOMETRIC)
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen, total, seconds = [], set(), 0, 0.0
-        # (levels, centered, spacing[, True: the wide intercept]) -> (feature map, features): made once
-        # per fit, one array per distinct feature matrix (the 0/1 losses on it then share its merged rows)
-        maps: dict = {}
+        maps: dict = {}     # the feature matrices made so far in this fit (:meth:`_rung_features`)
         for i, res in enumerate(rungs):
-            key: tuple
-            if self.discretizer_ is None:            # integer features as they are: levels do not apply
-                key = (res.grid, res.norm_bound)
-                disc, Xr = None, Xd
-            else:
-                key = (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept, res.geometric)
-                if key in seen:
-                    continue
-                fmap = (res.levels, res.centered, res.spacing)
-                if fmap not in maps:
-                    with _quiet_leak():     # said once, by _transform
-                        made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
-                                                  center=res.centered, spacing=res.spacing).fit(Xa)
-                    maps[fmap] = (made, made.transform(Xa))
-                disc, Xs = maps[fmap]
-                if res.wide_intercept and fmap + (True,) not in maps:
-                    maps[fmap + (True,)] = (disc, _with_wide_intercept(Xs, res))
-                Xr = maps[fmap + (True,)][1] if res.wide_intercept else Xs
+            key = ((res.grid, res.norm_bound) if self.discretizer_ is None    # integer features as they are
+                   else (res.levels, res.grid, res.norm_bound, res.centered, res.wide_intercept, res.geometric))
             if key in seen:
                 continue
+            disc, Xr = self._rung_features(res, Xa, Xd, maps)
             size = self._public_size(Xr.shape[1], res)
             split = self._public_topdown_work(Xr, res)
             declared = self._coordinate_values(Xr, res, disc)      # read by the predicted times only
@@ -1080,6 +1063,27 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]
+
+    def _rung_features(self, res, Xa, Xd, maps: dict):
+        """(feature map, features) of the rung ``res``: X as it is where integer features are used
+        as they are (levels do not apply), else X discretized at the rung's levels, centring and
+        spacing, with the wide intercept's constant column where it widens the intercept; each
+        distinct matrix made once per fit and kept in ``maps`` ((levels, centered, spacing[,
+        True]) -> (feature map, features)), so that the 0/1 losses on it share its merged rows."""
+        if self.discretizer_ is None:
+            return None, Xd
+        fmap = (res.levels, res.centered, res.spacing)
+        if fmap not in maps:
+            with _quiet_leak():     # said once, by _transform
+                made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
+                                          center=res.centered, spacing=res.spacing).fit(Xa)
+            maps[fmap] = (made, made.transform(Xa))
+        disc, Xs = maps[fmap]
+        if not res.wide_intercept:
+            return disc, Xs
+        if fmap + (True,) not in maps:
+            maps[fmap + (True,)] = (disc, _with_wide_intercept(Xs, res))
+        return disc, maps[fmap + (True,)][1]
 
     def _over_time_limit(self, seconds: float) -> bool:
         """Whether ``mixture_selection`` would refuse W's whose predicted sampling times sum to
