@@ -9,13 +9,16 @@ from __future__ import annotations
 import math
 import numbers
 import weakref
+from typing import Callable, TypeVar
 
 import numpy as np
 
 from .exceptions import ParameterError
 
 __all__ = ["SNAP_TOL", "MAX_GRID_SIZE", "grid_separation", "snapped_floor", "check_grid_size",
-           "check_norm_square", "unique_values"]
+           "check_norm_square", "unique_values", "kept_unique_values", "kept_while_alive"]
+
+T = TypeVar("T")
 
 #: Relative tolerance within which a float is taken to be the integer just above it.
 SNAP_TOL = 1e-9
@@ -107,9 +110,23 @@ def check_norm_square(norm_bound, grids=None) -> float:
         "norm_bound")
 
 
-#: :func:`unique_values` of read-only arrays still alive, by identity: ``id -> (weak reference,
-#: (values, inverse))``.  An entry holds no reference to its array and is dropped when the array
-#: is collected (a finalizer), so what it holds of a data set does not outlive the data.
+def kept_while_alive(cache: dict, anchor, tag, make: Callable[[], T]) -> T:
+    """``make()``, worked out once per live ``anchor`` (by identity) and ``tag`` and kept in
+    ``cache`` (``(id, tag) -> (weak reference, value)``) while ``anchor`` is alive: an entry
+    holds no reference to its anchor and a finalizer drops it when the anchor is collected, so
+    what a cache holds of a data set does not outlive the data.  For read-only arrays only
+    (whose entries cannot change, so the kept value stays true)."""
+    key = (id(anchor), tag)
+    kept = cache.get(key)
+    if kept is not None and kept[0]() is anchor:
+        return kept[1]
+    out = make()
+    cache[key] = (weakref.ref(anchor), out)
+    weakref.finalize(anchor, cache.pop, key, None)
+    return out
+
+
+#: :func:`unique_values` of read-only arrays still alive (:func:`kept_while_alive`).
 _UNIQUE_KEPT: dict = {}
 
 
@@ -120,14 +137,12 @@ def kept_unique_values(x) -> tuple[np.ndarray, np.ndarray]:
     Any other array is worked out at each call."""
     if not isinstance(x, np.ndarray) or x.flags.writeable or x.dtype != np.float64:
         return unique_values(x)
-    key = id(x)
-    kept = _UNIQUE_KEPT.get(key)
-    if kept is not None and kept[0]() is x:
-        return kept[1]
-    values, inverse = unique_values(x)
+    return kept_while_alive(_UNIQUE_KEPT, x, None, lambda: _read_only_pair(unique_values(x)))
+
+
+def _read_only_pair(pair: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    values, inverse = pair
     values.flags.writeable = inverse.flags.writeable = False
-    _UNIQUE_KEPT[key] = (weakref.ref(x), (values, inverse))
-    weakref.finalize(x, _UNIQUE_KEPT.pop, key, None)
     return values, inverse
 
 

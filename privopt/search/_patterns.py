@@ -18,11 +18,11 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import weakref
 from typing import NamedTuple
 
 import numpy as np
 
+from .._lattice import kept_while_alive
 from .._limits import KEPT_WORKSPACE_PATTERNS, memory_budget
 from .._numba import lazy_kernel
 from .._runtime import kernel_threads, map_on_kernel_threads
@@ -189,25 +189,21 @@ def float32_exact(values, V) -> bool:
     return largest * 2.0 ** (a + b) < _FLOAT32_EXACT
 
 
-#: :func:`_values_scale` of read-only value lists still alive, by identity (the records' distinct
-#: values, which the W's on one feature matrix share): ``id -> (weak reference, scale)``, each
-#: dropped when its array is collected, so nothing of the data outlives the fit that read it.
+#: :func:`_values_scale` of read-only value lists still alive (the records' distinct values, which
+#: the W's on one feature matrix share), each dropped when its array is collected, so nothing of
+#: the data outlives the fit that read it (:func:`privopt._lattice.kept_while_alive`).
 _VALUE_SCALES: dict = {}
 
 
 def _values_scale(values) -> tuple[int | None, float]:
     """``(dyadic exponent, largest |value|)`` of the records' values, worked out once for a
     read-only array (whose entries cannot change), else at each call."""
+    def make():
+        return _dyadic_exponent(values), float(np.max(np.abs(values), initial=0.0))
+
     if isinstance(values, np.ndarray) and not values.flags.writeable:
-        kept = _VALUE_SCALES.get(id(values))
-        if kept is not None and kept[0]() is values:
-            return kept[1]
-    out = (_dyadic_exponent(values), float(np.max(np.abs(values), initial=0.0)))
-    if isinstance(values, np.ndarray) and not values.flags.writeable:
-        key = id(values)
-        _VALUE_SCALES[key] = (weakref.ref(values), out)
-        weakref.finalize(values, _VALUE_SCALES.pop, key, None)
-    return out
+        return kept_while_alive(_VALUE_SCALES, values, None, make)
+    return make()
 
 
 #: :func:`_points_scale` of read-only point lists (the support points every W of a grid shares),
@@ -388,7 +384,8 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
 
 #: The :func:`ordered_rows` of records still alive (by identity of their ``digits_t``) and dtype.
 #: Rows of the private data: an entry holds no reference to its records and is dropped when
-#: they are collected (a finalizer), so nothing of the data outlives the fit that read it.
+#: they are collected (:func:`privopt._lattice.kept_while_alive`), so nothing of the data
+#: outlives the fit that read it.
 _ORDERED: dict = {}
 
 
@@ -398,16 +395,14 @@ def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.nd
     histogram's kernels score with), positive labels, and negative minus positive labels;
     made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
     digits = records.digits_t
-    key = (id(digits), np.dtype(dtype).str)
-    kept = _ORDERED.get(key)
-    if kept is not None and kept[0]() is digits:
-        return kept[1]
-    order = row_order(digits.shape[1])
-    x = np.ascontiguousarray(records.values[digits[:, order]].astype(dtype))
-    out = (x, np.ascontiguousarray(records.pos[order]), np.ascontiguousarray(records.neg[order] - records.pos[order]))
-    _ORDERED[key] = (weakref.ref(digits), out)
-    weakref.finalize(digits, _ORDERED.pop, key, None)
-    return out
+
+    def make():
+        order = row_order(digits.shape[1])
+        x = np.ascontiguousarray(records.values[digits[:, order]].astype(dtype))
+        return (x, np.ascontiguousarray(records.pos[order]),
+                np.ascontiguousarray(records.neg[order] - records.pos[order]))
+
+    return kept_while_alive(_ORDERED, digits, np.dtype(dtype).str, make)
 
 
 #: The :func:`score_tree` of recent Points: by identity of their ``V`` and the dtype of their

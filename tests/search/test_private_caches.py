@@ -51,3 +51,30 @@ def test_the_distinct_values_are_dropped_with_their_rows(monkeypatch):
     assert 0 < len(calls) < n_w              # the W's on one feature matrix shared its values
     assert _lattice._UNIQUE_KEPT == {}       # and nothing of them is kept after the fit
     assert _patterns._VALUE_SCALES == {}
+
+
+
+def _counted_sum(x, calls):
+    calls.append(1)
+    return float(x.sum())
+
+
+def test_kept_while_alive_works_out_once_per_live_array_and_forgets_it():
+    """One value per live array and tag, made once; the entry goes when the array is collected."""
+    import functools
+
+    from privopt._lattice import kept_while_alive
+
+    cache: dict = {}
+    calls: list = []
+    a = np.arange(4.0)
+    a.flags.writeable = False
+    make = functools.partial(_counted_sum, a, calls)
+    assert kept_while_alive(cache, a, "t", make) == 6.0
+    assert kept_while_alive(cache, a, "t", make) == 6.0 and len(calls) == 1
+    assert kept_while_alive(cache, a, "u", make) == 6.0 and len(calls) == 2     # another tag: its own entry
+    b = a.copy()            # equal values, another array: worked out again
+    assert kept_while_alive(cache, b, "t", lambda: -1.0) == -1.0
+    del a, make
+    gc.collect()
+    assert len(cache) == 1 and all(key[0] == id(b) for key in cache)
