@@ -387,10 +387,11 @@ def _grid_tables(grid: tuple, coef: tuple, bound: int) -> _GridTables:
         units[j, :len(g)] = np.asarray(coef[j], dtype=np.int64)
     cap = 2 ** 62
     counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, bound)], dtype=np.int64)
+    sizes = np.array([len(g) for g in grid], dtype=np.int64)
     values = tuple(np.asarray(g, dtype=np.float64) for g in grid)
-    for a in (gint, units, counts, *values):
+    for a in (gint, units, sizes, counts, *values):
         a.flags.writeable = False
-    return _GridTables(gint, units, np.array([len(g) for g in grid], dtype=np.int64), counts, values)
+    return _GridTables(gint, units, sizes, counts, values)
 
 
 def _less(thr: int, f: np.ndarray, score) -> np.ndarray:
