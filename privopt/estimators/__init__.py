@@ -42,7 +42,7 @@ from ..oracle import check_on_failure
 from ..result import PrivateResult, report_wanted, reports_kept
 from ..search import BOUND_ROWS_PER_SECOND, scoring_costs, topdown_seconds
 from ..solvers import choose_solver, solve
-from ..space import DecisionSpace, SupportWork, count_grid_points
+from ..space import DecisionSpace, SupportWork, count_grid_points, public_w
 from ._ladder import (GEOMETRIC_RUNGS, PRIOR_TEMPER, PRIORS, RULE_BETA, RULE_FRACTION, WARM_START_FRACTION,
                       WARM_START_LEVELS, WARM_START_SELECTION_BUDGET, Resolution, default_ladder, ladder_cap,
                       ladder_prior, warm_start_applies, warm_start_prior, warm_start_resolution, warm_start_share)
@@ -361,15 +361,6 @@ def _quiet_leak():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=PrivacyLeakWarning)
         yield
-
-
-@functools.lru_cache(maxsize=256)
-def _kept_public_w(grid: int, d: int, norm_bound: float) -> DecisionSpace:
-    """W of an int grid B and a float ball on d coordinates (:meth:`DecisionSpace.of`), one
-    record per (B, d, D) in a process: public numbers only, and frozen, its derived views
-    (the levels of ||w||^2, |W|) kept with it, so that the ladder's W's, asked for several
-    times per fit and again at every fit, are worked out once."""
-    return DecisionSpace.of(grid, d, norm_bound)
 
 
 class PrivateHalfspaceClassifier(PrivoptClassifier):
@@ -779,12 +770,11 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
 
     def _public_w(self, n_features: int, res=None) -> DecisionSpace:
         """W (:class:`privopt.space.DecisionSpace`) from the grid and the ball alone (no data),
-        on d counting the intercept."""
+        on d counting the intercept: :func:`privopt.space.public_w`, one record per process for
+        the ladder's int grid and float ball, the one its 0/1-loss models read."""
         grid, norm_bound = self._ball(n_features, res)
         d = n_features + (1 if self.fit_intercept else 0)
-        if type(grid) is int and type(norm_bound) is float:
-            return _kept_public_w(grid, d, norm_bound)
-        return DecisionSpace.of(grid, d, norm_bound)
+        return public_w(grid, d, norm_bound)
 
     def _public_levels(self, n_features: int, res=None):
         """(d counting the intercept, per-coordinate grids, NormLevels) of W,

@@ -7,11 +7,9 @@ and :mod:`privopt.models.convex` use it.
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import warnings
-from fractions import Fraction
 
 import numpy as np
 import pyomo.environ as pyo
@@ -22,6 +20,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor  # noqa: F401  (re-exported)
 from .._lattice import unique_values
 from .. import space
+from ..space import grid_unit, grid_units, norm_sq_units  # noqa: F401  (re-exported: W in its grid's units)
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ._info import get_info
@@ -161,46 +160,7 @@ def parse_grid(grid, d: int, name: str = "grid") -> tuple:
     per coordinate, each integral coordinate as Python ints (the exact
     margin reads them as integers).  ``None``: the integers -B..B with
     B = floor(sqrt(d)) ([NRVW20], Section 5)."""
-    grids = space.parse_grid(grid, d, name, min_values=2)
-    return tuple(tuple(int(v) for v in g) if all(v == round(v) for v in g) else g for g in grids)
-
-
-def grid_unit(grid: tuple, name: str = "grid") -> Fraction:
-    """1 for integral grids (the exact margin counts in whole grid values),
-    otherwise the common step h of :func:`privopt.space.common_step`, every
-    grid value an integer multiple of h (raises when there is none)."""
-    flat = [v for g in grid for v in g]
-    if all(isinstance(v, int) for v in flat):
-        return Fraction(1)
-    h = space.common_step(flat)
-    if h is None:
-        raise ParameterError(
-            f"{name} values are not multiples of a common rational step, so scores and "
-            "||w||^2 cannot be computed exactly; use a tau-grid such as np.arange(-1, 1.01, 0.25).",
-            name,
-        )
-    return h
-
-
-def grid_units(grid: tuple, unit: Fraction) -> list[list[int]]:
-    """Grid values as exact integers in units of ``unit`` (worked out once per grid and unit
-    in a process: the W's of a ladder share their grids)."""
-    return [list(g) for g in _grid_units(tuple(tuple(float(v) for v in g) for g in grid), Fraction(unit))]
-
-
-@functools.lru_cache(maxsize=256)
-def _grid_units(grid: tuple, unit: Fraction) -> tuple:
-    return tuple(tuple(int(round(Fraction(v).limit_denominator(10**9) / unit)) for v in g) for g in grid)
-
-
-def norm_sq_units(norm_bound: float, unit: Fraction, exact_sq: Fraction | None = None) -> int:
-    """floor(D^2 / unit^2), computed exactly: ``exact_sq`` when the caller knows
-    D^2 exactly (the default D = sqrt(d)); otherwise D**2 is snapped to a
-    nearby integer multiple of unit^2 within :data:`SNAP_TOL` (relative), so that
-    D = sqrt(23) gives 23 and not 22."""
-    if exact_sq is not None:
-        return int(math.floor(exact_sq / (unit * unit)))
-    return snapped_floor(float(norm_bound) ** 2 / float(unit * unit), SNAP_TOL)
+    return space.integral_typed(space.parse_grid(grid, d, name, min_values=2))
 
 
 # ----------------------------------------------------------------------------

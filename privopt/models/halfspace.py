@@ -124,7 +124,6 @@ halfspaces, OPDisc over {-B..B}^d with B = floor(sqrt(d)), ||w|| <= sqrt(d));
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 import types
@@ -133,12 +132,11 @@ from fractions import Fraction
 import numpy as np
 import pyomo.environ as pyo
 
-from .._lattice import check_norm_square
 from .._limits import AUTO_MAX_BOUND_WORK, ZERO_ONE_MAX_FEATURES, check_width
 from .._validation import check_binary_labels, check_bool, check_positive, check_real
 from ..exceptions import ModelError, ParameterError, ParameterTypeError
 from ..search import HalfspaceData, bound_search_work
-from ..space import DecisionSpace
+from ..space import DecisionSpace, public_w
 from ._common import (
     ENUMERATION_ATTR,
     STATS_ATTR as _STATS_ATTR,
@@ -149,14 +147,9 @@ from ._common import (
     check_name,
     check_X,
     column_codes,
-    grid_separation,
-    grid_unit,
-    grid_units,
     linear_rows,
     linexpr,
-    norm_sq_units,
     one_coordinate_pairs,
-    parse_grid,
     is_integral,
     unique_rows,
 )
@@ -796,67 +789,6 @@ def _zero_one_setup(X, y, args: _ZeroOneArgs) -> _ZeroOneSetup:
     return _zero_one_setup_on(_zero_one_rows(X, y, args), args)
 
 
-@dataclasses.dataclass(frozen=True)
-class _PublicW:
-    """What :func:`_zero_one_setup_on` reads of W alone (the grid and the ball, no data):
-    the parsed grid, its exact unit, D, floor(D^2 / unit^2), the grid in units, tau and the
-    three diameters of the model's info (each the smaller of the grid's box and the ball's
-    2D: ``min(range, 2D)`` in l_inf, ``min(||ranges||_2, 2D)`` in l_2, ``min(sum ranges,
-    2D sqrt(d))`` in l_1)."""
-
-    grid: tuple
-    unit: Fraction
-    D: float
-    n_units: int
-    units: tuple
-    tau: float
-    linf_diameter: float
-    l2_diameter: float
-    l1_diameter: float
-
-
-def _public_w(grid, norm_bound, d: int) -> _PublicW:
-    """:class:`_PublicW` of ``grid`` and ``norm_bound`` on d coordinates, with their checks;
-    worked out once per (grid, norm_bound, d) in a process where the grid is None or an int
-    B and the bound None or a float or an int (a fit's ladder asks for the same W's at each
-    fit, and for each W several times); any other grid each time."""
-    if (grid is None or type(grid) is int) and (norm_bound is None or type(norm_bound) in (float, int)):
-        return _public_w_kept(grid, norm_bound, int(d))
-    return _public_w_made(grid, norm_bound, int(d))
-
-
-@functools.lru_cache(maxsize=256)
-def _public_w_kept(grid, norm_bound, d: int) -> _PublicW:
-    return _public_w_made(grid, norm_bound, d)
-
-
-def _public_w_made(grid, norm_bound, d: int) -> _PublicW:
-    grid_t = parse_grid(grid, d)
-    unit = grid_unit(grid_t)
-    if norm_bound is None:
-        D, exact_sq = math.sqrt(d), Fraction(d)
-    else:
-        D, exact_sq = check_positive(norm_bound, "norm_bound"), None
-    check_norm_square(D, grid_t)          # a D whose square overflows, refused naming the equivalent one
-    units = grid_units(grid_t, unit)
-    n_units = norm_sq_units(D, unit, exact_sq)
-    min_units = sum(min(u * u for u in g) for g in units)
-    if min_units > n_units:
-        raise ParameterError(
-            f"norm_bound={D:g} excludes every grid point (the smallest ||w||^2 on the grid is "
-            f"{float(min_units * unit * unit):g} > D^2); include 0 in the grid or raise norm_bound.",
-            "norm_bound",
-        )
-    lo = np.array([g[0] for g in grid_t], dtype=float)
-    hi = np.array([g[-1] for g in grid_t], dtype=float)
-    ball = math.sqrt(float(n_units * unit * unit))
-    ranges = hi - lo
-    return _PublicW(grid=grid_t, unit=unit, D=float(D), n_units=n_units, units=tuple(tuple(u) for u in units),
-                    tau=grid_separation(grid_t), linf_diameter=float(min(ranges.max(), 2 * ball)),
-                    l2_diameter=float(min(np.sqrt((ranges ** 2).sum()), 2 * ball)),
-                    l1_diameter=float(min(ranges.sum(), 2 * ball * np.sqrt(len(ranges)))))
-
-
 def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
     """:func:`_zero_one_setup` on rows already checked and merged: W (``args.grid``,
     ``args.norm_bound``), the decision rule on W's lattice, the halfspace data and the info."""
@@ -866,7 +798,8 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
     merge_rows, chain_cuts, swap_cuts = rows.merge_rows, rows.chain_cuts, rows.swap_cuts
     n, d = rows.n, rows.d
     coordinate_values = _check_coordinate_values(args.coordinate_values, d)
-    pw = _public_w(grid, norm_bound, d)
+    w = public_w(grid, d, norm_bound, min_values=2, exact_units=True)     # one record per process for plain numbers
+    pw = w.exact_units
     grid_t, unit, D, n_units, units = pw.grid, pw.unit, pw.D, pw.n_units, [list(u) for u in pw.units]
     mu, exact = _score_lattice(rows.Xu, unit, margin, rows.integral)
     t_hi, theta, rule = _threshold_info(threshold, mu, exact)
@@ -874,7 +807,7 @@ def _zero_one_setup_on(rows: _ZeroOneRows, args: _ZeroOneArgs) -> _ZeroOneSetup:
     data = HalfspaceData(
         X=rows.X64, pos=rows.pos64, neg=rows.neg64, exact=bool(exact), mu=float(mu),
         t_hi=float(t_hi), theta=float(theta),
-        w=DecisionSpace(grid_t, float(D), float(n_units * unit * unit)), objective="loss",
+        w=w.on_units, objective="loss",
         feature_values=feature_values, coordinate_values=coordinate_values)
     if isinstance(swap_cuts, str):
         swap_cuts = _swap_cuts_pay(data)

@@ -14,6 +14,11 @@ grids intersected with the ball ||w||_2 <= D.
   support for the exact search engine.
 - :class:`DecisionSpace`: W itself as one frozen record (the grids, the ball, the declared
   rows) with the views above derived from it on first use; every layer reads it.
+  :func:`public_w`: the one maker of W from public inputs (a ``grid=`` argument, d, the
+  ball), one record per process for plain numbers, read by the estimator and the 0/1 models.
+- :class:`GridUnits` (:func:`grid_units_of`, :attr:`DecisionSpace.exact_units`): W in its
+  grid's exact units (:func:`grid_unit`, :func:`grid_units`, :func:`norm_sq_units`), the
+  view of the 0/1-loss models' exact margin.
 
 Pure numpy on public quantities (the grid, the ball, d, the number of feature values):
 nothing here reads private data or Pyomo.  It imports only the foundations.  Which W's the
@@ -34,10 +39,18 @@ from ._grid import STEP_MAX_DENOMINATOR, STEP_TOL, common_step, default_grid_bou
 from ._levels import MAX_LEVEL_WORK, MAX_LEVELS, NormLevels, norm_levels
 from ._points import count_grid_points, grid_points, iter_grid_blocks, prefix_counts, product_size, uniform_grid
 from ._support import SupportWork, split_support_count, split_support_work
-from ._w import DecisionSpace
+from ._units import GridUnits, grid_unit, grid_units, grid_units_of, integral_typed, norm_sq_units
+from ._w import DecisionSpace, public_w
 
 __all__ = [
     "DecisionSpace",
+    "public_w",
+    "GridUnits",
+    "grid_units_of",
+    "grid_unit",
+    "grid_units",
+    "norm_sq_units",
+    "integral_typed",
     "parse_grid",
     "default_grid_bound",
     "common_step",

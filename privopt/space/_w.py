@@ -11,7 +11,13 @@ first use and kept: the exact levels of ||w||^2 (:attr:`DecisionSpace.levels`,
 (:attr:`DecisionSpace.ball`, :attr:`DecisionSpace.separable`), the one grid every
 coordinate shares (:attr:`DecisionSpace.uniform`), the size of the product and |W|
 (:attr:`DecisionSpace.product_size`, :attr:`DecisionSpace.size`), the split by support's
-work (:meth:`DecisionSpace.support_work`) and the points (:meth:`DecisionSpace.points`).
+work (:meth:`DecisionSpace.support_work`), the points (:meth:`DecisionSpace.points`), W in
+its grid's exact units as the 0/1-loss models read it (:attr:`DecisionSpace.exact_units`) and
+W with its ball rounded onto those units (:attr:`DecisionSpace.on_units`).
+
+:func:`public_w` is the one place W is made from public inputs alone (a ``grid=`` argument,
+d and the ball), kept once per process where the inputs are plain numbers: the default
+estimator's ladder and the 0/1-loss model built for each of its W's read the same record.
 
 Every layer reads this one record: the search engine's halfspace data holds it
 (:class:`privopt.search.HalfspaceData`), the prefix tree is built from it
@@ -28,13 +34,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_real
+from ..exceptions import ParameterError, ParameterTypeError
 from ._constrained import SeparableConstraints, constrained_points, count_constrained_points
 from ._grid import parse_grid
 from ._levels import NormLevels, norm_levels
 from ._points import grid_points, product_size, uniform_grid
 from ._support import SupportWork, split_support_work
+from ._units import GridUnits, grid_unit, grid_units_of, integral_typed
 
-__all__ = ["DecisionSpace"]
+__all__ = ["DecisionSpace", "public_w"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,6 +140,22 @@ class DecisionSpace:
             return None
         return split_support_work(self.d, lv.coef[0], int(lv.bound), n_values)
 
+    @functools.cached_property
+    def exact_units(self) -> GridUnits:
+        """W in its grid's exact units (:func:`privopt.space.grid_units_of` of :attr:`grids` and
+        :attr:`norm_bound`; no ball: the models' default D = sqrt(d)), the view the 0/1-loss
+        models read; raises :class:`privopt.exceptions.ParameterError` (each time it is
+        asked) where the grid has no common step or the ball holds no grid point."""
+        return grid_units_of(self.grids, self.norm_bound)
+
+    @functools.cached_property
+    def on_units(self) -> "DecisionSpace":
+        """W as the 0/1-loss models' halfspace data hold it: the grids of
+        :attr:`exact_units` (whole coordinates as ints), its D, and D^2 rounded onto the grid's
+        units (``n_units * unit^2``) as :attr:`norm_sq_bound`."""
+        u = self.exact_units
+        return DecisionSpace(u.grid, u.D, float(u.n_units * u.unit * u.unit))
+
     def points(self) -> np.ndarray:
         """The points of W (shape (|W|, d)), in the product grid's order (the last coordinate
         most significant): :func:`privopt.space.constrained_points` through
@@ -141,3 +166,38 @@ class DecisionSpace:
             return constrained_points(self.grids, sep)
         values, _ = grid_points(self.grids, [[0] * len(g) for g in self.grids], 0)
         return values
+
+
+def public_w(grid, d: int, norm_bound=None, *, min_values: int = 1, exact_units: bool = False) -> DecisionSpace:
+    """W from public inputs alone (:meth:`DecisionSpace.of`: a ``grid=`` argument on ``d``
+    coordinates, errors naming ``grid``, at least ``min_values`` values per coordinate; the
+    ball of radius ``norm_bound``, a real number checked before it is read, None for none).
+
+    Kept once per process (one record, its derived views with it) where the grid is None or
+    an int B and the ball None or a float or an int: public numbers only, and the default
+    estimator asks for its ladder's W's several times per fit and again at every fit, and the
+    0/1-loss model built for each of them reads the same record.  Any other grid is made at
+    each call (it may be a large array; equal grids of other types give equal records).
+    ``exact_units``: the caller reads :attr:`DecisionSpace.exact_units` (the 0/1 models), so a
+    grid without a common step is refused before a ball that is not a real number."""
+    d = int(d)
+    if ((grid is None and d >= 1) or type(grid) is int) and (norm_bound is None or type(norm_bound) in (float, int)):
+        return _kept_public_w(grid, d, norm_bound)       # B >= 1 or B = floor(sqrt(d)) >= 1: min_values moot
+    return _made_public_w(grid, d, norm_bound, min_values, exact_units)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_public_w(grid, d: int, norm_bound) -> DecisionSpace:
+    return _made_public_w(grid, d, norm_bound, 1, False)
+
+
+def _made_public_w(grid, d: int, norm_bound, min_values: int, exact_units: bool) -> DecisionSpace:
+    grids = parse_grid(grid, d, "grid", min_values=min_values)
+    if norm_bound is not None:
+        try:
+            norm_bound = check_real(norm_bound, "norm_bound")
+        except (ParameterError, ParameterTypeError):
+            if exact_units:
+                grid_unit(integral_typed(grids))      # the grid's own refusal first, as W's units are read
+            raise
+    return DecisionSpace(grids, norm_bound)

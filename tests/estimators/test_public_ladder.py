@@ -46,12 +46,11 @@ def test_a_0_1_table_without_bounds_keeps_its_ladder():
 def test_the_public_w_is_kept_per_grid_ball_and_d():
     # the ladder's W from public numbers (an int grid, a float ball) is one record per process,
     # equal to the one made afresh; a grid given otherwise is made at each call
-    from privopt.estimators import _kept_public_w
-    from privopt.space import DecisionSpace
+    from privopt.space import DecisionSpace, public_w
 
     clf = PrivateHalfspaceClassifier(epsilon=1.0, bounds=(0.0, 1.0))
     w = clf._public_w(5)
-    assert w is clf._public_w(5) is _kept_public_w(2, 6, 2.0)
+    assert w is clf._public_w(5) is public_w(2, 6, 2.0)
     fresh = DecisionSpace.of(2, 6, 2.0)
     assert (w.grids, w.norm_bound, w.size, w.levels.coef, w.levels.bound) == (
         fresh.grids, fresh.norm_bound, fresh.size, fresh.levels.coef, fresh.levels.bound)

@@ -85,18 +85,20 @@ def test_with_constant_feature_refuses_a_non_integer_column_on_the_exact_lattice
 
 def test_the_public_w_kept_per_process_is_what_the_grid_and_ball_give():
     # an int grid and a float ball are worked out once per process (the ladder's W's at every
-    # fit): the kept record is the one made afresh, and other grids are made at each call
-    from privopt.models.halfspace import _public_w, _public_w_kept, _public_w_made
+    # fit): the kept record's units are the ones made afresh, and other grids are made at each call
+    from privopt.space import grid_units_of, parse_grid, public_w
+    from privopt.space._w import _kept_public_w
 
     for grid, bound, d in [(2, 2.0, 7), (1, 1.0, 3), (None, None, 4), (3, 3, 5)]:
-        kept = _public_w(grid, bound, d)
-        assert kept is _public_w(grid, bound, d)            # the same record: kept
-        assert kept == _public_w_made(grid, bound, d)       # ... equal to the one made now
-    before = _public_w_kept.cache_info().currsize
+        kept = public_w(grid, d, bound, min_values=2, exact_units=True)
+        assert kept is public_w(grid, d, bound, min_values=2, exact_units=True)   # the same record: kept
+        assert kept.exact_units is kept.exact_units                               # ... its units derived once
+        assert kept.exact_units == grid_units_of(parse_grid(grid, d), bound)      # ... equal to the ones made now
+    before = _kept_public_w.cache_info().currsize
     grid = np.int64(2)
-    assert _public_w(grid, 2.0, 7) == _public_w(2, 2.0, 7)  # a numpy integer: made, not kept
-    assert _public_w_kept.cache_info().currsize == before
+    assert public_w(grid, 7, 2.0).exact_units == public_w(2, 7, 2.0).exact_units  # a numpy integer: made, not kept
+    assert _kept_public_w.cache_info().currsize == before
     with pytest.raises(ParameterTypeError):                  # True is not the grid 1, kept or not
-        _public_w(True, 1.0, 3)
+        public_w(True, 3, 1.0)
     with pytest.raises(ParameterError, match="excludes every grid point"):
-        _public_w((1.0, 2.0), 0.5, 2)
+        public_w((1.0, 2.0), 2, 0.5).exact_units
