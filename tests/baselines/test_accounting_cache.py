@@ -516,3 +516,35 @@ def test_a_planted_step_count_is_used_only_among_the_rule_s_candidates(cache_dir
         assert not caught and est.n_steps_ == used
         assert est.noise_std_ == raw(EPS, DELTA, used)
         assert acc.noisy_sgd_allocation_delta(est.noise_std_, used, EPS) <= DELTA
+
+
+def _plain_bisection(epsilon, delta, steps):
+    """The calibration's bisection as first written: every probe evaluated in turn."""
+    def ok(z):
+        return acc.noisy_sgd_allocation_delta(z, steps, epsilon) <= delta
+
+    hi = acc._allocation_multiplier_upper_end(epsilon, delta)
+    while not ok(hi):
+        hi *= 1.0 + 1e-6
+    lo = hi
+    for _ in range(6):
+        lo = lo / 2.0
+        if not ok(lo):
+            break
+    else:
+        return lo
+    while hi / lo > 1.0 + 2e-3:
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@pytest.mark.parametrize("args", [(2.0, 1e-3, 3), (1.0, 1e-3, 12), (0.5, 1e-4, 50), (1.0, 1e-5, 1)])
+def test_skipping_the_smallest_halving_leaves_the_calibrated_noise_bit_for_bit(args):
+    """The search skips the PLD of a halving when the probe a factor sqrt(2)
+    above it fails (monotone in z): the same z as every probe evaluated."""
+    raw = acc._allocation_noise_multiplier.__wrapped__.__wrapped__
+    assert raw(*args) == _plain_bisection(*args)
