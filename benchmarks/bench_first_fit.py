@@ -18,7 +18,8 @@ DPSGDLogisticRegression, the first fit of a second fresh process on the code
 of git revision REF (extracted with ``git archive`` into a temporary
 directory): the same measurement before a change.  NoisySGDClassifier is
 left out there (minutes of CPU; before the accounting cache every process
-paid its ``cold`` time).
+paid its ``cold`` time) unless it is named with ``--only``.  ``--name STEM``
+writes ``STEM.csv`` and ``STEM.md`` instead of ``first_fit.*``.
 
 Each process is timed as a user meets it: nothing is imported before it is used.
 The child starts its clock, imports the estimator (``from privopt import
@@ -49,6 +50,7 @@ scikit-learn's ``sklearn.base`` (which imports scipy.stats and pandas), which th
 estimators no longer import.
 
 Run:  python benchmarks/bench_first_fit.py [--repeats 3] [--before REF] [--floor] [--only PrivateHalfspaceClassifier]
+      [--name first_fit]
 Writes benchmarks/results/first_fit.csv and first_fit.md.  The cold
 NoisySGDClassifier fit takes one to two minutes of CPU.
 """
@@ -198,6 +200,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--before", metavar="REF", help="also time later processes on git revision REF")
     ap.add_argument("--floor", action="store_true", help="also time the third-party imports alone")
+    ap.add_argument("--name", default="first_fit", help="stem of the results files (STEM.csv, STEM.md)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
@@ -214,7 +217,7 @@ def main():
         save_data(data)
         for name in args.only or ESTIMATORS:
             rows += measure(name, args.repeats, data)
-            if args.before and name != "NoisySGDClassifier":
+            if args.before and (name != "NoisySGDClassifier" or args.only):
                 rows += measure(name, args.repeats, data, before_root, f"before ({args.before}): ")
             print(name, {r["phase"]: r["total_seconds"] for r in rows if r["estimator"] == name}, flush=True)
     write(rows, floor(args.repeats) if args.floor else [], args)
@@ -255,11 +258,12 @@ def measure(name: str, repeats: int, data: str, root: str = ROOT, label: str = "
 
 def write(rows: list[dict], floor_rows: list[dict], args) -> None:
     os.makedirs(args.out, exist_ok=True)
-    _common.write_csv(os.path.join(args.out, "first_fit.csv"), rows, list(rows[0]))
+    _common.write_csv(os.path.join(args.out, f"{args.name}.csv"), rows, list(rows[0]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     command = (f"python benchmarks/bench_first_fit.py --repeats {max(1, args.repeats)}"
                f"{f' --before {args.before}' if args.before else ''}{' --floor' if args.floor else ''}"
-               f"{''.join(f' --only {name}' for name in args.only or ())}")
+               f"{''.join(f' --only {name}' for name in args.only or ())}"
+               f"{f' --name {args.name}' if args.name != 'first_fit' else ''}")
     lines = ["# First fit of a fresh process", "",
              f"`{command}` ({versions()}, Python {platform.python_version()}, "
              f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end, "
@@ -289,7 +293,7 @@ def write(rows: list[dict], floor_rows: list[dict], args) -> None:
                   f"{max(1, args.repeats)}, after one untimed run that fills numba's cache):", "",
                   "| what | wall s | CPU s |", "|---|--:|--:|"]
         lines += [f"| {r['what']} | {r['seconds']:.2f} | {r['cpu']:.2f} |" for r in floor_rows]
-    _common.write_markdown(os.path.join(args.out, "first_fit.md"), lines)
+    _common.write_markdown(os.path.join(args.out, f"{args.name}.md"), lines)
     print("\n".join(lines))
 
 

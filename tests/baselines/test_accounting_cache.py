@@ -380,10 +380,11 @@ def _count_accountants(monkeypatch):
 
 def test_a_later_process_runs_the_allocation_accountant_once_for_the_released_pair(cache_dir, monkeypatch):
     """Before, reading back the z of each of the 3 t the rule visits re-ran
-    the PLD for each; now only the (z, t) the fit releases with is checked."""
+    the PLD for each; now only the (z, t) the fit releases with is checked
+    (the rule's t is itself read back from the cache)."""
     first, _ = _fit_searched(_searched())
-    assert len({json.loads(k)[-1] for k in _entries(cache_dir)
-                if json.loads(k)[0] == "_allocation_noise_multiplier"}) == 3
+    assert [v for k, v in _entries(cache_dir).items()
+            if json.loads(k)[0] == "noisy_sgd_allocation_steps"] == [first.n_steps_]
     allocation, poisson = _count_accountants(monkeypatch)
     later, caught = _fit_searched(_searched())
     assert not caught and not poisson
@@ -442,3 +443,108 @@ def test_a_planted_small_multiplier_for_the_released_t_is_recomputed(cache_dir):
         clean.n_steps_, clean.noise_std_, clean.epsilon_spent_)
     np.testing.assert_array_equal(est.coef_, clean.coef_)
     assert _entries(cache_dir)[key] == clean.noise_std_
+
+
+# ---------------------------------------------------------------------------
+# the step rule stops each search once its comparison is decided, and keeps its t
+# ---------------------------------------------------------------------------
+def _walk_with_finished_searches(n, d, eps, delta):
+    """The step rule with every visited t's search run to its end (no cache)."""
+    raw = acc._allocation_noise_multiplier.__wrapped__.__wrapped__
+
+    def cost(k):
+        t = max(1, math.ceil(n / 2**k))
+        return acc.noisy_sgd_allocation_bound(n, d, t, raw(eps, delta, t))
+
+    k0 = k = max(0, round(math.log2(math.sqrt(max(d, 1)))))
+    while 2 ** (k + 1) <= n and cost(k + 1) < cost(k):
+        k += 1
+    if k == k0:
+        while k > 0 and cost(k - 1) < cost(k):
+            k -= 1
+    return max(1, math.ceil(n / 2**k))
+
+
+@pytest.mark.parametrize("n, d, eps, delta", [(24, 4, 2.0, 1e-3), (60, 2, 1.0, 1e-3), (100, 5, 0.5, 1e-4)])
+def test_the_rule_stopping_searches_early_picks_the_t_of_finished_searches(cache_dir, monkeypatch, n, d, eps,
+                                                                             delta):
+    real = acc.allocation_add_remove_pld
+    real.cache_clear()
+    calls = []
+
+    def spy(z, t):
+        calls.append((z, t))
+        return real(z, t)
+
+    monkeypatch.setattr(acc, "allocation_add_remove_pld", spy)
+    expected = _walk_with_finished_searches(n, d, eps, delta)
+    finished = len(calls)
+    real.cache_clear()
+    calls.clear()
+    assert acc.noisy_sgd_allocation_steps(n, d, eps, delta) == expected
+    assert 0 < len(calls) < finished
+
+
+@pytest.mark.parametrize("args", [(2.0, 1e-3, 3), (1.0, 1e-3, 12)])
+def test_every_bracket_of_the_bisection_holds_the_value_it_returns(args):
+    search, ok = acc._allocation_bisection(*args), acc._allocation_meets(*args)
+    brackets = []
+    probe, lo, hi = next(search)
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            brackets.append((lo, hi))
+            probe, lo, hi = search.send(ok(probe))
+    z = stop.value.value
+    assert z == acc._allocation_noise_multiplier.__wrapped__.__wrapped__(*args)
+    assert len(brackets) > 5 and all(lo <= z <= hi for lo, hi in brackets)
+    assert brackets[-1][1] / brackets[-1][0] < 1.01
+
+
+def test_a_planted_step_count_is_used_only_among_the_rule_s_candidates(cache_dir):
+    """n = 24, d = 4: the rule can reach t = 24, 12, 6, 3 or 2.  A planted t
+    among them is used (t is a utility choice) with the noise calibrated at
+    it; any other value is ignored and the rule's own t recomputed."""
+    clean, _ = _fit_searched(_searched())
+    raw = acc._allocation_noise_multiplier.__wrapped__.__wrapped__
+    for planted, used in [(7.0, clean.n_steps_), (12.5, clean.n_steps_), (-3.0, clean.n_steps_), (24.0, 24)]:
+        data = _entries(cache_dir)
+        (key,) = [k for k in data if json.loads(k)[0] == "noisy_sgd_allocation_steps"]
+        data[key] = planted
+        (cache_dir / "accounting.json").write_text(json.dumps(data))
+        _clear_memory()
+        est, caught = _fit_searched(_searched())
+        assert not caught and est.n_steps_ == used
+        assert est.noise_std_ == raw(EPS, DELTA, used)
+        assert acc.noisy_sgd_allocation_delta(est.noise_std_, used, EPS) <= DELTA
+
+
+def _plain_bisection(epsilon, delta, steps):
+    """The calibration's bisection as first written: every probe evaluated in turn."""
+    def ok(z):
+        return acc.noisy_sgd_allocation_delta(z, steps, epsilon) <= delta
+
+    hi = acc._allocation_multiplier_upper_end(epsilon, delta)
+    while not ok(hi):
+        hi *= 1.0 + 1e-6
+    lo = hi
+    for _ in range(6):
+        lo = lo / 2.0
+        if not ok(lo):
+            break
+    else:
+        return lo
+    while hi / lo > 1.0 + 2e-3:
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@pytest.mark.parametrize("args", [(2.0, 1e-3, 3), (1.0, 1e-3, 12), (0.5, 1e-4, 50), (1.0, 1e-5, 1)])
+def test_skipping_the_smallest_halving_leaves_the_calibrated_noise_bit_for_bit(args):
+    """The search skips the PLD of a halving when the probe a factor sqrt(2)
+    above it fails (monotone in z): the same z as every probe evaluated."""
+    raw = acc._allocation_noise_multiplier.__wrapped__.__wrapped__
+    assert raw(*args) == _plain_bisection(*args)
