@@ -18,7 +18,10 @@ are written between the markers below by ``python benchmarks/bench_predictions.p
 --fit --write``, the one command that measures the default fit's W's on the benchmark's
 training tables and refits them (on the draws' CPU seconds, the median over the repeats of
 each W); the comment above them states when and on what.  Rerun it after any change of the
-kernels' or the draws' speed.
+kernels' or the draws' speed: with ``--speed-against benchmarks/results/predictions.csv`` the
+results file states each W's CPU seconds against the last run's (on 2026-11-29 the round's
+speed changes had made the draws 0.65 to 0.84 times as long, geometric means per form, and the
+records fitted before them predicted the large top-down and the scored W's 2.5 to 3 times long).
 """
 
 from __future__ import annotations
