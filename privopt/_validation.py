@@ -728,6 +728,9 @@ def floats_or_nan(X, name: str = "X", *, fix: str = TEXT_FEATURE_FIX) -> np.ndar
         arr = X if isinstance(X, np.ndarray) else np.asarray(X)
         if arr.ndim != 2:           # not a table: the caller's shape checks refuse it
             return np.array(arr, dtype=float)
+        if arr.dtype.kind in "biuf":    # numbers throughout: the columns' floats at once, the same values
+            floats = np.asarray(arr, dtype=float)
+            return np.where(np.isfinite(floats), floats, np.nan)
         typed = list(range(arr.shape[1])) if arr.dtype.kind in "US" else []
         complex_ = list(range(arr.shape[1])) if arr.dtype.kind == "c" else []
         columns = [arr[:, j] for j in range(arr.shape[1])]

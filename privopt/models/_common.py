@@ -225,6 +225,15 @@ def column_codes(X: np.ndarray) -> np.ndarray:
     return C
 
 
+def column_extremes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(X.min(axis=0), X.max(axis=0))`` of a 2-D array, the same values, read from a
+    column-major copy where X is row-major with several rows: numpy reduces a C-ordered
+    (n, d) table of few columns along its rows an order of magnitude slower than along
+    contiguous columns (2,000 x 7: about 140 us against 15 us with the copy)."""
+    F = np.asfortranarray(X) if X.ndim == 2 and X.shape[0] > 1 else X
+    return F.min(axis=0), F.max(axis=0)
+
+
 def _integer_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(X as float64, each column's smallest, each column's span hi - lo + 1)`` of a
     non-empty 2-D X of finite whole numbers, else None (the codes' and keys' shortcuts)."""
@@ -232,7 +241,7 @@ def _integer_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if X.ndim != 2 or X.size == 0:
         return None
     Xf = np.asarray(X, dtype=np.float64)
-    lo, hi = Xf.min(axis=0), Xf.max(axis=0)
+    lo, hi = column_extremes(Xf)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or not np.array_equal(Xf, np.round(Xf)):
         return None
     return Xf, lo, hi - lo + 1

@@ -295,29 +295,22 @@ class BoundedArgmax:
         kept = lattice.diff != 0
         self.xt, self.diff = np.ascontiguousarray(lattice.xt[:, kept]), lattice.diff[kept]
         self.total_pos, self.thr = lattice.total_pos, lattice.thr
-        d, width = len(data.grid), max(len(g) for g in data.grid)
-        self.gint = np.zeros((d, width), dtype=np.int64)
-        self.coef = np.full((d, width), int(bound) + 1, dtype=np.int64)
-        self.nk = np.array([len(g) for g in data.grid], dtype=np.int64)
-        for j, g in enumerate(data.grid):
-            self.gint[j, :len(g)] = np.asarray(g, dtype=np.float64).astype(np.int64)
-            self.coef[j, :len(g)] = np.asarray(coef[j], dtype=np.int64)
-        cap = 2 ** 62
-        self.counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, int(bound))],
-                               dtype=np.int64)
+        tables = _grid_tables(tuple(tuple(float(v) for v in g) for g in data.grid),
+                              tuple(tuple(int(u) for u in c) for c in coef), int(bound))
+        self.gint, self.coef, self.nk, self.counts, self.grid = tables
+        d = len(self.grid)
         self.n_points = int(self.counts[d, int(bound)])
+        score = _score_dtype(self.xt, self.gint, self.thr)
         bucket, fmin, fmax = _score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound), self.nk,
-                                           int(self.thr))
-        self.grid = [np.asarray(g, dtype=np.float64) for g in data.grid]
+                                           int(self.thr), score)
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
-        score = _score_dtype(self.xt, self.gint, self.thr)
         leaf = self.thr - self.gint[0][:, None] * self.xt[0][None, :]
         self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
                                  int(self.total_pos), int(self.thr))
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, (self.thr - fmin).astype(score),
-                           (self.thr - fmax).astype(score), leaf.astype(score), self.bound, self.min_bound)
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, _less(self.thr, fmin, score),
+                           _less(self.thr, fmax, score), leaf.astype(score), self.bound, self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -371,6 +364,44 @@ class BoundedArgmax:
         return self.kernel(self._lattice, self._tree, noisy, best_k, part, parts, split), best_k
 
 
+class _GridTables(NamedTuple):
+    """What :class:`BoundedArgmax` reads of W alone (public: its grid, levels and ball)."""
+
+    gint: np.ndarray         #: (d, width) int64 grid values (0 past a coordinate's values)
+    coef: np.ndarray         #: (d, width) squared-norm units (bound + 1 past a coordinate's values)
+    nk: np.ndarray           #: grid size of each coordinate
+    counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget, capped at 2^62
+    grid: tuple              #: each coordinate's values, float64
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_tables(grid: tuple, coef: tuple, bound: int) -> _GridTables:
+    """The :class:`_GridTables` of a grid (one tuple of values per coordinate), its squared
+    norms in units and the ball's bound, read-only, worked out once per process for each (a
+    default fit's ladder asks for the same W's at every fit)."""
+    d, width = len(grid), max(len(g) for g in grid)
+    gint = np.zeros((d, width), dtype=np.int64)
+    units = np.full((d, width), bound + 1, dtype=np.int64)
+    for j, g in enumerate(grid):
+        gint[j, :len(g)] = np.asarray(g, dtype=np.float64).astype(np.int64)
+        units[j, :len(g)] = np.asarray(coef[j], dtype=np.int64)
+    cap = 2 ** 62
+    counts = np.array([[min(int(v), cap) for v in row] for row in prefix_counts(coef, bound)], dtype=np.int64)
+    sizes = np.array([len(g) for g in grid], dtype=np.int64)
+    values = tuple(np.asarray(g, dtype=np.float64) for g in grid)
+    for a in (gint, units, sizes, counts, *values):
+        a.flags.writeable = False
+    return _GridTables(gint, units, sizes, counts, values)
+
+
+def _less(thr: int, f: np.ndarray, score) -> np.ndarray:
+    """``thr - f`` in the score type ``score`` (which holds it, :func:`_score_dtype`), into
+    ``f`` itself where it already has that type (the tables are made for this one use)."""
+    if f.dtype == np.dtype(score):
+        return np.subtract(f.dtype.type(thr), f, out=f)
+    return (thr - f).astype(score)
+
+
 #: Points x rows of a W per thread of :meth:`BoundedArgmax.best` (a thread's hand-off costs
 #: about what scoring a few thousand rows does; 10M point-rows take about half a millisecond).
 _THREAD_MIN_POINT_ROWS = 10_000_000
@@ -396,20 +427,21 @@ def _score_dtype(xt, gint=None, thr: int = 0) -> type:
     return np.int64
 
 
-def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0):
+def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0, kind=None):
     """The kernel's tables of partial score bounds: those of the ball
     (:func:`_ball_score_bounds`, one column per budget) where they fit within
     :data:`_SCORE_BOUND_ENTRIES` entries and numba is installed, else those of the box
     (:func:`_partial_score_bounds`).  Either is a bound on every point below a node, so
     either releases the same point; the ball's are tighter where two or more coordinates
-    are free, and leave out more subtrees."""
+    are free, and leave out more subtrees.  ``kind``: :func:`_score_dtype` of ``xt``,
+    ``gint`` and ``thr`` where the caller has it."""
     kernel = _ball_bounds_kernel()
     if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
         return _partial_score_bounds(xt, gint, coef, valid, bound)
-    return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr)
+    return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr, kind)
 
 
-def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0):
+def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=None):
     """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for
     the ball: ``fmax[j, b, r]`` is the largest score ``sum_{i<j} x[r, i] w_i`` over the
     values of coordinates 0..j-1 whose squared-norm units sum to at most b, by dynamic
@@ -421,7 +453,8 @@ def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0):
     integer type that holds every partial score and ``thr`` less any of them (the kernel's
     score type, :func:`_score_dtype`)."""
     d, rows = xt.shape
-    kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
+    if kind is None:
+        kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
     fmin = np.zeros((d + 1, bound + 1, rows), dtype=kind)
     fmax = np.zeros((d + 1, bound + 1, rows), dtype=kind)
     kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin, fmax)

