@@ -116,28 +116,28 @@ class BranchAndBoundCost:
 
 
 # --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---
-#: Fitted on 2026-11-29 04:43 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:41 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, d > 2 (176 W's, the median of each
-#: over its repeats); worst ratio 5.62, at most 3.15 times the spread of the W's that share its public quantities.
-TOPDOWN_COST = TopDownCost(overhead=0.000961, support_seconds=7.39e-06, row_exponent=0.589, point_seconds=2.16e-08,
-                           pattern_exponent=1, row_share=0.812)
-#: Fitted on 2026-11-29 04:43 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, d > 2 (176 W's, the median of each
+#: over its repeats); worst ratio 5.96, at most 3.27 times the spread of the W's that share its public quantities.
+TOPDOWN_COST = TopDownCost(overhead=0.000989, support_seconds=7.47e-06, row_exponent=0.586, point_seconds=2.4e-08,
+                           pattern_exponent=0.99, row_share=0.809)
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:41 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, one feature (15 W's, the median of
-#: each over its repeats); worst ratio 1.78, at most 1.61 times the spread of the W's that share its public
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, one feature (15 W's, the median of
+#: each over its repeats); worst ratio 1.77, at most 1.73 times the spread of the W's that share its public
 #: quantities.
-ONE_FEATURE_COST = TopDownCost(overhead=0.000927, support_seconds=2.18e-06, row_exponent=0.393, point_seconds=0,
+ONE_FEATURE_COST = TopDownCost(overhead=0.00105, support_seconds=1.61e-06, row_exponent=0.406, point_seconds=0,
                                pattern_exponent=0, row_share=0.777)
-#: Fitted on 2026-11-29 04:43 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:41 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: branch and bound (28 W's, the median of each
-#: over its repeats); worst ratio 3.93, at most 1.68 times the spread of the W's that share its public quantities.
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.000209, point_seconds=2.21e-08, row_exponent=1, row_share=0.806,
-                                           noise_seconds=4.29e-09)
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: branch and bound (28 W's, the median of each
+#: over its repeats); worst ratio 3.98, at most 1.47 times the spread of the W's that share its public quantities.
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.00028, point_seconds=2.46e-08, row_exponent=0.998,
+                                           row_share=0.798, noise_seconds=3.7e-09)
 # --- end of fitted constants ---
 
 
