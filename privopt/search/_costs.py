@@ -18,7 +18,10 @@ are written between the markers below by ``python benchmarks/bench_predictions.p
 --fit --write``, the one command that measures the default fit's W's on the benchmark's
 training tables and refits them (on the draws' CPU seconds, the median over the repeats of
 each W); the comment above them states when and on what.  Rerun it after any change of the
-kernels' or the draws' speed.
+kernels' or the draws' speed: with ``--speed-against benchmarks/results/predictions.csv`` the
+results file states each W's CPU seconds against the last run's (on 2026-11-29 the round's
+speed changes had made the draws 0.65 to 0.84 times as long, geometric means per form, and the
+records fitted before them predicted the large top-down and the scored W's 2.5 to 3 times long).
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ class TopDownCost:
     coordinate (``values``), v_j = v.
 
     ``overhead``: seconds of one draw beyond its kernels (its noise streams, its shards' fixed
-    work, the candidate's decoding: a term per shard of 4,096 supports fitted to zero on the
-    benchmark, so it is left out); ``support_seconds``: the lower-bound pass, the pattern
-    histogram of each support over the distinct rows, per support at 1,000 rows; ``m``: the
+    work, the candidate's decoding: a term per shard of 4,096 supports was fitted to zero on the
+    benchmark, and on 2026-11-29 to 1.4e-4 s per shard with the same fit, root mean square log
+    ratio 0.526 against 0.527, so it is left out); ``support_seconds``: the lower-bound pass,
+    the pattern histogram of each support over the distinct rows, per support at 1,000 rows; ``m``: the
     rows the kernels visit, at most n and at most the value patterns of d coordinates
     (``row_share`` < 1: the intercept is one column of one value, and drawn rows repeat long
     before every pattern is seen), growing more slowly than n (``row_exponent`` < 1: the
@@ -65,7 +69,12 @@ class TopDownCost:
     features concentrated in a few levels far fewer than uniform ones), and how many supports
     the draw expands depends on the noise and the losses; only a public declaration
     (``integer_features``) lets a prediction follow the first.  The fit puts the prediction
-    at the geometric middle of the W's that share every public quantity."""
+    at the geometric middle of the W's that share every public quantity.  Among those are the
+    ladder's twins of one W on other steps (centred, geometric), which this form does not tell
+    apart: on the benchmark of 2026-11-29 the geometric twin took 0.2 to 1.0 times the time of
+    its twin on equal steps (0.85 to 1.0 on uniform features, 0.18 on make_classification
+    50,000 x 12); a factor for it (fitted 0.44) would lower the training tables' worst ratio
+    from 5.7 to 3.7 and raise the five tables of bench_table_shapes' check from 1.9 to 2.2."""
 
     overhead: float
     support_seconds: float
@@ -107,22 +116,28 @@ class BranchAndBoundCost:
 
 
 # --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---
-#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit`` (every warm draw, before the medians):
-#: top down, d > 2 (308 W's of 24 tables); worst ratio 3.19 then. Kept on 2026-11-29: refitted on the run of
-#: ``--repeats 3`` (223 W's, medians) by ``--summary-only --fit``, no record was clearly better on the same draws:
-#: within 3x 621 of 669 draws against 638 with these, worst 7.3 against 10.8 but worst short 7.3 against 4.1; on
-#: two hold-out runs 140 and 142 of 162 against 142 and 146, worst short 7.3 against 3.4.
-TOPDOWN_COST = TopDownCost(overhead=0.00141, support_seconds=6.04e-06, row_exponent=0.695, point_seconds=1.06e-07,
-                           pattern_exponent=0.655, row_share=0.889)
-#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit``: top down, one feature (the warm
-#: start's W, 38 W's); worst ratio 2.08 then. Kept on 2026-11-29 (as above).
-ONE_FEATURE_COST = TopDownCost(overhead=0.00118, support_seconds=2.18e-06, row_exponent=0.391, point_seconds=0,
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
+#: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, d > 2 (176 W's, the median of each
+#: over its repeats); worst ratio 5.96, at most 3.27 times the spread of the W's that share its public quantities.
+TOPDOWN_COST = TopDownCost(overhead=0.000989, support_seconds=7.47e-06, row_exponent=0.586, point_seconds=2.4e-08,
+                           pattern_exponent=0.99, row_share=0.809)
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
+#: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, one feature (15 W's, the median of
+#: each over its repeats); worst ratio 1.77, at most 1.73 times the spread of the W's that share its public
+#: quantities.
+ONE_FEATURE_COST = TopDownCost(overhead=0.00105, support_seconds=1.61e-06, row_exponent=0.406, point_seconds=0,
                                pattern_exponent=0, row_share=0.777)
-#: Fitted on 2026-11-28 by ``python benchmarks/bench_predictions.py --fit``: branch and bound (56 W's); worst
-#: ratio 3.63 then, before ``noise_seconds`` was in the form (0: as then). Kept on 2026-11-29 (as above: the
-#: refit with ``noise_seconds`` is 77 of 84 draws within 3x as these are, 8 of 16 on the hold-out against 10).
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.0007, point_seconds=4.18e-08, row_exponent=0.948,
-                                           row_share=0.805, noise_seconds=0)
+#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
+#: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
+#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: branch and bound (28 W's, the median of each
+#: over its repeats); worst ratio 3.98, at most 1.47 times the spread of the W's that share its public quantities.
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.00028, point_seconds=2.46e-08, row_exponent=0.998,
+                                           row_share=0.798, noise_seconds=3.7e-09)
 # --- end of fitted constants ---
 
 
