@@ -79,9 +79,15 @@ def _entries(path):
 
 def _plant(path, function, factor):
     """Multiply the cached value of ``function`` by ``factor`` in the file; the key it was under."""
+    return _set(path, function, lambda value: value * factor)
+
+
+def _set(path, function, value):
+    """Replace the cached value of ``function`` in the file by ``value`` (or ``value(old)``
+    where it is callable), and forget the values kept in memory; the key it was under."""
     data = _entries(path)
     (key,) = [k for k in data if json.loads(k)[0] == function]
-    data[key] *= factor
+    data[key] = value(data[key]) if callable(value) else value
     with open(path / "accounting.json", "w") as fh:
         json.dump(data, fh)
     _clear_memory()
@@ -147,11 +153,7 @@ def test_dpsgd_multiplier_planted_1000x_too_small_is_recomputed(cache_dir):
 @pytest.mark.parametrize("planted", [0.0, -1.0, 1e-300])
 def test_a_planted_zero_negative_or_tiny_multiplier_is_recomputed(cache_dir, planted):
     clean, _ = _fit_recording(_noisy_sgd())
-    data = _entries(cache_dir)
-    (key,) = [k for k in data if json.loads(k)[0] == "_allocation_noise_multiplier"]
-    data[key] = planted
-    (cache_dir / "accounting.json").write_text(json.dumps(data))
-    _clear_memory()
+    _set(cache_dir, "_allocation_noise_multiplier", planted)
     est, caught = _fit_recording(_noisy_sgd())
     assert est.noise_std_ == clean.noise_std_
     _assert_rejected_once(caught, cache_dir, "_allocation_noise_multiplier")
@@ -507,11 +509,7 @@ def test_a_planted_step_count_is_used_only_among_the_rule_s_candidates(cache_dir
     clean, _ = _fit_searched(_searched())
     raw = acc._allocation_noise_multiplier.__wrapped__.__wrapped__
     for planted, used in [(7.0, clean.n_steps_), (12.5, clean.n_steps_), (-3.0, clean.n_steps_), (24.0, 24)]:
-        data = _entries(cache_dir)
-        (key,) = [k for k in data if json.loads(k)[0] == "noisy_sgd_allocation_steps"]
-        data[key] = planted
-        (cache_dir / "accounting.json").write_text(json.dumps(data))
-        _clear_memory()
+        _set(cache_dir, "noisy_sgd_allocation_steps", planted)
         est, caught = _fit_searched(_searched())
         assert not caught and est.n_steps_ == used
         assert est.noise_std_ == raw(EPS, DELTA, used)
