@@ -20,7 +20,6 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 from .._lattice import SNAP_TOL, check_grid_size, grid_separation, snapped_floor  # noqa: F401  (re-exported)
 from .._lattice import unique_values
 from .. import space
-from ..space import grid_unit, grid_units, norm_sq_units  # noqa: F401  (re-exported: W in its grid's units)
 from .._validation import check_array_2d, check_positive
 from ..exceptions import ParameterError, ParameterTypeError, PrivacyLeakWarning
 from ._info import get_info

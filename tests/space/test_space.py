@@ -14,7 +14,7 @@ import pytest
 from privopt import space
 from privopt._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS
 from privopt.exceptions import ParameterError, ParameterTypeError
-from privopt.models._common import grid_unit
+from privopt.space import grid_unit
 from privopt.models._common import parse_grid as model_parse_grid
 from privopt.perturbation import resolve_grids
 
