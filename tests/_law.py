@@ -52,3 +52,13 @@ def shipped_and_broken(target, *args, broken: dict, n_samples: int = 20_000, **k
 
     return (audit.audit(target(*args, **kwargs), n_samples=n_samples, random_state=0),
             audit.audit(target(*args, **kwargs, **broken), n_samples=n_samples, random_state=0))
+
+
+def holds_on_a_fresh_sample(pvalue_of_a_fresh_sample, alpha: float = 1e-3) -> bool:
+    """A goodness-of-fit test of a generator that cannot be seeded (the secure source):
+    ``pvalue_of_a_fresh_sample()`` draws a new sample and tests it; the law holds when
+    one sample passes at ``alpha`` or, after a failure, a second independent one does.
+    Under the right law both fail with probability ``alpha ** 2`` (a run of the suite
+    is not red one time in a thousand by chance); a wrong law the single test rejects
+    fails both samples."""
+    return pvalue_of_a_fresh_sample() > alpha or pvalue_of_a_fresh_sample() > alpha

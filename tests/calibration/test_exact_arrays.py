@@ -18,7 +18,7 @@ from scipy import stats
 
 from privopt import _exact
 from privopt._random import SecureGenerator
-from tests._law import pooled_chi_square_pvalue
+from tests._law import holds_on_a_fresh_sample, pooled_chi_square_pvalue
 
 
 def _counts(draws, support):
@@ -150,12 +150,12 @@ def test_grid_noise_from_the_secure_generator_is_the_calibrated_law(law):
             else calibration.grid_gaussian(1.0, 1.0, 1e-5, 1))
     draws = draw_grid_noise(SecureGenerator(), grid, 20_000)
     assert draws.dtype == object and isinstance(draws[0], int)
-    x = draws.astype(float)
-    if law == "laplace":
-        scale = float(grid.parameter)
-        assert stats.kstest(x / scale, stats.laplace(0, 1).cdf).pvalue > 1e-4
-        assert stats.kstest(x / scale, stats.laplace(0, 1.1).cdf).pvalue < 1e-4
-    else:
-        sigma = math.sqrt(float(grid.parameter))
-        assert stats.kstest(x / sigma, stats.norm(0, 1).cdf).pvalue > 1e-4
-        assert stats.kstest(x / sigma, stats.norm(0, 1.1).cdf).pvalue < 1e-4
+    scale = float(grid.parameter) if law == "laplace" else math.sqrt(float(grid.parameter))
+    family = stats.laplace if law == "laplace" else stats.norm
+
+    def pvalue(spread, x=None):
+        x = draw_grid_noise(SecureGenerator(), grid, 20_000).astype(float) if x is None else x
+        return stats.kstest(x / scale, family(0, spread).cdf).pvalue
+
+    assert holds_on_a_fresh_sample(lambda: pvalue(1.0), alpha=1e-4)
+    assert pvalue(1.1, draws.astype(float)) < 1e-4
