@@ -231,7 +231,9 @@ def record_plans(record: list) -> None:
     ``n_points``, ``regions``, ``point_work``, ``support_points``: the points of a support of
     each size 1, 2, ..., ``feature_values``: the values a coordinate takes as declared,
     ``coordinate_values``: the values each coordinate takes where declared per coordinate
-    (";"-joined), ``predicted_s``) and, once drawn, ``cpu_s``:
+    (";"-joined), ``predicted_s``), the distinct rows of the W's data (``distinct_rows``: a
+    quantity of the DATA, which the prediction never reads: recorded to show how far the
+    measured seconds follow it) and, once drawn, ``cpu_s``:
     the process's CPU seconds of the draw (every thread), which the load of a shared machine
     inflates far less than its wall time.  For this checkout's privopt only."""
     import time
@@ -245,7 +247,8 @@ def record_plans(record: list) -> None:
         row = {"path": out.path, "n": int(n_public), "d": len(data.grid), "n_points": int(out.n_points),
                "regions": None, "point_work": None, "support_points": None,
                "feature_values": getattr(data, "feature_values", None), "predicted_s": float(out.predicted_time),
-               "coordinate_values": ";".join(map(str, getattr(data, "coordinate_values", None) or ()))}
+               "coordinate_values": ";".join(map(str, getattr(data, "coordinate_values", None) or ())),
+               "distinct_rows": int(len(data.X))}
         if work is not None:
             row.update(regions=work.regions, point_work=work.point_work, support_points=";".join(map(str, work.sizes)))
         record.append(row)

@@ -90,7 +90,7 @@ HOLDOUT = ("uniform:7000x9,binary:1500x12,mixed:60000x10,make_classification:150
 COLUMNS = ("table", "seed", "w", "path", "n", "d", "n_points", "regions", "point_work", "support_points",
            "feature_values", "coordinate_values", "predicted_s",
            "measured_s", "ratio", "cpu_s", "cpu_ratio", "won", "regions_expanded", "points_scored",
-           "predicted_before_s", "cpu_ratio_before")
+           "predicted_before_s", "cpu_ratio_before", "distinct_rows")
 def child(path: str, repeats: int, fresh: bool = False) -> list[dict]:
     """The first fit, then ``repeats`` warm fits; one row per W of each warm fit.  The table's
     whole-number columns (``integer``: :func:`_common.integer_columns`, empty with

