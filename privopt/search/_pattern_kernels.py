@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bounds", "minima", "one_support", "screened_minima", "screened_rows"]
+__all__ = ["bounds", "minima", "floor_minima", "one_support", "screened_minima", "screened_rows"]
 
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
@@ -52,23 +52,13 @@ def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
     patterns that occur among them, rows counted).  The bound over some of the
     rows is a lower bound on the loss over all of them (each row's labels only
     add to a loss)."""
+    stamp = prefix_codes(support, records, ws)
     j = support.shape[0]
     digits_t, pos, neg = records.digits_t, records.pos, records.neg
-    codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
+    codes, counts, occ = ws.codes, ws.counts, ws.occ
     m = digits_t.shape[1]
-    l0 = 0
-    while l0 < j - 1 and support[l0] == ws.prev[l0]:
-        l0 += 1
-    for lev in range(l0, j - 1):
-        f = support[lev]
-        for i in range(m):
-            codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
-    for lev in range(j):
-        ws.prev[lev] = support[lev]
-    ws.stamp[0] += 1
-    stamp = ws.stamp[0]
     f = support[j - 1]
-    last = mult[j - 1]
+    last = ws.mult[j - 1]
     n_occ = 0
     s = 0
     for i in range(m):
@@ -89,6 +79,71 @@ def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
         counts[c, 2] = q
         s += min(p, q)
     return s, n_occ, m
+
+
+@numba.njit(cache=True)
+def prefix_codes(support, records, ws):   # pragma: no cover - compiled
+    """The partial pattern codes of the support's prefix (levels 0..j-2, those it
+    shares with the previous support kept), and a new stamp for its histogram
+    (returned)."""
+    j = support.shape[0]
+    digits_t, codes, mult = records.digits_t, ws.codes, ws.mult
+    m = digits_t.shape[1]
+    l0 = 0
+    while l0 < j - 1 and support[l0] == ws.prev[l0]:
+        l0 += 1
+    for lev in range(l0, j - 1):
+        f = support[lev]
+        for i in range(m):
+            codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
+    for lev in range(j):
+        ws.prev[lev] = support[lev]
+    ws.stamp[0] += 1
+    return ws.stamp[0]
+
+
+#: Rows between two looks at the bound (1) counted so far in :func:`histogram_until`.
+SETTLE_EVERY = 64
+
+
+@numba.njit(cache=True)
+def histogram_until(support, records, ws, most, offset, region_max, best_key, key_scale,
+                    slack):   # pragma: no cover - compiled
+    """:func:`histogram_upto`, stopped too as soon as the bound (1) over the rows counted
+    so far, minus ``offset``, settles the sampler's test (:func:`cannot_win`; a lower bound
+    on the region's objective, since each row's labels only add to a loss): returns (the
+    bound over the rows counted, patterns that occur among them, rows counted, settled).
+    Where it does not settle, the same numbers as :func:`histogram_upto`."""
+    stamp = prefix_codes(support, records, ws)
+    j = support.shape[0]
+    digits_t, pos, neg = records.digits_t, records.pos, records.neg
+    codes, counts, occ = ws.codes, ws.counts, ws.occ
+    m = digits_t.shape[1]
+    f = support[j - 1]
+    last = ws.mult[j - 1]
+    n_occ = 0
+    s = 0
+    for i in range(m):
+        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
+        p, q = pos[i], neg[i]
+        if counts[c, 0] != stamp:
+            if n_occ == most:
+                return s, n_occ, i, False
+            counts[c, 0] = stamp
+            occ[n_occ] = c
+            ws.first_row[n_occ] = i
+            n_occ += 1
+        else:
+            s -= min(counts[c, 1], counts[c, 2])
+            p += counts[c, 1]
+            q += counts[c, 2]
+        counts[c, 1] = p
+        counts[c, 2] = q
+        s += min(p, q)
+        if (i + 1) % SETTLE_EVERY == 0 and i + 1 < m \
+                and cannot_win(s - offset, region_max, best_key, key_scale, slack):
+            return s, n_occ, i + 1, True
+    return s, n_occ, m, cannot_win(s - offset, region_max, best_key, key_scale, slack)
 
 
 @numba.njit(cache=True)
@@ -141,11 +196,36 @@ def add_pattern(records, support, points, ws, q):   # pragma: no cover - compile
 
 @numba.njit(cache=True)
 def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
-    """The loss of every point from the histogram (ws.loss[:P])."""
-    for p in range(points.Vt.shape[1]):
-        ws.loss[p] = 0
+    """The loss of every point from the histogram (ws.loss[:P]), pattern-major: the
+    values and labels of the patterns that occur gathered once (off the first row that
+    has each one), then each point's scores over all of them in one run, which the
+    compiler vectorizes (a point's score on a pattern: the same additions in the same
+    order as :func:`add_pattern`'s, so the same numbers)."""
+    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
+    j, P = Vt.shape
+    xs = np.empty((j, n_occ), Vt.dtype)
+    sc = np.empty(n_occ, Vt.dtype)
+    if_pos = np.empty(n_occ, np.int64)
+    if_neg = np.empty(n_occ, np.int64)
     for q in range(n_occ):
-        add_pattern(records, support, points, ws, q)
+        c = ws.occ[q]
+        i = ws.first_row[q]
+        for lev in range(j):
+            xs[lev, q] = values[digits_t[support[lev], i]]
+        if_pos[q] = ws.counts[c, 2]      # wrong if predicted positive: the pattern's negatives
+        if_neg[q] = ws.counts[c, 1]
+    for p in range(P):
+        v = Vt[0, p]
+        for q in range(n_occ):
+            sc[q] = xs[0, q] * v         # 0.0 + x v is x v (or +0.0 for -0.0, which compares alike)
+        for lev in range(1, j):
+            v = Vt[lev, p]
+            for q in range(n_occ):
+                sc[q] += xs[lev, q] * v
+        acc = 0
+        for q in range(n_occ):
+            acc += if_pos[q] if sc[q] >= theta else if_neg[q]
+        ws.loss[p] = acc
 
 
 @numba.njit(cache=True)
@@ -172,7 +252,6 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
     scale = points.scale
     for lev in range(j):
         ws.prev[lev] = -1
-    loss, pert = ws.loss, ws.pert
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     arg = np.full(R, -1, np.int64)
@@ -181,28 +260,74 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
         most = min(most, budget // max(P, 1) + 1)
     for r in range(R):
         s, n_occ, counted = histogram_upto(supports[r], records, ws, most)
-        perturbation(supports[r], points, pert)
-        mx = -np.inf
-        for p in range(P):
-            mx = max(mx, pert[p])
-        lb = s - scale * mx
+        lb = s - scale * largest_perturbation(supports[r], points, ws.pert)
         if n_occ * P <= budget and lb <= ceiling:
-            losses_from_patterns(records, supports[r], points, ws, n_occ)
-            best = np.inf
-            bp = -1
-            for p in range(P):
-                v = loss[p] - scale * pert[p]
-                if v < best:
-                    best = v
-                    bp = p
-            val[r] = best
-            exact[r] = True
-            arg[r] = bp
+            v, bp = smallest_objective(records, supports[r], points, ws, n_occ)
+            val[r], exact[r], arg[r] = v, True, bp
             if prune:
-                ceiling = min(ceiling, best)
+                ceiling = min(ceiling, v)
         else:
             val[r] = lb
     return val, exact, arg
+
+
+@numba.njit(cache=True, nogil=True)
+def floor_minima(records, supports, points, budget, ws, stop_early, region_max, best_key, key_scale,
+                 slack):   # pragma: no cover - compiled
+    """:func:`minima` (no ceiling, no pruning) for the sampler's bound pass once a best key
+    is known: a region whose bound (1) minus the largest perturbation term already
+    settles the sampler's test against ``best_key`` (:func:`cannot_win` with its noise
+    maximum ``region_max[r]``) is left with that bound, its histogram stopped as soon as
+    the rows counted settle it (:func:`histogram_until`) and no point scored.  Every other
+    region's ``(val, exact, arg)`` is :func:`minima`'s.  The sampler never visits a settled
+    region (its bound is below the best key, which only grows), so the released point and
+    the regions it scores are the same."""
+    R, j = supports.shape
+    P = points.V.shape[0]
+    scale = points.scale
+    for lev in range(j):
+        ws.prev[lev] = -1
+    val = np.empty(R, np.float64)
+    exact = np.zeros(R, np.bool_)
+    arg = np.full(R, -1, np.int64)
+    most = records.digits_t.shape[1]
+    if stop_early:
+        most = min(most, budget // max(P, 1) + 1)
+    for r in range(R):
+        offset = scale * largest_perturbation(supports[r], points, ws.pert)
+        s, n_occ, counted, settled = histogram_until(supports[r], records, ws, most, offset, region_max[r],
+                                                     best_key, key_scale, slack)
+        if n_occ * P <= budget and not settled:
+            v, bp = smallest_objective(records, supports[r], points, ws, n_occ)
+            val[r], exact[r], arg[r] = v, True, bp
+        else:
+            val[r] = s - offset
+    return val, exact, arg
+
+
+@numba.njit(cache=True)
+def largest_perturbation(support, points, pert):   # pragma: no cover - compiled
+    """The perturbation term of every point of the support (``pert``) and the largest."""
+    perturbation(support, points, pert)
+    mx = -np.inf
+    for p in range(points.V.shape[0]):
+        mx = max(mx, pert[p])
+    return mx
+
+
+@numba.njit(cache=True)
+def smallest_objective(records, support, points, ws, n_occ):   # pragma: no cover - compiled
+    """``(min J, its first point)`` over the support's points, from its histogram (the
+    perturbation terms in ``ws.pert`` already)."""
+    losses_from_patterns(records, support, points, ws, n_occ)
+    best = np.inf
+    bp = -1
+    for p in range(points.V.shape[0]):
+        v = ws.loss[p] - points.scale * ws.pert[p]
+        if v < best:
+            best = v
+            bp = p
+    return best, bp
 
 
 #: Patterns between two looks at the smallest partial objective in :func:`screened_minima`.

@@ -28,7 +28,7 @@ from .._numba import lazy_kernel
 from .._runtime import kernel_threads, map_on_kernel_threads
 
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "screened_minima",
-           "support_values",
+           "support_values", "Floor",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
 
 
@@ -103,12 +103,13 @@ def pattern_lower_bounds(digits_t, base, pos, neg, supports: np.ndarray, use_num
 
 
 def _build_minima_kernels(numba):
-    """The compiled kernels of (2), ``(minima, one_support)``
-    (:mod:`._pattern_kernels`): many supports (minimum and its point, or the
-    bound (1) where (2) would cost more than ``budget``) and one support
-    (every point's loss and objective)."""
+    """The compiled kernels of (2) (:mod:`._pattern_kernels`): ``minima`` (many supports:
+    minimum and its point, or the bound (1) where (2) would cost more than ``budget``),
+    ``one_support`` (every point's loss and objective), the two screening kernels and
+    ``floor_minima`` (``minima`` leaving a region its bound where that settles the
+    sampler's test)."""
     kernels = _kernel_module()
-    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows
+    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows, kernels.floor_minima
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)
@@ -291,8 +292,18 @@ def _empty_support(records: Records, points: Points):
     return loss, loss - points.scale * (points.extra / points.den)
 
 
+class Floor(NamedTuple):
+    """What the sampler knows when it bounds a shard's regions (:func:`region_minima`): the
+    best key so far, each region's noise maximum, and its test's scale and slack
+    (:func:`privopt.search._topdown.sample_shard`)."""
+
+    region_max: np.ndarray   #: float64, one per support
+    best_key: float
+    key_scale: float
+    slack: float
+
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
-                  use_numba=True, stop_early=False):
+                  use_numba=True, stop_early=False, floor: Floor | None = None):
     """For each support (rows of ``supports``, all of one size, sorted
     lexicographically) and the points of ``points``: ``(val, exact, arg)``.
     Where ``exact``, ``val`` is the minimum of J over the region and ``arg``
@@ -307,7 +318,12 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     needs of it.  With ``stop_early``, a support's histogram stops as soon as
     its patterns pass what ``budget`` allows (2) for: its bound is then (1)
     over the rows counted so far, still a lower bound (the exact values are
-    the same).  Without numba every entry is a bound."""
+    the same).  With a ``floor`` (the sampler's best key so far and each region's noise
+    maximum, :class:`Floor`; no ``ceiling`` or ``prune`` then), a region whose bound
+    already settles the sampler's test against it is left with that bound, its histogram
+    stopped as soon as the rows counted settle it (``floor_minima`` of
+    :mod:`._pattern_kernels`); every other entry is the same.  Without numba every entry
+    is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
     if R == 0:
@@ -325,13 +341,18 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
     supports = np.ascontiguousarray(supports)
-    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
-                            bool(stop_early))
+    if floor is None:
+        run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
+                                bool(stop_early), supports)
+    else:
+        run = functools.partial(_floor_part, kernels[4], records, points, int(budget), bool(stop_early), supports,
+                                floor)
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
-        return run(supports)
-    results = map_on_kernel_threads(run, [supports[a:b] for a, b in parts])
+        return run(parts[0])
+    results = map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
+
 
 
 def screened_minima(records: Records, supports, points: Points, region_max, best_key: float, key_scale: float,
@@ -483,10 +504,21 @@ def row_order(m: int) -> np.ndarray:
     return order
 
 
-def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports):
-    """The minima kernel on some supports, with this thread's workspace."""
+def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports, part):
+    """The minima kernel on the supports ``part`` = (first, stop), with this thread's workspace."""
+    a, b = part
     ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
-    return kernel(records, supports, points, budget, ceiling, prune, ws, stop_early)
+    return kernel(records, supports[a:b], points, budget, ceiling, prune, ws, stop_early)
+
+
+def _floor_part(kernel, records, points, budget, stop_early, supports, floor: Floor, part):
+    """The minima kernel with a floor (``floor_minima``) on the supports ``part``, with this
+    thread's workspace."""
+    a, b = part
+    ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
+    region_max = np.ascontiguousarray(floor.region_max[a:b], dtype=np.float64)
+    return kernel(records, supports[a:b], points, budget, ws, stop_early, region_max, float(floor.best_key),
+                  float(floor.key_scale), float(floor.slack))
 
 
 #: Supports x rows below which :func:`region_minima` runs in the calling thread alone

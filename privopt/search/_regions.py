@@ -33,7 +33,7 @@ from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
 from ._costs import ONE_FEATURE_COST, TOPDOWN_COST, TopDownCost, topdown_cost, topdown_seconds
-from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
+from ._patterns import Floor, Points, points_of, records_of, region_minima, screened_minima, support_values
 from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
@@ -247,14 +247,15 @@ class HalfspaceProblem(RegionProblem):
             self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
         return self._points[k]
 
-    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False):
+    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False, floor: Floor | None = None):
         """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
-        ``prune``), else a lower bound."""
+        ``prune``; or, with a ``floor``, does not settle the sampler's test), else a
+        lower bound."""
         return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune,
-                             stop_early=stop_early)
+                             stop_early=stop_early, floor=floor)
 
     def exact_minima(self, supports):
         """The exact minimum of the objective over each region (rows of
@@ -296,13 +297,19 @@ class HalfspaceProblem(RegionProblem):
         settles its region row by row when it comes to it (:meth:`screened_minima`)."""
         return self._bounds_exact(supports)[0]
 
-    def lower_bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
+    def lower_bounds_exact(self, supports, region_max=None, best_key: float | None = None, key_scale: float = 1.0,
+                           slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """``(LB, exact)``: :meth:`lower_bounds` and whether each is the region's exact
         minimum of the objective (what the sampler would otherwise ask again,
-        :meth:`screened_minima`)."""
-        return self._bounds_exact(supports)
+        :meth:`screened_minima`).  With the sampler's ``best_key`` so far and the regions'
+        noise maxima ``region_max`` (and its test's ``key_scale`` and ``slack``), a region
+        whose bound already shows that it cannot reach the best key keeps that bound
+        (:class:`privopt.search._patterns.Floor`): its histogram stops once the rows
+        counted show it, no point of it is scored, and it is never visited."""
+        floor = None if best_key is None else (region_max, float(best_key), float(key_scale), float(slack))
+        return self._bounds_exact(supports, floor)
 
-    def _bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds_exact(self, supports, floor=None) -> tuple[np.ndarray, np.ndarray]:
         supports = np.asarray(supports, dtype=np.int64)
         out = np.empty(len(supports))
         exact = np.zeros(len(supports), dtype=bool)
@@ -310,8 +317,10 @@ class HalfspaceProblem(RegionProblem):
         if many.any():
             out[many] = self._uncounted_bounds(supports[many])
         if not many.all():
+            counted = None if floor is None or not supports.shape[1] else \
+                Floor(np.asarray(floor[0], dtype=np.float64)[~many], *floor[1:])
             val, ok, _ = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
-                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)
+                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN, floor=counted)
             out[~many], exact[~many] = val, ok
         return out, exact
 

@@ -283,16 +283,20 @@ def _region_bounds(problem, streams, method, scale, shard, supports):
     return M, bound
 
 
-def _region_bounds_exact(problem, streams, method, scale, shard, supports):
+def _region_bounds_exact(problem, streams, method, scale, shard, supports, best_key: float | None = None):
     """``(M, bound, known)``: :func:`_region_bounds` and, where the problem tells which of its
     lower bounds are the regions' exact minima (``lower_bounds_exact(supports)`` -> ``(LB,
-    exact)``, optional), ``(LB, exact)``, else None."""
+    exact)``, optional), ``(LB, exact)``, else None.  With the ``best_key`` so far, the
+    problem is told it and the regions' maxima (``lower_bounds_exact(supports, M, best_key,
+    scale, slack)``): a region whose bound already fails :func:`_cannot_win`'s test
+    against it may be left with that bound, as it is never visited; every other region's
+    bound is the same."""
     size, start, stop = shard
     M = max_of(_region_draws(problem, streams, size, start, stop), problem.region_sizes(supports), method)
     ask = getattr(problem, "lower_bounds_exact", None)
     if ask is None:
         return M, M - problem.lower_bounds(supports) / scale, None
-    low, exact = ask(supports)
+    low, exact = ask(supports) if best_key is None else ask(supports, M, best_key, scale, _SLACK)
     return M, M - low / scale, (low, exact)
 
 
@@ -329,7 +333,8 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     the numbers of regions and groups that were scored."""
     size, start, stop = shard
     supports = problem.supports(size, start, stop)
-    M, bound, known = _region_bounds_exact(problem, streams, method, scale, shard, supports)
+    M, bound, known = _region_bounds_exact(problem, streams, method, scale, shard, supports,
+                                           None if floor is None else floor[0])
     best = floor
     expanded = [0, 0]
     first = problem.offset(size) + start
