@@ -171,61 +171,54 @@ def bounds(records, supports, ws):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def add_pattern(records, support, points, ws, q):   # pragma: no cover - compiled
-    """Add the q-th pattern that occurs to every point's loss (ws.loss[:P]): its labels
-    that the point's rule gets wrong; the pattern's values are read off the first row
-    that has it (no division of its code)."""
-    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
-    j, P = Vt.shape
-    xs, sc, loss = ws.xs, ws.sc, ws.loss
-    c = ws.occ[q]
-    i = ws.first_row[q]
-    for lev in range(j):
-        xs[lev] = values[digits_t[support[lev], i]]
-    for p in range(P):
-        sc[p] = 0.0
-    for lev in range(j):
-        x = xs[lev]
-        for p in range(P):
-            sc[p] += x * Vt[lev, p]
-    wrong_if_positive = ws.counts[c, 2]
-    wrong_if_negative = ws.counts[c, 1]
-    for p in range(P):
-        loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
+def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
+    """The loss of every point from the histogram (ws.loss[:P])."""
+    for p in range(points.Vt.shape[1]):
+        ws.loss[p] = 0
+    add_patterns(records, support, points, ws, 0, n_occ, pattern_scratch(points, n_occ))
 
 
 @numba.njit(cache=True)
-def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
-    """The loss of every point from the histogram (ws.loss[:P]), pattern-major: the
-    values and labels of the patterns that occur gathered once (off the first row that
-    has each one), then each point's scores over all of them in one run, which the
-    compiler vectorizes (a point's score on a pattern: the same additions in the same
-    order as :func:`add_pattern`'s, so the same numbers)."""
+def pattern_scratch(points, n):   # pragma: no cover - compiled
+    """Scratch arrays of :func:`add_patterns` for up to ``n`` patterns at once: their values
+    (j, n) and scores (n) in the dtype of ``points.Vt``, their labels wrong if predicted
+    positive and if predicted negative."""
+    j = points.Vt.shape[0]
+    return (np.empty((j, n), points.Vt.dtype), np.empty(n, points.Vt.dtype), np.empty(n, np.int64),
+            np.empty(n, np.int64))
+
+
+@numba.njit(cache=True)
+def add_patterns(records, support, points, ws, q0, q1, scratch):   # pragma: no cover - compiled
+    """Add the patterns that occur q0..q1-1 to every point's loss (ws.loss[:P]): their
+    labels that the point's rule gets wrong.  Pattern-major: the patterns' values (read
+    off the first row that has each, no division of its code) and labels gathered once,
+    then each point's scores over all of them in one run, which the compiler vectorizes; a
+    point's score on a pattern is the sum over the levels, in order, of value *
+    V[p, level] (the same additions in the same order as scoring a row)."""
     Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
     j, P = Vt.shape
-    xs = np.empty((j, n_occ), Vt.dtype)
-    sc = np.empty(n_occ, Vt.dtype)
-    if_pos = np.empty(n_occ, np.int64)
-    if_neg = np.empty(n_occ, np.int64)
-    for q in range(n_occ):
-        c = ws.occ[q]
-        i = ws.first_row[q]
+    xs, sc, if_pos, if_neg = scratch
+    n = q1 - q0
+    for q in range(n):
+        c = ws.occ[q0 + q]
+        i = ws.first_row[q0 + q]
         for lev in range(j):
             xs[lev, q] = values[digits_t[support[lev], i]]
         if_pos[q] = ws.counts[c, 2]      # wrong if predicted positive: the pattern's negatives
         if_neg[q] = ws.counts[c, 1]
     for p in range(P):
         v = Vt[0, p]
-        for q in range(n_occ):
+        for q in range(n):
             sc[q] = xs[0, q] * v         # 0.0 + x v is x v (or +0.0 for -0.0, which compares alike)
         for lev in range(1, j):
             v = Vt[lev, p]
-            for q in range(n_occ):
+            for q in range(n):
                 sc[q] += xs[lev, q] * v
         acc = 0
-        for q in range(n_occ):
+        for q in range(n):
             acc += if_pos[q] if sc[q] >= theta else if_neg[q]
-        ws.loss[p] = acc
+        ws.loss[p] += acc
 
 
 @numba.njit(cache=True)
@@ -350,6 +343,7 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
         ws.prev[lev] = -1
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
+    scratch = pattern_scratch(points, SCREEN_EVERY)
     for r in range(R):
         support = supports[r]
         _, n_occ = histogram(support, records, ws)
@@ -357,9 +351,10 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
         for p in range(P):
             loss[p] = 0
         stopped = False
-        for q in range(n_occ):
-            add_pattern(records, support, points, ws, q)
-            if (q + 1) % SCREEN_EVERY == 0 and q + 1 < n_occ:
+        for q0 in range(0, n_occ, SCREEN_EVERY):
+            q = min(q0 + SCREEN_EVERY, n_occ) - 1
+            add_patterns(records, support, points, ws, q0, q + 1, scratch)
+            if q + 1 < n_occ:
                 low = np.inf
                 for p in range(P):
                     low = min(low, loss[p] - scale * pert[p])
