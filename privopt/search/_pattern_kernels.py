@@ -383,7 +383,7 @@ def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree,
+def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree, threshold,
                   ws):   # pragma: no cover - compiled
     """:func:`screened_minima` without the histogram: every point's loss (2) is summed
     over the distinct rows themselves, in a fixed order, ``block`` rows at a time
@@ -405,11 +405,14 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
     smallest objective among them (a point set aside is above a value that passes the
     test, which the points left do not reach).  A row's score is that of its pattern and
     a point's loss over all the rows is the same integer as over the patterns, so an
-    exact value is the same number as the histogram's.  Returns ``(val, exact)``."""
+    exact value is the same number as the histogram's.  ``threshold``: theta in the
+    scores' dtype (:func:`privopt.search._patterns.score_threshold`, the same comparisons;
+    with float32 scores and int32 label differences the comparisons and sums run eight
+    lanes wide).  Returns ``(val, exact)``."""
     R, j = supports.shape
     x_o, pos_o, diff_o = ordered
     m = pos_o.shape[0]
-    Vt, theta = points.Vt, points.theta
+    Vt = points.Vt
     P = Vt.shape[1]
     depth, node_value, node_point = tree
     n_nodes = depth.shape[0]
@@ -458,10 +461,11 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
                         cur[t] = prev[t] + row[t] * v
                 p = node_point[q]
                 if p >= 0 and alive[p]:
-                    acc = base
+                    acc = 0
                     for t in range(b):
-                        acc += diff[t] * (cur[t] >= theta)
-                    loss[p] += acc
+                        if cur[t] >= threshold:
+                            acc += diff[t]
+                    loss[p] += base + acc
                 q += 1
             t0 += b
             if t0 < m:

@@ -395,7 +395,8 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
         args = (supports[a:b], points, region_max[a:b], *(float(x) for x in test))
         if by_rows:
-            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points), ws)
+            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points),
+                              score_threshold(points), ws)
         return kernels[2](records, *args, ws)
 
     parts = _thread_parts(R, j, records, False, points.V.shape[0] * j, SCREEN_THREAD_MIN_WORK)
@@ -413,17 +414,40 @@ _ORDERED: dict = {}
 def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(x, pos, diff)``: the distinct rows in the order of :func:`row_order`, as their
     values (d, rows) in ``dtype`` (that of :attr:`Points.Vt`: the same numbers the
-    histogram's kernels score with), positive labels, and negative minus positive labels;
-    made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
+    histogram's kernels score with), positive labels, and negative minus positive labels
+    (int32 where a block's sum of them cannot overflow it, :func:`_difference_dtype`: with
+    float32 scores, eight lanes of each in a vector register; else int64); made once per
+    records and dtype (:func:`screened_minima` by rows reads them in runs)."""
     digits = records.digits_t
 
     def make():
         order = row_order(digits.shape[1])
         x = np.ascontiguousarray(records.values[digits[:, order]].astype(dtype))
+        diff = records.neg[order] - records.pos[order]
         return (x, np.ascontiguousarray(records.pos[order]),
-                np.ascontiguousarray(records.neg[order] - records.pos[order]))
+                np.ascontiguousarray(diff.astype(_difference_dtype(diff))))
 
     return kept_while_alive(_ORDERED, digits, np.dtype(dtype).str, make)
+
+
+def _difference_dtype(diff: np.ndarray):
+    """int32 where the sum of any :data:`ROW_BLOCK_MAX` of the label differences ``diff`` (and
+    every partial sum) fits in it, else int64."""
+    top = int(np.max(np.abs(diff), initial=0))
+    return np.int32 if top * ROW_BLOCK_MAX < 2 ** 31 else np.int64
+
+
+def score_threshold(points: Points):
+    """theta in the dtype of the scores (:attr:`Points.Vt`): the smallest number of that dtype
+    at or above it, so that a score s of that dtype has s >= theta exactly when s >= the
+    threshold (both ways: a score at or above theta is one such number, hence at or above
+    the smallest; one at or above the smallest is at or above theta)."""
+    kind = points.Vt.dtype.type
+    with np.errstate(over="ignore"):        # beyond the dtype's range: +-inf, which compares as theta does
+        t = kind(points.theta)
+    if float(t) < float(points.theta):      # in float64 (numpy would compare a float32 with a float in float32)
+        t = np.nextafter(t, kind(np.inf))
+    return t
 
 
 #: The :func:`score_tree` of recent Points: by identity of their ``V`` and the dtype of their
