@@ -153,13 +153,16 @@ class Points(NamedTuple):
     den: float
 
 
-def points_of(V, theta, noise, extra, scale=0.0, den=1.0, values=None) -> Points:
+def points_of(V, theta, noise, extra, scale=0.0, den=1.0, values=None, float32: bool | None = None) -> Points:
     """A :class:`Points` with the dtypes and layout the kernels read; with the records'
     ``values``, the scores are computed in float32 where :func:`float32_exact` says every
     one of them is exact there (twice the numbers per vector instruction, the same
-    scores, so the same losses), else in float64."""
+    scores, so the same losses), else in float64 (``float32``: that answer, where the
+    caller has it already)."""
     V = np.ascontiguousarray(V, dtype=np.float64)
-    dtype = np.float32 if values is not None and float32_exact(values, V) else np.float64
+    if float32 is None:
+        float32 = values is not None and float32_exact(values, V)
+    dtype = np.float32 if float32 else np.float64
     return Points(V, np.ascontiguousarray(V.T, dtype=dtype), float(theta), np.asarray(noise, dtype=np.float64),
                   np.asarray(extra, dtype=np.float64), float(scale), float(den))
 
@@ -375,13 +378,15 @@ def screened_minima(records: Records, supports, points: Points, region_max, best
         return None
     region_max = np.ascontiguousarray(region_max, dtype=np.float64)
     rows = np.zeros(R, dtype=bool) if by_rows is None else np.asarray(by_rows, dtype=bool)
+    test = (best_key, key_scale, slack)
+    if rows.all() or not rows.any():        # one kernel for all of them: no copies of a part
+        return _screened_part(kernels, records, supports, points, region_max, test, bool(rows.any()))
     val, exact = np.empty(R), np.zeros(R, dtype=bool)
     for use_rows in (False, True):
         chosen = np.flatnonzero(rows == use_rows)
         if len(chosen):
             val[chosen], exact[chosen] = _screened_part(kernels, records, np.ascontiguousarray(supports[chosen]),
-                                                        points, region_max[chosen], (best_key, key_scale, slack),
-                                                        use_rows)
+                                                        points, region_max[chosen], test, use_rows)
     return val, exact
 
 
@@ -400,8 +405,9 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
         return kernels[2](records, *args, ws)
 
     parts = _thread_parts(R, j, records, False, points.V.shape[0] * j, SCREEN_THREAD_MIN_WORK)
-    results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
-    return tuple(np.concatenate(col) for col in zip(*results))
+    if len(parts) == 1:
+        return run(parts[0])
+    return tuple(np.concatenate(col) for col in zip(*map_on_kernel_threads(run, parts)))
 
 
 #: The :func:`ordered_rows` of records still alive (by identity of their ``digits_t``) and dtype.

@@ -144,8 +144,11 @@ def max_of(draws: NoiseDraws, n, method: str) -> np.ndarray:
     if method == EXPONENTIAL:
         return np.log(n) - draws.log_e
     if method == PERMUTE_AND_FLIP:
+        ratio = draws.e / n
+        if np.all(draws.e > 1e-300) and np.all(ratio > 0.0):    # the usual case: no tail to mend, no log of 0
+            return -np.log(-np.expm1(-ratio))
         with np.errstate(divide="ignore"):
-            out = -np.log(-np.expm1(-draws.e / n))
+            out = -np.log(-np.expm1(-ratio))
         # E below the smallest double: -ln(1 - e^{-E/n}) = ln n - ln E to first order
         return np.where(draws.e > 1e-300, out, np.log(n) - draws.log_e)
     raise ValueError(f"unknown selection method {method!r}")
@@ -337,6 +340,8 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
                                            None if floor is None else floor[0])
     best = floor
     expanded = [0, 0]
+    if not len(bound) or (best is not None and bound.max() < best[0]):
+        return None, expanded        # no region can win: the loop below would stop at its first
     first = problem.offset(size) + start
     minima = _ExactMinima(problem, supports, M, scale, known)
     order = np.argsort(-bound, kind="stable")

@@ -153,3 +153,17 @@ def test_bound_pass_told_the_best_key_releases_what_it_does_untold(method):
                 a = sample_top_down(base, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
                 b = sample_top_down(untold, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
                 assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+
+
+def test_loss_points_are_shared_by_problems_on_one_grid_and_equal_those_made_afresh():
+    """Two problems on different data and the same W share the Points of the loss (public: W's
+    points, theta, d, the scores' dtype), each equal to the Points made afresh from the problem's
+    own records."""
+    one, two = region_problem(0), region_problem(4, n=400)
+    for k in range(1, one.k + 1):
+        assert one.points(k) is two.points(k)
+        fresh = points_of(one.vectors[k], one.theta, np.zeros(one.d), np.zeros(len(one.vectors[k])),
+                          values=two.records.values)
+        for a, b in zip(two.points(k), fresh):
+            np.testing.assert_array_equal(a, b)
+            assert getattr(a, "dtype", None) == getattr(b, "dtype", None)
