@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bounds", "minima", "one_support", "screened_minima", "screened_rows"]
+__all__ = ["bounds", "minima", "floor_minima", "one_support", "screened_minima", "screened_rows"]
 
 
 # The histogram step shared by the kernels of (1) and (2).  Consecutive
@@ -52,23 +52,13 @@ def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
     patterns that occur among them, rows counted).  The bound over some of the
     rows is a lower bound on the loss over all of them (each row's labels only
     add to a loss)."""
+    stamp = prefix_codes(support, records, ws)
     j = support.shape[0]
     digits_t, pos, neg = records.digits_t, records.pos, records.neg
-    codes, mult, counts, occ = ws.codes, ws.mult, ws.counts, ws.occ
+    codes, counts, occ = ws.codes, ws.counts, ws.occ
     m = digits_t.shape[1]
-    l0 = 0
-    while l0 < j - 1 and support[l0] == ws.prev[l0]:
-        l0 += 1
-    for lev in range(l0, j - 1):
-        f = support[lev]
-        for i in range(m):
-            codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
-    for lev in range(j):
-        ws.prev[lev] = support[lev]
-    ws.stamp[0] += 1
-    stamp = ws.stamp[0]
     f = support[j - 1]
-    last = mult[j - 1]
+    last = ws.mult[j - 1]
     n_occ = 0
     s = 0
     for i in range(m):
@@ -89,6 +79,71 @@ def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
         counts[c, 2] = q
         s += min(p, q)
     return s, n_occ, m
+
+
+@numba.njit(cache=True)
+def prefix_codes(support, records, ws):   # pragma: no cover - compiled
+    """The partial pattern codes of the support's prefix (levels 0..j-2, those it
+    shares with the previous support kept), and a new stamp for its histogram
+    (returned)."""
+    j = support.shape[0]
+    digits_t, codes, mult = records.digits_t, ws.codes, ws.mult
+    m = digits_t.shape[1]
+    l0 = 0
+    while l0 < j - 1 and support[l0] == ws.prev[l0]:
+        l0 += 1
+    for lev in range(l0, j - 1):
+        f = support[lev]
+        for i in range(m):
+            codes[lev + 1, i] = codes[lev, i] + np.int64(digits_t[f, i]) * mult[lev]
+    for lev in range(j):
+        ws.prev[lev] = support[lev]
+    ws.stamp[0] += 1
+    return ws.stamp[0]
+
+
+#: Rows between two looks at the bound (1) counted so far in :func:`histogram_until`.
+SETTLE_EVERY = 64
+
+
+@numba.njit(cache=True)
+def histogram_until(support, records, ws, most, offset, region_max, best_key, key_scale,
+                    slack):   # pragma: no cover - compiled
+    """:func:`histogram_upto`, stopped too as soon as the bound (1) over the rows counted
+    so far, minus ``offset``, settles the sampler's test (:func:`cannot_win`; a lower bound
+    on the region's objective, since each row's labels only add to a loss): returns (the
+    bound over the rows counted, patterns that occur among them, rows counted, settled).
+    Where it does not settle, the same numbers as :func:`histogram_upto`."""
+    stamp = prefix_codes(support, records, ws)
+    j = support.shape[0]
+    digits_t, pos, neg = records.digits_t, records.pos, records.neg
+    codes, counts, occ = ws.codes, ws.counts, ws.occ
+    m = digits_t.shape[1]
+    f = support[j - 1]
+    last = ws.mult[j - 1]
+    n_occ = 0
+    s = 0
+    for i in range(m):
+        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
+        p, q = pos[i], neg[i]
+        if counts[c, 0] != stamp:
+            if n_occ == most:
+                return s, n_occ, i, False
+            counts[c, 0] = stamp
+            occ[n_occ] = c
+            ws.first_row[n_occ] = i
+            n_occ += 1
+        else:
+            s -= min(counts[c, 1], counts[c, 2])
+            p += counts[c, 1]
+            q += counts[c, 2]
+        counts[c, 1] = p
+        counts[c, 2] = q
+        s += min(p, q)
+        if (i + 1) % SETTLE_EVERY == 0 and i + 1 < m \
+                and cannot_win(s - offset, region_max, best_key, key_scale, slack):
+            return s, n_occ, i + 1, True
+    return s, n_occ, m, cannot_win(s - offset, region_max, best_key, key_scale, slack)
 
 
 @numba.njit(cache=True)
@@ -116,36 +171,54 @@ def bounds(records, supports, ws):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def add_pattern(records, support, points, ws, q):   # pragma: no cover - compiled
-    """Add the q-th pattern that occurs to every point's loss (ws.loss[:P]): its labels
-    that the point's rule gets wrong; the pattern's values are read off the first row
-    that has it (no division of its code)."""
-    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
-    j, P = Vt.shape
-    xs, sc, loss = ws.xs, ws.sc, ws.loss
-    c = ws.occ[q]
-    i = ws.first_row[q]
-    for lev in range(j):
-        xs[lev] = values[digits_t[support[lev], i]]
-    for p in range(P):
-        sc[p] = 0.0
-    for lev in range(j):
-        x = xs[lev]
-        for p in range(P):
-            sc[p] += x * Vt[lev, p]
-    wrong_if_positive = ws.counts[c, 2]
-    wrong_if_negative = ws.counts[c, 1]
-    for p in range(P):
-        loss[p] += wrong_if_positive if sc[p] >= theta else wrong_if_negative
-
-
-@numba.njit(cache=True)
 def losses_from_patterns(records, support, points, ws, n_occ):   # pragma: no cover - compiled
     """The loss of every point from the histogram (ws.loss[:P])."""
     for p in range(points.Vt.shape[1]):
         ws.loss[p] = 0
-    for q in range(n_occ):
-        add_pattern(records, support, points, ws, q)
+    add_patterns(records, support, points, ws, 0, n_occ, pattern_scratch(points, n_occ))
+
+
+@numba.njit(cache=True)
+def pattern_scratch(points, n):   # pragma: no cover - compiled
+    """Scratch arrays of :func:`add_patterns` for up to ``n`` patterns at once: their values
+    (j, n) and scores (n) in the dtype of ``points.Vt``, their labels wrong if predicted
+    positive and if predicted negative."""
+    j = points.Vt.shape[0]
+    return (np.empty((j, n), points.Vt.dtype), np.empty(n, points.Vt.dtype), np.empty(n, np.int64),
+            np.empty(n, np.int64))
+
+
+@numba.njit(cache=True)
+def add_patterns(records, support, points, ws, q0, q1, scratch):   # pragma: no cover - compiled
+    """Add the patterns that occur q0..q1-1 to every point's loss (ws.loss[:P]): their
+    labels that the point's rule gets wrong.  Pattern-major: the patterns' values (read
+    off the first row that has each, no division of its code) and labels gathered once,
+    then each point's scores over all of them in one run, which the compiler vectorizes; a
+    point's score on a pattern is the sum over the levels, in order, of value *
+    V[p, level] (the same additions in the same order as scoring a row)."""
+    Vt, theta, values, digits_t = points.Vt, points.theta, records.values, records.digits_t
+    j, P = Vt.shape
+    xs, sc, if_pos, if_neg = scratch
+    n = q1 - q0
+    for q in range(n):
+        c = ws.occ[q0 + q]
+        i = ws.first_row[q0 + q]
+        for lev in range(j):
+            xs[lev, q] = values[digits_t[support[lev], i]]
+        if_pos[q] = ws.counts[c, 2]      # wrong if predicted positive: the pattern's negatives
+        if_neg[q] = ws.counts[c, 1]
+    for p in range(P):
+        v = Vt[0, p]
+        for q in range(n):
+            sc[q] = xs[0, q] * v         # 0.0 + x v is x v (or +0.0 for -0.0, which compares alike)
+        for lev in range(1, j):
+            v = Vt[lev, p]
+            for q in range(n):
+                sc[q] += xs[lev, q] * v
+        acc = 0
+        for q in range(n):
+            acc += if_pos[q] if sc[q] >= theta else if_neg[q]
+        ws.loss[p] += acc
 
 
 @numba.njit(cache=True)
@@ -172,7 +245,6 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
     scale = points.scale
     for lev in range(j):
         ws.prev[lev] = -1
-    loss, pert = ws.loss, ws.pert
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
     arg = np.full(R, -1, np.int64)
@@ -181,28 +253,74 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
         most = min(most, budget // max(P, 1) + 1)
     for r in range(R):
         s, n_occ, counted = histogram_upto(supports[r], records, ws, most)
-        perturbation(supports[r], points, pert)
-        mx = -np.inf
-        for p in range(P):
-            mx = max(mx, pert[p])
-        lb = s - scale * mx
+        lb = s - scale * largest_perturbation(supports[r], points, ws.pert)
         if n_occ * P <= budget and lb <= ceiling:
-            losses_from_patterns(records, supports[r], points, ws, n_occ)
-            best = np.inf
-            bp = -1
-            for p in range(P):
-                v = loss[p] - scale * pert[p]
-                if v < best:
-                    best = v
-                    bp = p
-            val[r] = best
-            exact[r] = True
-            arg[r] = bp
+            v, bp = smallest_objective(records, supports[r], points, ws, n_occ)
+            val[r], exact[r], arg[r] = v, True, bp
             if prune:
-                ceiling = min(ceiling, best)
+                ceiling = min(ceiling, v)
         else:
             val[r] = lb
     return val, exact, arg
+
+
+@numba.njit(cache=True, nogil=True)
+def floor_minima(records, supports, points, budget, ws, stop_early, region_max, best_key, key_scale,
+                 slack):   # pragma: no cover - compiled
+    """:func:`minima` (no ceiling, no pruning) for the sampler's bound pass once a best key
+    is known: a region whose bound (1) minus the largest perturbation term already
+    settles the sampler's test against ``best_key`` (:func:`cannot_win` with its noise
+    maximum ``region_max[r]``) is left with that bound, its histogram stopped as soon as
+    the rows counted settle it (:func:`histogram_until`) and no point scored.  Every other
+    region's ``(val, exact, arg)`` is :func:`minima`'s.  The sampler never visits a settled
+    region (its bound is below the best key, which only grows), so the released point and
+    the regions it scores are the same."""
+    R, j = supports.shape
+    P = points.V.shape[0]
+    scale = points.scale
+    for lev in range(j):
+        ws.prev[lev] = -1
+    val = np.empty(R, np.float64)
+    exact = np.zeros(R, np.bool_)
+    arg = np.full(R, -1, np.int64)
+    most = records.digits_t.shape[1]
+    if stop_early:
+        most = min(most, budget // max(P, 1) + 1)
+    for r in range(R):
+        offset = scale * largest_perturbation(supports[r], points, ws.pert)
+        s, n_occ, counted, settled = histogram_until(supports[r], records, ws, most, offset, region_max[r],
+                                                     best_key, key_scale, slack)
+        if n_occ * P <= budget and not settled:
+            v, bp = smallest_objective(records, supports[r], points, ws, n_occ)
+            val[r], exact[r], arg[r] = v, True, bp
+        else:
+            val[r] = s - offset
+    return val, exact, arg
+
+
+@numba.njit(cache=True)
+def largest_perturbation(support, points, pert):   # pragma: no cover - compiled
+    """The perturbation term of every point of the support (``pert``) and the largest."""
+    perturbation(support, points, pert)
+    mx = -np.inf
+    for p in range(points.V.shape[0]):
+        mx = max(mx, pert[p])
+    return mx
+
+
+@numba.njit(cache=True)
+def smallest_objective(records, support, points, ws, n_occ):   # pragma: no cover - compiled
+    """``(min J, its first point)`` over the support's points, from its histogram (the
+    perturbation terms in ``ws.pert`` already)."""
+    losses_from_patterns(records, support, points, ws, n_occ)
+    best = np.inf
+    bp = -1
+    for p in range(points.V.shape[0]):
+        v = ws.loss[p] - points.scale * ws.pert[p]
+        if v < best:
+            best = v
+            bp = p
+    return best, bp
 
 
 #: Patterns between two looks at the smallest partial objective in :func:`screened_minima`.
@@ -225,6 +343,7 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
         ws.prev[lev] = -1
     val = np.empty(R, np.float64)
     exact = np.zeros(R, np.bool_)
+    scratch = pattern_scratch(points, SCREEN_EVERY)
     for r in range(R):
         support = supports[r]
         _, n_occ = histogram(support, records, ws)
@@ -232,9 +351,10 @@ def screened_minima(records, supports, points, region_max, best_key, key_scale, 
         for p in range(P):
             loss[p] = 0
         stopped = False
-        for q in range(n_occ):
-            add_pattern(records, support, points, ws, q)
-            if (q + 1) % SCREEN_EVERY == 0 and q + 1 < n_occ:
+        for q0 in range(0, n_occ, SCREEN_EVERY):
+            q = min(q0 + SCREEN_EVERY, n_occ) - 1
+            add_patterns(records, support, points, ws, q0, q + 1, scratch)
+            if q + 1 < n_occ:
                 low = np.inf
                 for p in range(P):
                     low = min(low, loss[p] - scale * pert[p])
@@ -263,7 +383,7 @@ def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree,
+def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree, threshold,
                   ws):   # pragma: no cover - compiled
     """:func:`screened_minima` without the histogram: every point's loss (2) is summed
     over the distinct rows themselves, in a fixed order, ``block`` rows at a time
@@ -285,11 +405,14 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
     smallest objective among them (a point set aside is above a value that passes the
     test, which the points left do not reach).  A row's score is that of its pattern and
     a point's loss over all the rows is the same integer as over the patterns, so an
-    exact value is the same number as the histogram's.  Returns ``(val, exact)``."""
+    exact value is the same number as the histogram's.  ``threshold``: theta in the
+    scores' dtype (:func:`privopt.search._patterns.score_threshold`, the same comparisons;
+    with float32 scores and int32 label differences the comparisons and sums run eight
+    lanes wide).  Returns ``(val, exact)``."""
     R, j = supports.shape
     x_o, pos_o, diff_o = ordered
     m = pos_o.shape[0]
-    Vt, theta = points.Vt, points.theta
+    Vt = points.Vt
     P = Vt.shape[1]
     depth, node_value, node_point = tree
     n_nodes = depth.shape[0]
@@ -338,10 +461,11 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
                         cur[t] = prev[t] + row[t] * v
                 p = node_point[q]
                 if p >= 0 and alive[p]:
-                    acc = base
+                    acc = 0
                     for t in range(b):
-                        acc += diff[t] * (cur[t] >= theta)
-                    loss[p] += acc
+                        if cur[t] >= threshold:
+                            acc += diff[t]
+                    loss[p] += base + acc
                 q += 1
             t0 += b
             if t0 < m:

@@ -28,7 +28,7 @@ from .._numba import lazy_kernel
 from .._runtime import kernel_threads, map_on_kernel_threads
 
 __all__ = ["pattern_codes", "pattern_counts", "pattern_lower_bounds", "region_minima", "screened_minima",
-           "support_values",
+           "support_values", "Floor",
            "Records", "Points", "Workspace", "records_of", "points_of", "new_workspace"]
 
 
@@ -103,12 +103,13 @@ def pattern_lower_bounds(digits_t, base, pos, neg, supports: np.ndarray, use_num
 
 
 def _build_minima_kernels(numba):
-    """The compiled kernels of (2), ``(minima, one_support)``
-    (:mod:`._pattern_kernels`): many supports (minimum and its point, or the
-    bound (1) where (2) would cost more than ``budget``) and one support
-    (every point's loss and objective)."""
+    """The compiled kernels of (2) (:mod:`._pattern_kernels`): ``minima`` (many supports:
+    minimum and its point, or the bound (1) where (2) would cost more than ``budget``),
+    ``one_support`` (every point's loss and objective), the two screening kernels and
+    ``floor_minima`` (``minima`` leaving a region its bound where that settles the
+    sampler's test)."""
     kernels = _kernel_module()
-    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows
+    return kernels.minima, kernels.one_support, kernels.screened_minima, kernels.screened_rows, kernels.floor_minima
 
 
 _minima_kernels = lazy_kernel(_build_minima_kernels)
@@ -152,13 +153,16 @@ class Points(NamedTuple):
     den: float
 
 
-def points_of(V, theta, noise, extra, scale=0.0, den=1.0, values=None) -> Points:
+def points_of(V, theta, noise, extra, scale=0.0, den=1.0, values=None, float32: bool | None = None) -> Points:
     """A :class:`Points` with the dtypes and layout the kernels read; with the records'
     ``values``, the scores are computed in float32 where :func:`float32_exact` says every
     one of them is exact there (twice the numbers per vector instruction, the same
-    scores, so the same losses), else in float64."""
+    scores, so the same losses), else in float64 (``float32``: that answer, where the
+    caller has it already)."""
     V = np.ascontiguousarray(V, dtype=np.float64)
-    dtype = np.float32 if values is not None and float32_exact(values, V) else np.float64
+    if float32 is None:
+        float32 = values is not None and float32_exact(values, V)
+    dtype = np.float32 if float32 else np.float64
     return Points(V, np.ascontiguousarray(V.T, dtype=dtype), float(theta), np.asarray(noise, dtype=np.float64),
                   np.asarray(extra, dtype=np.float64), float(scale), float(den))
 
@@ -291,8 +295,18 @@ def _empty_support(records: Records, points: Points):
     return loss, loss - points.scale * (points.extra / points.den)
 
 
+class Floor(NamedTuple):
+    """What the sampler knows when it bounds a shard's regions (:func:`region_minima`): the
+    best key so far, each region's noise maximum, and its test's scale and slack
+    (:func:`privopt.search._topdown.sample_shard`)."""
+
+    region_max: np.ndarray   #: float64, one per support
+    best_key: float
+    key_scale: float
+    slack: float
+
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
-                  use_numba=True, stop_early=False):
+                  use_numba=True, stop_early=False, floor: Floor | None = None):
     """For each support (rows of ``supports``, all of one size, sorted
     lexicographically) and the points of ``points``: ``(val, exact, arg)``.
     Where ``exact``, ``val`` is the minimum of J over the region and ``arg``
@@ -307,7 +321,12 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     needs of it.  With ``stop_early``, a support's histogram stops as soon as
     its patterns pass what ``budget`` allows (2) for: its bound is then (1)
     over the rows counted so far, still a lower bound (the exact values are
-    the same).  Without numba every entry is a bound."""
+    the same).  With a ``floor`` (the sampler's best key so far and each region's noise
+    maximum, :class:`Floor`; no ``ceiling`` or ``prune`` then), a region whose bound
+    already settles the sampler's test against it is left with that bound, its histogram
+    stopped as soon as the rows counted settle it (``floor_minima`` of
+    :mod:`._pattern_kernels`); every other entry is the same.  Without numba every entry
+    is a bound."""
     supports = np.asarray(supports, dtype=np.int64)
     R, j = supports.shape
     if R == 0:
@@ -325,13 +344,18 @@ def region_minima(records: Records, supports, points: Points, budget=None, ceili
     if budget is None:
         budget = max(EXACT_BUDGET_MIN, int(EXACT_BUDGET_PER_ROW * records.digits_t.shape[1]))
     supports = np.ascontiguousarray(supports)
-    run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
-                            bool(stop_early))
+    if floor is None:
+        run = functools.partial(_minima_part, kernels[0], records, points, int(budget), float(ceiling), bool(prune),
+                                bool(stop_early), supports)
+    else:
+        run = functools.partial(_floor_part, kernels[4], records, points, int(budget), bool(stop_early), supports,
+                                floor)
     parts = _thread_parts(R, j, records, prune)
     if len(parts) == 1:
-        return run(supports)
-    results = map_on_kernel_threads(run, [supports[a:b] for a, b in parts])
+        return run(parts[0])
+    results = map_on_kernel_threads(run, parts)
     return tuple(np.concatenate(col) for col in zip(*results))
+
 
 
 def screened_minima(records: Records, supports, points: Points, region_max, best_key: float, key_scale: float,
@@ -354,13 +378,15 @@ def screened_minima(records: Records, supports, points: Points, region_max, best
         return None
     region_max = np.ascontiguousarray(region_max, dtype=np.float64)
     rows = np.zeros(R, dtype=bool) if by_rows is None else np.asarray(by_rows, dtype=bool)
+    test = (best_key, key_scale, slack)
+    if rows.all() or not rows.any():        # one kernel for all of them: no copies of a part
+        return _screened_part(kernels, records, supports, points, region_max, test, bool(rows.any()))
     val, exact = np.empty(R), np.zeros(R, dtype=bool)
     for use_rows in (False, True):
         chosen = np.flatnonzero(rows == use_rows)
         if len(chosen):
             val[chosen], exact[chosen] = _screened_part(kernels, records, np.ascontiguousarray(supports[chosen]),
-                                                        points, region_max[chosen], (best_key, key_scale, slack),
-                                                        use_rows)
+                                                        points, region_max[chosen], test, use_rows)
     return val, exact
 
 
@@ -374,12 +400,14 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
         args = (supports[a:b], points, region_max[a:b], *(float(x) for x in test))
         if by_rows:
-            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points), ws)
+            return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points),
+                              score_threshold(points), ws)
         return kernels[2](records, *args, ws)
 
     parts = _thread_parts(R, j, records, False, points.V.shape[0] * j, SCREEN_THREAD_MIN_WORK)
-    results = [run(parts[0])] if len(parts) == 1 else map_on_kernel_threads(run, parts)
-    return tuple(np.concatenate(col) for col in zip(*results))
+    if len(parts) == 1:
+        return run(parts[0])
+    return tuple(np.concatenate(col) for col in zip(*map_on_kernel_threads(run, parts)))
 
 
 #: The :func:`ordered_rows` of records still alive (by identity of their ``digits_t``) and dtype.
@@ -392,17 +420,40 @@ _ORDERED: dict = {}
 def ordered_rows(records: Records, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(x, pos, diff)``: the distinct rows in the order of :func:`row_order`, as their
     values (d, rows) in ``dtype`` (that of :attr:`Points.Vt`: the same numbers the
-    histogram's kernels score with), positive labels, and negative minus positive labels;
-    made once per records and dtype (:func:`screened_minima` by rows reads them in runs)."""
+    histogram's kernels score with), positive labels, and negative minus positive labels
+    (int32 where a block's sum of them cannot overflow it, :func:`_difference_dtype`: with
+    float32 scores, eight lanes of each in a vector register; else int64); made once per
+    records and dtype (:func:`screened_minima` by rows reads them in runs)."""
     digits = records.digits_t
 
     def make():
         order = row_order(digits.shape[1])
         x = np.ascontiguousarray(records.values[digits[:, order]].astype(dtype))
+        diff = records.neg[order] - records.pos[order]
         return (x, np.ascontiguousarray(records.pos[order]),
-                np.ascontiguousarray(records.neg[order] - records.pos[order]))
+                np.ascontiguousarray(diff.astype(_difference_dtype(diff))))
 
     return kept_while_alive(_ORDERED, digits, np.dtype(dtype).str, make)
+
+
+def _difference_dtype(diff: np.ndarray):
+    """int32 where the sum of any :data:`ROW_BLOCK_MAX` of the label differences ``diff`` (and
+    every partial sum) fits in it, else int64."""
+    top = int(np.max(np.abs(diff), initial=0))
+    return np.int32 if top * ROW_BLOCK_MAX < 2 ** 31 else np.int64
+
+
+def score_threshold(points: Points):
+    """theta in the dtype of the scores (:attr:`Points.Vt`): the smallest number of that dtype
+    at or above it, so that a score s of that dtype has s >= theta exactly when s >= the
+    threshold (both ways: a score at or above theta is one such number, hence at or above
+    the smallest; one at or above the smallest is at or above theta)."""
+    kind = points.Vt.dtype.type
+    with np.errstate(over="ignore"):        # beyond the dtype's range: +-inf, which compares as theta does
+        t = kind(points.theta)
+    if float(t) < float(points.theta):      # in float64 (numpy would compare a float32 with a float in float32)
+        t = np.nextafter(t, kind(np.inf))
+    return t
 
 
 #: The :func:`score_tree` of recent Points: by identity of their ``V`` and the dtype of their
@@ -483,10 +534,21 @@ def row_order(m: int) -> np.ndarray:
     return order
 
 
-def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports):
-    """The minima kernel on some supports, with this thread's workspace."""
+def _minima_part(kernel, records, points, budget, ceiling, prune, stop_early, supports, part):
+    """The minima kernel on the supports ``part`` = (first, stop), with this thread's workspace."""
+    a, b = part
     ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
-    return kernel(records, supports, points, budget, ceiling, prune, ws, stop_early)
+    return kernel(records, supports[a:b], points, budget, ceiling, prune, ws, stop_early)
+
+
+def _floor_part(kernel, records, points, budget, stop_early, supports, floor: Floor, part):
+    """The minima kernel with a floor (``floor_minima``) on the supports ``part``, with this
+    thread's workspace."""
+    a, b = part
+    ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
+    region_max = np.ascontiguousarray(floor.region_max[a:b], dtype=np.float64)
+    return kernel(records, supports[a:b], points, budget, ws, stop_early, region_max, float(floor.best_key),
+                  float(floor.key_scale), float(floor.slack))
 
 
 #: Supports x rows below which :func:`region_minima` runs in the calling thread alone

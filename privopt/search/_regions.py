@@ -33,7 +33,8 @@ from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
 from ._costs import ONE_FEATURE_COST, TOPDOWN_COST, TopDownCost, topdown_cost, topdown_seconds
-from ._patterns import Points, points_of, records_of, region_minima, screened_minima, support_values
+from ._patterns import (Floor, Points, float32_exact, points_of, records_of, region_minima, screened_minima,
+                        support_values)
 from ._topdown import RegionProblem, lex_combinations
 
 __all__ = ["HalfspaceProblem", "PerturbedHalfspaceProblem", "halfspace_problem", "perturbed_problem",
@@ -179,6 +180,33 @@ def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np
     return V, used
 
 
+#: :func:`_loss_points` made so far: by identity of the read-only points (W's support points,
+#: :func:`_support_points`), theta, d and the scores' dtype, each entry with its points.
+_LOSS_POINTS: dict = {}
+
+
+def _loss_points(V: np.ndarray, theta: float, d: int, float32: bool) -> Points:
+    """:class:`privopt.search._patterns.Points` of the loss itself (no perturbation) on the
+    points ``V``, scored in float32 where ``float32`` (:func:`privopt.search._patterns.float32_exact`
+    of the records' values and V): public (W's grid and ball, theta, d), so made once per
+    process for a read-only V, which every W of a ladder on the same grid and every fit on
+    it reads again; its arrays are read by the kernels, never written."""
+    def make() -> Points:
+        return points_of(V, theta, np.zeros(d), np.zeros(V.shape[0]), float32=float32)
+
+    if V.flags.writeable:
+        return make()
+    key = (id(V), float(theta), int(d), bool(float32))
+    kept = _LOSS_POINTS.get(key)
+    if kept is not None and kept[0] is V:
+        return kept[1]
+    if len(_LOSS_POINTS) >= 256:
+        _LOSS_POINTS.clear()
+    out = make()
+    _LOSS_POINTS[key] = (V, out)
+    return out
+
+
 class HalfspaceProblem(RegionProblem):
     """Regions = supports of W_tau; groups = single points (see module docstring)."""
 
@@ -244,17 +272,24 @@ class HalfspaceProblem(RegionProblem):
     def points(self, k: int) -> Points:
         """The points of the regions of size k with their objective (made once)."""
         if k not in self._points:
-            self._points[k] = points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
+            self._points[k] = self._make_points(k)
         return self._points[k]
 
-    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False):
+    def _make_points(self, k: int) -> Points:
+        """The loss itself: the same for every problem on the same public points, theta, d and
+        scores' dtype (:func:`_loss_points`)."""
+        V = self.vectors[k]
+        return _loss_points(V, self.theta, self.d, float32_exact(self.records.values, V))
+
+    def region_minima(self, supports, ceiling=math.inf, prune=True, stop_early=False, floor: Floor | None = None):
         """``(val, exact, arg)`` of :func:`privopt.search._patterns.region_minima`:
         the exact minimum of the objective over each region (and its point)
         where the region's row patterns are few and its bound reaches the
         best value so far (``ceiling``, lowered by each exact minimum when
-        ``prune``), else a lower bound."""
+        ``prune``; or, with a ``floor``, does not settle the sampler's test), else a
+        lower bound."""
         return region_minima(self.records, supports, self.points(supports.shape[1]), ceiling=ceiling, prune=prune,
-                             stop_early=stop_early)
+                             stop_early=stop_early, floor=floor)
 
     def exact_minima(self, supports):
         """The exact minimum of the objective over each region (rows of
@@ -296,24 +331,43 @@ class HalfspaceProblem(RegionProblem):
         settles its region row by row when it comes to it (:meth:`screened_minima`)."""
         return self._bounds_exact(supports)[0]
 
-    def lower_bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
+    def lower_bounds_exact(self, supports, region_max=None, best_key: float | None = None, key_scale: float = 1.0,
+                           slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """``(LB, exact)``: :meth:`lower_bounds` and whether each is the region's exact
         minimum of the objective (what the sampler would otherwise ask again,
-        :meth:`screened_minima`)."""
-        return self._bounds_exact(supports)
+        :meth:`screened_minima`).  With the sampler's ``best_key`` so far and the regions'
+        noise maxima ``region_max`` (and its test's ``key_scale`` and ``slack``), a region
+        whose bound already shows that it cannot reach the best key keeps that bound
+        (:class:`privopt.search._patterns.Floor`): its histogram stops once the rows
+        counted show it, no point of it is scored, and it is never visited."""
+        floor = None if best_key is None else (region_max, float(best_key), float(key_scale), float(slack))
+        return self._bounds_exact(supports, floor)
 
-    def _bounds_exact(self, supports) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds_exact(self, supports, floor=None) -> tuple[np.ndarray, np.ndarray]:
         supports = np.asarray(supports, dtype=np.int64)
         out = np.empty(len(supports))
         exact = np.zeros(len(supports), dtype=bool)
         many = self.many_patterns(supports) if supports.shape[1] else np.zeros(len(supports), dtype=bool)
-        if many.any():
-            out[many] = self._uncounted_bounds(supports[many])
+        if not many.any():          # every support counted: no copies of a part
+            return self._counted_bounds(supports, floor, None)
+        out[many] = self._uncounted_bounds(supports[many])
         if not many.all():
-            val, ok, _ = self.region_minima(np.ascontiguousarray(supports[~many]), prune=False,
-                                            stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN)
-            out[~many], exact[~many] = val, ok
+            out[~many], exact[~many] = self._counted_bounds(supports, floor, ~many)
         return out, exact
+
+    def _counted_bounds(self, supports, floor, part) -> tuple[np.ndarray, np.ndarray]:
+        """``(LB, exact)`` from the supports' histograms (:meth:`region_minima`, stopped early from
+        :data:`ROWS_SCREEN_MIN` rows; with the sampler's ``floor``, those that cannot win left
+        with their bounds), for the supports ``part`` selects (all of them where None)."""
+        if part is not None:
+            supports = np.ascontiguousarray(supports[part])
+        counted = None
+        if floor is not None and supports.shape[1]:
+            region_max = np.asarray(floor[0], dtype=np.float64)
+            counted = Floor(region_max if part is None else region_max[part], *floor[1:])
+        val, ok, _ = self.region_minima(supports, prune=False, stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN,
+                                        floor=counted)
+        return val, ok
 
     def _uncounted_bounds(self, supports) -> np.ndarray:
         """min over each region's points of J = L - scale * pert with L = 0: minus scale
@@ -391,6 +445,9 @@ class PerturbedHalfspaceProblem(HalfspaceProblem):
     def slack(self, k: int) -> np.ndarray:
         """s = sqrt(D^2 - ||v||^2) of each vector of size k (normalized only)."""
         return np.sqrt(np.maximum(0.0, self.D * self.D - self.units[k] * self.unit))
+
+    def _make_points(self, k: int) -> Points:
+        return points_of(self.vectors[k], self.theta, **self._objective(k), values=self.records.values)
 
     def _objective(self, k: int) -> dict:
         extra = (self.noise[self.d] * self.slack(k) if self.normalize

@@ -144,8 +144,11 @@ def max_of(draws: NoiseDraws, n, method: str) -> np.ndarray:
     if method == EXPONENTIAL:
         return np.log(n) - draws.log_e
     if method == PERMUTE_AND_FLIP:
+        ratio = draws.e / n
+        if np.all(draws.e > 1e-300) and np.all(ratio > 0.0):    # the usual case: no tail to mend, no log of 0
+            return -np.log(-np.expm1(-ratio))
         with np.errstate(divide="ignore"):
-            out = -np.log(-np.expm1(-draws.e / n))
+            out = -np.log(-np.expm1(-ratio))
         # E below the smallest double: -ln(1 - e^{-E/n}) = ln n - ln E to first order
         return np.where(draws.e > 1e-300, out, np.log(n) - draws.log_e)
     raise ValueError(f"unknown selection method {method!r}")
@@ -283,16 +286,20 @@ def _region_bounds(problem, streams, method, scale, shard, supports):
     return M, bound
 
 
-def _region_bounds_exact(problem, streams, method, scale, shard, supports):
+def _region_bounds_exact(problem, streams, method, scale, shard, supports, best_key: float | None = None):
     """``(M, bound, known)``: :func:`_region_bounds` and, where the problem tells which of its
     lower bounds are the regions' exact minima (``lower_bounds_exact(supports)`` -> ``(LB,
-    exact)``, optional), ``(LB, exact)``, else None."""
+    exact)``, optional), ``(LB, exact)``, else None.  With the ``best_key`` so far, the
+    problem is told it and the regions' maxima (``lower_bounds_exact(supports, M, best_key,
+    scale, slack)``): a region whose bound already fails :func:`_cannot_win`'s test
+    against it may be left with that bound, as it is never visited; every other region's
+    bound is the same."""
     size, start, stop = shard
     M = max_of(_region_draws(problem, streams, size, start, stop), problem.region_sizes(supports), method)
     ask = getattr(problem, "lower_bounds_exact", None)
     if ask is None:
         return M, M - problem.lower_bounds(supports) / scale, None
-    low, exact = ask(supports)
+    low, exact = ask(supports) if best_key is None else ask(supports, M, best_key, scale, _SLACK)
     return M, M - low / scale, (low, exact)
 
 
@@ -329,9 +336,12 @@ def sample_shard(problem: RegionProblem, streams: KeyedStreams, method: str, sca
     the numbers of regions and groups that were scored."""
     size, start, stop = shard
     supports = problem.supports(size, start, stop)
-    M, bound, known = _region_bounds_exact(problem, streams, method, scale, shard, supports)
+    M, bound, known = _region_bounds_exact(problem, streams, method, scale, shard, supports,
+                                           None if floor is None else floor[0])
     best = floor
     expanded = [0, 0]
+    if not len(bound) or (best is not None and bound.max() < best[0]):
+        return None, expanded        # no region can win: the loop below would stop at its first
     first = problem.offset(size) + start
     minima = _ExactMinima(problem, supports, M, scale, known)
     order = np.argsort(-bound, kind="stable")

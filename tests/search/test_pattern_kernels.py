@@ -12,7 +12,7 @@ import pytest
 
 from privopt.models import ENUMERATION_ATTR, zero_one_halfspace
 from privopt.search import KeyedStreams, enumeration_levels, sample_top_down
-from privopt.search._patterns import region_minima, screened_minima, support_values
+from privopt.search._patterns import points_of, region_minima, screened_minima, support_values
 
 from ._problems import needs_numba, region_problem
 
@@ -390,3 +390,24 @@ def test_ordered_rows_are_the_records_in_row_order():
     np.testing.assert_array_equal(x, values[digits[:, order]])
     np.testing.assert_array_equal(p, pos[order])
     np.testing.assert_array_equal(diff, neg[order] - pos[order])
+
+
+def test_score_threshold_compares_every_score_as_theta_does():
+    """A score of the scores' dtype is at or above :func:`score_threshold` exactly when it is at or
+    above theta: float32 scores around thetas that float32 cannot hold (and one it can), and
+    float64 scores, whose threshold is theta itself."""
+    from privopt.search._patterns import score_threshold
+
+    rng = np.random.default_rng(4)
+    V = np.ones((3, 2))
+    for theta in (0.1, -0.3, 1e-40, 0.5, -7.000001, 1e39):
+        pts = points_of(V, theta, np.zeros(2), np.zeros(3))
+        t32 = score_threshold(pts._replace(Vt=pts.Vt.astype(np.float32)))
+        with np.errstate(over="ignore"):      # 1e39: float32's +inf
+            near = np.float32(theta)
+            scores = np.concatenate([rng.normal(theta, abs(theta) + 1, 1000).astype(np.float32),
+                                     [near, np.nextafter(near, np.float32(np.inf)),
+                                      np.nextafter(near, np.float32(-np.inf))]]).astype(np.float32)
+        assert t32.dtype == np.float32
+        np.testing.assert_array_equal(scores >= t32, scores.astype(np.float64) >= theta)
+        assert score_threshold(pts) == theta and score_threshold(pts).dtype == np.float64

@@ -105,3 +105,65 @@ def test_tree_links_are_each_nodes_parent_and_subtree_end():
         for q in range(n):
             below = point[q:end[q]]
             assert live[q] == bool(np.any(alive[below[below >= 0]]))
+
+
+@needs_numba
+def test_floor_minima_keep_every_unsettled_value_and_settle_only_what_cannot_win():
+    """``region_minima`` with a floor (the sampler's best key and each region's noise
+    maximum): every region whose entry is exact has the value and point it has without the
+    floor; every other one either has its value without the floor or a lower bound on its
+    minimum that passes the sampler's test; some are settled, some are not."""
+    from privopt.search._patterns import Floor
+    from privopt.search._topdown import _SLACK, _cannot_win
+
+    settled = kept = 0
+    for seed, levels, n in ((0, 4, 300), (3, 9, 500), (5, 6, 700)):
+        problem = region_problem(seed, n=n, levels=levels)
+        rng = np.random.default_rng(seed)
+        for k in range(1, problem.k + 1):
+            S = problem.supports(k)
+            pts = problem.points(k)
+            truth = region_minima(problem.records, S, pts, budget=2 ** 62)[0]
+            plain = region_minima(problem.records, S, pts, stop_early=True)
+            for key_scale in (0.5, 2.0):
+                M = rng.gumbel(size=len(S)) + np.log(len(pts.V))
+                best_key = float(np.quantile(M - truth / key_scale, 0.7))
+                val, exact, arg = region_minima(problem.records, S, pts, stop_early=True,
+                                                floor=Floor(M, best_key, key_scale, _SLACK))
+                same = (val == plain[0]) & (exact == plain[1]) & (arg == plain[2])
+                assert np.all(val <= truth)
+                assert np.all(same | (~exact & _cannot_win(M - val / key_scale, best_key)))
+                settled += int(np.sum(~same))
+                kept += int(np.sum(same & plain[1]))
+    assert settled > 0 and kept > 0
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
+def test_bound_pass_told_the_best_key_releases_what_it_does_untold(method):
+    """The sampler whose bound pass is told the best key so far (regions that cannot win are
+    left with a bound, no point scored) against one whose problem does not take it: the same
+    best candidate and the same counts of regions and groups, over seeds, scales and floors."""
+    base = region_problem(2, n=600, levels=6)
+    untold = copy.copy(base)
+    untold.lower_bounds_exact = lambda supports, *rest: base.lower_bounds_exact(supports)  # type: ignore
+    for seed in range(8):
+        for scale in (0.5, 2.0, 8.0):
+            for floor in (None, (-60.0, 2 ** 62, 2 ** 62, 2 ** 62)):
+                a = sample_top_down(base, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                b = sample_top_down(untold, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+
+
+def test_loss_points_are_shared_by_problems_on_one_grid_and_equal_those_made_afresh():
+    """Two problems on different data and the same W share the Points of the loss (public: W's
+    points, theta, d, the scores' dtype), each equal to the Points made afresh from the problem's
+    own records."""
+    one, two = region_problem(0), region_problem(4, n=400)
+    for k in range(1, one.k + 1):
+        assert one.points(k) is two.points(k)
+        fresh = points_of(one.vectors[k], one.theta, np.zeros(one.d), np.zeros(len(one.vectors[k])),
+                          values=two.records.values)
+        for a, b in zip(two.points(k), fresh):
+            np.testing.assert_array_equal(a, b)
+            assert getattr(a, "dtype", None) == getattr(b, "dtype", None)
