@@ -38,9 +38,8 @@ class _Tree(NamedTuple):
     nk: np.ndarray           #: grid size of each coordinate
     coef: np.ndarray         #: (d, width) squared-norm units of each grid value
     counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
-    bucket: np.ndarray       #: budget -> its column of tmin and tmax (:func:`_partial_score_bounds`)
-    tmin: np.ndarray         #: (d + 1, columns, rows) thr - the smallest partial score of coordinates < j
-    tmax: np.ndarray         #: (d + 1, columns, rows) thr - the largest partial score of coordinates < j
+    bucket: np.ndarray       #: budget -> its column of tsel (:func:`_partial_score_bounds`)
+    tsel: np.ndarray         #: (d + 1, columns, rows) thr - the partial score bound of coordinates < j (_thresholds)
     leaf: np.ndarray         #: (width, rows) thr - x[r, 0] * (k-th grid value of coordinate 0)
     bound: int
     min_bound: int           #: fewest points of a subtree whose bound is computed
@@ -79,7 +78,7 @@ def _build_argmax_kernel(numba):
         # counted in int32, wrapping, exact below _MOST_RECORDS records (BoundedArgmax.of)
         xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
-        bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
+        bucket, tsel, leaf, bound = tree.bucket, tree.tsel, tree.leaf, tree.bound
         min_bound = tree.min_bound
         noise, table, block = noisy.noise, noisy.table, noisy.block
         scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
@@ -108,9 +107,7 @@ def _build_argmax_kernel(numba):
                     acc = np.int32(0)
                     b = bucket[budget[j]]
                     for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
-                        s, dr = level[j, r], diff[r]
-                        acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[j, b, r])
-                                                                     | ((s >= tmax[j, b, r]) & (dr > 0))))
+                        acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[j, r] >= tsel[j, b, r]))
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
                     drops[j] = drops[j + 1]
@@ -183,9 +180,7 @@ def _build_argmax_kernel(numba):
                 acc = np.int32(0)
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
-                    s, dr = level[c_j, r], diff[r]
-                    acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[c_j, b, r])
-                                                                 | ((s >= tmax[c_j, b, r]) & (dr > 0))))
+                    acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[c_j, r] >= tsel[c_j, b, r]))
                 drops[c_j] = np.float64(total_pos - acc) / scale
             else:
                 for r in range(rows):
@@ -309,8 +304,9 @@ class BoundedArgmax:
         leaf = self.thr - self.gint[0][:, None] * self.xt[0][None, :]
         self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
                                  int(self.total_pos), int(self.thr))
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, _less(self.thr, fmin, score),
-                           _less(self.thr, fmax, score), leaf.astype(score), self.bound, self.min_bound)
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket,
+                           _thresholds(self.thr, self.diff, fmin, fmax, score), leaf.astype(score), self.bound,
+                           self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -394,12 +390,21 @@ def _grid_tables(grid: tuple, coef: tuple, bound: int) -> _GridTables:
     return _GridTables(gint, units, sizes, counts, values)
 
 
-def _less(thr: int, f: np.ndarray, score) -> np.ndarray:
-    """``thr - f`` in the score type ``score`` (which holds it, :func:`_score_dtype`), into
-    ``f`` itself where it already has that type (the tables are made for this one use)."""
-    if f.dtype == np.dtype(score):
-        return np.subtract(f.dtype.type(thr), f, out=f)
-    return (thr - f).astype(score)
+def _thresholds(thr: int, diff: np.ndarray, fmin: np.ndarray, fmax: np.ndarray, score) -> np.ndarray:
+    """The one table of thresholds the branch and bound compares a row's partial score s
+    with: ``thr - fmax`` where the row's ``diff`` > 0, ``thr - fmin`` where it is < 0, in
+    the score type ``score`` (which holds it, :func:`_score_dtype`); into ``fmin`` itself
+    where it already has that type (the tables are made for this one use).
+
+    Row r's part of a node's count is ``diff[r]`` times 1 if the row is predicted +1 by
+    some point below the node when ``diff[r] > 0`` (s + fmax >= thr: it may be right), by
+    every point below when ``diff[r] < 0`` (s + fmin >= thr: it must be wrong), else 0:
+    in both cases ``diff[r] * [s >= tsel[r]]``, one comparison a row."""
+    positive = (np.asarray(diff) > 0)[None, None, :]
+    if fmin.dtype == np.dtype(score):
+        np.copyto(fmin, fmax, where=positive)
+        return np.subtract(fmin.dtype.type(thr), fmin, out=fmin)
+    return (thr - np.where(positive, fmax, fmin)).astype(score)
 
 
 #: Points x rows of a W per thread of :meth:`BoundedArgmax.best` (a thread's hand-off costs
