@@ -638,11 +638,42 @@ def _prefix_sums(terms: np.ndarray) -> np.ndarray:
 
 def _block_maxima(values, block):
     """Sparse table of the maxima of ``values`` in blocks of ``block``: row t
-    holds the maximum of 2^t consecutive blocks from each block on."""
+    holds the maximum of 2^t consecutive blocks from each block on (-inf past
+    the last block); compiled where numba is installed (:func:`_sparse_table_kernel`),
+    else with numpy, the same numbers."""
     nb = len(values) // block
+    levels = 1
+    while (2 << (levels - 1)) <= nb:
+        levels += 1
+    kernel = _sparse_table_kernel()
+    if kernel is not None and nb:
+        return kernel(np.ascontiguousarray(values, dtype=np.float64), block, np.empty((levels, nb)))
     rows = [values[:nb * block].reshape(nb, block).max(axis=1) if nb else np.full(1, -np.inf)]
     while (2 << (len(rows) - 1)) <= nb:
         half = 1 << (len(rows) - 1)
         prev = rows[-1]
         rows.append(np.concatenate([np.maximum(prev[:-half], prev[half:]), np.full(half, -np.inf)]))
     return np.ascontiguousarray(np.vstack(rows))
+
+
+def _build_sparse_table_kernel(numba):
+    """The compiled :func:`_block_maxima` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def sparse_table(values, block, out):   # pragma: no cover - compiled
+        levels, nb = out.shape
+        for i in range(nb):
+            top = values[i * block]
+            for p in range(i * block + 1, (i + 1) * block):
+                top = max(top, values[p])
+            out[0, i] = top
+        for t in range(1, levels):
+            half = 1 << (t - 1)
+            for i in range(nb):
+                out[t, i] = max(out[t - 1, i], out[t - 1, i + half]) if i + half < nb else -np.inf
+        return out
+
+    return sparse_table
+
+
+_sparse_table_kernel = lazy_kernel(_build_sparse_table_kernel)

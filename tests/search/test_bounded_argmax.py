@@ -339,3 +339,23 @@ def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
     for b in range(bound + 1):
         assert np.all(cmin[:, cbucket[b]] <= fmin[:, bucket[b]])
         assert np.all(cmax[:, cbucket[b]] >= fmax[:, bucket[b]])
+
+
+def test_block_maxima_compiled_and_numpy_agree_and_hold_the_maxima(monkeypatch):
+    """Row t of the sparse table holds the largest value of the 2^t blocks from each block
+    on wherever they lie within the whole blocks (the entries the search reads); the
+    compiled table is numpy's, entry for entry."""
+    import privopt.search._argmax as enum
+
+    rng = np.random.default_rng(2)
+    for n in (1, 63, 64, 65, 200, 1000, 4097):
+        values = rng.standard_exponential(n)
+        compiled = enum._block_maxima(values, 8)
+        with monkeypatch.context() as m:
+            m.setattr(enum, "_sparse_table_kernel", lambda: None)
+            plain = enum._block_maxima(values, 8)
+        np.testing.assert_array_equal(compiled, plain)
+        nb = n // 8
+        for t in range(compiled.shape[0] if nb else 0):
+            for i in range(nb - (1 << t) + 1):
+                assert compiled[t, i] == values[i * 8:(i + (1 << t)) * 8].max()
