@@ -92,6 +92,7 @@ def _build_argmax_kernel(numba):
         nxt_k = np.zeros(d + 1, dtype=np.int64)
         nxt_p = np.zeros(d + 1, dtype=np.int64)
         drops = np.zeros(d + 1, dtype=np.float64)
+        halves = np.full(2, -np.inf)       # the current level-1 node's bound over each half of coordinate 0
         k0 = nk[0]
         cur = np.zeros(d, dtype=np.int64)
         best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
@@ -158,7 +159,9 @@ def _build_argmax_kernel(numba):
                     for k in range(k0):
                         if coef[0, k] > budget[1]:
                             continue
-                        if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
+                        g0 = gint[0, k]       # the bound of the halves the point lies in
+                        dk = max(drop, halves[0] if g0 < 0 else (halves[1] if g0 > 0 else max(halves[0], halves[1])))
+                        if noise[p] - dk >= best and not (has_floor and noise[p] - dk <= floor):
                             a = np.int32(0)
                             for r in range(rows):
                                 a = np.int32(a + np.int32(diff[r]) * np.int32(level[1, r] >= leaf[k, r]))
@@ -205,7 +208,8 @@ def _build_argmax_kernel(numba):
                     s, dr = level[1, r], np.int32(diff[r])
                     a0 = np.int32(a0 + dr * np.int32(s >= half[0, b, r]))
                     a1 = np.int32(a1 + dr * np.int32(s >= half[1, b, r]))
-                drops[1] = np.float64(total_pos - max(a0, a1)) / scale
+                halves[0], halves[1] = np.float64(total_pos - a0) / scale, np.float64(total_pos - a1) / scale
+                drops[1] = min(halves[0], halves[1])
             elif counts[c_j, budget[c_j]] >= min_bound:
                 # the child's scores and its bound (as for the root, above) in one pass over the rows
                 b = bucket[budget[c_j]]
@@ -215,6 +219,7 @@ def _build_argmax_kernel(numba):
                     acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[c_j, r] >= tsel[c_j, b, r]))
                 drops[c_j] = np.float64(total_pos - acc) / scale
             else:
+                halves[0], halves[1] = -np.inf, -np.inf
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
             j = c_j
@@ -381,7 +386,8 @@ class BoundedArgmax:
     free, the smallest such count over the halves of their values, <= 0 and
     >= 0 (:func:`_split_thresholds`: a row predicted +1 only by values of one
     sign is counted right in that half alone), at level 2 only for a node the
-    plain bound does not prune; the losses and keys it does compute are those of
+    plain bound does not prune; a point is scored only if its noise less its
+    half's bound may still win; the losses and keys it does compute are those of
     :class:`IntegerLattice` (exact integers, the same float64 numbers), so
     every seed releases the same point.  Built by :meth:`of` where the integer
     scorer applies and numba is installed, else None."""
