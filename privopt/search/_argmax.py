@@ -236,11 +236,11 @@ def _build_ball_bounds_kernel(numba):
     """The compiled tables of :func:`_ball_score_bounds` (None without numba)."""
 
     @numba.njit(cache=True, nogil=True)
-    def ball_bounds(xt, gint, coef, nk, bound, fmin, fmax):   # pragma: no cover - compiled
+    def ball_bounds(xt, gint, coef, nk, bound, fmax):   # pragma: no cover - compiled
         # fmax[j, b, r]: the largest sum_{i<j} x[r, i] w_i over the values of coordinates 0..j-1
-        # whose units sum to at most b (a knapsack over the coordinates); fmin the smallest;
-        # a budget no assignment fits is left 0 (no point lies below a node with it).  In
-        # the tables' type, which holds every partial score (_score_dtype)
+        # whose units sum to at most b (a knapsack over the coordinates; the smallest is minus
+        # that of -x); a budget no assignment fits is left 0 (no point lies below a node with
+        # it).  In the table's type, which holds every partial score (_score_dtype)
         d, rows = xt.shape
         reach = np.zeros((d + 1, bound + 1), dtype=np.bool_)     # some assignment fits budget b
         reach[0, :] = True
@@ -248,26 +248,23 @@ def _build_ball_bounds_kernel(numba):
             c = j - 1
             xc = xt[c]
             for b in range(bound + 1):
-                hi, lo = fmax[j, b], fmin[j, b]
+                hi = fmax[j, b]
                 fits = False
                 for k in range(nk[c]):
                     u = coef[c, k]
                     if u > b or not reach[j - 1, b - u]:
                         continue
                     g = gint[c, k]
-                    up, dn = fmax[j - 1, b - u], fmin[j - 1, b - u]
+                    up = fmax[j - 1, b - u]
                     if not fits:
                         for r in range(rows):
                             hi[r] = up[r] + xc[r] * g
-                            lo[r] = dn[r] + xc[r] * g
                         fits = True
                     else:
                         for r in range(rows):
-                            v = xc[r] * g
-                            hi[r] = max(hi[r], up[r] + v)
-                            lo[r] = min(lo[r], dn[r] + v)
+                            hi[r] = max(hi[r], up[r] + xc[r] * g)
                 reach[j, b] = fits
-        return fmin, fmax
+        return fmax
 
     return ball_bounds
 
@@ -405,8 +402,8 @@ class BoundedArgmax:
         d = len(self.grid)
         self.n_points = int(self.counts[d, int(bound)])
         score = _score_dtype(self.xt, self.gint, self.thr)
-        bucket, fmin, fmax = _score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound), self.nk,
-                                           int(self.thr), score)
+        bucket, tsel = _bound_thresholds(self.xt, self.diff, self.gint, self.coef, self._valid(), int(bound),
+                                         self.nk, int(self.thr), score)
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
@@ -414,9 +411,8 @@ class BoundedArgmax:
         self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
                                  int(self.total_pos), int(self.thr))
         half, quarter = _split_thresholds(self.xt, self.diff, self.gint, self.coef, self.nk, bucket, self.thr, score)
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket,
-                           _thresholds(self.thr, self.diff, fmin, fmax, score), half, quarter, leaf.astype(score),
-                           self.bound, self.min_bound)
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, tsel, half, quarter,
+                           leaf.astype(score), self.bound, self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -585,6 +581,23 @@ def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0, kind=None):
     return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr, kind)
 
 
+def _bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr: int, score):
+    """``(bucket, tsel)``: :func:`_thresholds` of :func:`_score_bounds`'s tables, the same
+    numbers; on the ball's path with one knapsack instead of two: row r needs only the
+    largest partial score where ``diff[r] > 0`` and only the smallest where it is < 0, so
+    the knapsack runs once on ``sign_r x[r]`` (sign_r = +1, -1) and ``tsel = thr - sign_r
+    * (its largest)``."""
+    kernel = _ball_bounds_kernel()
+    if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
+        bucket, fmin, fmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+        return bucket, _thresholds(thr, diff, fmin, fmax, score)
+    sign = np.where(np.asarray(diff) > 0, 1, -1).astype(score)
+    tsel = np.zeros((xt.shape[0] + 1, bound + 1, xt.shape[1]), dtype=score)
+    kernel(np.ascontiguousarray(sign[None, :] * np.asarray(xt), dtype=score), gint.astype(score), coef, nk,
+           int(bound), tsel)
+    np.multiply(tsel, sign, out=tsel)
+    return np.arange(bound + 1, dtype=np.int64), np.subtract(tsel.dtype.type(thr), tsel, out=tsel)
+
 def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=None):
     """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for
     the ball: ``fmax[j, b, r]`` is the largest score ``sum_{i<j} x[r, i] w_i`` over the
@@ -601,8 +614,9 @@ def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=Non
         kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
     fmin = np.zeros((d + 1, bound + 1, rows), dtype=kind)
     fmax = np.zeros((d + 1, bound + 1, rows), dtype=kind)
-    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin, fmax)
-    return np.arange(bound + 1, dtype=np.int64), fmin, fmax
+    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmax)
+    kernel(np.ascontiguousarray(-np.asarray(xt), dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin)
+    return np.arange(bound + 1, dtype=np.int64), np.negative(fmin, out=fmin), fmax
 
 
 def _partial_score_bounds(xt, gint, coef, valid, bound):

@@ -359,3 +359,29 @@ def test_block_maxima_compiled_and_numpy_agree_and_hold_the_maxima(monkeypatch):
         for t in range(compiled.shape[0] if nb else 0):
             for i in range(nb - (1 << t) + 1):
                 assert compiled[t, i] == values[i * 8:(i + (1 << t)) * 8].max()
+
+
+def test_bound_thresholds_are_the_thresholds_of_the_score_bounds(monkeypatch):
+    """The one table the search compares with, made from one knapsack on the sign-folded
+    features, equals thr less the largest partial score where a row's label difference is
+    > 0 and the smallest where it is < 0 of the two-sided tables, on the ball's path and on
+    the box's (past the size cap)."""
+    import privopt.search._argmax as enum
+
+    rng = np.random.default_rng(9)
+    d, rows, bound, thr = 3, 40, 8, 5
+    xt = rng.integers(-4, 5, size=(d, rows)).astype(np.int64)
+    diff = rng.choice([-3, -1, 1, 2], size=rows)
+    gint = np.tile(np.arange(-2, 3, dtype=np.int64), (d, 1))
+    coef, nk = gint ** 2, np.full(d, 5, dtype=np.int64)
+    valid = np.ones_like(gint, dtype=bool)
+    for cap in (None, 1):
+        if cap is not None:
+            monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", cap)
+        bucket, fmin, fmax = enum._score_bounds(xt, gint, coef, valid, bound, nk, thr, np.int16)
+        expected = thr - np.where(diff[None, None, :] > 0, fmax, fmin)
+        got_bucket, tsel = enum._bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr, np.int16)
+        np.testing.assert_array_equal(got_bucket, bucket)
+        assert tsel.dtype == np.int16
+        np.testing.assert_array_equal(tsel, expected)
+    assert len(np.unique(bucket)) < bound + 1         # the box's shared columns were checked too
