@@ -38,9 +38,10 @@ class _Tree(NamedTuple):
     nk: np.ndarray           #: grid size of each coordinate
     coef: np.ndarray         #: (d, width) squared-norm units of each grid value
     counts: np.ndarray       #: (d + 1, bound + 1) points with coordinates < j within each budget
-    bucket: np.ndarray       #: budget -> its column of tmin and tmax (:func:`_partial_score_bounds`)
-    tmin: np.ndarray         #: (d + 1, columns, rows) thr - the smallest partial score of coordinates < j
-    tmax: np.ndarray         #: (d + 1, columns, rows) thr - the largest partial score of coordinates < j
+    bucket: np.ndarray       #: budget -> its column of tsel (:func:`_partial_score_bounds`)
+    tsel: np.ndarray         #: (d + 1, columns, rows) thr - the partial score bound of coordinates < j (_thresholds)
+    half: np.ndarray         #: (2, columns, rows) as tsel[1], coordinate 0 <= 0 or >= 0 (_split_thresholds)
+    quarter: np.ndarray      #: (4, columns, rows) as tsel[2], coordinates 0 and 1 each in one half
     leaf: np.ndarray         #: (width, rows) thr - x[r, 0] * (k-th grid value of coordinate 0)
     bound: int
     min_bound: int           #: fewest points of a subtree whose bound is computed
@@ -79,7 +80,8 @@ def _build_argmax_kernel(numba):
         # counted in int32, wrapping, exact below _MOST_RECORDS records (BoundedArgmax.of)
         xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
         gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
-        bucket, tmin, tmax, leaf, bound = tree.bucket, tree.tmin, tree.tmax, tree.leaf, tree.bound
+        bucket, tsel, half, quarter = tree.bucket, tree.tsel, tree.half, tree.quarter
+        leaf, bound = tree.leaf, tree.bound
         min_bound = tree.min_bound
         noise, table, block = noisy.noise, noisy.table, noisy.block
         scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
@@ -90,6 +92,7 @@ def _build_argmax_kernel(numba):
         nxt_k = np.zeros(d + 1, dtype=np.int64)
         nxt_p = np.zeros(d + 1, dtype=np.int64)
         drops = np.zeros(d + 1, dtype=np.float64)
+        halves = np.full(2, -np.inf)       # the current level-1 node's bound over each half of coordinate 0
         k0 = nk[0]
         cur = np.zeros(d, dtype=np.int64)
         best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
@@ -108,9 +111,7 @@ def _build_argmax_kernel(numba):
                     acc = np.int32(0)
                     b = bucket[budget[j]]
                     for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
-                        s, dr = level[j, r], diff[r]
-                        acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[j, b, r])
-                                                                     | ((s >= tmax[j, b, r]) & (dr > 0))))
+                        acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[j, r] >= tsel[j, b, r]))
                     drops[j] = np.float64(total_pos - acc) / scale
                 else:      # a small subtree: its parent's bound holds for it too
                     drops[j] = drops[j + 1]
@@ -135,12 +136,32 @@ def _build_argmax_kernel(numba):
                     j += 1
                     entering = False
                     continue
+                if j == 2 and j < d and hi - lo >= min_bound:
+                    # not pruned: the tighter bound of the four quarters (coordinates 0 and 1 each <= 0
+                    # or >= 0), the smallest of their counts' bounds, and the test again
+                    b = bucket[budget[2]]
+                    a0, a1, a2, a3 = np.int32(0), np.int32(0), np.int32(0), np.int32(0)
+                    for r in range(rows):
+                        s, dr = level[2, r], np.int32(diff[r])
+                        a0 = np.int32(a0 + dr * np.int32(s >= quarter[0, b, r]))
+                        a1 = np.int32(a1 + dr * np.int32(s >= quarter[1, b, r]))
+                        a2 = np.int32(a2 + dr * np.int32(s >= quarter[2, b, r]))
+                        a3 = np.int32(a3 + dr * np.int32(s >= quarter[3, b, r]))
+                    drops[2] = np.float64(total_pos - max(max(a0, a1), max(a2, a3))) / scale
+                    drop = drops[2]
+                    ub = top - drop
+                    if ub < best or (has_floor and ub <= floor):
+                        j += 1
+                        entering = False
+                        continue
                 if j == 1:
                     p = lo
                     for k in range(k0):
                         if coef[0, k] > budget[1]:
                             continue
-                        if noise[p] - drop >= best and not (has_floor and noise[p] - drop <= floor):
+                        g0 = gint[0, k]       # the bound of the halves the point lies in
+                        dk = max(drop, halves[0] if g0 < 0 else (halves[1] if g0 > 0 else max(halves[0], halves[1])))
+                        if noise[p] - dk >= best and not (has_floor and noise[p] - dk <= floor):
                             a = np.int32(0)
                             for r in range(rows):
                                 a = np.int32(a + np.int32(diff[r]) * np.int32(level[1, r] >= leaf[k, r]))
@@ -177,17 +198,28 @@ def _build_argmax_kernel(numba):
                 entering = False
                 continue
             wk = gint[c_j, k]
-            if counts[c_j, budget[c_j]] >= min_bound:
+            if counts[c_j, budget[c_j]] >= min_bound and c_j == 1:
+                # the child's scores and its bound in one pass over the rows: the smaller of the
+                # bounds of its two halves (coordinate 0 <= 0, >= 0)
+                b = bucket[budget[1]]
+                a0, a1 = np.int32(0), np.int32(0)
+                for r in range(rows):
+                    level[1, r] = level[j, r] + xt[1, r] * wk
+                    s, dr = level[1, r], np.int32(diff[r])
+                    a0 = np.int32(a0 + dr * np.int32(s >= half[0, b, r]))
+                    a1 = np.int32(a1 + dr * np.int32(s >= half[1, b, r]))
+                halves[0], halves[1] = np.float64(total_pos - a0) / scale, np.float64(total_pos - a1) / scale
+                drops[1] = min(halves[0], halves[1])
+            elif counts[c_j, budget[c_j]] >= min_bound:
                 # the child's scores and its bound (as for the root, above) in one pass over the rows
                 b = bucket[budget[c_j]]
                 acc = np.int32(0)
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
-                    s, dr = level[c_j, r], diff[r]
-                    acc = np.int32(acc + np.int32(dr) * np.int32((s >= tmin[c_j, b, r])
-                                                                 | ((s >= tmax[c_j, b, r]) & (dr > 0))))
+                    acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[c_j, r] >= tsel[c_j, b, r]))
                 drops[c_j] = np.float64(total_pos - acc) / scale
             else:
+                halves[0], halves[1] = -np.inf, -np.inf
                 for r in range(rows):
                     level[c_j, r] = level[j, r] + xt[c_j, r] * wk
             j = c_j
@@ -204,11 +236,11 @@ def _build_ball_bounds_kernel(numba):
     """The compiled tables of :func:`_ball_score_bounds` (None without numba)."""
 
     @numba.njit(cache=True, nogil=True)
-    def ball_bounds(xt, gint, coef, nk, bound, fmin, fmax):   # pragma: no cover - compiled
+    def ball_bounds(xt, gint, coef, nk, bound, fmax):   # pragma: no cover - compiled
         # fmax[j, b, r]: the largest sum_{i<j} x[r, i] w_i over the values of coordinates 0..j-1
-        # whose units sum to at most b (a knapsack over the coordinates); fmin the smallest;
-        # a budget no assignment fits is left 0 (no point lies below a node with it).  In
-        # the tables' type, which holds every partial score (_score_dtype)
+        # whose units sum to at most b (a knapsack over the coordinates; the smallest is minus
+        # that of -x); a budget no assignment fits is left 0 (no point lies below a node with
+        # it).  In the table's type, which holds every partial score (_score_dtype)
         d, rows = xt.shape
         reach = np.zeros((d + 1, bound + 1), dtype=np.bool_)     # some assignment fits budget b
         reach[0, :] = True
@@ -216,31 +248,95 @@ def _build_ball_bounds_kernel(numba):
             c = j - 1
             xc = xt[c]
             for b in range(bound + 1):
-                hi, lo = fmax[j, b], fmin[j, b]
+                hi = fmax[j, b]
                 fits = False
                 for k in range(nk[c]):
                     u = coef[c, k]
                     if u > b or not reach[j - 1, b - u]:
                         continue
                     g = gint[c, k]
-                    up, dn = fmax[j - 1, b - u], fmin[j - 1, b - u]
+                    up = fmax[j - 1, b - u]
                     if not fits:
                         for r in range(rows):
                             hi[r] = up[r] + xc[r] * g
-                            lo[r] = dn[r] + xc[r] * g
                         fits = True
                     else:
                         for r in range(rows):
-                            v = xc[r] * g
-                            hi[r] = max(hi[r], up[r] + v)
-                            lo[r] = min(lo[r], dn[r] + v)
+                            hi[r] = max(hi[r], up[r] + xc[r] * g)
                 reach[j, b] = fits
-        return fmin, fmax
+        return fmax
 
     return ball_bounds
 
 
 _ball_bounds_kernel = lazy_kernel(_build_ball_bounds_kernel)
+
+
+def _build_split_bounds_kernel(numba):
+    """The compiled tables of :func:`_split_thresholds` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def split_bounds(sp0, sp1, pos, gint, coef, nk, reps, thr, half, quarter):   # pragma: no cover - compiled
+        # sp0[k, r] = sign_r x[r, 0] gint[0, k], sp1 the same for coordinate 1 (sign_r +1 where row
+        # r's diff > 0, else -1): a row's bound over a set of values is sign_r times the largest of
+        # sign_r * (partial score) over it, at an end of each coordinate's values in the set (the
+        # score is linear in each).  Column c holds budget reps[c]; tables t = 0, 1 the halves,
+        # t = 2 + 2 h1 + h0 the quarters.  A half or quarter no value fits takes another's table
+        # (the smallest bound is the same); none fits: thr (no point lies below a node with it)
+        rows = sp0.shape[1]
+        best = np.zeros(rows, dtype=sp0.dtype)
+        tables = 6 if quarter.shape[1] > 0 else 2
+        for c in range(half.shape[1]):
+            found = np.zeros(6, dtype=np.bool_)
+            for t in range(tables):
+                h0, h1 = t % 2, (t - 2) // 2
+                for k1 in range(nk[1] if t >= 2 else 1):
+                    rest = reps[c]
+                    if t >= 2:
+                        g1 = gint[1, k1]
+                        rest -= coef[1, k1]
+                        if rest < 0 or (h1 == 0 and g1 > 0) or (h1 == 1 and g1 < 0):
+                            continue
+                    lo, hi = -1, -1      # coordinate 0's smallest and largest value in half h0 within rest
+                    for k in range(nk[0]):
+                        g = gint[0, k]
+                        if coef[0, k] <= rest and ((h0 == 0 and g <= 0) or (h0 == 1 and g >= 0)):
+                            if lo < 0 or g < gint[0, lo]:
+                                lo = k
+                            if hi < 0 or g > gint[0, hi]:
+                                hi = k
+                    if lo < 0:
+                        continue
+                    if t < 2:
+                        for r in range(rows):
+                            best[r] = max(sp0[lo, r], sp0[hi, r])
+                    elif not found[t]:
+                        for r in range(rows):
+                            best[r] = sp1[k1, r] + max(sp0[lo, r], sp0[hi, r])
+                    else:
+                        for r in range(rows):
+                            best[r] = max(best[r], sp1[k1, r] + max(sp0[lo, r], sp0[hi, r]))
+                    found[t] = True
+                if found[t]:
+                    out = half[t, c] if t < 2 else quarter[t - 2, c]
+                    for r in range(rows):
+                        out[r] = thr - best[r] if pos[r] else thr + best[r]
+            for t in range(tables):
+                if not found[t]:
+                    other = -1
+                    for t2 in range(0 if t < 2 else 2, 2 if t < 2 else 6):
+                        if found[t2]:
+                            other = t2
+                    out = half[t, c] if t < 2 else quarter[t - 2, c]
+                    src = half[max(other, 0), c] if other < 2 else quarter[other - 2, c]
+                    for r in range(rows):
+                        out[r] = src[r] if other >= 0 else thr
+        return half, quarter
+
+    return split_bounds
+
+
+_split_bounds_kernel = lazy_kernel(_build_split_bounds_kernel)
 
 #: The most records (summed over the distinct rows) :class:`BoundedArgmax` searches: its kernel
 #: counts each point's rows in int32, wrapping (twice the vector lanes of int64, about a
@@ -283,7 +379,12 @@ class BoundedArgmax:
     losses, divided by ``scale``, is below the best key found so far, or at or
     below ``floor``: no point in it could be released.  The lower bound counts
     the rows that are misclassified whatever values the free coordinates take
-    in their grids; the losses and keys it does compute are those of
+    in their grids (:func:`_thresholds`); where one or two coordinates are
+    free, the smallest such count over the halves of their values, <= 0 and
+    >= 0 (:func:`_split_thresholds`: a row predicted +1 only by values of one
+    sign is counted right in that half alone), at level 2 only for a node the
+    plain bound does not prune; a point is scored only if its noise less its
+    half's bound may still win; the losses and keys it does compute are those of
     :class:`IntegerLattice` (exact integers, the same float64 numbers), so
     every seed releases the same point.  Built by :meth:`of` where the integer
     scorer applies and numba is installed, else None."""
@@ -301,16 +402,17 @@ class BoundedArgmax:
         d = len(self.grid)
         self.n_points = int(self.counts[d, int(bound)])
         score = _score_dtype(self.xt, self.gint, self.thr)
-        bucket, fmin, fmax = _score_bounds(self.xt, self.gint, self.coef, self._valid(), int(bound), self.nk,
-                                           int(self.thr), score)
+        bucket, tsel = _bound_thresholds(self.xt, self.diff, self.gint, self.coef, self._valid(), int(bound),
+                                         self.nk, int(self.thr), score)
         self.bound = int(bound)
         self.min_bound = _MIN_BOUND_POINTS
         self.kernel = kernel
         leaf = self.thr - self.gint[0][:, None] * self.xt[0][None, :]
         self._lattice = _Lattice(self.xt.astype(score), self.diff.astype(_score_dtype(self.diff[None, :])),
                                  int(self.total_pos), int(self.thr))
-        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, _less(self.thr, fmin, score),
-                           _less(self.thr, fmax, score), leaf.astype(score), self.bound, self.min_bound)
+        half, quarter = _split_thresholds(self.xt, self.diff, self.gint, self.coef, self.nk, bucket, self.thr, score)
+        self._tree = _Tree(self.gint, self.nk, self.coef, self.counts, bucket, tsel, half, quarter,
+                           leaf.astype(score), self.bound, self.min_bound)
 
     def _valid(self):
         return np.arange(self.gint.shape[1])[None, :] < self.nk[:, None]
@@ -394,12 +496,50 @@ def _grid_tables(grid: tuple, coef: tuple, bound: int) -> _GridTables:
     return _GridTables(gint, units, sizes, counts, values)
 
 
-def _less(thr: int, f: np.ndarray, score) -> np.ndarray:
-    """``thr - f`` in the score type ``score`` (which holds it, :func:`_score_dtype`), into
-    ``f`` itself where it already has that type (the tables are made for this one use)."""
-    if f.dtype == np.dtype(score):
-        return np.subtract(f.dtype.type(thr), f, out=f)
-    return (thr - f).astype(score)
+def _thresholds(thr: int, diff: np.ndarray, fmin: np.ndarray, fmax: np.ndarray, score) -> np.ndarray:
+    """The one table of thresholds the branch and bound compares a row's partial score s
+    with: ``thr - fmax`` where the row's ``diff`` > 0, ``thr - fmin`` where it is < 0, in
+    the score type ``score`` (which holds it, :func:`_score_dtype`); into ``fmin`` itself
+    where it already has that type (the tables are made for this one use).
+
+    Row r's part of a node's count is ``diff[r]`` times 1 if the row is predicted +1 by
+    some point below the node when ``diff[r] > 0`` (s + fmax >= thr: it may be right), by
+    every point below when ``diff[r] < 0`` (s + fmin >= thr: it must be wrong), else 0:
+    in both cases ``diff[r] * [s >= tsel[r]]``, one comparison a row."""
+    positive = np.asarray(diff) > 0
+    if fmin.dtype != np.dtype(score):
+        return (thr - np.where(positive[None, None, :], fmax, fmin)).astype(score)
+    # fmax * 1 + fmin * 0 where positive, fmax * 0 + fmin * 1 elsewhere: in place, without a mask
+    # broadcast over the tables (numpy's masked copy is ten times slower)
+    np.multiply(fmax, positive.astype(fmax.dtype), out=fmax)
+    np.multiply(fmin, (~positive).astype(fmin.dtype), out=fmin)
+    np.add(fmin, fmax, out=fmin)
+    return np.subtract(fmin.dtype.type(thr), fmin, out=fmin)
+
+
+def _split_thresholds(xt, diff, gint, coef, nk, bucket, thr: int, score) -> tuple[np.ndarray, np.ndarray]:
+    """``(half, quarter)``: tighter thresholds for the nodes at levels 1 and 2, in the layout
+    of :func:`_thresholds` (``thr`` less the partial score bound that counts for each row;
+    one column per column of ``bucket``, computed for the largest budget that shares it).
+
+    ``half[h]``: coordinate 0 free within the budget, its values <= 0 (h = 0) or >= 0 (h = 1);
+    ``quarter[2 h1 + h0]``: coordinates 0 and 1 free within the budget (the ball), coordinate
+    1 in half h1 and 0 in half h0.  Every point below a node lies in one of them, so the
+    smallest of their loss bounds is a bound (and no looser than the node's own, whose range
+    holds theirs); it is far tighter where rows need coordinate 0 (or 1) of either sign to be
+    predicted +1: one bound lets each row take the sign it needs, the halves do not.  Zero
+    columns where W has fewer than 2 (3) coordinates."""
+    d, rows = xt.shape
+    cols = int(bucket[-1]) + 1
+    reps = np.searchsorted(bucket, np.arange(cols), side="right") - 1     # the largest budget of each column
+    half = np.empty((2, cols if d >= 2 else 0, rows), dtype=score)
+    quarter = np.empty((4, cols if d >= 3 else 0, rows), dtype=score)
+    pos = np.asarray(diff) > 0
+    sx = np.where(pos, 1, -1)[None, :] * np.asarray(xt[:2], dtype=np.int64)     # sign_r x[r, i], i = 0, 1
+    sp0 = (gint[0, :nk[0], None] * sx[0][None, :]).astype(score)
+    sp1 = (gint[1, :nk[1], None] * sx[1][None, :]).astype(score) if d >= 2 else np.zeros((1, rows), score)
+    _split_bounds_kernel()(sp0, sp1, pos, gint, coef, nk, reps.astype(np.int64), int(thr), half, quarter)
+    return half, quarter
 
 
 #: Points x rows of a W per thread of :meth:`BoundedArgmax.best` (a thread's hand-off costs
@@ -441,6 +581,23 @@ def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0, kind=None):
     return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr, kind)
 
 
+def _bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr: int, score):
+    """``(bucket, tsel)``: :func:`_thresholds` of :func:`_score_bounds`'s tables, the same
+    numbers; on the ball's path with one knapsack instead of two: row r needs only the
+    largest partial score where ``diff[r] > 0`` and only the smallest where it is < 0, so
+    the knapsack runs once on ``sign_r x[r]`` (sign_r = +1, -1) and ``tsel = thr - sign_r
+    * (its largest)``."""
+    kernel = _ball_bounds_kernel()
+    if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
+        bucket, fmin, fmax = _partial_score_bounds(xt, gint, coef, valid, bound)
+        return bucket, _thresholds(thr, diff, fmin, fmax, score)
+    sign = np.where(np.asarray(diff) > 0, 1, -1).astype(score)
+    tsel = np.zeros((xt.shape[0] + 1, bound + 1, xt.shape[1]), dtype=score)
+    kernel(np.ascontiguousarray(sign[None, :] * np.asarray(xt), dtype=score), gint.astype(score), coef, nk,
+           int(bound), tsel)
+    np.multiply(tsel, sign, out=tsel)
+    return np.arange(bound + 1, dtype=np.int64), np.subtract(tsel.dtype.type(thr), tsel, out=tsel)
+
 def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=None):
     """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for
     the ball: ``fmax[j, b, r]`` is the largest score ``sum_{i<j} x[r, i] w_i`` over the
@@ -457,8 +614,9 @@ def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=Non
         kind = _score_dtype(xt, gint, thr)      # holds every partial score, and thr less any of them
     fmin = np.zeros((d + 1, bound + 1, rows), dtype=kind)
     fmax = np.zeros((d + 1, bound + 1, rows), dtype=kind)
-    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin, fmax)
-    return np.arange(bound + 1, dtype=np.int64), fmin, fmax
+    kernel(np.ascontiguousarray(xt, dtype=kind), gint.astype(kind), coef, nk, int(bound), fmax)
+    kernel(np.ascontiguousarray(-np.asarray(xt), dtype=kind), gint.astype(kind), coef, nk, int(bound), fmin)
+    return np.arange(bound + 1, dtype=np.int64), np.negative(fmin, out=fmin), fmax
 
 
 def _partial_score_bounds(xt, gint, coef, valid, bound):
@@ -500,11 +658,42 @@ def _prefix_sums(terms: np.ndarray) -> np.ndarray:
 
 def _block_maxima(values, block):
     """Sparse table of the maxima of ``values`` in blocks of ``block``: row t
-    holds the maximum of 2^t consecutive blocks from each block on."""
+    holds the maximum of 2^t consecutive blocks from each block on (-inf past
+    the last block); compiled where numba is installed (:func:`_sparse_table_kernel`),
+    else with numpy, the same numbers."""
     nb = len(values) // block
+    levels = 1
+    while (2 << (levels - 1)) <= nb:
+        levels += 1
+    kernel = _sparse_table_kernel()
+    if kernel is not None and nb:
+        return kernel(np.ascontiguousarray(values, dtype=np.float64), block, np.empty((levels, nb)))
     rows = [values[:nb * block].reshape(nb, block).max(axis=1) if nb else np.full(1, -np.inf)]
     while (2 << (len(rows) - 1)) <= nb:
         half = 1 << (len(rows) - 1)
         prev = rows[-1]
         rows.append(np.concatenate([np.maximum(prev[:-half], prev[half:]), np.full(half, -np.inf)]))
     return np.ascontiguousarray(np.vstack(rows))
+
+
+def _build_sparse_table_kernel(numba):
+    """The compiled :func:`_block_maxima` (None without numba)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def sparse_table(values, block, out):   # pragma: no cover - compiled
+        levels, nb = out.shape
+        for i in range(nb):
+            top = values[i * block]
+            for p in range(i * block + 1, (i + 1) * block):
+                top = max(top, values[p])
+            out[0, i] = top
+        for t in range(1, levels):
+            half = 1 << (t - 1)
+            for i in range(nb):
+                out[t, i] = max(out[t - 1, i], out[t - 1, i + half]) if i + half < nb else -np.inf
+        return out
+
+    return sparse_table
+
+
+_sparse_table_kernel = lazy_kernel(_build_sparse_table_kernel)

@@ -268,6 +268,64 @@ def test_ball_score_bounds_are_the_exact_range_within_each_budget():
     assert tighter      # two free coordinates cannot both spend the whole budget
 
 
+def test_split_thresholds_are_the_bounds_of_each_half_and_quarter():
+    """The tables of the nodes at levels 1 and 2: ``half[h]`` is thr less the largest score
+    of coordinate 0 over its values within the budget that are <= 0 (h = 0) or >= 0 (h = 1)
+    where a row's label difference is > 0, the smallest where it is < 0 (worked out here by
+    listing the values); ``quarter[2 h1 + h0]`` the same over the pairs of coordinates 1 and
+    0 in those halves whose units sum to at most the budget.  A half or quarter no value
+    fits takes the table of one that some value fits (the smallest bound over them is the
+    same); a column shared by several budgets (the box's) holds its largest budget's."""
+    import itertools
+
+    from privopt.search._argmax import _split_thresholds
+
+    rng = np.random.default_rng(11)
+    rows, bound, thr = 25, 6, 3
+    xt = rng.integers(-3, 4, size=(3, rows)).astype(np.int64)
+    diff = rng.choice([-2, -1, 1, 3], size=rows)
+    for grids in ([np.array([-2, -1, 0, 1, 2]), np.array([-1, 1]), np.array([0, 1])],
+                  [np.array([1, 2]), np.array([-2, 0, 2]), np.array([0])]):    # coordinate 0 has no value <= 0
+        width = max(len(g) for g in grids)
+        gint = np.zeros((3, width), dtype=np.int64)
+        coef = np.full((3, width), bound + 1, dtype=np.int64)
+        for j, g in enumerate(grids):
+            gint[j, :len(g)], coef[j, :len(g)] = g, g ** 2
+        nk = np.array([len(g) for g in grids], dtype=np.int64)
+        for bucket in (np.arange(bound + 1), np.array([0, 1, 1, 1, 2, 2, 3])):
+            half, quarter = _split_thresholds(xt, diff, gint, coef, nk, bucket, thr, np.int16)
+            assert half.dtype == quarter.dtype == np.int16 and half.shape == (2, bucket[-1] + 1, rows)
+            for b in range(bound + 1):
+                if b < bound and bucket[b + 1] == bucket[b]:
+                    continue                        # a shared column holds its largest budget
+                c = bucket[b]
+                sides = [lambda g: g <= 0, lambda g: g >= 0]
+                expected = {}
+                for h in range(2):
+                    vals = [g for g in grids[0] if g * g <= b and sides[h](g)]
+                    if vals:
+                        scores = np.outer(xt[0], vals)
+                        expected[h] = thr - np.where(diff > 0, scores.max(axis=1), scores.min(axis=1))
+                        np.testing.assert_array_equal(half[h, c], expected[h])
+                for h in range(2):
+                    if h not in expected and expected:
+                        np.testing.assert_array_equal(half[h, c], half[1 - h, c])
+                tables = {}
+                for q in range(4):
+                    pairs = [(g1, g0) for g1, g0 in itertools.product(grids[1], grids[0])
+                             if g1 * g1 + g0 * g0 <= b and sides[q // 2](g1) and sides[q % 2](g0)]
+                    if pairs:
+                        scores = np.array([xt[1] * g1 + xt[0] * g0 for g1, g0 in pairs]).T
+                        tables[q] = thr - np.where(diff > 0, scores.max(axis=1), scores.min(axis=1))
+                        np.testing.assert_array_equal(quarter[q, c], tables[q])
+                for q in range(4):
+                    if q not in tables and tables:
+                        assert any(np.array_equal(quarter[q, c], t) for t in tables.values())
+        half2, quarter2 = _split_thresholds(xt[:2], diff, gint[:2], coef[:2], nk[:2], np.arange(bound + 1), thr,
+                                            np.int16)
+        assert half2.shape[1] == bound + 1 and quarter2.shape[1] == 0      # two coordinates: no level 2 below the root
+
+
 def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
     """Past the tables' size cap, budgets share the column of a larger kept step: fewer
     columns, each range at least as wide as the budget's own (still a bound)."""
@@ -285,3 +343,49 @@ def test_partial_score_bounds_capped_share_wider_columns(monkeypatch):
     for b in range(bound + 1):
         assert np.all(cmin[:, cbucket[b]] <= fmin[:, bucket[b]])
         assert np.all(cmax[:, cbucket[b]] >= fmax[:, bucket[b]])
+
+
+def test_block_maxima_compiled_and_numpy_agree_and_hold_the_maxima(monkeypatch):
+    """Row t of the sparse table holds the largest value of the 2^t blocks from each block
+    on wherever they lie within the whole blocks (the entries the search reads); the
+    compiled table is numpy's, entry for entry."""
+    import privopt.search._argmax as enum
+
+    rng = np.random.default_rng(2)
+    for n in (1, 63, 64, 65, 200, 1000, 4097):
+        values = rng.standard_exponential(n)
+        compiled = enum._block_maxima(values, 8)
+        with monkeypatch.context() as m:
+            m.setattr(enum, "_sparse_table_kernel", lambda: None)
+            plain = enum._block_maxima(values, 8)
+        np.testing.assert_array_equal(compiled, plain)
+        nb = n // 8
+        for t in range(compiled.shape[0] if nb else 0):
+            for i in range(nb - (1 << t) + 1):
+                assert compiled[t, i] == values[i * 8:(i + (1 << t)) * 8].max()
+
+
+def test_bound_thresholds_are_the_thresholds_of_the_score_bounds(monkeypatch):
+    """The one table the search compares with, made from one knapsack on the sign-folded
+    features, equals thr less the largest partial score where a row's label difference is
+    > 0 and the smallest where it is < 0 of the two-sided tables, on the ball's path and on
+    the box's (past the size cap)."""
+    import privopt.search._argmax as enum
+
+    rng = np.random.default_rng(9)
+    d, rows, bound, thr = 3, 40, 8, 5
+    xt = rng.integers(-4, 5, size=(d, rows)).astype(np.int64)
+    diff = rng.choice([-3, -1, 1, 2], size=rows)
+    gint = np.tile(np.arange(-2, 3, dtype=np.int64), (d, 1))
+    coef, nk = gint ** 2, np.full(d, 5, dtype=np.int64)
+    valid = np.ones_like(gint, dtype=bool)
+    for cap in (None, 1):
+        if cap is not None:
+            monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", cap)
+        bucket, fmin, fmax = enum._score_bounds(xt, gint, coef, valid, bound, nk, thr, np.int16)
+        expected = thr - np.where(diff[None, None, :] > 0, fmax, fmin)
+        got_bucket, tsel = enum._bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr, np.int16)
+        np.testing.assert_array_equal(got_bucket, bucket)
+        assert tsel.dtype == np.int16
+        np.testing.assert_array_equal(tsel, expected)
+    assert len(np.unique(bucket)) < bound + 1         # the box's shared columns were checked too
