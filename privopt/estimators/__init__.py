@@ -157,6 +157,32 @@ def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None
     return one_core / workers_for(None, _bound_pass_seconds(topdown_work.regions, n_records))
 
 
+@functools.lru_cache(maxsize=1024)
+def _rung_outlook(n: int, d_model: int, n_features: int, res, fit_intercept: bool, feature_values: int,
+                  declared, budget: float, cpus: int) -> tuple[int, float, bool]:
+    """(|W_r|, its predicted sampling time :func:`mixture_part_seconds`, whether a rung
+    after the first may be offered: at most ``LADDER_ENUMERATE_POINTS`` points where every
+    point is scored, and :func:`auto_mechanism` within ``budget`` gives private selection) of
+    the ladder's rung ``res`` on ``n_features`` columns (``d_model``: the coordinates of the
+    ladder's first W, which the predictions read): public numbers only (n, the rung, whether
+    there is an intercept, the values a coordinate takes as declared, the budget and the
+    usable CPUs ``cpus`` the predictions read), so kept once per process for every fit that
+    asks again."""
+    w = public_w(int(res.grid), n_features + (1 if fit_intercept else 0), float(res.norm_bound))
+    lv = w.levels
+    size = count_grid_points(lv.coef, int(lv.bound)) if lv.exact else 10 ** 18
+    split = w.support_work(feature_values) if lv.exact and int(res.grid) >= 1 else None
+    if split is not None and declared is not None:
+        split = dataclasses.replace(split, coordinate_values=declared)
+    regions = None if split is None else split.regions
+    work = (None if regions is not None or not lv.exact else
+            scoring_costs(size, n, w.d, lv.coef, int(lv.bound), list(w.grids), feature_values)[1])
+    part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
+    offerable = (size < 10 ** 18 and not (regions is None and size > LADDER_ENUMERATE_POINTS)
+                 and auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] == "permute_and_flip")
+    return size, part, offerable
+
+
 def _grid_values(grid) -> int:
     """The fewest values a coordinate of W takes: 2B + 1 for the grid -B..B, else
     the length of the grid (the shortest, for one grid per coordinate)."""
@@ -1030,26 +1056,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             if key in seen:
                 continue
             disc, Xr = self._rung_features(res, Xa, Xd, maps)
-            size = self._public_size(Xr.shape[1], res)
-            split = self._public_topdown_work(Xr, res)
-            declared = self._coordinate_values(Xr, res, disc)      # read by the predicted times only
-            if split is not None and declared is not None:
-                split = dataclasses.replace(split, coordinate_values=declared)
-            regions = None if split is None else split.regions
-            work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
+            size, part, offerable = _rung_outlook(
+                n, d_model, Xr.shape[1], res, bool(self.fit_intercept), self._feature_values(Xr, res),
+                self._coordinate_values(Xr, res, disc), budget, usable_cpus())
             if i > 0:
-                too_many = size >= 10 ** 18 or (regions is None and size > LADDER_ENUMERATE_POINTS)
-                if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
-                        != "permute_and_flip":
+                if not offerable:
                     continue
-                part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
                 if total + size > LADDER_TOTAL_POINTS or self._over_time_limit(seconds + part):
                     break       # the ladder's total size, or the mixture's time_limit on the sum: it stops here
                 total += size
-                seconds += part
-            else:
-                seconds += mixture_part_seconds(size, n, d_model, work, topdown_work=split,
-                                                coordinate_values=declared)
+            seconds += part
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]
