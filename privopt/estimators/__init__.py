@@ -981,10 +981,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values,
                                       coordinate_values=declared)
             else:
-                base = _narrower(first, Xr, res)
-                loss = (self._zero_one_loss_on(Xr, y, res, values, declared) if base is None else
-                        base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
-                                                   feature_values=values, coordinate_values=declared))
+                base, centred = _narrower(first, Xr, res), _uncentred(first, Xr, res)
+                if base is not None:
+                    loss = base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                      feature_values=values, coordinate_values=declared)
+                elif centred is not None:
+                    loss = centred.with_affine_features(2.0, -float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                        feature_values=values, coordinate_values=declared)
+                else:
+                    loss = self._zero_one_loss_on(Xr, y, res, values, declared)
                 first[id(Xr)] = (Xr, loss)
             out.append(loss)
         return out
@@ -1083,7 +1088,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             with _quiet_leak():     # said once, by _transform
                 made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
                                           center=res.centered, spacing=res.spacing).fit(Xa)
-            maps[fmap] = (made, made.transform(Xa))
+            steps = maps.get((res.levels, False, res.spacing)) if res.centered else None
+            # the centred steps from the steps on {0..L} of the same levels and spacing, made already
+            maps[fmap] = (made, made.transform(Xa) if steps is None else _centred(steps[1], made.levels_))
         disc, Xs = maps[fmap]
         if not res.wide_intercept:
             return disc, Xs
@@ -1473,11 +1480,30 @@ def _narrower(first: dict, Xr, res):
     record (:func:`_with_wide_intercept`), else None."""
     if not res.wide_intercept or Xr.ndim != 2 or Xr.shape[1] < 2:
         return None
-    for X0, loss in first.values():
+    for X0, loss in reversed(first.values()):     # the latest first: the ladder widens the W before it
         if (X0.shape == (Xr.shape[0], Xr.shape[1] - 1) and np.all(Xr[:, -1] == float(res.levels))
                 and np.array_equal(X0, Xr[:, :-1])):
             return loss
     return None
+
+
+def _uncentred(first: dict, Xr, res):
+    """The loss, among ``first`` (id -> (features, loss)), on the steps z of which ``Xr``
+    holds the centred steps 2 z - L, L = ``res.levels`` (:func:`privopt.models.discretize_features`
+    with ``center=True``), checked entry by entry, where ``res`` centres and does not widen
+    the intercept, else None."""
+    if not res.centered or res.wide_intercept or Xr.ndim != 2:
+        return None
+    for X0, loss in reversed(first.values()):     # the latest first: the ladder centres the W before it
+        if X0.shape == Xr.shape and np.array_equal(_centred(X0, res.levels), Xr):
+            return loss
+    return None
+
+
+def _centred(Xs, levels):
+    """The centred steps 2 z - L (+ 0.0) of the steps z on {0..L}, the same floating-point
+    operations as :func:`privopt.models.discretize_features` with ``center=True``."""
+    return 2.0 * Xs - levels + 0.0
 
 
 def _with_wide_intercept(Xd, res):
