@@ -551,7 +551,7 @@ def _swap_cuts_pay(enumeration) -> bool:
     they are left out there (docs/oracle.md).  The choice changes the running
     time only, never the optimum."""
     X = enumeration.X
-    return bool(np.isin(X, (0.0, 1.0)).all()) and _milp_is_auto(enumeration)
+    return bool(((X == 0.0) | (X == 1.0)).all()) and _milp_is_auto(enumeration)
 
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
