@@ -157,6 +157,32 @@ def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None
     return one_core / workers_for(None, _bound_pass_seconds(topdown_work.regions, n_records))
 
 
+@functools.lru_cache(maxsize=1024)
+def _rung_outlook(n: int, d_model: int, n_features: int, res, fit_intercept: bool, feature_values: int,
+                  declared, budget: float, cpus: int) -> tuple[int, float, bool]:
+    """(|W_r|, its predicted sampling time :func:`mixture_part_seconds`, whether a rung
+    after the first may be offered: at most ``LADDER_ENUMERATE_POINTS`` points where every
+    point is scored, and :func:`auto_mechanism` within ``budget`` gives private selection) of
+    the ladder's rung ``res`` on ``n_features`` columns (``d_model``: the coordinates of the
+    ladder's first W, which the predictions read): public numbers only (n, the rung, whether
+    there is an intercept, the values a coordinate takes as declared, the budget and the
+    usable CPUs ``cpus`` the predictions read), so kept once per process for every fit that
+    asks again."""
+    w = public_w(int(res.grid), n_features + (1 if fit_intercept else 0), float(res.norm_bound))
+    lv = w.levels
+    size = count_grid_points(lv.coef, int(lv.bound)) if lv.exact else 10 ** 18
+    split = w.support_work(feature_values) if lv.exact and int(res.grid) >= 1 else None
+    if split is not None and declared is not None:
+        split = dataclasses.replace(split, coordinate_values=declared)
+    regions = None if split is None else split.regions
+    work = (None if regions is not None or not lv.exact else
+            scoring_costs(size, n, w.d, lv.coef, int(lv.bound), list(w.grids), feature_values)[1])
+    part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
+    offerable = (size < 10 ** 18 and not (regions is None and size > LADDER_ENUMERATE_POINTS)
+                 and auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] == "permute_and_flip")
+    return size, part, offerable
+
+
 def _grid_values(grid) -> int:
     """The fewest values a coordinate of W takes: 2B + 1 for the grid -B..B, else
     the length of the grid (the shortest, for one grid per coordinate)."""
@@ -955,10 +981,15 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
                 loss = kept[1].with_w(grid=grid, norm_bound=norm_bound, feature_values=values,
                                       coordinate_values=declared)
             else:
-                base = _narrower(first, Xr, res)
-                loss = (self._zero_one_loss_on(Xr, y, res, values, declared) if base is None else
-                        base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
-                                                   feature_values=values, coordinate_values=declared))
+                base, centred = _narrower(first, Xr, res), _uncentred(first, Xr, res)
+                if base is not None:
+                    loss = base.with_constant_feature(float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                      feature_values=values, coordinate_values=declared)
+                elif centred is not None:
+                    loss = centred.with_affine_features(2.0, -float(res.levels), grid=grid, norm_bound=norm_bound,
+                                                        feature_values=values, coordinate_values=declared)
+                else:
+                    loss = self._zero_one_loss_on(Xr, y, res, values, declared)
                 first[id(Xr)] = (Xr, loss)
             out.append(loss)
         return out
@@ -1030,26 +1061,16 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             if key in seen:
                 continue
             disc, Xr = self._rung_features(res, Xa, Xd, maps)
-            size = self._public_size(Xr.shape[1], res)
-            split = self._public_topdown_work(Xr, res)
-            declared = self._coordinate_values(Xr, res, disc)      # read by the predicted times only
-            if split is not None and declared is not None:
-                split = dataclasses.replace(split, coordinate_values=declared)
-            regions = None if split is None else split.regions
-            work = None if regions is not None else self._public_sparse_work(Xr, n, size, res)
+            size, part, offerable = _rung_outlook(
+                n, d_model, Xr.shape[1], res, bool(self.fit_intercept), self._feature_values(Xr, res),
+                self._coordinate_values(Xr, res, disc), budget, usable_cpus())
             if i > 0:
-                too_many = size >= 10 ** 18 or (regions is None and size > LADDER_ENUMERATE_POINTS)
-                if too_many or auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] \
-                        != "permute_and_flip":
+                if not offerable:
                     continue
-                part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
                 if total + size > LADDER_TOTAL_POINTS or self._over_time_limit(seconds + part):
                     break       # the ladder's total size, or the mixture's time_limit on the sum: it stops here
                 total += size
-                seconds += part
-            else:
-                seconds += mixture_part_seconds(size, n, d_model, work, topdown_work=split,
-                                                coordinate_values=declared)
+            seconds += part
             seen.add(key)
             out.append((res, Xr, disc, size))
         return [o[:3] for o in out], [o[3] for o in out]
@@ -1067,7 +1088,9 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             with _quiet_leak():     # said once, by _transform
                 made = FeatureDiscretizer(bounds=self.discretizer_.bounds, levels=res.levels,
                                           center=res.centered, spacing=res.spacing).fit(Xa)
-            maps[fmap] = (made, made.transform(Xa))
+            steps = maps.get((res.levels, False, res.spacing)) if res.centered else None
+            # the centred steps from the steps on {0..L} of the same levels and spacing, made already
+            maps[fmap] = (made, made.transform(Xa) if steps is None else _centred(steps[1], made.levels_))
         disc, Xs = maps[fmap]
         if not res.wide_intercept:
             return disc, Xs
@@ -1457,11 +1480,30 @@ def _narrower(first: dict, Xr, res):
     record (:func:`_with_wide_intercept`), else None."""
     if not res.wide_intercept or Xr.ndim != 2 or Xr.shape[1] < 2:
         return None
-    for X0, loss in first.values():
+    for X0, loss in reversed(first.values()):     # the latest first: the ladder widens the W before it
         if (X0.shape == (Xr.shape[0], Xr.shape[1] - 1) and np.all(Xr[:, -1] == float(res.levels))
                 and np.array_equal(X0, Xr[:, :-1])):
             return loss
     return None
+
+
+def _uncentred(first: dict, Xr, res):
+    """The loss, among ``first`` (id -> (features, loss)), on the steps z of which ``Xr``
+    holds the centred steps 2 z - L, L = ``res.levels`` (:func:`privopt.models.discretize_features`
+    with ``center=True``), checked entry by entry, where ``res`` centres and does not widen
+    the intercept, else None."""
+    if not res.centered or res.wide_intercept or Xr.ndim != 2:
+        return None
+    for X0, loss in reversed(first.values()):     # the latest first: the ladder centres the W before it
+        if X0.shape == Xr.shape and np.array_equal(_centred(X0, res.levels), Xr):
+            return loss
+    return None
+
+
+def _centred(Xs, levels):
+    """The centred steps 2 z - L (+ 0.0) of the steps z on {0..L}, the same floating-point
+    operations as :func:`privopt.models.discretize_features` with ``center=True``."""
+    return 2.0 * Xs - levels + 0.0
 
 
 def _with_wide_intercept(Xd, res):

@@ -551,7 +551,7 @@ def _swap_cuts_pay(enumeration) -> bool:
     they are left out there (docs/oracle.md).  The choice changes the running
     time only, never the optimum."""
     X = enumeration.X
-    return bool(np.isin(X, (0.0, 1.0)).all()) and _milp_is_auto(enumeration)
+    return bool(((X == 0.0) | (X == 1.0)).all()) and _milp_is_auto(enumeration)
 
 
 def zero_one_halfspace(X, y, *, grid=None, norm_bound=None, merge_rows=True, chain_cuts=True,
@@ -949,6 +949,30 @@ class ZeroOneLoss:
         args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
                                    feature_values=feature_values, coordinate_values=coordinate_values)
         setup = _zero_one_setup_on(wider, args)
+        return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
+
+
+    def with_affine_features(self, scale, offset, *, grid=None, norm_bound=None, feature_values=None,
+                             coordinate_values=None) -> ZeroOneLoss:
+        """The 0/1 loss of the same records with every feature (not the intercept's column)
+        mapped to ``scale * x + offset + 0.0`` (``scale`` > 0), under the W of ``grid``,
+        ``norm_bound``, ``feature_values``, ``coordinate_values``: equal to
+        :func:`zero_one_loss` of ``scale * X + offset + 0.0`` with this loss's y and
+        keywords (e.g. the centred steps 2 z - L of :func:`discretize_features` from the
+        steps z on {0..L}).  An increasing map of each column changes neither which rows are
+        equal nor their lexicographic order, so the merged rows are these mapped (the same
+        floating-point operations on the same values), their label counts these (shared),
+        without merging the records again."""
+        scale, offset = check_positive(scale, "scale"), check_real(offset, "offset")
+        rows = self._setup.rows
+        at = rows.d - 1 if rows.fit_intercept else rows.d
+        Xu = np.array(rows.Xu, dtype=np.float64)
+        Xu[:, :at] = scale * Xu[:, :at] + offset + 0.0
+        integral = None if rows.integral is None else is_integral(Xu)
+        mapped = dataclasses.replace(rows, integral=integral, Xu=Xu, X64=_read_only(Xu))
+        args = dataclasses.replace(self._setup.args, grid=grid, norm_bound=norm_bound,
+                                   feature_values=feature_values, coordinate_values=coordinate_values)
+        setup = _zero_one_setup_on(mapped, args)
         return ZeroOneLoss(data=setup.data, info=setup.info, _setup=setup)
 
 

@@ -11,6 +11,7 @@ applies: the mechanisms' engine, ``solver="enumerate"`` and the estimator's
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,8 +67,14 @@ class SupportWork:
 
 def split_support_work(d: int, coef: Sequence[int], bound: int, n_values: int) -> SupportWork | None:
     """The :class:`SupportWork` of W_tau where :func:`split_support_count`'s rule lets it be
-    split by support (same arguments; ``n_values`` is its ``values``), else None."""
-    coef = [int(c) for c in coef]
+    split by support (same arguments; ``n_values`` is its ``values``), else None.  Public
+    whole numbers only, so worked out once per process for each (d, coef, bound, n_values):
+    every W of a ladder and every fit on it asks again (the record is frozen)."""
+    return _kept_support_work(int(d), tuple(int(c) for c in coef), int(bound), int(n_values))
+
+
+@functools.lru_cache(maxsize=1024)
+def _kept_support_work(d: int, coef: tuple, bound: int, n_values: int) -> SupportWork | None:
     if 0 not in coef:
         return None
     units = [c for c in coef if c != 0]

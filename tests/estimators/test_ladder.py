@@ -4,6 +4,7 @@ privopt.mixture_selection."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -422,3 +423,64 @@ def test_release_over_a_ladder_with_a_geometric_rung_has_the_exact_law(monkeypat
         assert est.resolutions_ == tuple(rungs)
         counts[cells.index((est.resolution_.geometric, tuple(np.asarray(est.result_.weights, float))))] += 1
     assert pooled_chi_square_pvalue(counts, exact) > 1e-3
+
+
+def _fitted_ladder(time_limit=None):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1.0, 2.0, (400, 4))
+    y = (X[:, 0] - X[:, 1] + rng.normal(0, 0.5, 400) > 0).astype(int)
+    clf = privopt.PrivateHalfspaceClassifier(epsilon=1.0, bounds=(-1.0, 2.0), random_state=0, warm_start=False,
+                                             time_limit=time_limit).fit(X, y)
+    Xd = clf._transform(X, fitting=True, bounds=clf._resolved_bounds(X))
+    return clf, X, Xd, np.where(y == 1, 1, -1)
+
+
+def test_the_ladders_features_and_losses_equal_those_made_afresh():
+    """The ladder makes the centred steps from the steps on {0..L} of the same levels and
+    spacing, and the 0/1 losses on them from the loss on those steps (merged once): bit for
+    bit what each rung's own discretizer and zero_one_loss make from X."""
+    from privopt.models import FeatureDiscretizer, zero_one_loss
+    from privopt.estimators import _with_wide_intercept
+
+    clf, X, Xd, y = _fitted_ladder()
+    ladder = clf._ladder(X, Xd, len(X))[0]
+    assert any(res.centered and not res.wide_intercept for res, _, _ in ladder)
+    losses = clf._zero_one_losses(ladder, y)
+    for (res, Xr, disc), loss in zip(ladder, losses):
+        own = FeatureDiscretizer(bounds=(-1.0, 2.0), levels=res.levels, center=res.centered,
+                                 spacing=res.spacing).fit_transform(X)
+        assert Xr.tobytes() == _with_wide_intercept(own, res).tobytes()
+        grid, norm_bound = clf._ball(Xr.shape[1], res)
+        fresh = zero_one_loss(Xr, y, grid=grid, norm_bound=norm_bound, fit_intercept=True, classes=(-1, 1),
+                              feature_values=clf._feature_values(Xr, res),
+                              coordinate_values=clf._coordinate_values(Xr, res, disc))
+        assert loss.info == fresh.info
+        for field in ("X", "pos", "neg"):
+            assert getattr(loss.data, field).tobytes() == getattr(fresh.data, field).tobytes()
+        for field in ("exact", "mu", "t_hi", "theta", "feature_values", "coordinate_values"):
+            assert getattr(loss.data, field) == getattr(fresh.data, field)
+
+
+@pytest.mark.parametrize("time_limit", [None, 0.05])
+def test_the_ladders_outlook_kept_per_process_is_the_one_worked_out_afresh(time_limit):
+    """Each rung's |W_r|, predicted sampling time and offer, kept once per process from public
+    numbers, equal those worked out from the estimator's own public steps at each call."""
+    import privopt.estimators as est_mod
+
+    clf, X, Xd, _ = _fitted_ladder(time_limit)
+    d_model = Xd.shape[1] + 1
+    budget = est_mod.LADDER_SECONDS if time_limit is None else min(est_mod.LADDER_SECONDS, time_limit)
+    for res, Xr, disc in clf._ladder(X, Xd, len(X))[0]:
+        size = clf._public_size(Xr.shape[1], res)
+        split = clf._public_topdown_work(Xr, res)
+        declared = clf._coordinate_values(Xr, res, disc)
+        if split is not None and declared is not None:
+            split = dataclasses.replace(split, coordinate_values=declared)
+        regions = None if split is None else split.regions
+        work = None if regions is not None else clf._public_sparse_work(Xr, len(X), size, res)
+        part = est_mod.mixture_part_seconds(size, len(X), d_model, work, topdown_work=split,
+                                            coordinate_values=declared)
+        offer = est_mod.auto_mechanism(size, len(X), d_model, budget, work, topdown_regions=regions)[0]
+        kept = est_mod._rung_outlook(len(X), d_model, Xr.shape[1], res, True, clf._feature_values(Xr, res),
+                                     declared, budget, est_mod.usable_cpus())
+        assert kept == (size, part, offer == "permute_and_flip")

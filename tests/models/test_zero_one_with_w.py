@@ -102,3 +102,32 @@ def test_the_public_w_kept_per_process_is_what_the_grid_and_ball_give():
         public_w(True, 3, 1.0)
     with pytest.raises(ParameterError, match="excludes every grid point"):
         public_w((1.0, 2.0), 2, 0.5).exact_units
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("scale, offset, margin", [(2.0, -4.0, None), (3.0, 1.0, None), (0.5, 0.25, 0.01)])
+def test_with_affine_features_equals_the_mapped_table_from_scratch(fit_intercept, scale, offset, margin):
+    """Every feature mapped to scale * x + offset (the centred steps 2 z - L among them): the
+    same loss as zero_one_loss on the mapped table (rows bit for bit, counts, order, rule,
+    info), its label counts shared; the intercept's column left as it is."""
+    X, y = _table()
+    kw = dict(fit_intercept=fit_intercept, classes=(0, 1), margin=margin)
+    base = zero_one_loss(X, y, grid=2, norm_bound=2.0, **kw)
+    made = base.with_affine_features(scale, offset, grid=3, norm_bound=3.0, feature_values=7)
+    fresh = zero_one_loss(scale * X + offset + 0.0, y, grid=3, norm_bound=3.0, feature_values=7, **kw)
+    assert made.info == fresh.info and made.labels == fresh.labels
+    for field in ("X", "pos", "neg"):
+        assert getattr(made.data, field).tobytes() == getattr(fresh.data, field).tobytes()
+    assert made.data.pos is base.data.pos and made.data.neg is base.data.neg
+    for field in ("exact", "mu", "t_hi", "theta", "feature_values"):
+        assert getattr(made.data, field) == getattr(fresh.data, field)
+    np.testing.assert_array_equal(base.data.X, zero_one_loss(X, y, grid=2, norm_bound=2.0, **kw).data.X)   # untouched
+
+
+def test_with_affine_features_refuses_a_map_that_is_not_increasing_or_leaves_the_lattice():
+    X, y = _table()
+    base = zero_one_loss(X, y, grid=1)
+    with pytest.raises(ParameterError, match="scale"):
+        base.with_affine_features(-1.0, 0.0, grid=1)
+    with pytest.raises(ParameterError, match="non-integer"):
+        base.with_affine_features(1.0, 0.5, grid=1)
