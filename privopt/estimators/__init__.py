@@ -159,9 +159,9 @@ def mixture_part_seconds(n_points: int, n_records: int, d: int, sparse_work=None
 
 @functools.lru_cache(maxsize=1024)
 def _rung_outlook(n: int, d_model: int, n_features: int, res, fit_intercept: bool, feature_values: int,
-                  declared, budget: float, cpus: int) -> tuple[int, float, bool]:
+                  declared, budget: float, cpus: int, enumerate_points: int) -> tuple[int, float, bool]:
     """(|W_r|, its predicted sampling time :func:`mixture_part_seconds`, whether a rung
-    after the first may be offered: at most ``LADDER_ENUMERATE_POINTS`` points where every
+    after the first may be offered: at most ``enumerate_points`` (``LADDER_ENUMERATE_POINTS``) points where every
     point is scored, and :func:`auto_mechanism` within ``budget`` gives private selection) of
     the ladder's rung ``res`` on ``n_features`` columns (``d_model``: the coordinates of the
     ladder's first W, which the predictions read): public numbers only (n, the rung, whether
@@ -178,7 +178,7 @@ def _rung_outlook(n: int, d_model: int, n_features: int, res, fit_intercept: boo
     work = (None if regions is not None or not lv.exact else
             scoring_costs(size, n, w.d, lv.coef, int(lv.bound), list(w.grids), feature_values)[1])
     part = mixture_part_seconds(size, n, d_model, work, topdown_work=split, coordinate_values=declared)
-    offerable = (size < 10 ** 18 and not (regions is None and size > LADDER_ENUMERATE_POINTS)
+    offerable = (size < 10 ** 18 and not (regions is None and size > enumerate_points)
                  and auto_mechanism(size, n, d_model, budget, work, topdown_regions=regions)[0] == "permute_and_flip")
     return size, part, offerable
 
@@ -1063,7 +1063,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             disc, Xr = self._rung_features(res, Xa, Xd, maps)
             size, part, offerable = _rung_outlook(
                 n, d_model, Xr.shape[1], res, bool(self.fit_intercept), self._feature_values(Xr, res),
-                self._coordinate_values(Xr, res, disc), budget, usable_cpus())
+                self._coordinate_values(Xr, res, disc), budget, usable_cpus(), LADDER_ENUMERATE_POINTS)
             if i > 0:
                 if not offerable:
                     continue

@@ -482,5 +482,5 @@ def test_the_ladders_outlook_kept_per_process_is_the_one_worked_out_afresh(time_
                                             coordinate_values=declared)
         offer = est_mod.auto_mechanism(size, len(X), d_model, budget, work, topdown_regions=regions)[0]
         kept = est_mod._rung_outlook(len(X), d_model, Xr.shape[1], res, True, clf._feature_values(Xr, res),
-                                     declared, budget, est_mod.usable_cpus())
+                                     declared, budget, est_mod.usable_cpus(), est_mod.LADDER_ENUMERATE_POINTS)
         assert kept == (size, part, offer == "permute_and_flip")
