@@ -30,11 +30,12 @@ needs_accounting = pytest.mark.skipif(
 def _kernels():
     from privopt.scoring import _engine
     from privopt.search import _patterns
-    from privopt.search import _losses
+    from privopt.search import _argmax, _losses
 
     out = []
     for getter in (_patterns._numba_kernel, _patterns._minima_kernels, _engine._numba_kernel,
-                   _losses._numba_hist):
+                   _losses._numba_hist, _argmax._argmax_kernel, _argmax._ball_bounds_kernel,
+                   _argmax._split_bounds_kernel, _argmax._sparse_table_kernel):
         k = getter()
         out.extend(k if isinstance(k, tuple) else (k,))
     return out
@@ -49,7 +50,8 @@ def test_kernels_close_over_no_compiled_function():
     from numba.core.dispatcher import Dispatcher
 
     kernels = _kernels()
-    assert len(kernels) == 7     # the two screening kernels of the top-down sampler among them
+    # the pattern kernels (five of them the top-down sampler's), the scorers, the branch and bound's four
+    assert len(kernels) == 12
     for k in kernels:
         assert type(k._cache).__name__ == "FunctionCache", k.py_func.__qualname__   # cache=True
         cells = k.py_func.__closure__ or ()
