@@ -8,8 +8,8 @@ a module-level function: numba keys a cached function by its bytecode and the
 pickled contents of its closure, and a kernel that closes over another
 compiled function (a dispatcher, which pickles with an identifier drawn
 afresh in each process) misses in every new process.  Kernels that call each
-other therefore live at module level (``privopt/search/_pattern_kernels.py``)
-and reach each other as globals.
+other therefore live at module level (``privopt/search/_pattern_kernels.py``,
+``privopt/search/_argmax_kernels.py``) and reach each other as globals.
 
 Where the cache lives: numba's own choice, first that is writable: the
 directory named by ``NUMBA_CACHE_DIR`` when it is set; ``__pycache__`` next

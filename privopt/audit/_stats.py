@@ -442,6 +442,93 @@ def _describe(mask, names):
 # estimate_epsilon
 # ---------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class _ChosenEvent:
+    """The event S an audit bounds epsilon on and the runs that count for it."""
+
+    lab: Any                 #: the labeller of the outputs (_Discrete or _Buckets)
+    mask: np.ndarray         #: which labels S holds
+    swap: bool               #: the direction D', D (S likelier under D')
+    counts: tuple            #: (k1, n1, k2, n2): runs in S and runs, the likelier side first
+    n_events: int            #: candidate events (each in two directions)
+    alpha_each: float        #: the level of each one-sided Clopper-Pearson bound
+    n_selection: tuple       #: runs on D and D' that chose S
+    n_evaluation: tuple      #: runs on D and D' that count S
+
+
+def _ordered_counts(swap, k_a, n_a, k_b, n_b) -> tuple:
+    """``(k1, n1, k2, n2)``: the direction's first data set's counts first."""
+    return (k_b, n_b, k_a, n_a) if swap else (k_a, n_a, k_b, n_b)
+
+
+def _split_event(A, B, bins, support, selection_fraction, delta, alpha) -> _ChosenEvent:
+    """``selection="split"``: the event and direction chosen on the first
+    ``selection_fraction`` of each side's runs (the largest lower bound at the
+    evaluation's level, else the largest smoothed ratio), counted on the rest."""
+    sa, sb = int(A.shape[0] * selection_fraction), int(B.shape[0] * selection_fraction)
+    if min(sa, sb, A.shape[0] - sa, B.shape[0] - sb) < 1:
+        raise ParameterError("split selection needs at least 2 runs on each data set.", "outputs")
+    A_sel, A_ev, B_sel, B_ev = A[:sa], A[sa:], B[:sb], B[sb:]
+    lab = _labeller(bins, support, np.vstack([A_sel, B_sel]), A.shape[1], "split")
+    K = len(lab.names)
+    ca_sel = np.bincount(lab.labels(A_sel), minlength=K)
+    cb_sel = np.bincount(lab.labels(B_sel), minlength=K)
+    M = _selected_candidates(ca_sel, cb_sel, sa, sb, lab.ordered)
+    ea, eb = M @ ca_sel, M @ cb_sel
+    # score every (event, direction) on the first half, at the evaluation's level
+    s_ab, _, _ = _eps_bound(ea, sa, eb, sb, delta, alpha / 2)
+    s_ba, _, _ = _eps_bound(eb, sb, ea, sa, delta, alpha / 2)
+    scores = np.concatenate([s_ab, s_ba])
+    if np.all(np.isneginf(scores)):
+        # nothing informative: take the largest smoothed ratio
+        ra = (ea + 0.5) / (sa + 1.0)
+        rb = (eb + 0.5) / (sb + 1.0)
+        scores = np.concatenate([np.log(ra / rb), np.log(rb / ra)])
+    best = int(np.argmax(scores))
+    swap = best >= M.shape[0]
+    mask = M[best % M.shape[0]]
+    la, lb_ = lab.labels(A_ev), lab.labels(B_ev)
+    k_a, k_b = int(np.isin(la, np.nonzero(mask)[0]).sum()), int(np.isin(lb_, np.nonzero(mask)[0]).sum())
+    n_a, n_b = A_ev.shape[0], B_ev.shape[0]
+    return _ChosenEvent(lab, mask, swap, _ordered_counts(swap, k_a, n_a, k_b, n_b), M.shape[0], alpha / 2,
+                        (sa, sb), (n_a, n_b))
+
+
+def _a_priori_event(A, B, bins, support, delta, alpha) -> _ChosenEvent:
+    """``selection="bonferroni"``: every candidate event of the fixed labels, in both
+    directions, bounded at alpha / (4 * events); the largest bound's event."""
+    lab = _labeller(bins, support, None, A.shape[1], "bonferroni")
+    K = len(lab.names)
+    M = _a_priori_candidates(K, lab.ordered)
+    ca, cb = np.bincount(lab.labels(A), minlength=K), np.bincount(lab.labels(B), minlength=K)
+    ea, eb = M @ ca, M @ cb
+    n_events = M.shape[0]
+    alpha_each = alpha / (2 * 2 * n_events)
+    s_ab, _, _ = _eps_bound(ea, A.shape[0], eb, B.shape[0], delta, alpha_each)
+    s_ba, _, _ = _eps_bound(eb, B.shape[0], ea, A.shape[0], delta, alpha_each)
+    scores = np.concatenate([s_ab, s_ba])
+    best = int(np.argmax(scores))
+    swap = best >= n_events
+    mask = M[best % n_events]
+    k_a, k_b = int(ea[best % n_events]), int(eb[best % n_events])
+    n_a, n_b = A.shape[0], B.shape[0]
+    return _ChosenEvent(lab, mask, swap, _ordered_counts(swap, k_a, n_a, k_b, n_b), n_events, alpha_each,
+                        (0, 0), (n_a, n_b))
+
+
+def _eps_upper(k1, n1, k2, n2, delta, alpha_each) -> float:
+    """The other end of a two-sided interval for eps(S) of this event:
+    log((p1_hi - delta) / p2_lo) from the Clopper-Pearson upper bound on p1 and the
+    lower bound on p2 (-inf where p1_hi <= delta, inf where p2_lo = 0)."""
+    p1_hi = float(_cp_upper(np.array([k1]), n1, alpha_each)[0])
+    p2_lo = float(_cp_lower(np.array([k2]), n2, alpha_each)[0])
+    if p1_hi <= delta:
+        return -math.inf
+    if p2_lo <= 0:
+        return math.inf
+    return math.log((p1_hi - delta) / p2_lo)
+
+
 def estimate_epsilon(
     outputs,
     outputs_prime,
@@ -493,67 +580,16 @@ def estimate_epsilon(
     selection = check_choice(selection, "selection", ("split", "bonferroni"))
     selection_fraction = check_probability(selection_fraction, "selection_fraction")
     alpha = 1.0 - confidence
-    d = A.shape[1]
-
     if selection == "split":
-        sa, sb = int(A.shape[0] * selection_fraction), int(B.shape[0] * selection_fraction)
-        if min(sa, sb, A.shape[0] - sa, B.shape[0] - sb) < 1:
-            raise ParameterError("split selection needs at least 2 runs on each data set.", "outputs")
-        A_sel, A_ev, B_sel, B_ev = A[:sa], A[sa:], B[:sb], B[sb:]
-        lab = _labeller(bins, support, np.vstack([A_sel, B_sel]), d, selection)
-        K = len(lab.names)
-        ca_sel = np.bincount(lab.labels(A_sel), minlength=K)
-        cb_sel = np.bincount(lab.labels(B_sel), minlength=K)
-        M = _selected_candidates(ca_sel, cb_sel, sa, sb, lab.ordered)
-        ea, eb = M @ ca_sel, M @ cb_sel
-        # score every (event, direction) on the first half, at the evaluation's level
-        s_ab, _, _ = _eps_bound(ea, sa, eb, sb, delta, alpha / 2)
-        s_ba, _, _ = _eps_bound(eb, sb, ea, sa, delta, alpha / 2)
-        scores = np.concatenate([s_ab, s_ba])
-        if np.all(np.isneginf(scores)):
-            # nothing informative: take the largest smoothed ratio
-            ra = (ea + 0.5) / (sa + 1.0)
-            rb = (eb + 0.5) / (sb + 1.0)
-            scores = np.concatenate([np.log(ra / rb), np.log(rb / ra)])
-        best = int(np.argmax(scores))
-        swap = best >= M.shape[0]
-        mask = M[best % M.shape[0]]
-        la, lb_ = lab.labels(A_ev), lab.labels(B_ev)
-        k_a, k_b = int(np.isin(la, np.nonzero(mask)[0]).sum()), int(np.isin(lb_, np.nonzero(mask)[0]).sum())
-        n_a, n_b = A_ev.shape[0], B_ev.shape[0]
-        alpha_each = alpha / 2
-        n_events = M.shape[0]
-        n_sel, n_ev = (sa, sb), (n_a, n_b)
+        chosen = _split_event(A, B, bins, support, selection_fraction, delta, alpha)
     else:
-        lab = _labeller(bins, support, None, d, selection)
-        K = len(lab.names)
-        M = _a_priori_candidates(K, lab.ordered)
-        ca, cb = np.bincount(lab.labels(A), minlength=K), np.bincount(lab.labels(B), minlength=K)
-        ea, eb = M @ ca, M @ cb
-        n_events = M.shape[0]
-        alpha_each = alpha / (2 * 2 * n_events)
-        s_ab, _, _ = _eps_bound(ea, A.shape[0], eb, B.shape[0], delta, alpha_each)
-        s_ba, _, _ = _eps_bound(eb, B.shape[0], ea, A.shape[0], delta, alpha_each)
-        scores = np.concatenate([s_ab, s_ba])
-        best = int(np.argmax(scores))
-        swap = best >= n_events
-        mask = M[best % n_events]
-        k_a, k_b = int(ea[best % n_events]), int(eb[best % n_events])
-        n_a, n_b = A.shape[0], B.shape[0]
-        n_sel, n_ev = (0, 0), (n_a, n_b)
-
-    k1, n1, k2, n2 = (k_b, n_b, k_a, n_a) if swap else (k_a, n_a, k_b, n_b)
+        chosen = _a_priori_event(A, B, bins, support, delta, alpha)
+    lab, mask, swap, n_events, alpha_each = chosen.lab, chosen.mask, chosen.swap, chosen.n_events, chosen.alpha_each
+    n_sel, n_ev, K = chosen.n_selection, chosen.n_evaluation, len(chosen.lab.names)
+    k1, n1, k2, n2 = chosen.counts
     lb, p1_lo, p2_hi = _eps_bound(np.array([k1]), n1, np.array([k2]), n2, delta, alpha_each)
     lb = float(lb[0])
-    # the other end of a two-sided interval for eps(S) of this event
-    p1_hi = float(_cp_upper(np.array([k1]), n1, alpha_each)[0])
-    p2_lo = float(_cp_lower(np.array([k2]), n2, alpha_each)[0])
-    if p1_hi <= delta:
-        hi = -math.inf
-    elif p2_lo <= 0:
-        hi = math.inf
-    else:
-        hi = math.log((p1_hi - delta) / p2_lo)
+    hi = _eps_upper(k1, n1, k2, n2, delta, alpha_each)
 
     hist_a = np.bincount(lab.labels(A), minlength=K)
     hist_b = np.bincount(lab.labels(B), minlength=K)

@@ -69,164 +69,12 @@ class _Found(NamedTuple):
 
 
 def _build_argmax_kernel(numba):
-    """The compiled branch and bound of :class:`BoundedArgmax` (None without numba)."""
+    """The compiled branch and bound of :class:`BoundedArgmax`
+    (:func:`._argmax_kernels.branch_and_bound`; None without numba): imported on first use,
+    its steps live at module level there, which is what lets numba's cache hit."""
+    from . import _argmax_kernels   # lazy: numba (privopt[fast]) and the kernel load only when used
 
-    @numba.njit(cache=True, nogil=True)
-    def kernel(lattice, tree, noisy, best_k, part, parts, split):   # pragma: no cover - compiled
-        # depth-first over W in the enumeration's order (coordinate d-1 most significant); a node at
-        # level j has coordinates j..d-1 fixed (level[j, r]: their part of row r's score) and holds
-        # the points [first[j], first[j] + counts[j, budget[j]]) of that order; with parts > 1, only
-        # the subtrees at level `split` whose rank is part modulo parts (one thread's share); rows are
-        # counted in int32, wrapping, exact below _MOST_RECORDS records (BoundedArgmax.of)
-        xt, diff, total_pos = lattice.xt, lattice.diff, lattice.total_pos
-        gint, nk, coef, counts = tree.gint, tree.nk, tree.coef, tree.counts
-        bucket, tsel, half, quarter = tree.bucket, tree.tsel, tree.half, tree.quarter
-        leaf, bound = tree.leaf, tree.bound
-        min_bound = tree.min_bound
-        noise, table, block = noisy.noise, noisy.table, noisy.block
-        scale, floor, has_floor = noisy.scale, noisy.floor, noisy.has_floor
-        d, rows = xt.shape
-        level = np.zeros((d + 1, rows), dtype=xt.dtype)
-        budget = np.zeros(d + 1, dtype=np.int64)
-        first = np.zeros(d + 1, dtype=np.int64)
-        nxt_k = np.zeros(d + 1, dtype=np.int64)
-        nxt_p = np.zeros(d + 1, dtype=np.int64)
-        drops = np.zeros(d + 1, dtype=np.float64)
-        halves = np.full(2, -np.inf)       # the current level-1 node's bound over each half of coordinate 0
-        k0 = nk[0]
-        cur = np.zeros(d, dtype=np.int64)
-        best, best_p, scored, bounded = -np.inf, np.int64(-1), np.int64(0), np.int64(0)
-        rank = np.zeros(d + 1, dtype=np.int64)
-        budget[d] = bound
-        j, entering = d, True
-        while j <= d:
-            if entering:
-                lo, hi = first[j], first[j] + counts[j, budget[j]]
-                if j < d and hi - lo >= min_bound:
-                    bounded += 1        # its bound: computed with its scores, when it was made (below)
-                elif j == d:
-                    # lower bound on the loss of every point below: rows predicted +1 (or -1)
-                    # whatever the free coordinates 0..j-1 take (each within the node's budget)
-                    bounded += 1
-                    acc = np.int32(0)
-                    b = bucket[budget[j]]
-                    for r in range(rows):      # comparisons only, in the arrays' narrow type (SIMD)
-                        acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[j, r] >= tsel[j, b, r]))
-                    drops[j] = np.float64(total_pos - acc) / scale
-                else:      # a small subtree: its parent's bound holds for it too
-                    drops[j] = drops[j + 1]
-                drop = drops[j]
-                # the largest noise of [lo, hi): whole blocks from the sparse table, the ends scanned
-                top = -np.inf
-                bl, bh = (lo + block - 1) // block, hi // block
-                if bl < bh:
-                    t = 0
-                    while (2 << t) <= bh - bl:
-                        t += 1
-                    top = max(table[t, bl], table[t, bh - (1 << t)])
-                    for p in range(lo, bl * block):
-                        top = max(top, noise[p])
-                    for p in range(bh * block, hi):
-                        top = max(top, noise[p])
-                else:
-                    for p in range(lo, hi):
-                        top = max(top, noise[p])
-                ub = top - drop
-                if ub < best or (has_floor and ub <= floor):
-                    j += 1
-                    entering = False
-                    continue
-                if j == 2 and j < d and hi - lo >= min_bound:
-                    # not pruned: the tighter bound of the four quarters (coordinates 0 and 1 each <= 0
-                    # or >= 0), the smallest of their counts' bounds, and the test again
-                    b = bucket[budget[2]]
-                    a0, a1, a2, a3 = np.int32(0), np.int32(0), np.int32(0), np.int32(0)
-                    for r in range(rows):
-                        s, dr = level[2, r], np.int32(diff[r])
-                        a0 = np.int32(a0 + dr * np.int32(s >= quarter[0, b, r]))
-                        a1 = np.int32(a1 + dr * np.int32(s >= quarter[1, b, r]))
-                        a2 = np.int32(a2 + dr * np.int32(s >= quarter[2, b, r]))
-                        a3 = np.int32(a3 + dr * np.int32(s >= quarter[3, b, r]))
-                    drops[2] = np.float64(total_pos - max(max(a0, a1), max(a2, a3))) / scale
-                    drop = drops[2]
-                    ub = top - drop
-                    if ub < best or (has_floor and ub <= floor):
-                        j += 1
-                        entering = False
-                        continue
-                if j == 1:
-                    p = lo
-                    for k in range(k0):
-                        if coef[0, k] > budget[1]:
-                            continue
-                        g0 = gint[0, k]       # the bound of the halves the point lies in
-                        dk = max(drop, halves[0] if g0 < 0 else (halves[1] if g0 > 0 else max(halves[0], halves[1])))
-                        if noise[p] - dk >= best and not (has_floor and noise[p] - dk <= floor):
-                            a = np.int32(0)
-                            for r in range(rows):
-                                a = np.int32(a + np.int32(diff[r]) * np.int32(level[1, r] >= leaf[k, r]))
-                            scored += 1
-                            key = noise[p] - np.float64(total_pos - a) / scale
-                            if key > best:
-                                best, best_p = key, p
-                                best_k[0] = k
-                                for i in range(1, d):
-                                    best_k[i] = cur[i]
-                        p += 1
-                    j += 1
-                    entering = False
-                    continue
-                nxt_k[j], nxt_p[j] = 0, lo
-            # the next child of node j: coordinate j-1 at its next value with a completion
-            c_j = j - 1
-            k = nxt_k[j]
-            while k < nk[c_j] and (coef[c_j, k] > budget[j] or counts[c_j, budget[j] - coef[c_j, k]] == 0):
-                k += 1
-            if k >= nk[c_j]:
-                j += 1
-                entering = False
-                continue
-            nxt_k[j] = k + 1
-            cur[c_j] = k
-            budget[c_j] = budget[j] - coef[c_j, k]
-            first[c_j] = nxt_p[j]
-            nxt_p[j] += counts[c_j, budget[c_j]]
-            # another thread's subtree (ranked by its values' indices, not by visit: this thread's
-            # pruning must not move it to another thread): node j's next child
-            rank[c_j] = rank[j] * nk[c_j] + k
-            if parts > 1 and c_j == split and rank[c_j] % parts != part:
-                entering = False
-                continue
-            wk = gint[c_j, k]
-            if counts[c_j, budget[c_j]] >= min_bound and c_j == 1:
-                # the child's scores and its bound in one pass over the rows: the smaller of the
-                # bounds of its two halves (coordinate 0 <= 0, >= 0)
-                b = bucket[budget[1]]
-                a0, a1 = np.int32(0), np.int32(0)
-                for r in range(rows):
-                    level[1, r] = level[j, r] + xt[1, r] * wk
-                    s, dr = level[1, r], np.int32(diff[r])
-                    a0 = np.int32(a0 + dr * np.int32(s >= half[0, b, r]))
-                    a1 = np.int32(a1 + dr * np.int32(s >= half[1, b, r]))
-                halves[0], halves[1] = np.float64(total_pos - a0) / scale, np.float64(total_pos - a1) / scale
-                drops[1] = min(halves[0], halves[1])
-            elif counts[c_j, budget[c_j]] >= min_bound:
-                # the child's scores and its bound (as for the root, above) in one pass over the rows
-                b = bucket[budget[c_j]]
-                acc = np.int32(0)
-                for r in range(rows):
-                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
-                    acc = np.int32(acc + np.int32(diff[r]) * np.int32(level[c_j, r] >= tsel[c_j, b, r]))
-                drops[c_j] = np.float64(total_pos - acc) / scale
-            else:
-                halves[0], halves[1] = -np.inf, -np.inf
-                for r in range(rows):
-                    level[c_j, r] = level[j, r] + xt[c_j, r] * wk
-            j = c_j
-            entering = True
-        return _Found(best, best_p, scored, bounded)
-
-    return kernel
+    return _argmax_kernels.branch_and_bound
 
 
 _argmax_kernel = lazy_kernel(_build_argmax_kernel)
@@ -463,7 +311,7 @@ class BoundedArgmax:
         of each coordinate of its best point)."""
         best_k = np.zeros(len(self.grid), dtype=np.int64)
         split = max(1, len(self.grid) - 2)      # the subtrees below coordinates d-1 and d-2 (d-1 alone if d = 2)
-        return self.kernel(self._lattice, self._tree, noisy, best_k, part, parts, split), best_k
+        return _Found(*self.kernel(self._lattice, self._tree, noisy, best_k, part, parts, split)), best_k
 
 
 class _GridTables(NamedTuple):

@@ -162,6 +162,51 @@ def connected_blocks(n_rows: int, n_cols: int, rows, cols, decision) -> tuple[np
     return label, len(first)
 
 
+def _block_groups(free_cols, unit, alpha, label, n_blocks, size, all_int, n_cols):
+    """``(cols_sorted, pos, groups)`` of :meth:`ChooseOneBlocks.detect`: the blocks'
+    columns ordered by block, then by unit cost (stable: the greedy's order), each
+    column's place in that order (-1 for the decision's), and the blocks grouped by
+    size: ``(blocks, positions, unit costs, coefficients, all-integer)`` for each size."""
+    order = np.lexsort((free_cols, unit[free_cols], label[free_cols]))
+    cols_sorted = free_cols[order]
+    pos = np.full(n_cols, -1, dtype=np.int64)
+    pos[cols_sorted] = np.arange(len(cols_sorted))
+    blk = label[cols_sorted]
+    starts = np.searchsorted(blk, np.arange(n_blocks))
+    groups = []
+    for s in np.unique(size):
+        bs = np.flatnonzero(size == s)
+        positions = starts[bs][:, None] + np.arange(s)[None, :]
+        pc = cols_sorted[positions]
+        groups.append((bs, positions, unit[pc], alpha[pc], all_int[bs]))
+    return cols_sorted, pos, groups
+
+
+def _bound_rows(a, entries, is_bound, beta, col_of, pos):
+    """The bound rows of :meth:`ChooseOneBlocks.detect` as ``(positions, rhs, G, scale)``,
+    ordered by their column's place ``pos`` (stable): the cap on the row's column is
+    ``rhs - G w`` (``(bound - gamma . w) / beta``, ``gamma`` the row's coefficients on the
+    decision ``w``), ``scale`` = ``|rhs| + sum |G|`` of each row.  ``entries``: the live
+    rows' entries ``(row, column, value, on the decision)``."""
+    from scipy.sparse import csr_matrix
+
+    r, c, v, dec_ent = entries
+    lo, up, d = a.row_lower, a.row_upper, len(a.decision)
+    brows = np.flatnonzero(is_bound)
+    rhs = np.where(beta[brows] > 0, up[brows], lo[brows]) / beta[brows]
+    dec_index = np.full(a.n_cols, -1, dtype=np.int64)
+    dec_index[a.decision] = np.arange(d)
+    b_index = np.full(a.n_rows, -1, dtype=np.int64)
+    b_index[brows] = np.arange(len(brows))
+    g_ent = dec_ent & is_bound[r]
+    G = csr_matrix((v[g_ent] / beta[r[g_ent]], (b_index[r[g_ent]], dec_index[c[g_ent]])),
+                   shape=(len(brows), d))
+    scale = np.abs(rhs) + abs(G).sum(axis=1).A1
+    bpos = pos[col_of[brows]]
+    ob = np.argsort(bpos, kind="stable")
+    return bpos[ob], rhs[ob], G[ob], scale[ob]
+
+
 class ChooseOneBlocks:
     """The closed-form evaluator of a model whose every block is a choose-one block
     (the module's docstring: the form, and the proof); :meth:`detect` builds it from
@@ -261,35 +306,8 @@ class ChooseOneBlocks:
             need_b = lo[chooser[ib]]
             if np.any(alpha[int_cols] != 1.0) or np.any(need_b != np.round(need_b)):
                 return None, "a block of integer variables is not sum_j x_j == R with R an integer"
-        # the blocks' columns, ordered by block then by unit cost (stable): the greedy's order
-        order = np.lexsort((free_cols, unit[free_cols], label[free_cols]))
-        cols_sorted = free_cols[order]
-        pos = np.full(a.n_cols, -1, dtype=np.int64)
-        pos[cols_sorted] = np.arange(len(cols_sorted))
-        blk = label[cols_sorted]
-        starts = np.searchsorted(blk, np.arange(n_blocks))
-        groups = []
-        for s in np.unique(size):
-            bs = np.flatnonzero(size == s)
-            positions = starts[bs][:, None] + np.arange(s)[None, :]
-            pc = cols_sorted[positions]
-            groups.append((bs, positions, unit[pc], alpha[pc], all_int[bs]))
-        # bound rows: cap = (bound - gamma . w) / beta on the row's column
-        brows = np.flatnonzero(is_bound)
-        rhs = np.where(beta[brows] > 0, up[brows], lo[brows]) / beta[brows]
-        from scipy.sparse import csr_matrix
-
-        dec_index = np.full(a.n_cols, -1, dtype=np.int64)
-        dec_index[a.decision] = np.arange(d)
-        b_index = np.full(a.n_rows, -1, dtype=np.int64)
-        b_index[brows] = np.arange(len(brows))
-        g_ent = dec_ent & is_bound[r]
-        G = csr_matrix((v[g_ent] / beta[r[g_ent]], (b_index[r[g_ent]], dec_index[c[g_ent]])),
-                       shape=(len(brows), d))
-        scale = np.abs(rhs) + abs(G).sum(axis=1).A1
-        bpos = pos[col_of[brows]]
-        ob = np.argsort(bpos, kind="stable")
-        bound = (bpos[ob], rhs[ob], G[ob], scale[ob])
+        cols_sorted, pos, groups = _block_groups(free_cols, unit, alpha, label, n_blocks, size, all_int, a.n_cols)
+        bound = _bound_rows(a, (r, c, v, dec_ent), is_bound, beta, col_of, pos)
         need = lo[chooser]
         return cls(n_blocks, groups, bound, a.col_upper[cols_sorted], need, a.cost[a.decision], a.offset,
                    a.maximize, d), f"{n_blocks:,} independent choose-one blocks"
