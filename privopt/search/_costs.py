@@ -126,28 +126,28 @@ class BranchAndBoundCost:
 
 
 # --- fitted constants: written by `python benchmarks/bench_predictions.py --fit --write` ---
-#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: Fitted on 2026-11-29 08:12 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, d > 2 (176 W's, the median of each
-#: over its repeats); worst ratio 5.96, at most 3.27 times the spread of the W's that share its public quantities.
-TOPDOWN_COST = TopDownCost(overhead=0.000989, support_seconds=7.47e-06, row_exponent=0.586, point_seconds=2.4e-08,
-                           pattern_exponent=0.99, row_share=0.809)
-#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: 2026-11-29 08:10 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, d > 2 (176 W's, the median of each
+#: over its repeats); worst ratio 5.26, at most 4.21 times the spread of the W's that share its public quantities.
+TOPDOWN_COST = TopDownCost(overhead=0.00104, support_seconds=3.1e-06, row_exponent=0.662, point_seconds=3.16e-08,
+                           pattern_exponent=0.985, row_share=0.819)
+#: Fitted on 2026-11-29 08:12 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, one feature (15 W's, the median of
-#: each over its repeats); worst ratio 1.77, at most 1.73 times the spread of the W's that share its public
+#: 2026-11-29 08:10 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: top down, one feature (15 W's, the median of
+#: each over its repeats); worst ratio 1.92, at most 1.92 times the spread of the W's that share its public
 #: quantities.
-ONE_FEATURE_COST = TopDownCost(overhead=0.00105, support_seconds=1.61e-06, row_exponent=0.406, point_seconds=0,
+ONE_FEATURE_COST = TopDownCost(overhead=0.00097, support_seconds=2.58e-06, row_exponent=0.0587, point_seconds=0,
                                pattern_exponent=0, row_share=0.777)
-#: Fitted on 2026-11-29 05:01 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
+#: Fitted on 2026-11-29 08:12 UTC by ``python benchmarks/bench_predictions.py --repeats 3 --fit --write
 #: --speed-against benchmarks/results/predictions.csv`` on the draws' CPU seconds of the W's measured by `python
 #: benchmarks/bench_predictions.py --repeats 3 --fit --write --speed-against benchmarks/results/predictions.csv` on
-#: 2026-11-29 04:57 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: branch and bound (28 W's, the median of each
-#: over its repeats); worst ratio 3.98, at most 1.47 times the spread of the W's that share its public quantities.
-BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.00028, point_seconds=2.46e-08, row_exponent=0.998,
-                                           row_share=0.798, noise_seconds=3.7e-09)
+#: 2026-11-29 08:10 UTC, x86_64, 2 cores, Python 3.11.7, privopt 0.1.0: branch and bound (28 W's, the median of each
+#: over its repeats); worst ratio 3.79, at most 2.13 times the spread of the W's that share its public quantities.
+BRANCH_AND_BOUND_COST = BranchAndBoundCost(overhead=0.000209, point_seconds=3.01e-08, row_exponent=0.741,
+                                           row_share=0.812, noise_seconds=1.36e-09)
 # --- end of fitted constants ---
 
 
