@@ -52,33 +52,8 @@ def histogram_upto(support, records, ws, most):   # pragma: no cover - compiled
     patterns that occur among them, rows counted).  The bound over some of the
     rows is a lower bound on the loss over all of them (each row's labels only
     add to a loss)."""
-    stamp = prefix_codes(support, records, ws)
-    j = support.shape[0]
-    digits_t, pos, neg = records.digits_t, records.pos, records.neg
-    codes, counts, occ = ws.codes, ws.counts, ws.occ
-    m = digits_t.shape[1]
-    f = support[j - 1]
-    last = ws.mult[j - 1]
-    n_occ = 0
-    s = 0
-    for i in range(m):
-        c = codes[j - 1, i] + np.int64(digits_t[f, i]) * last
-        p, q = pos[i], neg[i]
-        if counts[c, 0] != stamp:
-            if n_occ == most:
-                return s, n_occ, i
-            counts[c, 0] = stamp
-            occ[n_occ] = c
-            ws.first_row[n_occ] = i
-            n_occ += 1
-        else:
-            s -= min(counts[c, 1], counts[c, 2])
-            p += counts[c, 1]
-            q += counts[c, 2]
-        counts[c, 1] = p
-        counts[c, 2] = q
-        s += min(p, q)
-    return s, n_occ, m
+    s, n_occ, rows, _ = histogram_until(support, records, ws, most, 0.0, 0.0, -np.inf, 1.0, 0.0)
+    return s, n_occ, rows
 
 
 @numba.njit(cache=True)
@@ -109,7 +84,8 @@ SETTLE_EVERY = 64
 @numba.njit(cache=True)
 def histogram_until(support, records, ws, most, offset, region_max, best_key, key_scale,
                     slack):   # pragma: no cover - compiled
-    """:func:`histogram_upto`, stopped too as soon as the bound (1) over the rows counted
+    """:func:`histogram_upto` (which is this with a best key of minus infinity, never
+    settled), stopped too as soon as the bound (1) over the rows counted
     so far, minus ``offset``, settles the sampler's test (:func:`cannot_win`; a lower bound
     on the region's objective, since each row's labels only add to a loss): returns (the
     bound over the rows counted, patterns that occur among them, rows counted, settled).
@@ -233,6 +209,21 @@ def perturbation(support, points, pert):   # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def start_minima(records, supports, points, budget, ws, stop_early):   # pragma: no cover - compiled
+    """The start of :func:`minima` and :func:`floor_minima`: the workspace's prefix
+    forgotten (it may come from other data), their outputs ``(val, exact, arg)`` for the
+    supports, and the most rows a histogram counts (all, or with ``stop_early`` as many as
+    (2) within ``budget`` allows)."""
+    R, j = supports.shape
+    for lev in range(j):
+        ws.prev[lev] = -1
+    most = records.digits_t.shape[1]
+    if stop_early:
+        most = min(most, budget // max(points.V.shape[0], 1) + 1)
+    return np.empty(R, np.float64), np.zeros(R, np.bool_), np.full(R, -1, np.int64), most
+
+
+@numba.njit(cache=True, nogil=True)
 def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=False):   # pragma: no cover
     """(val, exact, arg) of every support, with the workspace ``ws`` of their
     size (its prefix forgotten first: it may come from other data).  With
@@ -240,17 +231,10 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
     many for (2) within ``budget``: its value is then the bound (1) over the rows
     counted so far (a lower bound all the same, usually a weaker one), and every
     exact value is what it is without."""
-    R, j = supports.shape
+    R = supports.shape[0]
     P = points.V.shape[0]
     scale = points.scale
-    for lev in range(j):
-        ws.prev[lev] = -1
-    val = np.empty(R, np.float64)
-    exact = np.zeros(R, np.bool_)
-    arg = np.full(R, -1, np.int64)
-    most = records.digits_t.shape[1]
-    if stop_early:
-        most = min(most, budget // max(P, 1) + 1)
+    val, exact, arg, most = start_minima(records, supports, points, budget, ws, stop_early)
     for r in range(R):
         s, n_occ, counted = histogram_upto(supports[r], records, ws, most)
         lb = s - scale * largest_perturbation(supports[r], points, ws.pert)
@@ -275,17 +259,10 @@ def floor_minima(records, supports, points, budget, ws, stop_early, region_max, 
     region's ``(val, exact, arg)`` is :func:`minima`'s.  The sampler never visits a settled
     region (its bound is below the best key, which only grows), so the released point and
     the regions it scores are the same."""
-    R, j = supports.shape
+    R = supports.shape[0]
     P = points.V.shape[0]
     scale = points.scale
-    for lev in range(j):
-        ws.prev[lev] = -1
-    val = np.empty(R, np.float64)
-    exact = np.zeros(R, np.bool_)
-    arg = np.full(R, -1, np.int64)
-    most = records.digits_t.shape[1]
-    if stop_early:
-        most = min(most, budget // max(P, 1) + 1)
+    val, exact, arg, most = start_minima(records, supports, points, budget, ws, stop_early)
     for r in range(R):
         offset = scale * largest_perturbation(supports[r], points, ws.pert)
         s, n_occ, counted, settled = histogram_until(supports[r], records, ws, most, offset, region_max[r],

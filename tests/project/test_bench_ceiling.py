@@ -2,24 +2,19 @@
 of a W it reports is the exact 0/1-loss optimum, found by brute force here, on both of its paths
 (branch and bound by support, and every point scored), and each fit's rungs are classified."""
 
-import importlib.util
 import itertools
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
 
 from privopt.estimators import Resolution
 from privopt.models import halfspace_decision_function, zero_one_loss
+from tests._bench import load_benchmark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "bench_ceiling", os.path.join(HERE, "..", "..", "benchmarks", "bench_ceiling.py"))
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_ceiling"] = bench
-_spec.loader.exec_module(bench)
+bench = load_benchmark("bench_ceiling")
 
 
 def _toy(n=120, seed=0):

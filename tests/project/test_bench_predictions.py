@@ -4,23 +4,17 @@ rest of the file is left as it was."""
 
 import ast
 import dataclasses
-import importlib.util
 import inspect
 import math
 import os
-import sys
 
 import pytest
 
 from privopt.search import _costs
+from tests._bench import load_benchmark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))      # its `import _common`
-_spec = importlib.util.spec_from_file_location(
-    "bench_predictions", os.path.join(HERE, "..", "..", "benchmarks", "bench_predictions.py"))
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_predictions"] = bench
-_spec.loader.exec_module(bench)
+bench = load_benchmark("bench_predictions")
 
 
 def _records(text: str) -> dict:

@@ -1,16 +1,13 @@
 """Fast smoke tests of the pieces of benchmarks/bench_scoring.py (not of its results)."""
 
-import importlib.util
 import os
 
 import numpy as np
 import pytest
+from tests._bench import load_benchmark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "bench_scoring", os.path.join(HERE, "..", "..", "benchmarks", "bench_scoring.py"))
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = load_benchmark("bench_scoring")
 
 
 def _toy(n=300, d=6, seed=0):

@@ -2,20 +2,14 @@
 public floor is the square root of the spread of one W's median CPU seconds across the tables
 that share its public quantities, and the W's listed as more than 3x off are exactly those."""
 
-import importlib.util
 import math
 import os
-import sys
 
 import pytest
+from tests._bench import load_benchmark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))      # its `import _common`
-_spec = importlib.util.spec_from_file_location(
-    "bench_table_shapes", os.path.join(HERE, "..", "..", "benchmarks", "bench_table_shapes.py"))
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_table_shapes"] = bench
-_spec.loader.exec_module(bench)
+bench = load_benchmark("bench_table_shapes")
 
 
 def _w(table, w, cpu, predicted=0.01, rows=100, n=1000, d=6, n_points=953, values="5;5;1", seed=0):
