@@ -415,26 +415,16 @@ def _score_dtype(xt, gint=None, thr: int = 0) -> type:
     return np.int64
 
 
-def _score_bounds(xt, gint, coef, valid, bound, nk, thr: int = 0, kind=None):
-    """The kernel's tables of partial score bounds: those of the ball
-    (:func:`_ball_score_bounds`, one column per budget) where they fit within
-    :data:`_SCORE_BOUND_ENTRIES` entries and numba is installed, else those of the box
-    (:func:`_partial_score_bounds`).  Either is a bound on every point below a node, so
-    either releases the same point; the ball's are tighter where two or more coordinates
-    are free, and leave out more subtrees.  ``kind``: :func:`_score_dtype` of ``xt``,
-    ``gint`` and ``thr`` where the caller has it."""
-    kernel = _ball_bounds_kernel()
-    if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
-        return _partial_score_bounds(xt, gint, coef, valid, bound)
-    return _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr, kind)
-
-
 def _bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr: int, score):
-    """``(bucket, tsel)``: :func:`_thresholds` of :func:`_score_bounds`'s tables, the same
-    numbers; on the ball's path with one knapsack instead of two: row r needs only the
-    largest partial score where ``diff[r] > 0`` and only the smallest where it is < 0, so
-    the knapsack runs once on ``sign_r x[r]`` (sign_r = +1, -1) and ``tsel = thr - sign_r
-    * (its largest)``."""
+    """``(bucket, tsel)``: :func:`_thresholds` of the kernel's tables of partial score
+    bounds: those of the ball (:func:`_ball_score_bounds`, one column per budget) where they
+    fit within :data:`_SCORE_BOUND_ENTRIES` entries and numba is installed, else those of
+    the box (:func:`_partial_score_bounds`).  Either is a bound on every point below a node,
+    so either releases the same point; the ball's are tighter where two or more coordinates
+    are free, and leave out more subtrees.  On the ball's path with one knapsack instead of
+    two, the same numbers: row r needs only the largest partial score where ``diff[r] > 0``
+    and only the smallest where it is < 0, so the knapsack runs once on ``sign_r x[r]``
+    (sign_r = +1, -1) and ``tsel = thr - sign_r * (its largest)``."""
     kernel = _ball_bounds_kernel()
     if kernel is None or (xt.shape[0] + 1) * (bound + 1) * max(1, xt.shape[1]) > _SCORE_BOUND_ENTRIES:
         bucket, fmin, fmax = _partial_score_bounds(xt, gint, coef, valid, bound)
@@ -445,6 +435,7 @@ def _bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr: int, score):
            int(bound), tsel)
     np.multiply(tsel, sign, out=tsel)
     return np.arange(bound + 1, dtype=np.int64), np.subtract(tsel.dtype.type(thr), tsel, out=tsel)
+
 
 def _ball_score_bounds(xt, gint, coef, nk, bound, kernel, thr: int = 0, kind=None):
     """``(bucket, fmin, fmax)`` as :func:`_partial_score_bounds` gives them, but exact for

@@ -382,7 +382,9 @@ def test_bound_thresholds_are_the_thresholds_of_the_score_bounds(monkeypatch):
     for cap in (None, 1):
         if cap is not None:
             monkeypatch.setattr(enum, "_SCORE_BOUND_ENTRIES", cap)
-        bucket, fmin, fmax = enum._score_bounds(xt, gint, coef, valid, bound, nk, thr, np.int16)
+        bucket, fmin, fmax = (enum._ball_score_bounds(xt, gint, coef, nk, bound, enum._ball_bounds_kernel(), thr,
+                                                      np.int16) if cap is None else
+                              enum._partial_score_bounds(xt, gint, coef, valid, bound))
         expected = thr - np.where(diff[None, None, :] > 0, fmax, fmin)
         got_bucket, tsel = enum._bound_thresholds(xt, diff, gint, coef, valid, bound, nk, thr, np.int16)
         np.testing.assert_array_equal(got_bucket, bucket)
