@@ -497,7 +497,9 @@ def run(seeds, epsilons, only, save, noisy_sgd=False, big_seeds=1, symptom=False
 #: ``_sSHARE`` the warm start's share of epsilon (:func:`warm_share`; ``privopt.estimators.warm_start_share``
 #: is the shipped one), ``_wPRIOR`` its W's prior weight (:func:`warm_prior`), ``_fFRACTION`` the fraction of
 #: its rule (``privopt.estimators.warm_start_applies``): ``shipped_s0.5_f0.05`` is the law before revision
-#: 2026-11-29.2 of the default's law, ``shipped`` the law since.
+#: 2026-11-29.2 of the default's law, ``shipped`` the law since.  ``_lLEVELS`` more feature levels for the
+#: rung in the ball sqrt(5) (``privopt.estimators.default_ladder``'s ``finer``; ``+`` between several),
+#: e.g. ``shipped_l16``.
 RULES = ("c1", "c0.5", "c0")
 
 
@@ -578,16 +580,20 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     (with ``_eN``) its limit on the points of a W scored point by point raised, (with
     ``_gKIND``) the rungs of its ladder on geometric steps set, (with ``_sSHARE``) the warm
     start's share of epsilon, (``_wPRIOR``) its W's prior weight and (``_fFRACTION``) its rule's
-    fraction replaced, for this fit only (the module attributes the estimator reads, restored after)."""
+    fraction replaced, (``_lLEVELS``) the finer levels of the rung in the ball sqrt(5) added, for this fit
+    only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
     rule, enumerate_points, geometric = parse_variant(variant)
     opts = variant_options(variant)
     saved = {k: getattr(est, k) for k in ("ladder_prior", "LADDER_ENUMERATE_POINTS", "LADDER_GEOMETRIC",
-                                           "warm_start_share", "_offered_with_prior", "warm_start_applies")}
+                                           "LADDER_FINER_LEVELS", "warm_start_share", "_offered_with_prior",
+                                           "warm_start_applies")}
     est.ladder_prior = tempered_prior(rule) if rule != "shipped" else saved["ladder_prior"]
     est.LADDER_ENUMERATE_POINTS = enumerate_points or saved["LADDER_ENUMERATE_POINTS"]
     est.LADDER_GEOMETRIC = geometric or saved["LADDER_GEOMETRIC"]
+    if "l" in opts:
+        est.LADDER_FINER_LEVELS = tuple(int(v) for v in opts["l"].split("+"))
     if "s" in opts:
         est.warm_start_share = lambda e, m: warm_share(opts["s"], e, m)
     if "w" in opts:

@@ -87,6 +87,10 @@ LADDER_PRIOR = "tempered"
 #: (benchmarks/results/ceiling_third.md).
 LADDER_GEOMETRIC = "plain"
 
+#: More feature levels for the default ladder's rung in the ball sqrt(5)
+#: (:func:`privopt.estimators.default_ladder`, ``finer``): none in the shipped law.
+LADDER_FINER_LEVELS: tuple[int, ...] = ()
+
 #: ``mechanism="auto"`` selects privately when scoring all of W is predicted
 #: (from |W|, n and d only) to take at most this many seconds with
 #: ``time_limit=None``; otherwise at most ``time_limit``.
@@ -1015,7 +1019,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
             if self.resolutions != "auto":
                 raise ParameterError(f"resolutions must be 'auto', None or a sequence of (levels, grid, "
                                      f"norm_bound), got {self.resolutions!r}.", "resolutions")
-            return default_ladder(d_model, geometric=LADDER_GEOMETRIC)
+            return default_ladder(d_model, geometric=LADDER_GEOMETRIC, finer=LADDER_FINER_LEVELS)
         try:
             rungs = [r if isinstance(r, Resolution) else Resolution(*r) for r in self.resolutions]
         except TypeError as exc:
@@ -1051,7 +1055,7 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         rungs = self._check_resolutions(d_model)
         if isinstance(self.resolutions, str):       # "auto": the first rung is the single default W
             rungs = default_ladder(d_model, Resolution(int(self._levels_value()), *self._ball(Xd.shape[1])),
-                                   geometric=LADDER_GEOMETRIC)
+                                   geometric=LADDER_GEOMETRIC, finer=LADDER_FINER_LEVELS)
         budget = LADDER_SECONDS if self.time_limit is None else min(LADDER_SECONDS, float(self.time_limit))
         out, seen, total, seconds = [], set(), 0, 0.0
         maps: dict = {}     # the feature matrices made so far in this fit (:meth:`_rung_features`)

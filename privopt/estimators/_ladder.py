@@ -105,7 +105,8 @@ class Resolution:
         return "geometric" if self.geometric else "uniform"
 
 
-def default_ladder(d_model: int, first: Resolution | None = None, geometric: str = "none") -> tuple[Resolution, ...]:
+def default_ladder(d_model: int, first: Resolution | None = None, geometric: str = "none",
+                   finer: tuple[int, ...] = ()) -> tuple[Resolution, ...]:
     """The resolutions offered by default, coarsest first, for d_model weights
     (features plus the intercept).  The first is the estimator's single
     default W (``first``, else levels 4, D = min(sqrt(d_model), 2),
@@ -129,14 +130,20 @@ def default_ladder(d_model: int, first: Resolution | None = None, geometric: str
     all three; ``"all"`` the three variants of every rung.  Equal steps leave most records of a right-skewed
     feature in the lowest step; geometric steps cut the bottom of the range
     finer and lose the top's detail, so which suits the data is again not
-    known before it is seen."""
+    known before it is seen.
+
+    ``finer``: more feature levels for the rung in the ball sqrt(5) (e.g. ``(16,)``), each
+    with its three variants right after the levels-8 rung's (|W| unchanged: the levels cut
+    the features, not the weights); a label that follows the difference of two features
+    finer than a step of 8 levels needs them."""
     if geometric not in GEOMETRIC_RUNGS:
         raise ValueError(f"geometric must be one of {GEOMETRIC_RUNGS}, got {geometric!r}")
     if first is None:
         D1 = min(math.sqrt(d_model), 2.0)
         first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
     fine = Resolution(8, 2, math.sqrt(5.0))
-    rest = (fine, Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
+    finer_rungs = tuple(replace(fine, levels=int(L)) for L in finer)
+    rest = (fine, *finer_rungs, Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
     plain = (first,) + tuple(r for r in rest if r != first)
 
     def variants(r):

@@ -484,3 +484,20 @@ def test_the_ladders_outlook_kept_per_process_is_the_one_worked_out_afresh(time_
         kept = est_mod._rung_outlook(len(X), d_model, Xr.shape[1], res, True, clf._feature_values(Xr, res),
                                      declared, budget, est_mod.usable_cpus(), est_mod.LADDER_ENUMERATE_POINTS)
         assert kept == (size, part, offer == "permute_and_flip")
+
+
+def test_default_ladder_finer_levels():
+    """finer=(16,) adds the rung in the ball sqrt(5) at 16 levels, its three variants right after
+    the levels-8 rung's (and that rung's geometric twin), nothing else moved; the shipped
+    estimator adds none (LADDER_FINER_LEVELS empty: the law unchanged)."""
+    import privopt.estimators as est
+
+    assert est.LADDER_FINER_LEVELS == ()
+    base = default_ladder(5, geometric="plain")
+    finer = default_ladder(5, geometric="plain", finer=(16,))
+    assert len(finer) == len(base) + 3
+    assert finer[:7] == base[:7] and finer[10:] == base[7:]
+    assert finer[7:10] == (Resolution(16, 2, math.sqrt(5.0)), Resolution(16, 2, math.sqrt(5.0), centered=True),
+                           Resolution(16, 2, math.sqrt(5.0), centered=True, wide_intercept=True))
+    two = default_ladder(5, finer=(16, 32))
+    assert [r.levels for r in two if r.grid == 2 and r.norm_bound == math.sqrt(5.0)] == [8] * 3 + [16] * 3 + [32] * 3
