@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lattice import kept_unique_values
+from .._lattice import kept_unique_values, kept_while_alive
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
@@ -180,31 +180,31 @@ def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np
     return V, used
 
 
-#: :func:`_loss_points` made so far: by identity of the read-only points (W's support points,
-#: :func:`_support_points`), theta, d and the scores' dtype, each entry with its points.
+#: :func:`_loss_points` of read-only points still alive (W's support points, :func:`_support_points`),
+#: by their identity, theta, d and the scores' dtype, each dropped when its points are collected
+#: (:func:`privopt._lattice.kept_while_alive`).
 _LOSS_POINTS: dict = {}
 
 
 def _loss_points(V: np.ndarray, theta: float, d: int, float32: bool) -> Points:
     """:class:`privopt.search._patterns.Points` of the loss itself (no perturbation) on the
     points ``V``, scored in float32 where ``float32`` (:func:`privopt.search._patterns.float32_exact`
-    of the records' values and V): public (W's grid and ball, theta, d), so made once per
-    process for a read-only V, which every W of a ladder on the same grid and every fit on
-    it reads again; its arrays are read by the kernels, never written."""
-    def make() -> Points:
-        return points_of(V, theta, np.zeros(d), np.zeros(V.shape[0]), float32=float32)
+    of the records' values and V): public (W's grid and ball, theta, d), so made once for a
+    read-only V while it is alive, which every W of a ladder on the same grid and every fit on
+    it reads again; its arrays are read by the kernels, never written.  The kept Points hold a
+    read-only copy of V, not V itself: an entry that held V would keep it alive, and so itself,
+    for as long as the process runs."""
+    def make(points: np.ndarray) -> Points:
+        return points_of(points, theta, np.zeros(d), np.zeros(V.shape[0]), float32=float32)
+
+    def kept() -> Points:
+        copy = np.array(V, dtype=np.float64)
+        copy.flags.writeable = False
+        return make(copy)
 
     if V.flags.writeable:
-        return make()
-    key = (id(V), float(theta), int(d), bool(float32))
-    kept = _LOSS_POINTS.get(key)
-    if kept is not None and kept[0] is V:
-        return kept[1]
-    if len(_LOSS_POINTS) >= 256:
-        _LOSS_POINTS.clear()
-    out = make()
-    _LOSS_POINTS[key] = (V, out)
-    return out
+        return make(V)
+    return kept_while_alive(_LOSS_POINTS, V, (float(theta), int(d), bool(float32)), kept)
 
 
 class HalfspaceProblem(RegionProblem):
