@@ -303,6 +303,12 @@ class Floor(NamedTuple):
     key_scale: float
     slack: float
 
+    def restricted(self, part) -> Floor:
+        """The floor of the supports ``part`` selects (a mask or indices of them): their
+        noise maxima, the same best key and test."""
+        return self._replace(region_max=self.region_max[part])
+
+
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
                   use_numba=True, stop_early=False, floor: Floor | None = None):
     """For each support (rows of ``supports``, all of one size, sorted

@@ -340,10 +340,11 @@ class HalfspaceProblem(RegionProblem):
         whose bound already shows that it cannot reach the best key keeps that bound
         (:class:`privopt.search._patterns.Floor`): its histogram stops once the rows
         counted show it, no point of it is scored, and it is never visited."""
-        floor = None if best_key is None else (region_max, float(best_key), float(key_scale), float(slack))
+        floor = None if best_key is None else Floor(np.asarray(region_max, dtype=np.float64), float(best_key),
+                                                    float(key_scale), float(slack))
         return self._bounds_exact(supports, floor)
 
-    def _bounds_exact(self, supports, floor=None) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds_exact(self, supports, floor: Floor | None = None) -> tuple[np.ndarray, np.ndarray]:
         supports = np.asarray(supports, dtype=np.int64)
         out = np.empty(len(supports))
         exact = np.zeros(len(supports), dtype=bool)
@@ -355,18 +356,15 @@ class HalfspaceProblem(RegionProblem):
             out[~many], exact[~many] = self._counted_bounds(supports, floor, ~many)
         return out, exact
 
-    def _counted_bounds(self, supports, floor, part) -> tuple[np.ndarray, np.ndarray]:
+    def _counted_bounds(self, supports, floor: Floor | None, part) -> tuple[np.ndarray, np.ndarray]:
         """``(LB, exact)`` from the supports' histograms (:meth:`region_minima`, stopped early from
         :data:`ROWS_SCREEN_MIN` rows; with the sampler's ``floor``, those that cannot win left
         with their bounds), for the supports ``part`` selects (all of them where None)."""
         if part is not None:
             supports = np.ascontiguousarray(supports[part])
-        counted = None
-        if floor is not None and supports.shape[1]:
-            region_max = np.asarray(floor[0], dtype=np.float64)
-            counted = Floor(region_max if part is None else region_max[part], *floor[1:])
+            floor = None if floor is None else floor.restricted(part)
         val, ok, _ = self.region_minima(supports, prune=False, stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN,
-                                        floor=counted)
+                                        floor=floor if supports.shape[1] else None)
         return val, ok
 
     def _uncounted_bounds(self, supports) -> np.ndarray:
