@@ -115,7 +115,8 @@ def kept_while_alive(cache: dict, anchor, tag, make: Callable[[], T]) -> T:
     ``cache`` (``(id, tag) -> (weak reference, value)``) while ``anchor`` is alive: an entry
     holds no reference to its anchor and a finalizer drops it when the anchor is collected, so
     what a cache holds of a data set does not outlive the data.  For read-only arrays only
-    (whose entries cannot change, so the kept value stays true)."""
+    (whose entries cannot change, so the kept value stays true); the value must hold no
+    reference to ``anchor`` (else the entry keeps its anchor, and so itself, alive)."""
     key = (id(anchor), tag)
     kept = cache.get(key)
     if kept is not None and kept[0]() is anchor:

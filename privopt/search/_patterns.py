@@ -210,23 +210,21 @@ def _values_scale(values) -> tuple[int | None, float]:
     return make()
 
 
-#: :func:`_points_scale` of read-only point lists (the support points every W of a grid shares),
-#: by identity, each with the array itself.
+#: :func:`_points_scale` of read-only point lists still alive (the support points every W of a
+#: grid shares), each dropped when its array is collected (:func:`privopt._lattice.kept_while_alive`).
 _SCALES: dict = {}
 
 
 def _points_scale(V: np.ndarray) -> tuple[int | None, float]:
     """``(dyadic exponent, largest row sum of |v|)`` of the points ``V`` (public: W's grid
-    and ball), worked out once for a read-only ``V`` (whose entries cannot change)."""
-    kept = _SCALES.get(id(V))
-    if kept is not None and kept[0] is V:
-        return kept[1]
-    out = (_dyadic_exponent(V), float(np.abs(V).sum(axis=1).max()) if V.size else 0.0)
-    if not V.flags.writeable:
-        if len(_SCALES) >= 256:
-            _SCALES.clear()
-        _SCALES[id(V)] = (V, out)
-    return out
+    and ball), worked out once for a read-only ``V`` (whose entries cannot change), else at
+    each call."""
+    def make():
+        return _dyadic_exponent(V), float(np.abs(V).sum(axis=1).max()) if V.size else 0.0
+
+    if V.flags.writeable:
+        return make()
+    return kept_while_alive(_SCALES, V, None, make)
 
 
 class Workspace(NamedTuple):
@@ -304,6 +302,12 @@ class Floor(NamedTuple):
     best_key: float
     key_scale: float
     slack: float
+
+    def restricted(self, part) -> Floor:
+        """The floor of the supports ``part`` selects (a mask or indices of them): their
+        noise maxima, the same best key and test."""
+        return self._replace(region_max=self.region_max[part])
+
 
 def region_minima(records: Records, supports, points: Points, budget=None, ceiling=np.inf, prune=False,
                   use_numba=True, stop_early=False, floor: Floor | None = None):
@@ -456,9 +460,10 @@ def score_threshold(points: Points):
     return t
 
 
-#: The :func:`score_tree` of recent Points: by identity of their ``V`` and the dtype of their
-#: ``Vt`` where ``V`` is read-only (the support points of W's grid and ball, public, which every
-#: fit on the same W reads again), else by identity of their ``Vt``; each entry holds that array.
+#: The :func:`score_tree` of Points still alive: by identity of their ``V`` and the dtype of
+#: their ``Vt`` where ``V`` is read-only (the support points of W's grid and ball, public, which
+#: every fit on the same W reads again), else by identity of their ``Vt`` (which the kernels only
+#: read); each entry dropped when its array is collected (:func:`privopt._lattice.kept_while_alive`).
 _TREES: dict = {}
 
 
@@ -472,10 +477,11 @@ def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (2, 1), (-1, 1) give the nodes (0, -1), (1, 1: point 3), (0, 1), (1, 1: point 0),
     (1, 2: point 1), (0, 2), (1, 1: point 2)."""
     anchor = points.V if not points.V.flags.writeable else points.Vt
-    key = (id(anchor), points.Vt.dtype.str)
-    kept = _TREES.get(key)
-    if kept is not None and kept[0] is anchor:
-        return kept[1]
+    return kept_while_alive(_TREES, anchor, points.Vt.dtype.str, functools.partial(_score_tree, points))
+
+
+def _score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`score_tree` worked out."""
     V = points.V
     P, j = V.shape
     ranks = np.lexsort(V.T[::-1]) if P else np.zeros(0, dtype=np.int64)
@@ -491,9 +497,6 @@ def score_tree(points: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     point = np.where(depth == j - 1, ranks[owner], -1)
     tree = (depth.astype(np.int64), np.ascontiguousarray(V[ranks[owner], depth], dtype=points.Vt.dtype),
             point.astype(np.int64))
-    if len(_TREES) >= 64:
-        _TREES.clear()
-    _TREES[key] = (anchor, tree)
     return tree
 
 

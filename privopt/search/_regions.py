@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._lattice import kept_unique_values
+from .._lattice import kept_unique_values, kept_while_alive
 from .._limits import MAX_REGION_PATTERNS, MAX_REGION_POINTS, memory_budget
 from ..exceptions import ModelError
 from ..space import SupportWork, grid_points, norm_levels, split_support_count
@@ -180,31 +180,31 @@ def _support_points(values: tuple, units: tuple, k: int, bound: int) -> tuple[np
     return V, used
 
 
-#: :func:`_loss_points` made so far: by identity of the read-only points (W's support points,
-#: :func:`_support_points`), theta, d and the scores' dtype, each entry with its points.
+#: :func:`_loss_points` of read-only points still alive (W's support points, :func:`_support_points`),
+#: by their identity, theta, d and the scores' dtype, each dropped when its points are collected
+#: (:func:`privopt._lattice.kept_while_alive`).
 _LOSS_POINTS: dict = {}
 
 
 def _loss_points(V: np.ndarray, theta: float, d: int, float32: bool) -> Points:
     """:class:`privopt.search._patterns.Points` of the loss itself (no perturbation) on the
     points ``V``, scored in float32 where ``float32`` (:func:`privopt.search._patterns.float32_exact`
-    of the records' values and V): public (W's grid and ball, theta, d), so made once per
-    process for a read-only V, which every W of a ladder on the same grid and every fit on
-    it reads again; its arrays are read by the kernels, never written."""
-    def make() -> Points:
-        return points_of(V, theta, np.zeros(d), np.zeros(V.shape[0]), float32=float32)
+    of the records' values and V): public (W's grid and ball, theta, d), so made once for a
+    read-only V while it is alive, which every W of a ladder on the same grid and every fit on
+    it reads again; its arrays are read by the kernels, never written.  The kept Points hold a
+    read-only copy of V, not V itself: an entry that held V would keep it alive, and so itself,
+    for as long as the process runs."""
+    def make(points: np.ndarray) -> Points:
+        return points_of(points, theta, np.zeros(d), np.zeros(V.shape[0]), float32=float32)
+
+    def kept() -> Points:
+        copy = np.array(V, dtype=np.float64)
+        copy.flags.writeable = False
+        return make(copy)
 
     if V.flags.writeable:
-        return make()
-    key = (id(V), float(theta), int(d), bool(float32))
-    kept = _LOSS_POINTS.get(key)
-    if kept is not None and kept[0] is V:
-        return kept[1]
-    if len(_LOSS_POINTS) >= 256:
-        _LOSS_POINTS.clear()
-    out = make()
-    _LOSS_POINTS[key] = (V, out)
-    return out
+        return make(V)
+    return kept_while_alive(_LOSS_POINTS, V, (float(theta), int(d), bool(float32)), kept)
 
 
 class HalfspaceProblem(RegionProblem):
@@ -340,10 +340,11 @@ class HalfspaceProblem(RegionProblem):
         whose bound already shows that it cannot reach the best key keeps that bound
         (:class:`privopt.search._patterns.Floor`): its histogram stops once the rows
         counted show it, no point of it is scored, and it is never visited."""
-        floor = None if best_key is None else (region_max, float(best_key), float(key_scale), float(slack))
+        floor = None if best_key is None else Floor(np.asarray(region_max, dtype=np.float64), float(best_key),
+                                                    float(key_scale), float(slack))
         return self._bounds_exact(supports, floor)
 
-    def _bounds_exact(self, supports, floor=None) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds_exact(self, supports, floor: Floor | None = None) -> tuple[np.ndarray, np.ndarray]:
         supports = np.asarray(supports, dtype=np.int64)
         out = np.empty(len(supports))
         exact = np.zeros(len(supports), dtype=bool)
@@ -355,18 +356,15 @@ class HalfspaceProblem(RegionProblem):
             out[~many], exact[~many] = self._counted_bounds(supports, floor, ~many)
         return out, exact
 
-    def _counted_bounds(self, supports, floor, part) -> tuple[np.ndarray, np.ndarray]:
+    def _counted_bounds(self, supports, floor: Floor | None, part) -> tuple[np.ndarray, np.ndarray]:
         """``(LB, exact)`` from the supports' histograms (:meth:`region_minima`, stopped early from
         :data:`ROWS_SCREEN_MIN` rows; with the sampler's ``floor``, those that cannot win left
         with their bounds), for the supports ``part`` selects (all of them where None)."""
         if part is not None:
             supports = np.ascontiguousarray(supports[part])
-        counted = None
-        if floor is not None and supports.shape[1]:
-            region_max = np.asarray(floor[0], dtype=np.float64)
-            counted = Floor(region_max if part is None else region_max[part], *floor[1:])
+            floor = None if floor is None else floor.restricted(part)
         val, ok, _ = self.region_minima(supports, prune=False, stop_early=self.digits_t.shape[1] >= ROWS_SCREEN_MIN,
-                                        floor=counted)
+                                        floor=floor if supports.shape[1] else None)
         return val, ok
 
     def _uncounted_bounds(self, supports) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from privopt.search import KeyedStreams, sample_top_down
-from privopt.search._patterns import points_of, region_minima, score_tree
+from privopt.search._patterns import Floor, points_of, region_minima, score_tree
 
 from ._problems import needs_numba, region_problem
 
@@ -167,3 +167,14 @@ def test_loss_points_are_shared_by_problems_on_one_grid_and_equal_those_made_afr
         for a, b in zip(two.points(k), fresh):
             np.testing.assert_array_equal(a, b)
             assert getattr(a, "dtype", None) == getattr(b, "dtype", None)
+
+
+def test_a_floor_restricted_to_some_supports_keeps_their_maxima_and_its_test():
+    """``Floor.restricted``: the noise maxima of the supports a mask or index list selects, in
+    their order; the best key, scale and slack unchanged."""
+    floor = Floor(np.array([3.0, -1.0, 7.5, 0.25]), -2.0, 4.0, 1e-9)
+    part = floor.restricted(np.array([True, False, True, True]))
+    np.testing.assert_array_equal(part.region_max, [3.0, 7.5, 0.25])
+    assert part[1:] == floor[1:]
+    np.testing.assert_array_equal(floor.restricted(np.array([3, 1])).region_max, [0.25, -1.0])
+    np.testing.assert_array_equal(floor.region_max, [3.0, -1.0, 7.5, 0.25])     # the floor itself unchanged
