@@ -224,6 +224,28 @@ def integer_columns(shape: str, d: int) -> list[int]:
     return []
 
 
+def rows_prediction(plan, work, data) -> float | None:
+    """What the plan's predicted seconds would be if the prediction knew the W's distinct rows m
+    (``len(data.X)``, a quantity of the data) instead of bounding them from public quantities:
+    the same form and fitted constants (privopt.search._costs) with n = m and ``row_share`` 1,
+    so the rows the kernels visit are m (at most prod_j v_j).  None for a single W whose every
+    point is scored (no form with rows there).  A diagnostic of how far a counted estimate of
+    the distinct rows could take the predictions, not privopt's prediction."""
+    import dataclasses
+
+    from privopt.search import _costs
+
+    rows = int(len(data.X))
+    if plan.path == "topdown":
+        cost = dataclasses.replace(_costs.topdown_cost(work), row_share=1.0)
+        return float(_costs.topdown_seconds(work, rows, cost))
+    if getattr(plan.sampler, "argmax", None) is None:
+        return None
+    cost = dataclasses.replace(_costs.BRANCH_AND_BOUND_COST, row_share=1.0)
+    return float(_costs.branch_and_bound_seconds(int(plan.n_points), rows, cost,
+                                                 coordinate_values=getattr(data, "coordinate_values", None)))
+
+
 def record_plans(record: list) -> None:
     """Wrap privopt's planner of a 0/1-loss W (the mixture's W's and a single W's) so that
     every W planned from now on appends to ``record`` (in the order of the W's, as the
@@ -233,7 +255,9 @@ def record_plans(record: list) -> None:
     ``coordinate_values``: the values each coordinate takes where declared per coordinate
     (";"-joined), ``predicted_s``), the distinct rows of the W's data (``distinct_rows``: a
     quantity of the DATA, which the prediction never reads: recorded to show how far the
-    measured seconds follow it) and, once drawn, ``cpu_s``:
+    measured seconds follow it), ``rows_predicted_s`` (a diagnostic, not what privopt predicts:
+    the same form and constants with the W's distinct rows in place of their public bound,
+    :func:`rows_prediction`; None for a single W scored whole) and, once drawn, ``cpu_s``:
     the process's CPU seconds of the draw (every thread), which the load of a shared machine
     inflates far less than its wall time.  For this checkout's privopt only."""
     import time
@@ -248,7 +272,8 @@ def record_plans(record: list) -> None:
                "regions": None, "point_work": None, "support_points": None,
                "feature_values": getattr(data, "feature_values", None), "predicted_s": float(out.predicted_time),
                "coordinate_values": ";".join(map(str, getattr(data, "coordinate_values", None) or ())),
-               "distinct_rows": int(len(data.X))}
+               "distinct_rows": int(len(data.X)),
+               "rows_predicted_s": rows_prediction(out, work, data)}
         if work is not None:
             row.update(regions=work.regions, point_work=work.point_work, support_points=";".join(map(str, work.sizes)))
         record.append(row)

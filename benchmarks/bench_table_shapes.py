@@ -85,7 +85,7 @@ COLUMNS = ("table", "shape", "n", "d", "side", "warm_s", "warm_runs", "cpu_s", "
 DECLARED = ("the whole-number columns (`integer_features`, `now` only: binary's every column, mixed's 0/1 half)",
             "nothing (`--undeclared`)")
 W_COLUMNS = ("table", "seed", "w", "path", "n_points", "predicted_s", "measured_s", "cpu_s", "won",
-             "regions_expanded", "n", "d", "coordinate_values", "distinct_rows")
+             "regions_expanded", "n", "d", "coordinate_values", "distinct_rows", "rows_predicted_s")
 
 
 def _estimator(side: str, seed: int, lo, hi, integer=None):
@@ -111,7 +111,8 @@ def _parts(clf, record: list | None = None) -> list[dict]:
     return [{"path": getattr(p, "path", ""), "n_points": int(getattr(p, "n_points", 0) or 0),
              "predicted_s": float(p.predicted_time), "measured_s": float(p.wall_time), "cpu_s": r.get("cpu_s"),
              "won": bool(getattr(p, "won", True)), "regions_expanded": getattr(p, "regions_expanded", None),
-             "coordinate_values": r.get("coordinate_values", ""), "distinct_rows": r.get("distinct_rows")}
+             "coordinate_values": r.get("coordinate_values", ""), "distinct_rows": r.get("distinct_rows"),
+             "rows_predicted_s": r.get("rows_predicted_s")}
             for p, r in zip(parts, plans)]
 
 
@@ -192,12 +193,15 @@ def _f(v, fmt=".2f") -> str:
     return "" if v in ("", None) else format(float(v), fmt)
 
 
-def worst_by_path(w_rows, table: str, path: str | None, measure: str = "measured_s") -> float | None:
-    """The largest ratio, either way, of predicted to measured seconds (``measure``: the wall
-    time, or ``cpu_s``) over the W's of ``table`` drawn on ``path`` ("topdown" or
-    "enumerate"; None: every W), or None when there are none."""
-    ratios = [ratio(float(w["predicted_s"]), float(w[measure]))
-              for w in w_rows if w["table"] == table and path in (None, w["path"]) and w.get(measure) not in ("", None)]
+def worst_by_path(w_rows, table: str, path: str | None, measure: str = "measured_s",
+                  predicted: str = "predicted_s") -> float | None:
+    """The largest ratio, either way, of predicted (``predicted``: privopt's, or the diagnostic
+    ``rows_predicted_s``) to measured seconds (``measure``: the wall time, or ``cpu_s``) over the
+    W's of ``table`` drawn on ``path`` ("topdown" or "enumerate"; None: every W), or None when
+    there are none."""
+    ratios = [ratio(float(w[predicted]), float(w[measure]))
+              for w in w_rows if w["table"] == table and path in (None, w["path"])
+              and w.get(measure) not in ("", None) and w.get(predicted) not in ("", None)]
     return max(ratios) if ratios else None
 
 
@@ -288,12 +292,15 @@ def write_markdown(rows, w_rows, args, head: str) -> None:
              "W); `worst W (CPU)`: the worst ratio against the process's CPU seconds of each draw instead of its "
              "wall time (`now` only: what the predictions are fitted on, bench_predictions.py); `public floor`: "
              "over the table's W's, the least worst ratio against the median CPU seconds that ANY prediction from "
-             "public quantities can have, given the same W's of the run's other tables (1.0: no such twin). "
+             "public quantities can have, given the same W's of the run's other tables (1.0: no such twin); "
+             "`rows known (CPU)`: a diagnostic, the worst ratio (CPU) had the prediction read each W's distinct "
+             "rows (a quantity of the data) instead of their public bound, same form and constants "
+             "(`_common.rows_prediction`). "
              f"Declared: {DECLARED[bool(getattr(args, 'undeclared', False))]}. "
              "The machine (2 cores) was shared with other jobs: compare ratios within the run.", "",
              "| table | side | warm s | x single W | CPU s | x (CPU) | first s | held-out accuracy | predicted s "
-             "| selection s | W's | worst W | top down | scored | worst W (CPU) | public floor |",
-             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| selection s | W's | worst W | top down | scored | worst W (CPU) | public floor | rows known (CPU) |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     floors = public_floors(w_rows)
     for r in rows:
         single = next((o for o in rows if o["table"] == r["table"] and o["side"] == SINGLE), None)
@@ -305,11 +312,12 @@ def write_markdown(rows, w_rows, args, head: str) -> None:
         scored = worst_by_path(w_rows, r["table"], "enumerate") if mine else None
         cpu_worst = worst_by_path(w_rows, r["table"], None, "cpu_s") if mine else None
         floor = max((v for (t, _), v in floors.items() if t == r["table"]), default=None) if mine else None
+        known = worst_by_path(w_rows, r["table"], None, "cpu_s", "rows_predicted_s") if mine else None
         lines.append(f"| {r['table']} | {r['side']} | {float(r['warm_s']):.2f} | {x} | {_f(r.get('cpu_s'))} | {xc} | "
                      f"{float(r['first_s']):.2f} | "
                      f"{float(r['accuracy']):.3f} | {_f(r['predicted_s'], '.3g')} | {_f(r['selection_s'], '.3g')} | "
                      f"{r['n_w']} | {_f(r['worst_w_ratio'], '.1f')} | {_f(top, '.1f')} | {_f(scored, '.1f')} | "
-                     f"{_f(cpu_worst, '.1f')} | {_f(floor, '.1f')} |")
+                     f"{_f(cpu_worst, '.1f')} | {_f(floor, '.1f')} | {_f(known, '.1f')} |")
     lines += outside_lines(w_rows)
     _common.write_markdown(os.path.join(OUT, f"table_shapes{args.tag}.md"), lines)
 
