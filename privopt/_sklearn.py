@@ -50,7 +50,8 @@ from typing import Any
 import numpy as np
 
 from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
-                          check_numeric_features, floats_or_nan, user_stacklevel)
+                          check_numeric_features, check_time_features, check_two_classes, check_unique_columns,
+                          floats_or_nan, refuse_labels, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
@@ -339,10 +340,13 @@ def check_fitted(estimator, attribute: str) -> None:
 
 
 def check_public_input(X, name: str = "X") -> None:
-    """What a fit may check of ``X`` before reading any value of it: its type and its
-    number of rows (public under replace-one).  A scipy sparse matrix, and an ``X``
-    with no row, are refused naming ``name`` and the fix, before a ledger reserves the
-    fit (so the refusal costs nothing); everything else is :func:`validate_fit`'s."""
+    """What a fit may check of ``X`` before reading any value of it: its type, its
+    number of rows (public under replace-one) and its schema.  A scipy sparse matrix, an
+    ``X`` with no row, repeated column names and columns typed as dates or time spans are
+    refused naming ``name`` and the fix, before a ledger reserves the fit (so the refusal
+    costs nothing); everything else is :func:`validate_fit`'s."""
+    check_unique_columns(X, name)
+    check_time_features(X, name)
     if _is_sparse(X):
         raise ParameterTypeError(
             f"{name}: a sparse matrix ({type(X).__name__}); privopt's estimators take a dense array of "
@@ -477,6 +481,8 @@ def validate_table(est, X, *, reset: bool, text_fix: str | None = None, missing:
     transformer's): NaN and infinite values are not refused but returned as NaN, so that
     the private step after it refuses them once it is charged (a refusal here, before any
     ledger, would say for free whether a value is missing)."""
+    check_unique_columns(X, "X")     # the schema first: repeated column names, dates and time spans
+    check_time_features(X, "X")
     if missing == "pass":     # values that are not numbers become NaN: only text typed as such is refused
         if _is_sparse(X) or isinstance(X, np.matrix):
             _float_table(est, X)        # refused by its type, as below
@@ -542,12 +548,12 @@ def _validate_y(y, n_rows: int) -> np.ndarray:
         raise ParameterError(f"y: Found input variables with inconsistent numbers of samples: [{n_rows}, "
                              f"{len(y)}] (rows of X, labels of y); give one label per row.", "y")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ParameterError("y: Input y contains infinity or a value too large for dtype('float64'); every label "
-                             "must be a class.", "y")
+        refuse_labels("y: Input y contains infinity or a value too large for dtype('float64'); every label "
+                      "must be a class.", "y")
     kind = _label_kind(y)
     if kind in ("continuous", "unknown"):
-        raise ParameterError(f"y: Unknown label type: {kind}. Maybe you are trying to fit a classifier, which "
-                             "expects discrete classes on a regression target with continuous values.", "y")
+        refuse_labels(f"y: Unknown label type: {kind}. Maybe you are trying to fit a classifier, which "
+                      "expects discrete classes on a regression target with continuous values.", "y")
     return y
 
 
@@ -579,12 +585,7 @@ def validate_fit(est, X, y, classes=None):
         check_labels_within(y, declared, "y")
         return X, declared, np.where(y == declared[1], 1, -1).astype(int)
     classes = np.unique(y)
-    if classes.size != 2:
-        raise ParameterError(
-            "Only binary classification is supported. "
-            f"y must contain exactly two classes, found {classes.size} class(es) "
-            f"({classes[:5].tolist()}); privopt's classifiers are binary "
-            "(wrap in sklearn.multiclass.OneVsRestClassifier for more).", "y")
+    check_two_classes(classes, "y")
     y_pm = np.where(y == classes[1], 1, -1).astype(int)
     return X, classes, y_pm
 
