@@ -329,8 +329,8 @@ def time_columns(X) -> list[tuple[int, object]]:
     if dtypes is not None and hasattr(X, "iloc"):
         return [(j, col) for j, (col, dt) in enumerate(zip(X.columns, dtypes)) if getattr(dt, "kind", "O") in "mM"]
     kind = getattr(getattr(X, "dtype", None), "kind", "O")
-    shape = getattr(X, "shape", ())
-    return [(j, None) for j in range(shape[1])] if kind in "mM" and len(shape) == 2 else []
+    shape = tuple(getattr(X, "shape", ()))
+    return [(j, None) for j in range(int(shape[1]))] if kind in "mM" and len(shape) == 2 else []
 
 
 def check_time_features(X, name: str = "X") -> None:
