@@ -350,7 +350,8 @@ def check_public_input(X, name: str = "X") -> None:
     if _is_sparse(X):
         raise ParameterTypeError(
             f"{name}: a sparse matrix ({type(X).__name__}); privopt's estimators take a dense array of "
-            f"numbers. Pass {name}.toarray() (or select fewer columns first if it does not fit in memory).", name)
+            f"numbers. Pass {_densified(X, name)} (or select fewer columns first if it does not fit in memory).",
+            name)
     shape = getattr(X, "shape", None)
     try:
         rows = int(shape[0]) if shape is not None and len(shape) > 0 else len(X)
@@ -358,6 +359,12 @@ def check_public_input(X, name: str = "X") -> None:
         return          # not a table: validate_fit names what it is
     if rows == 0:
         raise ParameterError(f"{name}: it has no rows; a fit needs at least one record.", name)
+
+
+def _densified(X, name: str = "X") -> str:
+    """How to make ``X`` dense: a DataFrame of sparse columns (``pd.get_dummies(..., sparse=True)``)
+    has no ``toarray``, its ``.sparse`` accessor has ``to_dense``."""
+    return f"{name}.sparse.to_dense()" if hasattr(X, "columns") and hasattr(X, "sparse") else f"{name}.toarray()"
 
 
 def _is_sparse(X) -> bool:
@@ -434,7 +441,7 @@ def _float_table(est, X, *, missing: str = "refuse") -> np.ndarray:
     no column; text and missing values are refused before, naming their columns."""
     cls = type(est).__name__
     if _is_sparse(X):
-        raise ParameterTypeError("X: sparse data was passed, but dense data is required; pass X.toarray() (or "
+        raise ParameterTypeError(f"X: sparse data was passed, but dense data is required; pass {_densified(X)} (or "
                                  "select fewer columns first).", "X")
     if isinstance(X, np.matrix):
         raise ParameterTypeError("X: np.matrix is not supported; convert it with np.asarray(X).", "X")

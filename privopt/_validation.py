@@ -886,7 +886,8 @@ def refuse_labels(message: str, name: str = "y") -> NoReturn:
 #: The refusal of a label set that is not two classes, read from y (no declared ``classes``).
 NOT_TWO_CLASSES = (
     "Only binary classification is supported. {name} must hold exactly two classes, and it holds one class only "
-    "or more than two (the message quotes neither the labels nor their number: they are private). privopt's "
+    "or more than two (the message quotes neither the labels nor their number: they are private; see them with "
+    "pd.Series(y).value_counts()). privopt's "
     "classifiers are binary: for more classes wrap the estimator in sklearn.multiclass.OneVsRestClassifier (each "
     "one-vs-rest model spends its own epsilon), or keep the records of two classes (keep = y.isin([a, b])); if the "
     "task has two classes of which y may hold one, declare them: classes=(a, b).")
@@ -950,8 +951,9 @@ def check_labels_within(y: np.ndarray, classes: np.ndarray, name: str = "y") -> 
     one of them is accepted: the label set is public, not read from y)."""
     if not np.all(np.isin(y, classes)):     # no count and no label quoted: the labels are private
         refuse_labels(
-            f"{name} holds labels outside the declared classes={classes.tolist()}: fix the labels (or drop those "
-            "records), or declare the classes of the task.", name)
+            f"{name} holds labels outside the declared classes={classes.tolist()} (see them with "
+            "pd.Series(y).value_counts()): fix the labels (or drop those records), or "
+            "declare the classes of the task.", name)
 
 
 def check_binary_labels(y, n_rows: int, name: str = "y", classes=None):

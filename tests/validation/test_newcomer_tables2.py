@@ -137,3 +137,17 @@ def test_bounds_by_name_for_columns_named_by_numbers_say_how_to_name_them(salari
     clf = PrivateHalfspaceClassifier(epsilon=1.0, random_state=0,
                                      bounds={str(j): pair for j, pair in by_number.items()}).fit(named, raw["sex"])
     assert list(clf.feature_names_in_) == [str(j) for j in range(X.shape[1])]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_a_data_frame_of_sparse_columns_is_told_its_own_way_to_dense(make, salaries):
+    """pd.get_dummies(..., sparse=True) on the categorical columns alone gives a DataFrame whose
+    every column is sparse: refused as sparse, with a fix that a DataFrame has (it has no toarray)."""
+    raw, _, _ = salaries
+    items = pd.get_dummies(raw[["rank", "discipline"]], sparse=True)
+    with pytest.raises(ParameterTypeError, match=r"X\.sparse\.to_dense\(\)") as info:
+        make(epsilon=1.0, bounds={c: (0, 1) for c in items.columns}).fit(items, raw["sex"])
+    assert "toarray" not in str(info.value)
+    dense = items.sparse.to_dense()                     # the fix, as the message says it
+    assert make(epsilon=1.0, bounds={c: (0, 1) for c in items.columns}, random_state=0).fit(
+        dense, raw["sex"]).n_features_in_ == items.shape[1]
