@@ -55,6 +55,7 @@ from ._validation import (check_declared_classes, check_labels_given, check_labe
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
+           "refuse_fit_params",
            "check_public_input", "validate_fit", "validate_predict", "validate_table"]
 
 #: Non-blank characters of a repr beyond which its middle is elided (scikit-learn's ``N_CHAR_MAX``).
@@ -337,6 +338,32 @@ def check_fitted(estimator, attribute: str) -> None:
 
     raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
                          "appropriate arguments before using this estimator.")
+
+
+#: Why a private fit takes no per-record weights, and what to do instead.
+SAMPLE_WEIGHT_REFUSAL = (
+    "sample_weight: {cls}.fit takes no per-record weights: the privacy guarantee bounds what one record "
+    "changes, and a weight would scale one record's influence (a record of weight 10 counts as ten records), "
+    "beyond the calibrated noise. Fit on the records as they are (drop sample_weight); weights chosen from "
+    "the data are private data too.")
+
+
+def refuse_fit_params(estimator, fit_params: dict) -> None:
+    """Refuse keyword arguments of ``fit`` beyond X and y, before anything is read, naming
+    them and the fix: ``sample_weight`` (scikit-learn's, or a Pipeline's ``clf__sample_weight``)
+    with :data:`SAMPLE_WEIGHT_REFUSAL`, any other as a constructor parameter given to fit, where
+    Python's ``TypeError`` named neither (nor, for the baselines, the estimator's own class)."""
+    if not fit_params:
+        return
+    cls = type(estimator).__name__
+    if "sample_weight" in fit_params:
+        raise ParameterTypeError(SAMPLE_WEIGHT_REFUSAL.format(cls=cls), "sample_weight")
+    names = sorted(fit_params)
+    known = sorted(set(names) & set(estimator.get_params(deep=False)))
+    how = (f"{', '.join(known)} {'is a parameter' if len(known) == 1 else 'are parameters'} of the estimator: "
+           f"give {'it' if len(known) == 1 else 'them'} to its constructor ({cls}({known[0]}=...)) or to "
+           "set_params" if known else f"{cls}'s parameters are listed by get_params()")
+    raise ParameterTypeError(f"{cls}.fit takes X and y only, got also {', '.join(names)}; {how}.", names[0])
 
 
 def check_public_input(X, name: str = "X") -> None:

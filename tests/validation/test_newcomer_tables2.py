@@ -151,3 +151,29 @@ def test_a_data_frame_of_sparse_columns_is_told_its_own_way_to_dense(make, salar
     dense = items.sparse.to_dense()                     # the fix, as the message says it
     assert make(epsilon=1.0, bounds={c: (0, 1) for c in items.columns}, random_state=0).fit(
         dense, raw["sex"]).n_features_in_ == items.shape[1]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_fit_parameters_beyond_x_and_y_are_refused_naming_them_and_the_fix(make, salaries):
+    """fit(X, y, sample_weight=w) (survey weights, or a Pipeline's clf__sample_weight) raised Python's
+    TypeError, naming the baselines' private base class; an estimator parameter given to fit too."""
+    from sklearn.pipeline import make_pipeline
+
+    raw, X, bounds = salaries
+    weights = np.ones(len(X))
+    with PrivacyLedger(epsilon=1.0) as ledger:
+        with pytest.raises(ParameterTypeError, match=rf"sample_weight: {make.__name__}.fit takes no per-record "
+                                                     "weights") as info:
+            make(epsilon=1.0, bounds=bounds).fit(X, raw["sex"], sample_weight=weights)
+        assert info.value.parameter == "sample_weight" and "drop sample_weight" in str(info.value)
+        pipe = make_pipeline(make(epsilon=1.0, bounds=bounds))
+        step = pipe.steps[0][0]
+        with pytest.raises(ParameterTypeError, match="takes no per-record weights"):
+            pipe.fit(X, raw["sex"], **{f"{step}__sample_weight": weights})
+        with pytest.raises(ParameterTypeError, match=rf"{make.__name__}.fit takes X and y only, got also epsilon; "
+                                                     rf"epsilon is a parameter of the estimator: give it to its "
+                                                     rf"constructor \({make.__name__}\(epsilon=...\)\)"):
+            make(bounds=bounds).fit(X, raw["sex"], epsilon=1.0)
+        with pytest.raises(ParameterTypeError, match=r"got also verbose_fit; .* listed by get_params\(\)"):
+            make(bounds=bounds).fit(X, raw["sex"], verbose_fit=True)
+    assert ledger.spent.epsilon == 0.0          # refused before the reservation
