@@ -104,6 +104,10 @@ GROUPS: tuple[Group, ...] = (
         # resumes from its CSV: the quick run finds m = 10, seed 0 there and only rewrites the table
         Bench("bench_opsamp_m_sweep.py", (), ("--ms", "10", "--seeds", "1"), needs=_ADULT),
     )),
+    Group("inputs", "a newcomer's real tables fed as the README shows: what fits, what is refused and how", (
+        # before and after the fixes it led to: 431367f extracted with git archive
+        Bench("bench_newcomer_sweep.py", ("--before", "431367f"), ("--before", "431367f"), needs="git"),
+    )),
     Group("privacy", "the empirical privacy audit: every mechanism's epsilon, and broken variants caught; the "
                      "ledger's cost per charge", (
         Bench("bench_audit.py"),

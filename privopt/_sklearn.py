@@ -50,10 +50,12 @@ from typing import Any
 import numpy as np
 
 from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
-                          check_numeric_features, floats_or_nan, user_stacklevel)
+                          check_numeric_features, check_time_features, check_two_classes, check_unique_columns,
+                          floats_or_nan, refuse_labels, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
 __all__ = ["PrivoptEstimator", "PrivoptClassifier", "PrivoptTransformer", "clone_estimator", "check_fitted",
+           "refuse_fit_params",
            "check_public_input", "validate_fit", "validate_predict", "validate_table"]
 
 #: Non-blank characters of a repr beyond which its middle is elided (scikit-learn's ``N_CHAR_MAX``).
@@ -338,15 +340,45 @@ def check_fitted(estimator, attribute: str) -> None:
                          "appropriate arguments before using this estimator.")
 
 
+#: Why a private fit takes no per-record weights, and what to do instead.
+SAMPLE_WEIGHT_REFUSAL = (
+    "sample_weight: {cls}.fit takes no per-record weights: the privacy guarantee bounds what one record "
+    "changes, and a weight would scale one record's influence (a record of weight 10 counts as ten records), "
+    "beyond the calibrated noise. Fit on the records as they are (drop sample_weight); weights chosen from "
+    "the data are private data too.")
+
+
+def refuse_fit_params(estimator, fit_params: dict) -> None:
+    """Refuse keyword arguments of ``fit`` beyond X and y, before anything is read, naming
+    them and the fix: ``sample_weight`` (scikit-learn's, or a Pipeline's ``clf__sample_weight``)
+    with :data:`SAMPLE_WEIGHT_REFUSAL`, any other as a constructor parameter given to fit, where
+    Python's ``TypeError`` named neither (nor, for the baselines, the estimator's own class)."""
+    if not fit_params:
+        return
+    cls = type(estimator).__name__
+    if "sample_weight" in fit_params:
+        raise ParameterTypeError(SAMPLE_WEIGHT_REFUSAL.format(cls=cls), "sample_weight")
+    names = sorted(fit_params)
+    known = sorted(set(names) & set(estimator.get_params(deep=False)))
+    how = (f"{', '.join(known)} {'is a parameter' if len(known) == 1 else 'are parameters'} of the estimator: "
+           f"give {'it' if len(known) == 1 else 'them'} to its constructor ({cls}({known[0]}=...)) or to "
+           "set_params" if known else f"{cls}'s parameters are listed by get_params()")
+    raise ParameterTypeError(f"{cls}.fit takes X and y only, got also {', '.join(names)}; {how}.", names[0])
+
+
 def check_public_input(X, name: str = "X") -> None:
-    """What a fit may check of ``X`` before reading any value of it: its type and its
-    number of rows (public under replace-one).  A scipy sparse matrix, and an ``X``
-    with no row, are refused naming ``name`` and the fix, before a ledger reserves the
-    fit (so the refusal costs nothing); everything else is :func:`validate_fit`'s."""
+    """What a fit may check of ``X`` before reading any value of it: its type, its
+    number of rows (public under replace-one) and its schema.  A scipy sparse matrix, an
+    ``X`` with no row, repeated column names and columns typed as dates or time spans are
+    refused naming ``name`` and the fix, before a ledger reserves the fit (so the refusal
+    costs nothing); everything else is :func:`validate_fit`'s."""
+    check_unique_columns(X, name)
+    check_time_features(X, name)
     if _is_sparse(X):
         raise ParameterTypeError(
             f"{name}: a sparse matrix ({type(X).__name__}); privopt's estimators take a dense array of "
-            f"numbers. Pass {name}.toarray() (or select fewer columns first if it does not fit in memory).", name)
+            f"numbers. Pass {_densified(X, name)} (or select fewer columns first if it does not fit in memory).",
+            name)
     shape = getattr(X, "shape", None)
     try:
         rows = int(shape[0]) if shape is not None and len(shape) > 0 else len(X)
@@ -354,6 +386,12 @@ def check_public_input(X, name: str = "X") -> None:
         return          # not a table: validate_fit names what it is
     if rows == 0:
         raise ParameterError(f"{name}: it has no rows; a fit needs at least one record.", name)
+
+
+def _densified(X, name: str = "X") -> str:
+    """How to make ``X`` dense: a DataFrame of sparse columns (``pd.get_dummies(..., sparse=True)``)
+    has no ``toarray``, its ``.sparse`` accessor has ``to_dense``."""
+    return f"{name}.sparse.to_dense()" if hasattr(X, "columns") and hasattr(X, "sparse") else f"{name}.toarray()"
 
 
 def _is_sparse(X) -> bool:
@@ -430,7 +468,7 @@ def _float_table(est, X, *, missing: str = "refuse") -> np.ndarray:
     no column; text and missing values are refused before, naming their columns."""
     cls = type(est).__name__
     if _is_sparse(X):
-        raise ParameterTypeError("X: sparse data was passed, but dense data is required; pass X.toarray() (or "
+        raise ParameterTypeError(f"X: sparse data was passed, but dense data is required; pass {_densified(X)} (or "
                                  "select fewer columns first).", "X")
     if isinstance(X, np.matrix):
         raise ParameterTypeError("X: np.matrix is not supported; convert it with np.asarray(X).", "X")
@@ -477,6 +515,8 @@ def validate_table(est, X, *, reset: bool, text_fix: str | None = None, missing:
     transformer's): NaN and infinite values are not refused but returned as NaN, so that
     the private step after it refuses them once it is charged (a refusal here, before any
     ledger, would say for free whether a value is missing)."""
+    check_unique_columns(X, "X")     # the schema first: repeated column names, dates and time spans
+    check_time_features(X, "X")
     if missing == "pass":     # values that are not numbers become NaN: only text typed as such is refused
         if _is_sparse(X) or isinstance(X, np.matrix):
             _float_table(est, X)        # refused by its type, as below
@@ -542,12 +582,12 @@ def _validate_y(y, n_rows: int) -> np.ndarray:
         raise ParameterError(f"y: Found input variables with inconsistent numbers of samples: [{n_rows}, "
                              f"{len(y)}] (rows of X, labels of y); give one label per row.", "y")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ParameterError("y: Input y contains infinity or a value too large for dtype('float64'); every label "
-                             "must be a class.", "y")
+        refuse_labels("y: Input y contains infinity or a value too large for dtype('float64'); every label "
+                      "must be a class.", "y")
     kind = _label_kind(y)
     if kind in ("continuous", "unknown"):
-        raise ParameterError(f"y: Unknown label type: {kind}. Maybe you are trying to fit a classifier, which "
-                             "expects discrete classes on a regression target with continuous values.", "y")
+        refuse_labels(f"y: Unknown label type: {kind}. Maybe you are trying to fit a classifier, which "
+                      "expects discrete classes on a regression target with continuous values.", "y")
     return y
 
 
@@ -579,12 +619,7 @@ def validate_fit(est, X, y, classes=None):
         check_labels_within(y, declared, "y")
         return X, declared, np.where(y == declared[1], 1, -1).astype(int)
     classes = np.unique(y)
-    if classes.size != 2:
-        raise ParameterError(
-            "Only binary classification is supported. "
-            f"y must contain exactly two classes, found {classes.size} class(es) "
-            f"({classes[:5].tolist()}); privopt's classifiers are binary "
-            "(wrap in sklearn.multiclass.OneVsRestClassifier for more).", "y")
+    check_two_classes(classes, "y")
     y_pm = np.where(y == classes[1], 1, -1).astype(int)
     return X, classes, y_pm
 

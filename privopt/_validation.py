@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import math
 import numbers
-from typing import Literal, overload
+from typing import Literal, NoReturn, overload
 
 import numpy as np
 
@@ -21,6 +21,8 @@ __all__ = [
     "check_labels_given",
     "check_declared_classes",
     "check_labels_within",
+    "check_two_classes",
+    "refuse_labels",
     "check_real",
     "check_epsilon",
     "check_delta",
@@ -37,6 +39,8 @@ __all__ = [
     "check_bounds",
     "check_numeric_features",
     "check_missing_features",
+    "check_time_features",
+    "check_unique_columns",
     "text_columns",
     "warn_clipped",
     "MAX_EPSILON",
@@ -311,6 +315,63 @@ def text_columns(X) -> list[tuple[int, object, object]]:
     return [(k, None, arr[int(np.argmax(mask[:, k])), k]) for k in np.flatnonzero(mask.any(axis=0)).tolist()]
 
 
+#: The fix suggested for a date or time-span column of the features.
+TIME_FEATURE_FIX = ("Convert each to a number on a public scale before the fit, e.g. days since a public date, "
+                    "(X[col] - pd.Timestamp('2000-01-01')).dt.days, or a time span's X[col].dt.days, and give its "
+                    "public bounds in those units.")
+
+
+def time_columns(X) -> list[tuple[int, object]]:
+    """The columns of ``X`` typed as dates or time spans (numpy's ``M``/``m`` kinds, pandas'
+    datetime with a time zone): ``[(index, name or None), ...]``, read from the dtypes alone
+    (the schema, not the values)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "iloc"):
+        return [(j, col) for j, (col, dt) in enumerate(zip(X.columns, dtypes)) if getattr(dt, "kind", "O") in "mM"]
+    kind = getattr(getattr(X, "dtype", None), "kind", "O")
+    shape = tuple(getattr(X, "shape", ()))
+    return [(j, None) for j in range(int(shape[1]))] if kind in "mM" and len(shape) == 2 else []
+
+
+def check_time_features(X, name: str = "X") -> None:
+    """Refuse columns typed as dates or time spans, naming them and the fix
+    (:data:`TIME_FEATURE_FIX`), where numpy's conversion would fail naming no column
+    (a DataFrame's) or turn them silently into nanoseconds since 1970 (an array's).
+    Decided by the dtypes alone, so it may be raised before or after the data is read.
+    Raises :class:`~privopt.exceptions.ParameterTypeError`."""
+    found = time_columns(X)
+    if found:
+        labels = [f"{str(col)!r} (index {j})" if col is not None else str(j) for j, col in found]
+        plural = len(found) > 1
+        raise ParameterTypeError(f"{name}: column{'s' if plural else ''} {_listed(labels)} hold{'' if plural else 's'} "
+                                 f"dates or time spans, not numbers; privopt needs numeric features. "
+                                 f"{TIME_FEATURE_FIX}", name)
+
+
+def check_unique_columns(X, name: str = "X") -> None:
+    """Refuse a table whose column names repeat (``pd.concat`` of overlapping tables), naming
+    them and the fix: bounds by name, ``feature_names_in_`` and predict's check of the columns
+    tell the columns apart by name.  Read from the column names alone (the schema)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return
+    seen: set = set()
+    repeated: list = []
+    for label in list(columns):
+        try:
+            if label in seen and label not in repeated:
+                repeated.append(label)
+            seen.add(label)
+        except TypeError:       # an unhashable label: not a name to compare
+            return
+    if repeated:
+        raise ParameterError(
+            f"{name}: the column name{'s' if len(repeated) > 1 else ''} {_listed([repr(c) for c in repeated])} "
+            f"appear{'' if len(repeated) > 1 else 's'} more than once; every column needs its own name (bounds by "
+            "name, feature_names_in_ and predict's check of the columns read them). Drop the copies "
+            "(X = X.loc[:, ~X.columns.duplicated()]) or rename them.", name)
+
+
 #: True inside a release charged to a ledger (set by :func:`privopt.ledger.release`): the data
 #: has been read for an analyst, so a refusal of a value says nothing of the data beyond that
 #: it was refused (no column, no kind of value: :func:`check_numeric_features`,
@@ -441,8 +502,10 @@ def _bounds_by_name(bounds: dict, n_features, feature_names, name: str):
     if feature_names is None:
         raise ParameterError(
             f"{name}: bounds by column name ({', '.join(map(repr, list(bounds)[:3]))}, ...) need X as a pandas "
-            "DataFrame with those column names; for an array give (lower, upper) or per-feature pairs in column "
-            "order.", name)
+            "DataFrame with those column names, all of them strings (as in scikit-learn, a DataFrame whose column "
+            "names are not all strings has no feature names: X.columns = X.columns.astype(str), and key the "
+            "bounds by those strings); for an array give (lower, upper) or per-feature pairs in column order.",
+            name)
     columns = [str(c) for c in feature_names]
     missing = [c for c in columns if c not in pairs]
     unknown = [k for k in pairs if k not in columns]
@@ -801,11 +864,47 @@ def _is_missing(value) -> bool:
     return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
 
 
+#: The refusal of the labels under a ledger (:data:`CHARGED`): one text whatever was wrong with them.
+CHARGED_LABEL_REFUSAL = (
+    "{name}: the labels are not two classes of one kind with none missing (a label is missing, labels of mixed "
+    "kinds, one class only or more than two, or a label outside the declared classes); privopt's classifiers need "
+    "exactly that. This release was charged: the message does not say which (it would describe the labels). Drop "
+    "the records without a label, give every label one type (e.g. y.astype(str)), declare the two classes of the "
+    "task (classes=(a, b): a y that holds only one of them is then fitted), or wrap the estimator in "
+    "sklearn.multiclass.OneVsRestClassifier for more classes.")
+
+
+def refuse_labels(message: str, name: str = "y") -> NoReturn:
+    """Raise the refusal of a label set: ``message`` (which quotes no label and no count:
+    the labels are private), or under a ledger (:data:`CHARGED`) the one text of
+    :data:`CHARGED_LABEL_REFUSAL`, which does not say which check failed."""
+    if CHARGED.get():
+        raise ParameterError(CHARGED_LABEL_REFUSAL.format(name=name), name)
+    raise ParameterError(message, name)
+
+
+#: The refusal of a label set that is not two classes, read from y (no declared ``classes``).
+NOT_TWO_CLASSES = (
+    "Only binary classification is supported. {name} must hold exactly two classes, and it holds one class only "
+    "or more than two (the message quotes neither the labels nor their number: they are private; see them with "
+    "pd.Series(y).value_counts()). privopt's "
+    "classifiers are binary: for more classes wrap the estimator in sklearn.multiclass.OneVsRestClassifier (each "
+    "one-vs-rest model spends its own epsilon), or keep the records of two classes (keep = y.isin([a, b])); if the "
+    "task has two classes of which y may hold one, declare them: classes=(a, b).")
+
+
+def check_two_classes(classes: np.ndarray, name: str = "y") -> None:
+    """Refuse a label set read from y that is not two classes (:data:`NOT_TWO_CLASSES`)."""
+    if classes.size != 2:
+        refuse_labels(NOT_TWO_CLASSES.format(name=name), name)
+
+
 def check_labels_given(y, name: str = "y") -> None:
     """Refuse a 1-D label array with missing labels (None, NaN, pandas' NA) or
     with labels of types that cannot be ordered together (``1`` and ``"yes"``),
-    naming ``name``, the count and the fix, where numpy would
-    raise a bare ``TypeError`` comparing them.  Numeric arrays cost one NaN test."""
+    naming ``name`` and the fix, where numpy would raise a bare ``TypeError``
+    comparing them.  No count and no label is quoted (the labels are private;
+    under a ledger :func:`refuse_labels` says even less).  Numeric arrays cost one NaN test."""
     arr = np.asarray(y)
     if arr.dtype.kind == "f":
         missing = np.isnan(arr)
@@ -813,17 +912,16 @@ def check_labels_given(y, name: str = "y") -> None:
         missing = np.fromiter((_is_missing(v) for v in arr.ravel()), bool, arr.size).reshape(arr.shape)
     else:
         return
-    if np.any(missing):     # counted, not located: the message may be logged beyond the curator
-        raise ParameterError(
-            f"{name} has {int(missing.sum())} missing label(s) (None or NaN): every record needs its label; "
-            f"drop those records (e.g. keep = y.notna(); X, y = X[keep], y[keep]) or fill in their labels "
-            "before fitting.", name)
+    if np.any(missing):
+        refuse_labels(
+            f"{name} has missing labels (None, NaN or pandas' NA): every record needs its label; drop those "
+            f"records (e.g. keep = y.notna(); X, y = X[keep], y[keep]) or fill in their labels before fitting.", name)
     if arr.dtype.kind == "O":
-        kinds = sorted({"text" if isinstance(v, (str, bytes)) else "number" if isinstance(v, numbers.Number)
-                        else type(v).__name__ for v in arr.ravel()})
+        kinds = {"text" if isinstance(v, (str, bytes)) else "number" if isinstance(v, numbers.Number)
+                 else type(v).__name__ for v in arr.ravel()}
         if len(kinds) > 1:
-            raise ParameterError(
-                f"{name} mixes labels of different kinds ({', '.join(kinds)}), which cannot be told apart "
+            refuse_labels(
+                f"{name} mixes labels of different kinds (e.g. numbers and text), which cannot be told apart "
                 "or ordered: give every label the same type, e.g. y.astype(str).", name)
 
 
@@ -851,11 +949,11 @@ def check_declared_classes(classes, name: str = "classes"):
 def check_labels_within(y: np.ndarray, classes: np.ndarray, name: str = "y") -> None:
     """Refuse labels of ``y`` outside the declared ``classes`` (a y that lacks
     one of them is accepted: the label set is public, not read from y)."""
-    outside = ~np.isin(y, classes)
-    if np.any(outside):
-        raise ParameterError(
-            f"{name} holds {int(outside.sum())} label(s) outside the declared classes={classes.tolist()} "
-            f"(e.g. {y[outside][:3].tolist()}): fix the labels, or declare the classes of the task.", name)
+    if not np.all(np.isin(y, classes)):     # no count and no label quoted: the labels are private
+        refuse_labels(
+            f"{name} holds labels outside the declared classes={classes.tolist()} (see them with "
+            "pd.Series(y).value_counts()): fix the labels (or drop those records), or "
+            "declare the classes of the task.", name)
 
 
 def check_binary_labels(y, n_rows: int, name: str = "y", classes=None):
@@ -882,11 +980,6 @@ def check_binary_labels(y, n_rows: int, name: str = "y", classes=None):
         check_labels_within(arr, declared, name)
         return declared, np.where(arr == declared[1], 1, -1).astype(int)
     classes = np.unique(arr)
-    if classes.size != 2:
-        raise ParameterError(
-            f"{name} must contain exactly two classes, found {classes.size} "
-            f"({classes[:5].tolist()}); privopt's classifiers are binary.",
-            name,
-        )
+    check_two_classes(classes, name)
     y_pm = np.where(arr == classes[1], 1, -1).astype(int)
     return classes, y_pm

@@ -58,7 +58,8 @@ require_installed("sklearn")
 
 from .._limits import FIT_BYTES_PER_VALUE, check_memory, check_width
 from .._random import check_random_state
-from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict
+from .._sklearn import (PrivoptClassifier, check_fitted, check_public_input, refuse_fit_params, validate_fit,
+                       validate_predict)
 from .._validation import (
     check_bool,
     check_delta,
@@ -286,11 +287,13 @@ class PrivateLinearClassifier(PrivoptClassifier):
         return (math.inf if self.bounds is None else epsilon), delta
 
     # -- sklearn API ----------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit on (X, y).  Every hyperparameter is checked before the data is
         read; ``X`` and ``y`` are copied, never modified.  Under a
         :class:`~privopt.PrivacyLedger` (``ledger=`` or ``with ledger:``) the fit
-        is charged its (epsilon, delta) before anything else."""
+        is charged its (epsilon, delta) before anything else.  ``fit_params`` (e.g.
+        ``sample_weight``) are refused, naming them and the fix."""
+        refuse_fit_params(self, fit_params)
         name = type(self).__name__
         with release(f"{name}.fit", name, self._ledger_spend, ledger=getattr(self, "ledger", None),
                      data=(estimator_key(self), X, y),

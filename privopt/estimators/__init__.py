@@ -24,7 +24,8 @@ from .._lattice import check_grid_size, check_norm_square
 from .._limits import (SCORING_MAX_POINTS, ZERO_ONE_MAX_FEATURES, check_memory, check_width, format_bytes,
                        halfspace_fit_bytes, memory_budget, public_shape)
 from .._runtime import usable_cpus
-from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict
+from .._sklearn import (PrivoptClassifier, check_fitted, check_public_input, refuse_fit_params, validate_fit,
+                       validate_predict)
 from .._validation import (check_bool, check_bounds, check_choice, check_delta, check_epsilon,
                           check_integer_features, check_positive, snap_integer_features, user_stacklevel,
                           warn_clipped)
@@ -1171,12 +1172,14 @@ class PrivateHalfspaceClassifier(PrivoptClassifier):
         self.intercept_ = np.array([intercept])
 
     # -- scikit-learn API ------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit on (X, y); all checks run before any solve.  Under a
         :class:`~privopt.PrivacyLedger` the fit is charged before any work: one
         release of its total epsilon (and delta), whatever mechanisms it runs.  A fit
         that raises leaves the estimator's attributes as they were before the call (still
-        charged under a ledger once the data was read)."""
+        charged under a ledger once the data was read).  ``fit_params`` (e.g.
+        ``sample_weight``) are refused, naming them and the fix (:func:`refuse_fit_params`)."""
+        refuse_fit_params(self, fit_params)
         name = type(self).__name__
         ledger = getattr(self, "ledger", None)
         pure_only = self._pure_only(ledger)

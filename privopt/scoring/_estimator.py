@@ -11,7 +11,8 @@ from .._optional import require, require_installed
 require_installed("sklearn")
 
 from .._random import check_random_state  # noqa: E402
-from .._sklearn import PrivoptClassifier, check_fitted, check_public_input, validate_fit, validate_predict  # noqa: E402
+from .._sklearn import (PrivoptClassifier, check_fitted, check_public_input, refuse_fit_params,  # noqa: E402
+                       validate_fit, validate_predict)
 from .._validation import check_bool, check_choice, check_epsilon  # noqa: E402
 from ..calibration import risk_table_noise, split_risk_epsilon  # noqa: E402
 from ..mechanisms import draw_grid_noise, release_on_grid  # noqa: E402
@@ -147,10 +148,12 @@ class PrivateScoringSystem(PrivoptClassifier):
             return np.array([self.signs.get(n, self.signs.get(j, 0)) for j, n in enumerate(names)])
         return np.asarray(self.signs)
 
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Select the points and threshold privately; all checks run first.  Under
         a :class:`~privopt.PrivacyLedger` the fit is charged its epsilon (selection and
-        risk table: one release) before any work."""
+        risk table: one release) before any work.  ``fit_params`` (e.g. ``sample_weight``)
+        are refused, naming them and the fix."""
+        refuse_fit_params(self, fit_params)
         name = type(self).__name__
         keep = report_wanted({"keep_report": self.keep_report})     # else fit's exceptions carry no report
         with release(f"{name}.fit", name, lambda: (check_epsilon(self.epsilon), 0.0),

@@ -911,7 +911,7 @@ def test_a_missing_label_names_y_and_the_fix(name, missing):
     X, _ = _binary_data()
     y = pd.Series(np.where(X[:, 0] > 0, "yes", "no"), dtype=object)
     y[4] = pd.NA if missing == "pd.NA" else missing
-    with pytest.raises(ParameterError, match="y has 1 missing label") as info:
+    with pytest.raises(ParameterError, match="y has missing labels") as info:
         _make(name, **({} if name == "scoring" else {"bounds": (0, 1)})).fit(X, y)
     assert info.value.parameter == "y" and "drop those records" in str(info.value)
 
