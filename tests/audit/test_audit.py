@@ -312,6 +312,14 @@ def test_audit_result_and_reproducibility():
     assert row["claimed_epsilon"] == 1.0 and row["violation"] is False
 
 
+def test_audit_chooses_the_event_on_the_share_of_runs_it_is_given():
+    target = _design_target("rspm")
+    a = audit.audit(target, n_samples=1_000, random_state=3, selection_fraction=0.2)
+    assert a.n_selection == (200, 200) and a.n_samples == (1_000, 1_000)
+    b = audit.audit(target, n_samples=1_000, random_state=3)
+    assert b.n_selection == (500, 500) and a.histogram == b.histogram   # the same runs, split elsewhere
+
+
 # --- 3. the enumeration oracle is the shipped mechanism ------------------------------
 
 def _small_pair(d=2, n=6, seed=0):
