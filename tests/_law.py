@@ -44,14 +44,16 @@ def direct_and_real_agree_pvalue(target, n_direct: int, n_real: int, seed: int =
     return float(stats.chi2_contingency(table).pvalue)
 
 
-def shipped_and_broken(target, *args, broken: dict, n_samples: int = 20_000, **kwargs):
+def shipped_and_broken(target, *args, broken: dict, n_samples: int = 20_000, selection_fraction: float = 0.5,
+                       **kwargs):
     """The audits of ``target(*args, **kwargs)`` (the shipped mechanism) and of the same
     target with the deliberately broken settings ``broken`` added, each on ``n_samples``
-    draws per neighbour from the same seed: ``(shipped, broken)`` audit results."""
+    draws per neighbour from the same seed, ``selection_fraction`` of them choosing the
+    event: ``(shipped, broken)`` audit results."""
     from privopt import audit
 
-    return (audit.audit(target(*args, **kwargs), n_samples=n_samples, random_state=0),
-            audit.audit(target(*args, **kwargs, **broken), n_samples=n_samples, random_state=0))
+    kw = dict(n_samples=n_samples, random_state=0, selection_fraction=selection_fraction)
+    return audit.audit(target(*args, **kwargs), **kw), audit.audit(target(*args, **kwargs, **broken), **kw)
 
 
 def holds_on_a_fresh_sample(pvalue_of_a_fresh_sample, alpha: float = 1e-3) -> bool:

@@ -68,7 +68,7 @@ def sample_outputs(target, which: int, n_runs: int, *, oracle: str = "enumerate"
 
 
 def audit(target, *, n_samples: int = 100_000, oracle: str = "enumerate", confidence: float = 0.95,
-          selection: str = "split", bins=None, random_state=None):
+          selection: str = "split", bins=None, random_state=None, selection_fraction: float = 0.5):
     """Empirical privacy audit of one mechanism on one pair of neighbours.
 
     Runs the mechanism ``n_samples`` times on D and ``n_samples`` times on D'
@@ -80,6 +80,9 @@ def audit(target, *, n_samples: int = 100_000, oracle: str = "enumerate", confid
 
     ``bins``: for continuous outputs, the target's default (10 quantile
     buckets) unless given.  ``oracle``: see :func:`sample_outputs`.
+    ``selection_fraction``: with ``selection="split"``, the share of each data
+    set's runs that chooses the event; the rest counts it (a small discrete
+    support needs few runs to choose, so more of a fixed number can count).
     """
     target = _check_target(target)
     oracle = check_choice(oracle, "oracle", ORACLES)
@@ -94,4 +97,4 @@ def audit(target, *, n_samples: int = 100_000, oracle: str = "enumerate", confid
     return estimate_epsilon(
         out_a, out_b, delta=target.delta, claimed_epsilon=target.epsilon, confidence=confidence,
         selection=selection, bins=target.bins if bins is None else bins,
-        support=target.support, metadata=meta)
+        support=target.support, selection_fraction=selection_fraction, metadata=meta)

@@ -406,8 +406,9 @@ class OPSampTarget(AuditTarget):
         self._executor = None
 
     def draw_noise(self, rng, size=None):
-        sigmas, mu = draw_opsamp_noise(rng, self.params.eta, self.grid, self.n_calls, self.dim, size=size)
-        return sigmas, (mu if self.noise_factor > 0 else np.zeros(mu.shape, dtype=object))
+        # without the Laplace step (noise_factor 0) mu is 0 and is not drawn
+        return draw_opsamp_noise(rng, self.params.eta, self.grid, self.n_calls, self.dim, size=size,
+                                 output_noise=self.noise_factor > 0)
 
     def stack_noise(self, draws):
         return np.stack([s for s, _ in draws]), np.stack([m for _, m in draws])

@@ -43,15 +43,21 @@ def draw_opdisc_noise(rng, sigma: float, dim: int, size=None) -> np.ndarray:
     return np.asarray(rng.normal(0.0, sigma, size=_shape(size, dim + 1)), dtype=float)
 
 
-def draw_opsamp_noise(rng, eta: float, grid: GridNoise, n_calls: int, dim: int, size=None):
+def draw_opsamp_noise(rng, eta: float, grid: GridNoise, n_calls: int, dim: int, size=None, *,
+                      output_noise: bool = True):
     """The noise of OPSamp [NRVW20, Algorithm 2]: ``(sigmas, mu)`` with
     sigma_k ~ Exp(RATE eta)^d for k = 1..m (mean 1/eta) and mu the output
     step's integer noise on ``grid`` (discrete Laplace in grid units, drawn
     exactly: :func:`draw_grid_noise`), drawn in that order from the one
     generator: shapes ``(m, d)`` and ``(d,)``, or ``(size, m, d)`` and
-    ``(size, d)`` (mu: Python integers, dtype object)."""
+    ``(size, d)`` (mu: Python integers, dtype object).
+
+    ``output_noise=False`` (the audit's broken variant without the Laplace
+    step, never the mechanism): mu is all zeros and none is drawn; the sigmas
+    are the same numbers."""
     sigmas = np.asarray(rng.exponential(scale=1.0 / eta, size=_shape(size, n_calls, dim)), dtype=float)
-    mu = draw_grid_noise(rng, grid, dim if size is None else int(size) * dim)
+    count = dim if size is None else int(size) * dim
+    mu = draw_grid_noise(rng, grid, count) if output_noise else np.zeros(count, dtype=object)
     return sigmas.reshape(_shape(size, n_calls, dim)), mu.reshape(_shape(size, dim))
 
 

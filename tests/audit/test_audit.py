@@ -269,6 +269,24 @@ def test_opsamp_audit(factor, broken):
         assert res.epsilon_lower_bound < 0.2
 
 
+def test_opsamp_without_the_laplace_step_draws_the_shipped_sigmas_and_no_mu():
+    """The broken variant's oracle noise is the shipped draw's, number for number, and its
+    output noise is 0 without being drawn (the exact discrete Laplace sampler is the slow part
+    of the audit)."""
+    from privopt.mechanisms import draw_opsamp_noise
+
+    shipped = OPSampTarget(opsamp_instance(), **OPSAMP)
+    broken = OPSampTarget(opsamp_instance(), noise_factor=0.0, **OPSAMP)
+    sigmas, mu = broken.draw_noise(np.random.default_rng(3), size=40)
+    ref_sigmas, ref_mu = draw_opsamp_noise(np.random.default_rng(3), shipped.params.eta, shipped.grid,
+                                           shipped.n_calls, shipped.dim, size=40)
+    np.testing.assert_array_equal(sigmas, ref_sigmas)
+    assert mu.shape == ref_mu.shape == (40, 1) and mu.dtype == object and not np.any(mu != 0)
+    assert np.any(ref_mu != 0)
+    one_sigmas, one_mu = broken.draw_noise(np.random.default_rng(3))
+    assert one_sigmas.shape == (shipped.n_calls, 1) and list(one_mu) == [0]
+
+
 @pytest.mark.slow
 def test_opsamp_audit_with_varying_oracle_answers():
     target = OPSampTarget(hinge_instance(), n_oracle_calls=8, **OPSAMP)
@@ -292,6 +310,14 @@ def test_audit_result_and_reproducibility():
     assert lo <= a.event_epsilon_estimate <= hi
     row = a.as_row()
     assert row["claimed_epsilon"] == 1.0 and row["violation"] is False
+
+
+def test_audit_chooses_the_event_on_the_share_of_runs_it_is_given():
+    target = _design_target("rspm")
+    a = audit.audit(target, n_samples=1_000, random_state=3, selection_fraction=0.2)
+    assert a.n_selection == (200, 200) and a.n_samples == (1_000, 1_000)
+    b = audit.audit(target, n_samples=1_000, random_state=3)
+    assert b.n_selection == (500, 500) and a.histogram == b.histogram   # the same runs, split elsewhere
 
 
 # --- 3. the enumeration oracle is the shipped mechanism ------------------------------
