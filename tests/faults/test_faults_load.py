@@ -366,7 +366,9 @@ def test_selection_on_a_model_of_a_million_weights_is_refused_from_the_size_of_w
     """exponential_mechanism on a user's model of a million integer weights with a grid per
     coordinate ran past 60 s (|W| = 3^(10^6) multiplied out one length at a time, then printed,
     then weighed as a float); now |W| is counted by powers and refused as more than the samplers
-    can weigh, naming grid, within 20 s."""
+    can weigh, naming grid, within 20 s of this process's CPU time (about 10-14 s on a shared
+    2-core machine: Pyomo's million variables read, their grids resolved; the wall time a loaded
+    machine inflates is not what this guards)."""
     import warnings
 
     import privopt
@@ -377,11 +379,11 @@ def test_selection_on_a_model_of_a_million_weights_is_refused_from_the_size_of_w
     m.loss = pyo.Objective(expr=pyo.quicksum(m.w[j] for j in range(0, WIDE, 1000)) / WIDE)
     attach_info(m, ModelInfo(loss_range=(0.0, 1.0), lipschitz_l1=1.0, n_samples=5))
     grid = [(-1, 0, 1)] * WIDE
-    start = time.monotonic()
+    start = time.process_time()
     with warnings.catch_warnings(), pytest.raises(ParameterError) as info:
         warnings.simplefilter("ignore")
         privopt.exponential_mechanism(m, epsilon=1.0, random_state=0, grid=grid)
-    assert time.monotonic() - start < 20
+    assert time.process_time() - start < 20
     assert info.value.parameter == "grid" and "about 1.8e+477,121 points" in str(info.value)
 
 

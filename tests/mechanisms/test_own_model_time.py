@@ -218,6 +218,18 @@ def _min_ancestors_brute_force(space: PrefixSpace) -> int:
     return int(best)
 
 
+@pytest.fixture
+def unhurried_count(monkeypatch):
+    """``PrefixSpace.min_region_solves`` with its wall-clock allowance (0.25 s) raised to 60 s, its
+    count budget unchanged: on a loaded machine the 0.25 s can run out a level early (still a lower
+    bound, but not the exact count these tests compare, nor the same in the prediction and in each
+    release's report); the cut-short path is checked with ``budget=1``."""
+    count = PrefixSpace.min_region_solves
+    monkeypatch.setattr(PrefixSpace, "min_region_solves",
+                        lambda self, budget=256, seconds=60.0: count(self, budget, seconds))
+
+
+@pytest.mark.usefixtures("unhurried_count")
 def test_the_fewest_region_solves_is_found_exactly_on_small_trees():
     rng = np.random.default_rng(0)
     checked, seen = 0, set()
@@ -237,6 +249,7 @@ def test_the_fewest_region_solves_is_found_exactly_on_small_trees():
     assert len(seen) >= 3           # the draws reach different depths
 
 
+@pytest.mark.usefixtures("unhurried_count")
 def test_choose_k_needs_at_least_min_k_d_minus_k_region_solves():
     grids = [(0.0, 1.0)] * 12
     for k in (1, 3, 6, 9):
@@ -244,6 +257,7 @@ def test_choose_k_needs_at_least_min_k_d_minus_k_region_solves():
         assert space.min_region_solves() == min(k, 12 - k)
 
 
+@pytest.mark.usefixtures("unhurried_count")
 @pytest.mark.parametrize("solver", ["highs", "glpk"])
 def test_the_prediction_is_reported_and_never_above_the_work_done(solver):
     require_solver(solver)
