@@ -342,6 +342,7 @@ def kernel_threads() -> int:
 
 _POOL_LOCK = threading.Lock()
 _POOL: list = []      # [(workers, the pool)] once made; emptied at every fork
+_RETIRED: list = []   # pools a larger one replaced, whose threads may still be ending; emptied at every fork
 
 
 def map_on_kernel_threads(fn, items) -> list:
@@ -364,23 +365,28 @@ def map_on_kernel_threads(fn, items) -> list:
 
 def _kernel_pool(threads: int):
     """The process's kernel thread pool, at least ``threads`` workers (``_POOL_LOCK`` held);
-    a larger one replaces a smaller, which ends once its queued calls are done."""
+    a larger one replaces a smaller, which ends once its queued calls are done (kept among
+    the retired pools until a fork waits for its threads)."""
     from concurrent.futures import ThreadPoolExecutor
 
     if not _POOL or _POOL[-1][0] < threads:
         for _, old in _POOL:
             old.shutdown(wait=False)
+            _RETIRED.append(old)
         size = max(threads, kernel_threads())
         _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="privopt-kernel"))]
     return _POOL[-1][1]
 
 
 def _end_pool_before_fork() -> None:
-    """At-fork hook (before): hold the pool's lock through the fork and end the pool's threads."""
+    """At-fork hook (before): hold the pool's lock through the fork and end the threads of the
+    pool and of every pool it replaced (a replaced pool's threads end on their own, but may
+    not have yet)."""
     _POOL_LOCK.acquire()
-    for _, pool in _POOL:
+    for pool in [p for _, p in _POOL] + _RETIRED:
         pool.shutdown(wait=True)
     _POOL.clear()
+    _RETIRED.clear()
 
 
 if hasattr(os, "register_at_fork"):   # POSIX; Windows does not fork

@@ -133,6 +133,26 @@ def test_the_child_reset_is_registered_and_harmless_without_a_scheduler():
     assert _dispatch.solve_lock() is not lock
 
 
+def test_a_replaced_kernel_pool_leaves_no_thread_at_a_fork():
+    """A larger kernel pool replaces a smaller one, whose threads end on their own once their
+    calls are done; the fork hook waits for them too (it once ended only the current pool's, and a
+    replaced pool's thread could still be alive at the fork)."""
+    import threading
+
+    from privopt import _runtime
+
+    with _runtime._POOL_LOCK:
+        busy = _runtime._kernel_pool(2).submit(time.sleep, 0.5)     # the smaller pool, one thread busy
+    with _runtime._POOL_LOCK:
+        _runtime._kernel_pool(_runtime.kernel_threads() + 3)         # a larger one replaces it
+    _runtime._end_pool_before_fork()           # what os.fork runs first
+    try:
+        alive = [t.name for t in threading.enumerate() if t.name.startswith("privopt-kernel")]
+        assert busy.done() and alive == [] and _runtime._POOL == [] and _runtime._RETIRED == []
+    finally:
+        _runtime._POOL_LOCK.release()         # what os.fork runs after, in the parent
+
+
 @pytest.mark.slow
 def test_no_thread_outlives_a_fork_and_a_forked_child_maps_and_fits():
     out = _run_script("""
