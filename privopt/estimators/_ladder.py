@@ -135,14 +135,14 @@ def default_ladder(d_model: int, first: Resolution | None = None, geometric: str
     ``finer``: more feature levels for the rung in the ball sqrt(5) (e.g. ``(16,)``), each
     with its three variants right after the levels-8 rung's (|W| unchanged: the levels cut
     the features, not the weights); a label that follows the difference of two features
-    finer than a step of 8 levels needs them."""
+    finer than a step of 8 levels needs them (8 itself and repeats add nothing)."""
     if geometric not in GEOMETRIC_RUNGS:
         raise ValueError(f"geometric must be one of {GEOMETRIC_RUNGS}, got {geometric!r}")
     if first is None:
         D1 = min(math.sqrt(d_model), 2.0)
         first = Resolution(4, int(math.floor(D1 + 1e-9)), D1)
     fine = Resolution(8, 2, math.sqrt(5.0))
-    finer_rungs = tuple(replace(fine, levels=int(L)) for L in finer)
+    finer_rungs = tuple(replace(fine, levels=L) for L in dict.fromkeys(int(v) for v in finer) if L != fine.levels)
     rest = (fine, *finer_rungs, Resolution(6, 3, 3.0), Resolution(8, 4, 4.0))
     plain = (first,) + tuple(r for r in rest if r != first)
 

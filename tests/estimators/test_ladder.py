@@ -499,5 +499,6 @@ def test_default_ladder_finer_levels():
     assert finer[:7] == base[:7] and finer[10:] == base[7:]
     assert finer[7:10] == (Resolution(16, 2, math.sqrt(5.0)), Resolution(16, 2, math.sqrt(5.0), centered=True),
                            Resolution(16, 2, math.sqrt(5.0), centered=True, wide_intercept=True))
+    assert default_ladder(5, geometric="plain", finer=(8, 16, 16)) == finer      # 8 and repeats add nothing
     two = default_ladder(5, finer=(16, 32))
     assert [r.levels for r in two if r.grid == 2 and r.norm_bound == math.sqrt(5.0)] == [8] * 3 + [16] * 3 + [32] * 3
