@@ -249,8 +249,7 @@ def minima(records, supports, points, budget, ceiling, prune, ws, stop_early=Fal
 
 
 @numba.njit(cache=True, nogil=True)
-def floor_minima(records, supports, points, budget, ws, stop_early, region_max, best_key, key_scale,
-                 slack):   # pragma: no cover - compiled
+def floor_minima(records, supports, points, budget, ws, stop_early, floor):   # pragma: no cover - compiled
     """:func:`minima` (no ceiling, no pruning) for the sampler's bound pass once a best key
     is known: a region whose bound (1) minus the largest perturbation term already
     settles the sampler's test against ``best_key`` (:func:`cannot_win` with its noise
@@ -258,7 +257,9 @@ def floor_minima(records, supports, points, budget, ws, stop_early, region_max, 
     the rows counted settle it (:func:`histogram_until`) and no point scored.  Every other
     region's ``(val, exact, arg)`` is :func:`minima`'s.  The sampler never visits a settled
     region (its bound is below the best key, which only grows), so the released point and
-    the regions it scores are the same."""
+    the regions it scores are the same.  ``floor``: the sampler's
+    :class:`privopt.search._patterns.Floor` of these supports."""
+    region_max, best_key, key_scale, slack = floor
     R = supports.shape[0]
     P = points.V.shape[0]
     scale = points.scale
@@ -305,13 +306,15 @@ SCREEN_EVERY = 32
 
 
 @numba.njit(cache=True, nogil=True)
-def screened_minima(records, supports, points, region_max, best_key, key_scale, slack, ws):   # pragma: no cover
+def screened_minima(records, supports, points, floor, ws):   # pragma: no cover
     """For every support: the exact minimum of J over its region, or, as soon as the
     smallest partial objective (the patterns counted so far: each point's loss only grows
     as patterns are added, so it is a lower bound on the point's J) shows that no key of
     the region reaches ``best_key``, that lower bound.  The test is the sampler's:
     ``upper = region_max[r] - low / key_scale`` cannot win when ``upper < best_key - slack
-    (1 + |upper| + |best_key|)``.  Returns ``(val, exact)``."""
+    (1 + |upper| + |best_key|)``, its numbers the sampler's
+    :class:`privopt.search._patterns.Floor` ``floor`` of these supports.  Returns ``(val, exact)``."""
+    region_max, best_key, key_scale, slack = floor
     R, j = supports.shape
     P = points.V.shape[0]
     scale = points.scale
@@ -360,8 +363,7 @@ def cannot_win(value, region_max, best_key, key_scale, slack):   # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def screened_rows(supports, points, region_max, best_key, key_scale, slack, ordered, block, tree, threshold,
-                  ws):   # pragma: no cover - compiled
+def screened_rows(supports, points, floor, ordered, block, tree, threshold, ws):   # pragma: no cover - compiled
     """:func:`screened_minima` without the histogram: every point's loss (2) is summed
     over the distinct rows themselves, in a fixed order, ``block`` rows at a time
     (``ordered``: the rows' values, positive labels and negative minus positive labels
@@ -385,7 +387,9 @@ def screened_rows(supports, points, region_max, best_key, key_scale, slack, orde
     exact value is the same number as the histogram's.  ``threshold``: theta in the
     scores' dtype (:func:`privopt.search._patterns.score_threshold`, the same comparisons;
     with float32 scores and int32 label differences the comparisons and sums run eight
-    lanes wide).  Returns ``(val, exact)``."""
+    lanes wide).  ``floor``: the sampler's :class:`privopt.search._patterns.Floor` of these
+    supports.  Returns ``(val, exact)``."""
+    region_max, best_key, key_scale, slack = floor
     R, j = supports.shape
     x_o, pos_o, diff_o = ordered
     m = pos_o.shape[0]

@@ -303,6 +303,13 @@ class Floor(NamedTuple):
     key_scale: float
     slack: float
 
+    def of_part(self, a: int, b: int) -> Floor:
+        """The floor of the supports ``a:b`` as the compiled kernels take it: the noise
+        maxima a contiguous float64 array, the test's numbers Python floats (one
+        compiled signature whatever the caller passed)."""
+        return Floor(np.ascontiguousarray(self.region_max[a:b], dtype=np.float64), float(self.best_key),
+                     float(self.key_scale), float(self.slack))
+
     def restricted(self, part) -> Floor:
         """The floor of the supports ``part`` selects (a mask or indices of them): their
         noise maxima, the same best key and test."""
@@ -380,21 +387,21 @@ def screened_minima(records: Records, supports, points: Points, region_max, best
     kernels = _minima_kernels()
     if kernels is None or j == 0 or R == 0:
         return None
-    region_max = np.ascontiguousarray(region_max, dtype=np.float64)
+    floor = Floor(np.ascontiguousarray(region_max, dtype=np.float64), float(best_key), float(key_scale),
+                  float(slack))
     rows = np.zeros(R, dtype=bool) if by_rows is None else np.asarray(by_rows, dtype=bool)
-    test = (best_key, key_scale, slack)
     if rows.all() or not rows.any():        # one kernel for all of them: no copies of a part
-        return _screened_part(kernels, records, supports, points, region_max, test, bool(rows.any()))
+        return _screened_part(kernels, records, supports, points, floor, bool(rows.any()))
     val, exact = np.empty(R), np.zeros(R, dtype=bool)
     for use_rows in (False, True):
         chosen = np.flatnonzero(rows == use_rows)
         if len(chosen):
             val[chosen], exact[chosen] = _screened_part(kernels, records, np.ascontiguousarray(supports[chosen]),
-                                                        points, region_max[chosen], test, use_rows)
+                                                        points, floor.restricted(chosen), use_rows)
     return val, exact
 
 
-def _screened_part(kernels, records, supports, points, region_max, test, by_rows: bool):
+def _screened_part(kernels, records, supports, points, floor: Floor, by_rows: bool):
     """One of the two screening kernels on some supports, split over threads where the work is large."""
     R, j = supports.shape
     ordered = ordered_rows(records, points.Vt.dtype) if by_rows else None
@@ -402,7 +409,7 @@ def _screened_part(kernels, records, supports, points, region_max, test, by_rows
     def run(part):
         a, b = part
         ws = _workspace(j, records, points.V.shape[0], points.Vt.dtype)
-        args = (supports[a:b], points, region_max[a:b], *(float(x) for x in test))
+        args = (supports[a:b], points, floor.of_part(a, b))
         if by_rows:
             return kernels[3](*args, ordered, row_block(records.digits_t.shape[1]), score_tree(points),
                               score_threshold(points), ws)
@@ -549,9 +556,7 @@ def _floor_part(kernel, records, points, budget, stop_early, supports, floor: Fl
     thread's workspace."""
     a, b = part
     ws = _workspace(supports.shape[1], records, points.V.shape[0], points.Vt.dtype)
-    region_max = np.ascontiguousarray(floor.region_max[a:b], dtype=np.float64)
-    return kernel(records, supports[a:b], points, budget, ws, stop_early, region_max, float(floor.best_key),
-                  float(floor.key_scale), float(floor.slack))
+    return kernel(records, supports[a:b], points, budget, ws, stop_early, floor.of_part(a, b))
 
 
 #: Supports x rows below which :func:`region_minima` runs in the calling thread alone

@@ -141,9 +141,9 @@ def test_screening_by_rows_releases_what_expanding_every_region_does(method, mon
     counted = []
     real = _patterns._screened_part
 
-    def counting(kernels, records, supports, points, region_max, test, by_rows):
+    def counting(kernels, records, supports, points, floor, by_rows):
         counted.append(len(supports) if by_rows else 0)
-        return real(kernels, records, supports, points, region_max, test, by_rows)
+        return real(kernels, records, supports, points, floor, by_rows)
 
     _patterns._screened_part = counting
     try:
