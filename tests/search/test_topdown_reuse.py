@@ -16,6 +16,17 @@ from privopt.search._patterns import Floor, points_of, region_minima, score_tree
 from ._problems import needs_numba, region_problem
 
 
+
+def _assert_same_draws(problem, other, method: str, low_floor: float) -> None:
+    """The sampler on ``problem`` and on ``other`` draws the same best candidate and the same
+    counts, over 8 seeds, three scales, and without or with the floor ``low_floor``."""
+    for seed in range(8):
+        for scale in (0.5, 2.0, 8.0):
+            for floor in (None, (low_floor, 2 ** 62, 2 ** 62, 2 ** 62)):
+                a = sample_top_down(problem, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                b = sample_top_down(other, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
+                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+
 @needs_numba
 def test_lower_bounds_flag_exactly_the_exact_minima():
     """``lower_bounds_exact``: the same bounds as ``lower_bounds``; where flagged exact, the
@@ -53,12 +64,7 @@ def test_exact_bounds_kept_release_what_asking_again_does(method):
     problem.screened_minima = counting("kept")     # type: ignore[method-assign]
     again.screened_minima = counting("again")     # type: ignore[method-assign]
     again.lower_bounds_exact = None     # type: ignore[method-assign]
-    for seed in range(8):
-        for scale in (0.5, 2.0, 8.0):
-            for floor in (None, (-40.0, 2 ** 62, 2 ** 62, 2 ** 62)):
-                a = sample_top_down(problem, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
-                b = sample_top_down(again, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
-                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+    _assert_same_draws(problem, again, method, -40.0)
     assert asked["kept"] < asked["again"]
 
 
@@ -147,12 +153,7 @@ def test_bound_pass_told_the_best_key_releases_what_it_does_untold(method):
     base = region_problem(2, n=600, levels=6)
     untold = copy.copy(base)
     untold.lower_bounds_exact = lambda supports, *rest: base.lower_bounds_exact(supports)  # type: ignore
-    for seed in range(8):
-        for scale in (0.5, 2.0, 8.0):
-            for floor in (None, (-60.0, 2 ** 62, 2 ** 62, 2 ** 62)):
-                a = sample_top_down(base, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
-                b = sample_top_down(untold, KeyedStreams(np.random.default_rng(seed)), method, scale, floor=floor)
-                assert a[0] == b[0] and tuple(a[1]) == tuple(b[1]), (seed, scale, floor)
+    _assert_same_draws(base, untold, method, -60.0)
 
 
 def test_loss_points_are_shared_by_problems_on_one_grid_and_equal_those_made_afresh():
