@@ -109,14 +109,15 @@ def _attempts():
     kit = _Kit(P, OP, fit, ledger, ones, pd)
     steps = (_penguins_attempts, _carseats_attempts, _salaries_attempts, _survey_attempts, _mtcars_attempts,
              _smarket_attempts, _caravan_attempts, _chile_attempts, _cps1985_attempts)
-    return [attempt for step in steps for attempt in step(kit, t)]
-
-
-def _penguins_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on penguins (:func:`_attempts`)."""
-    P, OP, fit, ledger, ones, pd = kit
     out: list = []
-    add = out.append
+    for step in steps:
+        step(kit, t, out.append)
+    return out
+
+
+def _penguins_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on penguins (:func:`_attempts`)."""
+    P, OP, fit, ledger, ones, pd = kit
     pen = t["pen"]
     pen_x = pd.get_dummies(pen.drop(columns="sex"), columns=["species", "island"])
     keep = pen.notna().all(axis=1)
@@ -140,14 +141,11 @@ def _penguins_attempts(kit: _Kit, t: dict) -> list:
         clf = P(bounds=pen_b).fit(pen_x[keep], pen.loc[keep, "sex"])
         return clf.predict(pen_x[keep][pen_x.columns[::-1]])[:3]
     add(("penguins", "predict on the columns reversed", reordered))
-    return out
 
 
-def _carseats_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on carseats (:func:`_attempts`)."""
+def _carseats_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on carseats (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     car = t["car"]
     car_x = pd.get_dummies(car.drop(columns="US"), columns=["ShelveLoc", "Urban"])
     car_b = ones(car_x.columns, Sales=(0, 20), CompPrice=(50, 200), Income=(0, 150), Advertising=(0, 40),
@@ -159,14 +157,11 @@ def _carseats_attempts(kit: _Kit, t: dict) -> list:
     add(("Carseats", "y as category / string / boolean", lambda: "; ".join(
         fit(P(bounds=car_b), car_x, yy) for yy in (car["US"].astype("category"), car["US"].astype("string"),
                                                   (car["US"] == "Yes").astype("boolean")))))
-    return out
 
 
-def _salaries_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on salaries (:func:`_attempts`)."""
+def _salaries_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on salaries (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     sal = t["sal"]
     sal_x = pd.get_dummies(sal.drop(columns=["sex", "rank"]), columns=["discipline"], dtype=int)
     sal_b = ones(sal_x.columns, **{"yrs.since.phd": (0, 60), "yrs.service": (0, 60), "salary": (0, 250000)})
@@ -188,14 +183,11 @@ def _salaries_attempts(kit: _Kit, t: dict) -> list:
     add(("Salaries", "columns named 0..4, bounds keyed 0..4",
          lambda: fit(P(bounds={j: sal_b[c] for j, c in enumerate(sal_x.columns)}),
                      sal_x.set_axis(range(sal_x.shape[1]), axis=1), sal["sex"])))
-    return out
 
 
-def _survey_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on survey (:func:`_attempts`)."""
+def _survey_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on survey (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     sur = t["sur"]
     sur_keep = sur.notna().all(axis=1)
     sur_x = pd.get_dummies(sur[sur_keep].drop(columns="Sex"))
@@ -205,14 +197,11 @@ def _survey_attempts(kit: _Kit, t: dict) -> list:
                                                    sur["Sex"])))
     add(("survey", "complete rows, bounds, under a ledger", lambda: ledger(lambda: P(bounds=sur_b), sur_x,
                                                                            sur.loc[sur_keep, "Sex"])))
-    return out
 
 
-def _mtcars_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on mtcars (:func:`_attempts`)."""
+def _mtcars_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on mtcars (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     mt = t["mt"]
     mt_b = {"mpg": (5, 40), "cyl": (4, 8), "disp": (50, 500), "hp": (50, 350), "drat": (2, 5), "wt": (1, 6),
             "qsec": (14, 23), "vs": (0, 1), "gear": (3, 5), "carb": (1, 8)}
@@ -222,41 +211,32 @@ def _mtcars_attempts(kit: _Kit, t: dict) -> list:
     add(("mtcars", "32 rows, a constant column, bounds", lambda: fit(P(bounds={**mt_b, "const": (0, 1)}),
                                                                       mt_x.assign(const=1.0), mt["am"])))
     add(("mtcars", "32 rows, objective perturbation", lambda: fit(OP(bounds=mt_b), mt_x, mt["am"])))
-    return out
 
 
-def _smarket_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on smarket (:func:`_attempts`)."""
+def _smarket_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on smarket (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     sm = t["sm"]
     sm_x = sm.drop(columns=["rownames", "Today", "Direction"])
     add(("Smarket", "rownames and Today left in, no bounds", lambda: fit(P(), sm.drop(columns="Direction"),
                                                                         sm["Direction"])))
     add(("Smarket", "one (lo, hi) for every column: (-5, 5)", lambda: fit(P(bounds=(-5, 5)), sm_x,
                                                                          sm["Direction"])))
-    return out
 
 
-def _caravan_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on caravan (:func:`_attempts`)."""
+def _caravan_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on caravan (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     cv = t["cv"]
     cv_x = cv.drop(columns="Purchase")
     add(("Caravan", "86 columns, no bounds", lambda: fit(P(), cv_x, cv["Purchase"])))
     add(("Caravan", "86 columns, objective perturbation, bounds (0, 10)",
          lambda: fit(OP(bounds={c: (0, 10) for c in cv_x.columns}), cv_x, cv["Purchase"])))
-    return out
 
 
-def _chile_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on chile (:func:`_attempts`)."""
+def _chile_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on chile (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     ch = t["chile"]
     ch_x = pd.get_dummies(ch.drop(columns="vote"), columns=["region", "sex", "education"])
     ch_b = ones(ch_x.columns, population=(0, 300000), age=(18, 100), income=(0, 250000), statusquo=(-2, 2))
@@ -267,14 +247,11 @@ def _chile_attempts(kit: _Kit, t: dict) -> list:
     y_int = ch.loc[yn, "vote"].map({"Y": 1, "N": 0}).astype("Int64")
     y_int.iloc[:3] = pd.NA
     add(("Chile", "y Int64 with 3 NA", lambda: fit(P(bounds=ch_b), ch_x[yn].fillna(0), y_int)))
-    return out
 
 
-def _cps1985_attempts(kit: _Kit, t: dict) -> list:
-    """The attempts on cps1985 (:func:`_attempts`)."""
+def _cps1985_attempts(kit: _Kit, t: dict, add: Callable) -> None:
+    """Adds (``add``) the attempts on cps1985 (:func:`_attempts`)."""
     P, OP, fit, ledger, ones, pd = kit
-    out: list = []
-    add = out.append
     cps = t["cps"]
     cps_x = cps.drop(columns="union")
     cps_b = {"wage": (0, 50), "education": (0, 20), "experience": (0, 60), "age": (16, 70)}
@@ -285,8 +262,6 @@ def _cps1985_attempts(kit: _Kit, t: dict) -> list:
     sparse = pd.get_dummies(cps_x.select_dtypes("object"), sparse=True)
     add(("CPS1985", "get_dummies(sparse=True) of the text columns", lambda: fit(P(bounds=ones(sparse.columns)),
                                                                               sparse, cps["union"])))
-    return out
-
 
 
 def run() -> list[dict]:
