@@ -48,10 +48,16 @@ import time
 import numpy as np
 
 from ..exceptions import NotCertifiedError
-from ..space import SeparableConstraints, constrained_points, count_constrained_points, product_size
+from ..space import COUNT_STEP_WORK, SeparableConstraints, constrained_points, count_with_work, product_size
 from ._topdown import max_of, split_region
 
-__all__ = ["PrefixSpace", "BoundOracle", "PrefixStats", "sample_prefix"]
+__all__ = ["PrefixSpace", "BoundOracle", "PrefixStats", "sample_prefix", "MIN_SOLVES_WORK"]
+
+#: The counting :meth:`PrefixSpace.min_region_solves` may do, in the units of
+#: :class:`privopt.space.ConstrainedCount` (about 0.3 microseconds each on a 2-core machine of
+#: 2026: about a third of a second).  A count of work, not of seconds, so that the bound, and
+#: what a time_limit is refused for, do not depend on the machine's load.
+MIN_SOLVES_WORK = 1_000_000
 
 
 class BoundOracle:
@@ -85,6 +91,7 @@ class PrefixSpace:
         self.lo = np.array([g.min() for g in self.grids])
         self.hi = np.array([g.max() for g in self.grids])
         self._sizes: dict = {} if size is None else {(): int(size)}
+        self._work: dict = {}       # prefix -> the cost of counting it (ConstrainedCount.work)
 
     @classmethod
     def of(cls, w) -> "PrefixSpace":
@@ -110,6 +117,7 @@ class PrefixSpace:
         if prefix in self._sizes:
             return self._sizes[prefix]
         t = len(prefix)
+        work = COUNT_STEP_WORK
         if self.cons is None:
             out: int | None = product_size(self.grids[t:])
         elif t == self.d:     # a full assignment: the constraints' own test of the point
@@ -117,9 +125,18 @@ class PrefixSpace:
                                           np.zeros(self.cons.rows))
             out = int(self.cons.test(sums[None, :])[0])
         else:
-            out = count_constrained_points(self._sub(prefix))
+            counted = count_with_work(self._sub(prefix))
+            out, work = counted.count, work + counted.work
         self._sizes[prefix] = out
+        self._work[prefix] = work
         return out
+
+    def count_work(self, prefix: tuple) -> int:
+        """What counting ``prefix``'s size costs (:class:`privopt.space.ConstrainedCount`'s
+        units: the same whether it was counted now or before)."""
+        prefix = tuple(prefix)
+        self.size(prefix)
+        return self._work.get(prefix, 0)      # the caller's |W| (prefix ()) cost nothing here
 
     def point(self, prefix: tuple) -> np.ndarray:
         """The values of a full assignment (value indices of every coordinate)."""
@@ -138,32 +155,34 @@ class PrefixSpace:
         rest = tuple(int(np.flatnonzero(g == x)[0]) for g, x in zip(self.grids[t:], pts[0]))
         return tuple(prefix) + rest
 
-    def min_region_solves(self, budget: int = 256, seconds: float = 0.25) -> int:
+    def min_region_solves(self, budget: int = 256, work: int = MIN_SOLVES_WORK) -> int:
         """A lower bound, from public quantities only, on the regions :func:`sample_prefix`
         bounds in any run: the released point's every ancestor with more than one point
         is bounded once (a region is split only after its own bound), so a run bounds at
         least the fewest such ancestors of any point of W.  Found breadth first over the
-        prefixes (sizes counted exactly, at most ``budget`` of them and for about ``seconds``;
-        the counts are memoized and reused by the sampler); when either runs out before a
-        region of one point is met, every level explored so far holds regions of several
-        points only, which still bounds the count from below.  An
+        prefixes (sizes counted exactly, at most ``budget`` of them and at most ``work``
+        units of counting, :meth:`count_work`; the counts are memoized and reused by the
+        sampler); when either runs out before a region of one point is met, every level
+        explored so far holds regions of several points only, which still bounds the count
+        from below.  Both limits count work, not seconds, so the bound is a function of W
+        alone: the same on an idle and a loaded machine, in the prediction and in every
+        release's report.  An
         ancestor whose box equals its parent's (the next coordinate's grid has one value)
         is not a new solve (the oracle memoizes boxes), so it does not count."""
         new_box = [True] + [len(g) > 1 for g in self.grids]   # ancestor at depth t: a box of its own?
         level: list[tuple] = [()]
-        counted = 0
-        stop = time.perf_counter() + seconds
+        counted = spent = 0
         for t in range(self.d):
             nxt: list[tuple] = []
             for prefix in level:
                 for k in range(len(self.grids[t])):
                     s = self.size(prefix + (k,))
-                    counted += 1
+                    counted, spent = counted + 1, spent + self.count_work(prefix + (k,))
                     if s == 1 or s is None:   # a point whose ancestors are the depths 0..t (or uncountable)
                         return sum(new_box[: t + 1])
                     if s:
                         nxt.append(prefix + (k,))
-                    if counted >= budget or time.perf_counter() > stop:   # depths 0..t: several points each
+                    if counted >= budget or spent >= work:   # depths 0..t: several points each
                         return sum(new_box[: t + 1])
             level = nxt
         return sum(new_box[: self.d])

@@ -9,7 +9,9 @@ grids intersected with the ball ||w||_2 <= D.
   :func:`prefix_counts`, :func:`uniform_grid`: counting and listing the points of W.
 - :class:`SeparableConstraints`, :func:`count_constrained_points`, :func:`constrained_points`:
   the points of a product grid that meet separable (e.g. linear) constraints on the decision,
-  counted and listed without listing the product (a cardinality or knapsack constraint).
+  counted and listed without listing the product (a cardinality or knapsack constraint);
+  :func:`count_with_work` (:class:`ConstrainedCount`): a count with its cost in units of work
+  that do not depend on the machine's load.
 - :func:`split_support_count`: whether (and into how many supports) W can be split by
   support for the exact search engine.
 - :class:`DecisionSpace`: W itself as one frozen record (the grids, the ball, the declared
@@ -28,10 +30,13 @@ the estimator's policy, not arithmetic on W: :mod:`privopt.estimators` (``_ladde
 
 from .._lattice import MAX_GRID_SIZE, grid_separation
 from ._constrained import (
+    COUNT_STEP_WORK,
     MAX_COUNT_STATES,
+    ConstrainedCount,
     SeparableConstraints,
     constrained_points,
     count_constrained_points,
+    count_with_work,
     linear_tables,
     partial_feasible,
 )
@@ -74,6 +79,9 @@ __all__ = [
     "SeparableConstraints",
     "linear_tables",
     "count_constrained_points",
+    "count_with_work",
+    "ConstrainedCount",
+    "COUNT_STEP_WORK",
     "constrained_points",
     "partial_feasible",
     "MAX_COUNT_STATES",

@@ -32,16 +32,22 @@ meets the constraints.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["SeparableConstraints", "linear_tables", "count_constrained_points", "constrained_points",
-           "partial_feasible", "MAX_COUNT_STATES"]
+           "partial_feasible", "MAX_COUNT_STATES", "ConstrainedCount", "count_with_work", "COUNT_STEP_WORK"]
 
 #: The count gives up (returns None) when the distinct partial sums at one coordinate
 #: exceed this: the constraints' numbers are then too irregular to count by merging
 #: partial sums (the caller falls back to listing the product and filtering it).
 MAX_COUNT_STATES = 1 << 20
+
+#: The fixed cost of one coordinate's step of a count (:class:`ConstrainedCount`), in the
+#: units of one candidate partial sum of one row: numpy's per-call overhead of a step
+#: (about a dozen array operations) against its per-element cost.
+COUNT_STEP_WORK = 200
 
 
 class SeparableConstraints:
@@ -118,9 +124,10 @@ class _StateGraph:
     fixed (offset included; ``t = -1`` is the offset alone), ``child[t][s, k]``
     the index in ``states[t]`` reached from state ``s`` of level t-1 with value
     k of coordinate d-1-t (-1 when pruned), ``alive[t][s]`` whether state ``s``
-    has a completion that meets every row, and ``counts`` the number of points
-    of W.  Built forward (counting prefixes), then ``alive`` backward, so that
-    listing keeps only prefixes that end in a point: the listing's work and
+    has a completion that meets every row, ``count`` the number of points of W and
+    ``work`` the count's cost in deterministic units (:data:`COUNT_STEP_WORK` per
+    coordinate plus one per candidate partial sum and row).  Built forward (counting
+    prefixes), then ``alive`` backward, so that listing keeps only prefixes that end in a point: the listing's work and
     memory are at most d |W| times a grid's size, whatever the pruning missed."""
 
     def __init__(self, cons: SeparableConstraints, max_states: int):
@@ -129,10 +136,12 @@ class _StateGraph:
         mult = np.ones(1, dtype=object)
         self.child: list = []
         self.ok = True
+        self.work = 0
         for j in range(d - 1, -1, -1):
             tab = cons.tables[j]
             K = tab.shape[1]
             m = sums.shape[0]
+            self.work += COUNT_STEP_WORK + m * K * max(cons.rows, 1)
             new = (sums[:, None, :] + tab.T[None, :, :]).reshape(m * K, cons.rows)
             keep = cons.can_complete(new, j) if j > 0 else cons.test(new)
             child = np.full(m * K, -1, dtype=np.int64)
@@ -163,12 +172,27 @@ class _StateGraph:
             self.alive.insert(0, alive)
 
 
+@dataclass(frozen=True)
+class ConstrainedCount:
+    """|W| through separable constraints (None: too irregular to count) and what the
+    count cost, in the deterministic units of :data:`COUNT_STEP_WORK` (the same on
+    every machine and at every load, unlike its seconds)."""
+
+    count: int | None
+    work: int
+
+
+def count_with_work(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> ConstrainedCount:
+    """:func:`count_constrained_points` with the count's cost (:class:`ConstrainedCount`)."""
+    graph = _StateGraph(cons, max_states)
+    return ConstrainedCount(graph.count if graph.ok else None, graph.work)
+
+
 def count_constrained_points(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> int | None:
     """|W|, by dynamic programming over the distinct partial sums (coordinate d-1
     first, as :func:`constrained_points` sums), or None when some coordinate has more
     than ``max_states`` distinct partial sums.  Python integers (no overflow)."""
-    graph = _StateGraph(cons, max_states)
-    return graph.count if graph.ok else None
+    return count_with_work(cons, max_states).count
 
 
 def constrained_points(grids: Sequence[Sequence[float]], cons: SeparableConstraints,

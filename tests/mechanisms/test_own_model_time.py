@@ -218,18 +218,6 @@ def _min_ancestors_brute_force(space: PrefixSpace) -> int:
     return int(best)
 
 
-@pytest.fixture
-def unhurried_count(monkeypatch):
-    """``PrefixSpace.min_region_solves`` with its wall-clock allowance (0.25 s) raised to 60 s, its
-    count budget unchanged: on a loaded machine the 0.25 s can run out a level early (still a lower
-    bound, but not the exact count these tests compare, nor the same in the prediction and in each
-    release's report); the cut-short path is checked with ``budget=1``."""
-    count = PrefixSpace.min_region_solves
-    monkeypatch.setattr(PrefixSpace, "min_region_solves",
-                        lambda self, budget=256, seconds=60.0: count(self, budget, seconds))
-
-
-@pytest.mark.usefixtures("unhurried_count")
 def test_the_fewest_region_solves_is_found_exactly_on_small_trees():
     rng = np.random.default_rng(0)
     checked, seen = 0, set()
@@ -249,7 +237,35 @@ def test_the_fewest_region_solves_is_found_exactly_on_small_trees():
     assert len(seen) >= 3           # the draws reach different depths
 
 
-@pytest.mark.usefixtures("unhurried_count")
+def test_the_fewest_region_solves_do_not_depend_on_the_clock(monkeypatch):
+    """The count's limits are work, not seconds: a clock that jumps a minute at every reading
+    (a loaded machine at its worst) gives the same bound as an idle one, and a work limit
+    that runs out still gives a bound from below."""
+    grids = [(0.0, 1.0)] * 16
+    space = PrefixSpace(grids, SeparableConstraints(linear_tables(grids, [[1.0] * 16]), [8], [8]))
+    exact = space.min_region_solves()
+    assert exact == 8
+
+    import privopt.search._prefix as prefix_module
+    clock = itertools.count(step=60.0)
+    monkeypatch.setattr(prefix_module.time, "perf_counter", lambda: next(clock))
+    fresh = PrefixSpace(grids, SeparableConstraints(linear_tables(grids, [[1.0] * 16]), [8], [8]))
+    assert fresh.min_region_solves() == exact
+    assert 1 <= fresh.min_region_solves(work=1) < exact
+
+
+def test_a_counts_work_is_the_same_counted_now_or_before():
+    grids = [(0.0, 1.0, 2.0)] * 6
+    cons = SeparableConstraints(linear_tables(grids, [[1.0] * 6]), [-np.inf], [5])
+    space = PrefixSpace(grids, cons)
+    first = space.count_work((1,))
+    assert first > 0 and space.count_work((1,)) == first      # memoized: the same cost again
+    counted = privopt.space.count_with_work(space._sub((1,)))
+    assert counted.count == space.size((1,)) and first == counted.work + privopt.space.COUNT_STEP_WORK
+    # one more coordinate to count costs more; the cost is the steps plus the candidate sums
+    assert space.count_work((1,)) > space.count_work((1, 1))
+
+
 def test_choose_k_needs_at_least_min_k_d_minus_k_region_solves():
     grids = [(0.0, 1.0)] * 12
     for k in (1, 3, 6, 9):
@@ -257,7 +273,6 @@ def test_choose_k_needs_at_least_min_k_d_minus_k_region_solves():
         assert space.min_region_solves() == min(k, 12 - k)
 
 
-@pytest.mark.usefixtures("unhurried_count")
 @pytest.mark.parametrize("solver", ["highs", "glpk"])
 def test_the_prediction_is_reported_and_never_above_the_work_done(solver):
     require_solver(solver)
@@ -282,9 +297,8 @@ def test_a_time_limit_below_the_lower_bound_is_refused_before_the_model_is_read(
     space, _ = prefix_space([(0.0, 1.0)] * 20, None, [model.open], w)
     predicted, _ = privopt.mechanisms.selection.bounded_lower_bound(space, model, "highs")
     monkeypatch.setattr(HighsFixedSession, "build", classmethod(lambda *a, **k: pytest.fail("the model was read")))
-    # at least 6 on an idle machine; the count's search stops after 0.25 s, so under load it may stop
-    # a level higher (still a lower bound): the refusal, not the number, is what this test holds
-    with pytest.raises(ParameterError, match=r"at least [1-6] certified LP solve") as err:
+    # the count's search is limited by work, not seconds: 6 on any machine at any load
+    with pytest.raises(ParameterError, match=r"at least 6 certified LP solve") as err:
         _release(model, path="bounded", random_state=0, time_limit=predicted / 2)
     assert err.value.parameter == "time_limit" and "lower bound" in str(err.value)
 
