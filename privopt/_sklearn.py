@@ -51,6 +51,7 @@ import numpy as np
 
 from ._validation import (check_declared_classes, check_labels_given, check_labels_within, check_missing_features,
                           check_numeric_features, check_time_features, check_two_classes, check_unique_columns,
+                          warn_identifier_columns,
                           floats_or_nan, refuse_labels, user_stacklevel)
 from .exceptions import ParameterError, ParameterTypeError
 
@@ -517,6 +518,8 @@ def validate_table(est, X, *, reset: bool, text_fix: str | None = None, missing:
     ledger, would say for free whether a value is missing)."""
     check_unique_columns(X, "X")     # the schema first: repeated column names, dates and time spans
     check_time_features(X, "X")
+    if reset:       # a fit: columns named like an identifier (from the names alone) are worth a word
+        warn_identifier_columns(X, "X")
     if missing == "pass":     # values that are not numbers become NaN: only text typed as such is refused
         if _is_sparse(X) or isinstance(X, np.matrix):
             _float_table(est, X)        # refused by its type, as below

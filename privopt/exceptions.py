@@ -229,6 +229,17 @@ class ClippedFeaturesWarning(UserWarning):
 __all__.append("ClippedFeaturesWarning")
 
 
+class IdentifierColumnWarning(UserWarning):
+    """A column of X is named like a record identifier or a saved row index
+    (``id``, ``person_id``, ``rownames``, ``Unnamed: 0``, ``index``): privopt takes
+    every column as a feature, so the model would weigh a number that names the
+    record rather than describes it.  Drop the column before the fit.  Decided from
+    the column names alone (the schema), before any value is read."""
+
+
+__all__.append("IdentifierColumnWarning")
+
+
 class NonBinaryItemWarning(UserWarning):
     """A column given no cut points (missing from ``ThresholdBinarizer``'s
     thresholds) is taken, by a public rule, as the 0/1 item ``column >= 1``,

