@@ -41,6 +41,7 @@ Without Pyomo: the oracle is any object with ``lower_bound(lower, upper)`` and
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import time
@@ -88,10 +89,19 @@ class PrefixSpace:
         self.cons = constraints
         if constraints is not None and constraints.d != self.d:
             raise ValueError("the constraints need one table per coordinate")
-        self.lo = np.array([g.min() for g in self.grids])
-        self.hi = np.array([g.max() for g in self.grids])
         self._sizes: dict = {} if size is None else {(): int(size)}
         self._work: dict = {}       # prefix -> the cost of counting it (ConstrainedCount.work)
+
+    @functools.cached_property
+    def lo(self) -> np.ndarray:
+        """Each coordinate's smallest value (made on first use: the boxes' bounds; a W the
+        plan refuses by its size never needs them)."""
+        return np.array([g.min() for g in self.grids])
+
+    @functools.cached_property
+    def hi(self) -> np.ndarray:
+        """Each coordinate's largest value (made on first use, as :attr:`lo`)."""
+        return np.array([g.max() for g in self.grids])
 
     @classmethod
     def of(cls, w) -> "PrefixSpace":

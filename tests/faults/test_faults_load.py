@@ -366,7 +366,7 @@ def test_selection_on_a_model_of_a_million_weights_is_refused_from_the_size_of_w
     """exponential_mechanism on a user's model of a million integer weights with a grid per
     coordinate ran past 60 s (|W| = 3^(10^6) multiplied out one length at a time, then printed,
     then weighed as a float); now |W| is counted by powers and refused as more than the samplers
-    can weigh, naming grid, within 20 s of this process's CPU time (about 10-14 s on a shared
+    can weigh, naming grid, within 20 s of this process's CPU time (about 10 s on a shared
     2-core machine: Pyomo's million variables read, their grids resolved; the wall time a loaded
     machine inflates is not what this guards)."""
     import warnings
