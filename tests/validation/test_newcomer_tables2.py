@@ -187,7 +187,7 @@ def test_identifier_like_column_names_are_found_from_the_names_alone():
     from privopt._validation import identifier_columns
 
     named = pd.DataFrame(columns=["rownames", "Unnamed: 0", "id", "person_id", "School ID", "personId",
-                                  "index", "paid", "valid", "humid", "Idaho", "idle", "ID_card", 7])
+                                  "index", "paid", "valid", "humid", "Idaho", "idle", "ID_card", "row", 7])
     assert identifier_columns(named) == ["rownames", "Unnamed: 0", "id", "person_id", "School ID", "personId",
                                          "index"]
     assert identifier_columns(np.zeros((3, 2))) == []
