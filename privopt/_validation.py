@@ -350,16 +350,20 @@ def check_time_features(X, name: str = "X") -> None:
                                  f"{TIME_FEATURE_FIX}", name)
 
 
+def _column_labels(X) -> list:
+    """The column labels of a table that has them (a DataFrame's), else ``[]`` (a numpy
+    array, a nested list): the schema only, no value."""
+    columns = getattr(X, "columns", None)
+    return [] if columns is None or isinstance(X, np.ndarray) else list(columns)
+
+
 def check_unique_columns(X, name: str = "X") -> None:
     """Refuse a table whose column names repeat (``pd.concat`` of overlapping tables), naming
     them and the fix: bounds by name, ``feature_names_in_`` and predict's check of the columns
     tell the columns apart by name.  Read from the column names alone (the schema)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return
     seen: set = set()
     repeated: list = []
-    for label in list(columns):
+    for label in _column_labels(X):
         try:
             if label in seen and label not in repeated:
                 repeated.append(label)
@@ -384,19 +388,16 @@ def identifier_columns(X) -> list:
     (pandas' ``reset_index``), ``rowid``; ``Unnamed: 0`` (a CSV's index read back as a column);
     or ending in ``_id``, `` id``, ``.id`` or ``-id`` (any case), or in ``Id``/``ID`` after a
     lower-case letter (``personId``).  Read from the names alone (the schema)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return []
-    found = []
-    for label in list(columns):
-        if not isinstance(label, str):
-            continue
-        low = label.strip().lower()
-        camel = len(label) > 2 and label[-3].islower() and label[-2:] in ("Id", "ID")
-        if (low in IDENTIFIER_NAMES or low.startswith("unnamed:") or camel
-                or any(low.endswith(sep + "id") for sep in ("_", " ", ".", "-"))):
-            found.append(label)
-    return found
+    return [label for label in _column_labels(X) if isinstance(label, str) and _names_a_record(label)]
+
+
+def _names_a_record(label: str) -> bool:
+    """Whether one column name reads as a record identifier or a saved row index
+    (the rule of :func:`identifier_columns`)."""
+    low = label.strip().lower()
+    camel = len(label) > 2 and label[-3].islower() and label[-2:] in ("Id", "ID")
+    return (low in IDENTIFIER_NAMES or low.startswith("unnamed:") or camel
+            or any(low.endswith(sep + "id") for sep in ("_", " ", ".", "-")))
 
 
 def warn_identifier_columns(X, name: str = "X") -> None:
