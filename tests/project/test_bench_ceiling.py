@@ -121,3 +121,36 @@ def test_fresh_batch_keeps_its_stated_rule(batch):
 def test_unknown_batch_is_refused():
     with pytest.raises(ValueError, match="sixth"):
         bench.tables(batch="seventh")
+
+
+def _row(data, eps, seed, learner, accuracy, w=""):
+    return {"data": data, "eps": eps, "seed": seed, "learner": learner, "accuracy": accuracy, "w": w,
+            "seconds": 0.1}
+
+
+def test_the_pure_dp_comparison_reads_only_the_pure_baselines():
+    """A cell where only an (epsilon, delta)-DP baseline is ahead counts as behind the best convex method and
+    level with the best of the default's own guarantee; a cell where objective perturbation is ahead counts
+    as behind in both tables."""
+    assert bench.PURE_CONVEX == ("objective_perturbation", "output_perturbation")
+    rows, base = [], []
+    for seed in range(3):
+        rows += [_row("a", 2.0, seed, "default_shipped", 0.80), _row("b", 2.0, seed, "default_shipped", 0.70)]
+        base += [_row("a", 2.0, seed, "dpsgd", 0.85), _row("a", 2.0, seed, "objective_perturbation", 0.79),
+                 _row("b", 2.0, seed, "dpsgd", 0.60), _row("b", 2.0, seed, "objective_perturbation", 0.72)]
+    lines = bench.against_convex(rows, base, ["a", "b"], (2.0,), ["default_shipped"], {"default_shipped": "shipped"})
+    rows_of = [ln for ln in lines if ln.startswith("| shipped |")]
+    assert len(rows_of) == 2
+    assert rows_of[0].startswith("| shipped | 0/2 (a -0.050, b -0.020) |")
+    assert rows_of[1] == "| shipped | 1/2 (b -0.020) |"
+
+
+def test_the_most_often_released_w_breaks_a_tie_by_the_lowest_seed():
+    """The summary's released W is the same however the rows are ordered, and on a tie the lowest seed's
+    (it was a set's order before: the same W whichever seed released it)."""
+    for first, other in (("x", "y"), ("y", "x")):
+        rows = [_row("a", 2.0, seed, "default_shipped", 0.8, w)
+                for seed, w in ((2, first), (1, other), (0, first), (3, other))]
+        for order in (rows, rows[::-1]):
+            text = "\n".join(bench.summarize_prior_study(list(order), (2.0,), stamp="privopt 0 (abc), 2026-01-01."))
+            assert f"| a | 2 | 0.800 |  | n/a | {first} |" in text
