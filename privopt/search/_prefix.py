@@ -124,8 +124,13 @@ class PrefixSpace:
         coordinates 0..t-1), exactly; None when the constraints' numbers are too
         irregular to count (:func:`privopt.space.count_constrained_points`)."""
         prefix = tuple(prefix)
-        if prefix in self._sizes:
-            return self._sizes[prefix]
+        if prefix not in self._sizes:
+            self._count(prefix)
+        return self._sizes[prefix]
+
+    def _count(self, prefix: tuple, max_work: int | None = None) -> bool:
+        """Count ``prefix``'s size and its cost into the memo; False, with nothing memoized,
+        when the cost would be more than ``max_work`` (the count stops there)."""
         t = len(prefix)
         work = COUNT_STEP_WORK
         if self.cons is None:
@@ -135,11 +140,13 @@ class PrefixSpace:
                                           np.zeros(self.cons.rows))
             out = int(self.cons.test(sums[None, :])[0])
         else:
-            counted = count_with_work(self._sub(prefix))
+            counted = count_with_work(self._sub(prefix), max_work=None if max_work is None else max_work - work)
+            if counted.cut:
+                return False
             out, work = counted.count, work + counted.work
         self._sizes[prefix] = out
         self._work[prefix] = work
-        return out
+        return True
 
     def count_work(self, prefix: tuple) -> int:
         """What counting ``prefix``'s size costs (:class:`privopt.space.ConstrainedCount`'s
@@ -171,7 +178,8 @@ class PrefixSpace:
         is bounded once (a region is split only after its own bound), so a run bounds at
         least the fewest such ancestors of any point of W.  Found breadth first over the
         prefixes (sizes counted exactly, at most ``budget`` of them and at most ``work``
-        units of counting, :meth:`count_work`; the counts are memoized and reused by the
+        units of counting, :meth:`count_work`, a count that would take the work past it
+        stopped at that point; the counts are memoized and reused by the
         sampler); when either runs out before a region of one point is met, every level
         explored so far holds regions of several points only, which still bounds the count
         from below.  Both limits count work, not seconds, so the bound is a function of W
@@ -186,8 +194,11 @@ class PrefixSpace:
             nxt: list[tuple] = []
             for prefix in level:
                 for k in range(len(self.grids[t])):
-                    s = self.size(prefix + (k,))
-                    counted, spent = counted + 1, spent + self.count_work(prefix + (k,))
+                    child = prefix + (k,)
+                    if child not in self._sizes and not self._count(child, max_work=work - spent):
+                        return sum(new_box[: t + 1])   # the count alone would end past the limit
+                    s = self._sizes[child]
+                    counted, spent = counted + 1, spent + self._work.get(child, 0)
                     if s == 1 or s is None:   # a point whose ancestors are the depths 0..t (or uncountable)
                         return sum(new_box[: t + 1])
                     if s:

@@ -131,18 +131,22 @@ class _StateGraph:
     in a point: the listing's work and memory are at most d |W| times a grid's size,
     whatever the pruning missed."""
 
-    def __init__(self, cons: SeparableConstraints, max_states: int):
+    def __init__(self, cons: SeparableConstraints, max_states: int, max_work: int | None = None):
         d = cons.d
         sums = cons.offset[None, :].copy()
         mult = np.ones(1, dtype=object)
         self.child: list = []
         self.ok = True
+        self.cut = False      # stopped before a step that would take the work past max_work
         self.work = 0
         for j in range(d - 1, -1, -1):
             tab = cons.tables[j]
             K = tab.shape[1]
             m = sums.shape[0]
             self.work += COUNT_STEP_WORK + m * K * max(cons.rows, 1)
+            if max_work is not None and self.work > max_work:
+                self.ok, self.cut = False, True
+                return
             new = (sums[:, None, :] + tab.T[None, :, :]).reshape(m * K, cons.rows)
             keep = cons.can_complete(new, j) if j > 0 else cons.test(new)
             child = np.full(m * K, -1, dtype=np.int64)
@@ -181,12 +185,20 @@ class ConstrainedCount:
 
     count: int | None
     work: int
+    #: True when the count stopped at ``max_work`` (:func:`count_with_work`): ``count`` is None and
+    #: says nothing of W; ``work`` is past the limit.
+    cut: bool = False
 
 
-def count_with_work(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> ConstrainedCount:
-    """:func:`count_constrained_points` with the count's cost (:class:`ConstrainedCount`)."""
-    graph = _StateGraph(cons, max_states)
-    return ConstrainedCount(graph.count if graph.ok else None, graph.work)
+def count_with_work(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES,
+                    max_work: int | None = None) -> ConstrainedCount:
+    """:func:`count_constrained_points` with the count's cost (:class:`ConstrainedCount`).
+
+    ``max_work``: stop before a coordinate's step that would take the cost past it (``cut``);
+    a count that is not cut is the same count, at the same cost, as without the limit, and a
+    count is cut exactly when its cost without the limit would be more than ``max_work``."""
+    graph = _StateGraph(cons, max_states, max_work)
+    return ConstrainedCount(graph.count if graph.ok else None, graph.work, graph.cut)
 
 
 def count_constrained_points(cons: SeparableConstraints, max_states: int = MAX_COUNT_STATES) -> int | None:

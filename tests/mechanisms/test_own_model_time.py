@@ -266,6 +266,46 @@ def test_a_counts_work_is_the_same_counted_now_or_before():
     assert space.count_work((1,)) > space.count_work((1, 1))
 
 
+def _two_row_space(d):
+    """W = {0..4}^d with two rows (sum <= 2d, weights 1..7 cycling <= 3d): counts that grow fast with d."""
+    grids = [tuple(float(v) for v in range(5))] * d
+    A = np.array([[1.0] * d, [float(j % 7 + 1) for j in range(d)]])
+    return grids, SeparableConstraints(linear_tables(grids, A), [-np.inf, -np.inf], [2.0 * d, 3.0 * d])
+
+
+def test_a_count_with_a_work_limit_is_the_count_or_cut():
+    """A count under a work limit is the unlimited count, at the same cost, when that cost is within
+    the limit, and is cut (no count) exactly when the cost would be past it."""
+    for d in (3, 8, 20):
+        grids, cons = _two_row_space(d)
+        full = privopt.space.count_with_work(cons)
+        assert full.count is not None and not full.cut
+        for limit in (full.work - 1, full.work, full.work + 1, full.work // 2, 0):
+            got = privopt.space.count_with_work(cons, max_work=limit)
+            if limit >= full.work:
+                assert got == full
+            else:
+                assert got.cut and got.count is None and got.work > limit
+
+
+def test_the_fewest_region_solves_stop_inside_a_count_with_the_same_bound():
+    """The work limit also stops a count under way (one count of a large W can cost a hundred times the
+    limit): no more than the limit is counted, and the bound is the one found when the counts were made
+    before (their cost counted as theirs), so it is still a function of W alone."""
+    grids, cons = _two_row_space(16)
+    bounds = []
+    for limit in (2_000, 400_000, 2_000_000):
+        fresh = PrefixSpace(grids, cons)
+        bounds.append(fresh.min_region_solves(work=limit))
+        assert sum(fresh._work.values()) <= limit
+        assert fresh.min_region_solves(work=limit) == bounds[-1]      # again, on the memo it left
+        counted_before = PrefixSpace(grids, cons)
+        for k in range(5):
+            counted_before.size((k,))
+        assert counted_before.min_region_solves(work=limit) == bounds[-1]
+    assert bounds == sorted(bounds) and len(set(bounds)) == 3       # the limits reach different depths
+
+
 def test_choose_k_needs_at_least_min_k_d_minus_k_region_solves():
     grids = [(0.0, 1.0)] * 12
     for k in (1, 3, 6, 9):
