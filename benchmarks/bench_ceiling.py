@@ -659,17 +659,38 @@ def warm_prior(kind: str, shipped):
     return offered
 
 
+#: The delta of the DP-SGD warm start of a variant's ``_vdpsgd`` (DP-SGD's own default).
+WARM_DPSGD_DELTA = 1e-5
+
+
+class _DPSGDWarmStart:
+    """Stands in for objective perturbation as the warm start's release in a variant's ``_vdpsgd``
+    (:func:`fit_with_prior`): DP-SGD (``privopt.baselines.DPSGDLogisticRegression``, its public defaults)
+    at the warm start's epsilon and delta :data:`WARM_DPSGD_DELTA`.  A fit with it is (epsilon,
+    delta)-DP, not pure epsilon-DP: a diagnostic of what such a warm start would reach, not a law
+    the library offers."""
+
+    def __new__(cls, epsilon, bounds, random_state):
+        from privopt.baselines import DPSGDLogisticRegression
+
+        return DPSGDLogisticRegression(epsilon=epsilon, delta=WARM_DPSGD_DELTA, bounds=bounds,
+                                       random_state=random_state)
+
+
 def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     """``fit_default`` with the estimator's prior over the offered W's replaced by a rule's,
     (with ``_eN``) its limit on the points of a W scored point by point raised, (with
     ``_gKIND``) the rungs of its ladder on geometric steps set, (with ``_sSHARE``) the warm
     start's share of epsilon, (``_wPRIOR``) its W's prior weight and (``_fFRACTION``) its rule's
-    fraction replaced, (``_lLEVELS``) the finer levels of the rung in the ball sqrt(5) added, for this fit
+    fraction replaced, (``_lLEVELS``) the finer levels of the rung in the ball sqrt(5) added, (``_vdpsgd``) the
+    warm start released by DP-SGD instead of objective perturbation (:class:`_DPSGDWarmStart`), for this fit
     only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
     rule, enumerate_points, geometric = parse_variant(variant)
     opts = variant_options(variant)
+    if opts.get("v", "dpsgd") != "dpsgd":
+        raise ValueError(f"unknown warm start release {opts['v']!r} in a variant (only dpsgd)")
     saved = {k: getattr(est, k) for k in ("ladder_prior", "LADDER_ENUMERATE_POINTS", "LADDER_GEOMETRIC",
                                            "LADDER_FINER_LEVELS", "warm_start_share", "_offered_with_prior",
                                            "warm_start_applies")}
@@ -684,9 +705,14 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
         est._offered_with_prior = warm_prior(opts["w"], saved["_offered_with_prior"])
     if "f" in opts:
         est.warm_start_applies = lambda sizes, e, m: saved["warm_start_applies"](sizes, e, m, fraction=float(opts["f"]))
+    import privopt.baselines as baselines
+    warm_release = baselines.ObjectivePerturbationLogisticRegression
+    if opts.get("v") == "dpsgd":        # read by the estimator's warm start at its call
+        baselines.ObjectivePerturbationLogisticRegression = _DPSGDWarmStart
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
+        baselines.ObjectivePerturbationLogisticRegression = warm_release
         for k, v in saved.items():
             setattr(est, k, v)
 
@@ -772,7 +798,9 @@ def summarize_prior_study(rows, epsilons, baseline_rows=(), command="", stamp=""
              "split by support) raised from 400,000 to N (`_eauto`: no such limit, the ladder's time "
              "prediction only), so that rungs the ladder's size limit cuts are offered; `_gKIND`: the ladder's "
              "rungs on geometric feature steps set to KIND (none, fine: the levels-8 rungs in the ball sqrt(5), "
-             "all); `shipped`: the estimator's prior as it is; the library is "
+             "all); `_vdpsgd`: the warm start released by DP-SGD at delta 1e-5 instead of objective perturbation "
+             "(such a fit is (epsilon, 1e-5)-DP, not pure epsilon-DP: a diagnostic; its `epsilon_spent_` and "
+             "`delta_spent_` do not say so); `shipped`: the estimator's prior as it is; the library is "
              "unchanged (its attributes are replaced for those fits only).  Held-out accuracy, mean "
              f"over {seeds} seeds (the splits of ceiling.md); `x - {short[ref]}`: paired difference +- s.e.; "
              "`best convex`: "

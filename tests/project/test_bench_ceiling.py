@@ -102,6 +102,26 @@ def test_a_geometric_variant_sets_the_ladder_for_its_fits_only():
     assert bench.label(bench.default_ladder(5, geometric="all")[3]) == "4/2/2/g"
 
 
+def test_a_dpsgd_warm_start_variant_swaps_the_release_for_its_fits_only():
+    """``_vdpsgd``: the warm start's release is DP-SGD at delta 1e-5 in that fit (the rule forced with
+    ``_f1``), objective perturbation again after it, and an unknown release is refused."""
+    import privopt.baselines as baselines
+
+    X, y, bounds = _toy(n=400)
+    before = baselines.ObjectivePerturbationLogisticRegression
+    clf, _, _ = bench.fit_with_prior("shipped_vdpsgd_f1", 2.0, bounds, 0, X, y, X, y)
+    assert type(clf.warm_start_).__name__ == "DPSGDLogisticRegression"
+    assert clf.warm_start_.delta == bench.WARM_DPSGD_DELTA == 1e-5
+    assert baselines.ObjectivePerturbationLogisticRegression is before
+    clf, _, _ = bench.fit_with_prior("shipped_f1", 2.0, bounds, 0, X, y, X, y)
+    assert type(clf.warm_start_) is before
+    import privopt.estimators as est
+    prior = est.ladder_prior
+    with pytest.raises(ValueError, match="dpsgd"):
+        bench.fit_with_prior("c0.5_vsgd", 2.0, bounds, 0, X, y, X, y)
+    assert baselines.ObjectivePerturbationLogisticRegression is before and est.ladder_prior is prior
+
+
 @pytest.mark.parametrize("batch", ["fourth", "fifth", "sixth", "seventh"])
 def test_fresh_batch_keeps_its_stated_rule(batch):
     """A fresh batch's tables are as its results file states: at least 1,000 complete records, a binary
