@@ -663,18 +663,15 @@ def warm_prior(kind: str, shipped):
 WARM_DPSGD_DELTA = 1e-5
 
 
-class _DPSGDWarmStart:
-    """Stands in for objective perturbation as the warm start's release in a variant's ``_vdpsgd``
-    (:func:`fit_with_prior`): DP-SGD (``privopt.baselines.DPSGDLogisticRegression``, its public defaults)
-    at the warm start's epsilon and delta :data:`WARM_DPSGD_DELTA`.  A fit with it is (epsilon,
-    delta)-DP, not pure epsilon-DP: a diagnostic of what such a warm start would reach, not a law
-    the library offers."""
+def dpsgd_warm_start(epsilon, bounds, random_state):
+    """Stands in for objective perturbation's class as the warm start's release in a variant's ``_vdpsgd``
+    (:func:`fit_with_prior`; the estimator calls it with these keywords): DP-SGD
+    (``privopt.baselines.DPSGDLogisticRegression``, its public defaults) at the warm start's epsilon and
+    delta :data:`WARM_DPSGD_DELTA`.  A fit with it is (epsilon, delta)-DP, not pure epsilon-DP: a
+    diagnostic of what such a warm start would reach, not a law the library offers."""
+    from privopt.baselines import DPSGDLogisticRegression
 
-    def __new__(cls, epsilon, bounds, random_state):
-        from privopt.baselines import DPSGDLogisticRegression
-
-        return DPSGDLogisticRegression(epsilon=epsilon, delta=WARM_DPSGD_DELTA, bounds=bounds,
-                                       random_state=random_state)
+    return DPSGDLogisticRegression(epsilon=epsilon, delta=WARM_DPSGD_DELTA, bounds=bounds, random_state=random_state)
 
 
 def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
@@ -683,7 +680,7 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     ``_gKIND``) the rungs of its ladder on geometric steps set, (with ``_sSHARE``) the warm
     start's share of epsilon, (``_wPRIOR``) its W's prior weight and (``_fFRACTION``) its rule's
     fraction replaced, (``_lLEVELS``) the finer levels of the rung in the ball sqrt(5) added, (``_vdpsgd``) the
-    warm start released by DP-SGD instead of objective perturbation (:class:`_DPSGDWarmStart`), for this fit
+    warm start released by DP-SGD instead of objective perturbation (:func:`dpsgd_warm_start`), for this fit
     only (the module attributes the estimator reads, restored after)."""
     import privopt.estimators as est
 
@@ -708,7 +705,7 @@ def fit_with_prior(variant, eps, bounds, seed, Xtr, ytr, Xte, yte):
     import privopt.baselines as baselines
     warm_release = baselines.ObjectivePerturbationLogisticRegression
     if opts.get("v") == "dpsgd":        # read by the estimator's warm start at its call
-        baselines.ObjectivePerturbationLogisticRegression = _DPSGDWarmStart
+        baselines.ObjectivePerturbationLogisticRegression = dpsgd_warm_start
     try:
         return fit_default(eps, bounds, seed, Xtr, ytr, Xte, yte)
     finally:
