@@ -197,8 +197,8 @@ class PrefixSpace:
                     child = prefix + (k,)
                     if child not in self._sizes and not self._count(child, max_work=work - spent):
                         return sum(new_box[: t + 1])   # the count alone would end past the limit
-                    s = self._sizes[child]
-                    counted, spent = counted + 1, spent + self._work.get(child, 0)
+                    s = self.size(child)      # counted now or before: memoized
+                    counted, spent = counted + 1, spent + self.count_work(child)
                     if s == 1 or s is None:   # a point whose ancestors are the depths 0..t (or uncountable)
                         return sum(new_box[: t + 1])
                     if s:
